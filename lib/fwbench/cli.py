@@ -1,0 +1,124 @@
+"""The ``fwbench`` command: the notebooks' work without notebooks, for headless and cluster use.
+
+    fwbench run imdb --profile quick [--set batch_sizes=[64,256]] [--timeout 3600]
+    fwbench status [--study imdb] [--profile quick]
+    fwbench export [-o measurements.csv] [--study imdb]
+    fwbench bench [harness|data]
+
+Errors in the input are one line (``fwbench: error: ...``) with exit status 2; a sweep in which any trial
+failed ends with exit status 1 after its summary.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+
+from .errors import FwbenchError
+
+
+def parse_assignment(text: str) -> tuple[str, object]:
+    if "=" not in text:
+        raise FwbenchError(f"--set expects KEY=VALUE (e.g. --set epochs=3), got {text!r}")
+    key, raw = text.split("=", 1)
+    try:
+        value = ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        value = raw  # a bare word is a string
+    return key.strip(), value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fwbench", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run or resume a study's sweep")
+    run.add_argument("study")
+    run.add_argument("--profile", default="quick")
+    run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a profile option (Python literal), repeatable")
+    run.add_argument("--timeout", type=float, default=None, help="seconds per trial before it is failed")
+    run.add_argument("--progress", choices=["auto", "lines", "bar", "none"], default="auto")
+
+    status = sub.add_parser("status", help="what is done / missing / failed")
+    status.add_argument("--study", default=None)
+    status.add_argument("--profile", default=None, help="also count the trials of this profile still missing")
+
+    export = sub.add_parser("export", help="tidy CSV of all measurements")
+    export.add_argument("-o", "--output", default=None, help="file to write (default: standard output)")
+    export.add_argument("--study", default=None)
+
+    bench = sub.add_parser("bench", help="benchmarks of the harness itself")
+    bench.add_argument("what", nargs="?", default="all", choices=["all", "harness", "data"])
+    return parser
+
+
+def cmd_run(args) -> int:
+    from .runner import run_sweep
+
+    overrides = dict(parse_assignment(s) for s in args.overrides)
+    summary = run_sweep(args.study, args.profile, overrides, progress=args.progress, timeout_s=args.timeout)
+    for failure in summary.failed:
+        print(f"FAILED {failure['label']} [{failure['trial_id']}]: {failure['error']}", file=sys.stderr)
+    return 0 if summary.ok else 1
+
+
+def cmd_status(args) -> int:
+    from .paths import results_path
+    from .runner import plan
+    from .store import ResultsStore
+
+    store = ResultsStore(results_path())
+    trials = store.trials(args.study)
+    print(f"results store: {store.path}")
+    if trials.empty:
+        print("no trials recorded yet")
+    else:
+        counts = trials.groupby(["study", "status"]).size().unstack(fill_value=0)
+        print(counts.to_string())
+        failed = trials[trials.status == "failed"]
+        for _, row in failed.iterrows():
+            print(f"failed {row.study} {row.trial_id}: {row.error}")
+    if args.profile:
+        for study in [args.study] if args.study else ["imdb"]:
+            planned = plan(study, args.profile)
+            status = store.status_of(t.trial_id for t in planned)
+            missing = [t for t in planned if status.get(t.trial_id) != "done"]
+            print(f"{study}/{args.profile}: {len(planned) - len(missing)} of {len(planned)} done, "
+                  f"{len(missing)} missing or failed")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from .paths import results_path
+    from .store import ResultsStore
+
+    frame = ResultsStore(results_path()).measurements(args.study)
+    if args.output:
+        frame.to_csv(args.output, index=False)
+        print(f"wrote {len(frame)} rows to {args.output}", file=sys.stderr)
+    else:
+        frame.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from . import bench
+
+    return bench.main(args.what)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return {"run": cmd_run, "status": cmd_status, "export": cmd_export, "bench": cmd_bench}[args.command](args)
+    except FwbenchError as exc:
+        print(f"fwbench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("fwbench: interrupted; finished trials are in the store, rerun to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

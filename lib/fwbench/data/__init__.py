@@ -1,0 +1,1 @@
+"""Dataset loaders (framework-free): IMDB reviews and the Monash forecasting archive."""

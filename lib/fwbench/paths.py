@@ -1,0 +1,52 @@
+"""Where data and results live, steered by environment variables.
+
+- ``FWBENCH_DATA_DIR``: datasets are looked up (and downloaded) here. Default: the user cache dir
+  (``~/.cache/fwbench/data`` on Linux).
+- ``FWBENCH_CACHE_DIR``: derived artefacts (encoded IMDB arrays). Default: ``<data dir>/.fwbench-cache``
+  so the cache travels with the data it was derived from.
+- ``FWBENCH_RESULTS``: the SQLite results store. Default: ``results/fwbench.sqlite`` under the repo
+  (or the current directory when fwbench is installed elsewhere).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def data_dir() -> Path:
+    env = os.environ.get("FWBENCH_DATA_DIR")
+    if env:
+        return Path(env).expanduser().resolve()
+    return Path(platformdirs.user_cache_dir("fwbench")) / "data"
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("FWBENCH_CACHE_DIR")
+    path = Path(env).expanduser() if env else data_dir() / ".fwbench-cache"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-probe"
+        probe.touch()
+        probe.unlink()
+    except OSError:
+        # A read-only data dir (shared/, a mounted dataset): keep derived files in the user cache.
+        path = Path(platformdirs.user_cache_dir("fwbench")) / "derived"
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def results_path() -> Path:
+    env = os.environ.get("FWBENCH_RESULTS")
+    if env:
+        return Path(env).expanduser().resolve()
+    root = REPO_ROOT if (REPO_ROOT / "pyproject.toml").exists() else Path.cwd()
+    return root / "results" / "fwbench.sqlite"
+
+
+def figures_dir() -> Path:
+    env = os.environ.get("FWBENCH_FIGURES")
+    return Path(env).expanduser() if env else REPO_ROOT / "figures"

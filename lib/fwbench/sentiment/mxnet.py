@@ -1,0 +1,125 @@
+"""MXNet Gluon backend of the IMDB sentiment model (same public names as ``fwbench.sentiment.torch``).
+
+Thread count: MXNet's OpenMP pool is sized by ``OMP_NUM_THREADS`` at import; the trial runner sets it in the
+child's environment before this module is imported, and ``configure_threads`` only checks it.
+"""
+from __future__ import annotations
+
+import os
+
+import mxnet as mx
+import numpy as np
+from mxnet import autograd, gluon
+from mxnet.gluon import nn, rnn
+
+from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, uniform_range
+
+FRAMEWORK = "mxnet"
+CTX = mx.cpu()
+
+
+def framework_info() -> dict:
+    features = mx.runtime.Features()
+    return {
+        "framework": FRAMEWORK,
+        "framework_version": mx.__version__,
+        "numpy_version": np.__version__,
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "mkldnn": features.is_enabled("MKLDNN"),
+        "features_enabled": sorted(name for name, f in features.items() if f.enabled),
+    }
+
+
+def set_seed(seed: int) -> None:
+    mx.random.seed(seed)
+    np.random.seed(seed)
+
+
+def configure_threads(n: int) -> None:
+    if os.environ.get("OMP_NUM_THREADS") != str(n):
+        raise RuntimeError(f"MXNet reads OMP_NUM_THREADS at import; set it to {n} before importing mxnet")
+
+
+class SentimentLSTM(gluon.Block):
+    """Embedding -> LSTM -> Dense(num_classes) on the last time step (softmax lives in the loss)."""
+
+    def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, num_classes: int = 2):
+        super().__init__()
+        k = uniform_range(hidden_size)
+        with self.name_scope():
+            self.embedding = nn.Embedding(vocab_size, embed_dim,
+                                          weight_initializer=mx.init.Uniform(EMBEDDING_INIT_RANGE))
+            self.lstm = rnn.LSTM(hidden_size, layout="NTC", input_size=embed_dim,
+                                 i2h_weight_initializer=mx.init.Uniform(k), h2h_weight_initializer=mx.init.Uniform(k),
+                                 i2h_bias_initializer=mx.init.Uniform(k), h2h_bias_initializer=mx.init.Uniform(k))
+            self.output = nn.Dense(num_classes, in_units=hidden_size, weight_initializer=mx.init.Uniform(k),
+                                   bias_initializer=mx.init.Uniform(k))
+
+    def forward(self, x):
+        hidden = self.lstm(self.embedding(x))
+        return self.output(hidden[:, -1, :])
+
+
+def build_model(vocab_size: int, embed_dim: int, hidden_size: int, num_classes: int = 2,
+                sparse: bool = False) -> SentimentLSTM:
+    if sparse:
+        raise ValueError("the MXNet arm uses dense embedding gradients (the sparse arm is PyTorch's)")
+    model = SentimentLSTM(vocab_size, embed_dim, hidden_size, num_classes)
+    model.initialize(ctx=CTX)
+    return model
+
+
+def count_parameters(model: SentimentLSTM) -> int:
+    return sum(int(np.prod(p.shape)) for p in model.collect_params().values())
+
+
+def make_loader(x: np.ndarray, y: np.ndarray, batch_size: int, num_workers: int, shuffle: bool, seed: int):
+    dataset = gluon.data.ArrayDataset(x.astype(np.float32), y.astype(np.float32))
+    return gluon.data.DataLoader(dataset, batch_size=batch_size, num_workers=num_workers,
+                                 sampler=EpochPermutationSampler(len(y), seed, shuffle))
+
+
+class Trainer:
+    def __init__(self, model: SentimentLSTM, lr: float):
+        self.trainer = gluon.Trainer(model.collect_params(), "adam", {"learning_rate": lr})
+        self.loss = gluon.loss.SoftmaxCrossEntropyLoss()
+
+
+def make_trainer(model: SentimentLSTM, lr: float) -> Trainer:
+    return Trainer(model, lr)
+
+
+def set_learning_rate(trainer: Trainer, lr: float) -> None:
+    trainer.trainer.set_learning_rate(lr)
+
+
+def train_one_epoch(model: SentimentLSTM, trainer: Trainer, loader) -> tuple[float, int]:
+    """One pass over the loader; returns (mean training loss, samples seen). The loss sum stays an NDArray
+    until the end (no per-batch sync); ``step(batch)`` makes the summed loss a per-sample mean as in PyTorch."""
+    total, seen = mx.nd.zeros((1,), ctx=CTX), 0
+    for x, y in loader:
+        x, y = x.as_in_context(CTX), y.as_in_context(CTX)
+        with autograd.record():
+            loss = trainer.loss(model(x), y)
+        loss.backward()
+        trainer.trainer.step(x.shape[0])
+        total += loss.sum()
+        seen += x.shape[0]
+    return float(total.asscalar()) / max(seen, 1), seen
+
+
+def synchronize() -> None:
+    mx.nd.waitall()
+
+
+def evaluate(model: SentimentLSTM, loader) -> tuple[float, float]:
+    """(mean cross-entropy, accuracy) over the loader."""
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    total, correct, seen = 0.0, 0, 0
+    for x, y in loader:
+        logits = model(x.as_in_context(CTX))
+        y = y.as_in_context(CTX)
+        total += float(loss_fn(logits, y).sum().asscalar())
+        correct += int((logits.argmax(axis=1) == y).sum().asscalar())
+        seen += x.shape[0]
+    return total / max(seen, 1), correct / max(seen, 1)

@@ -1,0 +1,164 @@
+"""Study A: the Borealis AI (2018) IMDB sentiment sweep, PyTorch vs MXNet, on CPU.
+
+Assumptions where the post is silent (recorded in every trial config):
+- embedding 128, LSTM hidden 128, one layer, classifier on the last time step (the Keras IMDB LSTM example);
+- Adam, learning rate 1e-3; the factor schedule multiplies it by 0.9 every 10 epochs;
+- both frameworks see the same sample order (``EpochPermutationSampler``) and the same init distributions;
+- epoch time = wall time of the training pass over the DataLoader (MXNet synchronized before the clock is
+  read); evaluation on the test split is timed separately; the first epoch is stored but excluded from stats.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import time
+
+from . import options as opt
+
+ARMS = ("torch-dense", "torch-sparse", "mxnet")
+WORKER_CHOICES = (0, 1, 2, 4)
+
+MODEL = {"num_words": 5000, "embed_dim": 128, "hidden_size": 128, "num_classes": 2}
+
+PROFILES = {
+    # seconds: for tests and CI
+    "smoke": {"arms": list(ARMS), "batch_sizes": [32], "workers": [0, 1], "epochs": 2, "n_train": 64,
+              "n_test": 64, "seq_len": 500, "repeats": 1, "threads": 2, "lr": 1e-3, "lr_schedule": True},
+    # minutes: the default of `make reproduce`
+    "quick": {"arms": list(ARMS), "batch_sizes": [256, 1024], "workers": [0, 2], "epochs": 3, "n_train": 2048,
+              "n_test": 1024, "seq_len": 500, "repeats": 1, "threads": 2, "lr": 1e-3, "lr_schedule": True},
+    # the post's scale: days of CPU, meant for a cluster
+    "full": {"arms": list(ARMS), "batch_sizes": [64, 128, 256, 512, 1024], "workers": list(WORKER_CHOICES),
+             "epochs": 21, "n_train": 25000, "n_test": 25000, "seq_len": 500, "repeats": 3, "threads": 2,
+             "lr": 1e-3, "lr_schedule": True},
+}
+
+OPTIONS = {
+    "arms": opt.list_of(opt.string, ARMS),
+    "batch_sizes": opt.list_of(opt.int_range(1, 65536)),
+    "workers": opt.list_of(opt.int_range(0, 64), WORKER_CHOICES),
+    "epochs": opt.int_range(1, 1000),
+    "n_train": opt.int_range(2, 25000),
+    "n_test": opt.int_range(1, 25000),
+    "seq_len": opt.int_range(1, 500),
+    "repeats": opt.int_range(1, 100),
+    "threads": opt.int_range(1, 256),
+    "lr": opt.positive_float,
+    "lr_schedule": opt.boolean,
+}
+
+LR_FACTOR, LR_EVERY = 0.9, 10
+BASE_SEED = 42
+
+
+def resolve(profile: str, overrides: dict | None = None) -> dict:
+    return opt.resolve("imdb", PROFILES, OPTIONS, profile, overrides)
+
+
+def grid(options: dict) -> list[dict]:
+    """One config per (arm, batch size, workers, repeat)."""
+    from ..data.imdb import Encoding  # framework-free
+
+    encoding = Encoding(num_words=MODEL["num_words"], maxlen=options["seq_len"])
+    configs = []
+    for repeat in range(options["repeats"]):
+        for arm in options["arms"]:
+            for batch_size in options["batch_sizes"]:
+                for workers in options["workers"]:
+                    configs.append({
+                        "arm": arm, "batch_size": batch_size, "num_workers": workers,
+                        "epochs": options["epochs"], "n_train": options["n_train"], "n_test": options["n_test"],
+                        "threads": options["threads"], "lr": options["lr"],
+                        "lr_schedule": {"factor": LR_FACTOR, "every_epochs": LR_EVERY} if options["lr_schedule"]
+                        else None,
+                        "seed": BASE_SEED + repeat, "repeat": repeat, "model": dict(MODEL),
+                        "encoding": vars(encoding).copy(),
+                    })
+    return configs
+
+
+def describe(config: dict) -> str:
+    return (f"imdb {config['arm']:<12} batch={config['batch_size']:<5} workers={config['num_workers']} "
+            f"seed={config['seed']}")
+
+
+def backend_module(arm: str):
+    """The twin backend for an arm; imported here, inside the trial process only."""
+    return importlib.import_module("fwbench.sentiment.mxnet" if arm.startswith("mxnet") else "fwbench.sentiment.torch")
+
+
+def learning_rate(config: dict, epoch: int) -> float:
+    schedule = config["lr_schedule"]
+    if not schedule:
+        return config["lr"]
+    return config["lr"] * schedule["factor"] ** (epoch // schedule["every_epochs"])
+
+
+def run_trial(config: dict, report=None) -> dict:
+    """Train and evaluate one arm; returns summary, per-epoch measurements and provenance."""
+    import psutil
+
+    from ..data.imdb import Encoding, load_imdb
+
+    be = backend_module(config["arm"])
+    be.configure_threads(config["threads"])
+    be.set_seed(config["seed"])
+    data = load_imdb(encoding=Encoding(**config["encoding"])).subsample(config["n_train"], config["n_test"])
+    m = config["model"]
+    model = be.build_model(m["num_words"], m["embed_dim"], m["hidden_size"], m["num_classes"],
+                           sparse=config["arm"] == "torch-sparse")
+    trainer = be.make_trainer(model, config["lr"])
+    train_loader = be.make_loader(data.x_train, data.y_train, config["batch_size"], config["num_workers"],
+                                  shuffle=True, seed=config["seed"])
+    test_loader = be.make_loader(data.x_test, data.y_test, 512, 0, shuffle=False, seed=config["seed"])
+
+    proc = psutil.Process()
+    measurements = []
+    for epoch in range(config["epochs"]):
+        lr = learning_rate(config, epoch)
+        be.set_learning_rate(trainer, lr)
+        cpu0, sys0 = _cpu_seconds(proc), psutil.cpu_times()
+        t0 = time.perf_counter()
+        train_loss, seen = be.train_one_epoch(model, trainer, train_loader)
+        be.synchronize()
+        train_time = time.perf_counter() - t0
+        cpu1, sys1 = _cpu_seconds(proc), psutil.cpu_times()
+        t1 = time.perf_counter()
+        test_loss, test_acc = be.evaluate(model, test_loader)
+        be.synchronize()
+        eval_time = time.perf_counter() - t1
+        values = {
+            "train_time_s": train_time, "train_loss": train_loss, "test_loss": test_loss, "test_acc": test_acc,
+            "samples_per_s": seen / train_time, "lr": lr, "eval_time_s": eval_time,
+            "proc_cpu_pct": 100.0 * (cpu1 - cpu0) / train_time,
+            "sys_cpu_pct": 100.0 * _busy(sys0, sys1) * (os.cpu_count() or 1),
+        }
+        measurements += [(epoch, k, v) for k, v in values.items()]
+        if report:
+            report(f"epoch {epoch + 1}/{config['epochs']}: {train_time:.2f}s loss={train_loss:.4f} "
+                   f"test_acc={test_acc:.3f}")
+    timed = [v for step, k, v in measurements if k == "train_time_s" and step > 0]
+    final = {k: v for step, k, v in measurements if step == config["epochs"] - 1}
+    return {
+        "summary": {
+            "n_parameters": be.count_parameters(model),
+            "median_epoch_s": sorted(timed)[len(timed) // 2] if timed else None,
+            "final_test_acc": final["test_acc"], "final_train_loss": final["train_loss"],
+        },
+        "measurements": measurements,
+        "provenance": {**be.framework_info(), "dataset_source": os.path.basename(data.source),
+                       "dataset_checksum": data.checksum},
+    }
+
+
+def _cpu_seconds(proc) -> float:
+    """CPU seconds of this process and its reaped children (DataLoader workers are joined per epoch)."""
+    t = proc.cpu_times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _busy(a, b) -> float:
+    """Fraction of all CPUs busy between two psutil.cpu_times() readings."""
+    total = sum(b) - sum(a)
+    idle = (b.idle + getattr(b, "iowait", 0)) - (a.idle + getattr(a, "iowait", 0))
+    return (total - idle) / total if total > 0 else 0.0

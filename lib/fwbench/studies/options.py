@@ -1,0 +1,85 @@
+"""Validation of profile overrides (CLI flags and papermill-injected notebook parameters).
+
+Every check raises ``FwbenchError`` with one line naming the option, what was given, and what is accepted,
+before any trial starts.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from ..errors import FwbenchError
+
+Validator = Callable[[str, Any], Any]
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def positive_int(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise FwbenchError(f"{name} must be an integer, got {value!r} ({_type_name(value)}); e.g. {name}={minimum}")
+    if value < minimum or (maximum is not None and value > maximum):
+        upper = f" and <= {maximum}" if maximum is not None else ""
+        raise FwbenchError(f"{name} must be >= {minimum}{upper}, got {value}")
+    return value
+
+
+def int_range(minimum: int, maximum: int | None = None) -> Validator:
+    return lambda name, value: positive_int(name, value, minimum, maximum)
+
+
+def optional(validator: Validator) -> Validator:
+    return lambda name, value: None if value is None else validator(name, value)
+
+
+def positive_float(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise FwbenchError(f"{name} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def boolean(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise FwbenchError(f"{name} must be True or False, got {value!r} ({_type_name(value)})")
+    return value
+
+
+def list_of(item: Validator, choices: Iterable | None = None) -> Validator:
+    allowed = None if choices is None else list(choices)
+
+    def check(name: str, value: Any) -> list:
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            value = [value]  # a single value is a one-element list
+        if not isinstance(value, (list, tuple)) or not value:
+            raise FwbenchError(f"{name} must be a non-empty list, got {value!r}")
+        out = [item(name, v) for v in value]
+        if allowed is not None:
+            bad = [v for v in out if v not in allowed]
+            if bad:
+                raise FwbenchError(f"unknown {name} value(s) {bad}; choose from {allowed}")
+        if len(set(map(repr, out))) != len(out):
+            raise FwbenchError(f"{name} lists a value twice: {value!r}")
+        return out
+
+    return check
+
+
+def string(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise FwbenchError(f"{name} must be a non-empty string, got {value!r}")
+    return value
+
+
+def resolve(study: str, profiles: dict, validators: dict, profile: str, overrides: dict | None) -> dict:
+    """Profile defaults updated with validated overrides (None values mean 'keep the profile's')."""
+    if not isinstance(profile, str) or profile not in profiles:
+        raise FwbenchError(f"unknown profile {profile!r} for {study}; choose one of: {', '.join(profiles)}")
+    options = dict(profiles[profile])
+    for name, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if name not in validators:
+            raise FwbenchError(f"unknown option {name!r} for {study}; known: {', '.join(sorted(validators))}")
+        options[name] = validators[name](name, value)
+    return options

@@ -1,0 +1,46 @@
+"""Child-process entry point: ``python -m fwbench.trial SPEC.json RESULT.json``.
+
+Runs exactly one trial of one study in this fresh process (so exactly one framework gets imported), then
+writes the result atomically. Any exception exits non-zero with the traceback on stderr; the parent records
+the trial as failed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def main(argv: list[str]) -> int:
+    spec_path, result_path = Path(argv[0]), Path(argv[1])
+    spec = json.loads(spec_path.read_text())
+    from .provenance import host_info, imported_frameworks
+    from .studies import get_study
+
+    started = now_iso()
+    host = host_info()  # before the framework import: the load average is the load the trial starts on
+    t0 = time.perf_counter()
+    study = get_study(spec["study"])
+    result = study.run_trial(spec["config"],
+                             report=lambda msg: print(f"[trial] {msg}", file=sys.stderr, flush=True))
+    frameworks = imported_frameworks()
+    if len(frameworks) > 1:
+        raise RuntimeError(f"isolation broken: both frameworks imported in one trial process ({frameworks})")
+    result["provenance"] = {**host, **result["provenance"], "frameworks_imported": frameworks,
+                            "pid": os.getpid(), "trial_wall_s": time.perf_counter() - t0}
+    result["started_at"], result["ended_at"] = started, now_iso()
+    tmp = result_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, default=float))
+    tmp.replace(result_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
