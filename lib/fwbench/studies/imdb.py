@@ -23,14 +23,16 @@ MODEL = {"num_words": 5000, "embed_dim": 128, "hidden_size": 128, "num_classes":
 PROFILES = {
     # seconds: for tests and CI
     "smoke": {"arms": list(ARMS), "batch_sizes": [32], "workers": [0, 1], "epochs": 2, "n_train": 64,
-              "n_test": 64, "seq_len": 500, "repeats": 1, "threads": 2, "lr": 1e-3, "lr_schedule": True},
+              "n_test": 64, "seq_len": 500, "repeats": 1, "threads": 2, "lr": 1e-3, "lr_schedule": True,
+              "convergence": False},
     # minutes: the default of `make reproduce`
-    "quick": {"arms": list(ARMS), "batch_sizes": [256, 1024], "workers": [0, 2], "epochs": 3, "n_train": 2048,
-              "n_test": 1024, "seq_len": 500, "repeats": 1, "threads": 2, "lr": 1e-3, "lr_schedule": True},
+    "quick": {"arms": list(ARMS), "batch_sizes": [64, 256], "workers": [0, 2], "epochs": 3, "n_train": 768,
+              "n_test": 256, "seq_len": 500, "repeats": 1, "threads": 2, "lr": 1e-3, "lr_schedule": True,
+              "convergence": False},
     # the post's scale: days of CPU, meant for a cluster
     "full": {"arms": list(ARMS), "batch_sizes": [64, 128, 256, 512, 1024], "workers": list(WORKER_CHOICES),
              "epochs": 21, "n_train": 25000, "n_test": 25000, "seq_len": 500, "repeats": 3, "threads": 2,
-             "lr": 1e-3, "lr_schedule": True},
+             "lr": 1e-3, "lr_schedule": True, "convergence": True},
 }
 
 OPTIONS = {
@@ -45,10 +47,17 @@ OPTIONS = {
     "threads": opt.int_range(1, 256),
     "lr": opt.positive_float,
     "lr_schedule": opt.boolean,
+    "convergence": opt.boolean,
 }
 
 LR_FACTOR, LR_EVERY = 0.9, 10
 BASE_SEED = 42
+# The convergence runs of the 2018 post: batch 256 / 0 workers with and without the factor schedule (it saw
+# oscillation after ~17 epochs without one), and the post's fastest setting, batch 1024 / 2 workers.
+CONVERGENCE_SETTINGS = ({"batch_size": 256, "num_workers": 0, "lr_schedule": False},
+                        {"batch_size": 256, "num_workers": 0, "lr_schedule": True},
+                        {"batch_size": 1024, "num_workers": 2, "lr_schedule": True})
+CONVERGENCE_EPOCHS = 30
 
 
 def resolve(profile: str, overrides: dict | None = None) -> dict:
@@ -56,30 +65,40 @@ def resolve(profile: str, overrides: dict | None = None) -> dict:
 
 
 def grid(options: dict) -> list[dict]:
-    """One config per (arm, batch size, workers, repeat)."""
+    """One config per (arm, batch size, workers, repeat); with ``convergence``, also the post's convergence
+    runs (``CONVERGENCE_SETTINGS`` for ``max(epochs, CONVERGENCE_EPOCHS)`` epochs). Duplicates are merged, so
+    a setting in both lists is one trial."""
     from ..data.imdb import Encoding  # framework-free
 
-    encoding = Encoding(num_words=MODEL["num_words"], maxlen=options["seq_len"])
-    configs = []
+    encoding = vars(Encoding(num_words=MODEL["num_words"], maxlen=options["seq_len"])).copy()
+    schedule = {"factor": LR_FACTOR, "every_epochs": LR_EVERY}
+    settings = [{"batch_size": b, "num_workers": w, "lr_schedule": options["lr_schedule"],
+                 "epochs": options["epochs"]}
+                for b in options["batch_sizes"] for w in options["workers"]]
+    if options.get("convergence"):
+        settings += [{**s, "epochs": max(options["epochs"], CONVERGENCE_EPOCHS)} for s in CONVERGENCE_SETTINGS]
+    configs, seen = [], set()
     for repeat in range(options["repeats"]):
         for arm in options["arms"]:
-            for batch_size in options["batch_sizes"]:
-                for workers in options["workers"]:
-                    configs.append({
-                        "arm": arm, "batch_size": batch_size, "num_workers": workers,
-                        "epochs": options["epochs"], "n_train": options["n_train"], "n_test": options["n_test"],
-                        "threads": options["threads"], "lr": options["lr"],
-                        "lr_schedule": {"factor": LR_FACTOR, "every_epochs": LR_EVERY} if options["lr_schedule"]
-                        else None,
-                        "seed": BASE_SEED + repeat, "repeat": repeat, "model": dict(MODEL),
-                        "encoding": vars(encoding).copy(),
-                    })
+            for s in settings:
+                config = {
+                    "arm": arm, "batch_size": s["batch_size"], "num_workers": s["num_workers"],
+                    "epochs": s["epochs"], "n_train": options["n_train"], "n_test": options["n_test"],
+                    "threads": options["threads"], "lr": options["lr"],
+                    "lr_schedule": dict(schedule) if s["lr_schedule"] else None,
+                    "seed": BASE_SEED + repeat, "repeat": repeat, "model": dict(MODEL), "encoding": encoding,
+                }
+                key = repr(sorted(config.items()))
+                if key not in seen:
+                    seen.add(key)
+                    configs.append(config)
     return configs
 
 
 def describe(config: dict) -> str:
+    schedule = "" if config["lr_schedule"] else " no-lr-schedule"
     return (f"imdb {config['arm']:<12} batch={config['batch_size']:<5} workers={config['num_workers']} "
-            f"seed={config['seed']}")
+            f"epochs={config['epochs']} seed={config['seed']}{schedule}")
 
 
 def backend_module(arm: str):
