@@ -1,6 +1,8 @@
 """The ``fwbench`` command: the notebooks' work without notebooks, for headless and cluster use.
 
-    fwbench run imdb --profile quick [--set batch_sizes=[64,256]] [--timeout 3600]
+    fwbench run imdb --profile quick [--set batch_sizes=[64,256]] [--timeout 3600] [--memory-limit-mb 8192]
+    fwbench run imdb --profile full --scheduler tcp://HOST:8786 [--trials-per-host 1] [--tls-ca-file ...]
+    fwbench estimate imdb --workers 8 [--profile full]
     fwbench status [--study imdb] [--profile quick]
     fwbench export [-o measurements.csv] [--study imdb]
     fwbench bench [harness|data]
@@ -39,6 +41,20 @@ def build_parser() -> argparse.ArgumentParser:
                      help="override a profile option (Python literal), repeatable")
     run.add_argument("--timeout", type=float, default=None, help="seconds per trial before it is failed")
     run.add_argument("--progress", choices=["auto", "lines", "bar", "none"], default="auto")
+    run.add_argument("--memory-limit-mb", type=int, default=None,
+                     help="cap each trial's address space (RLIMIT_AS); a trial going over is failed")
+    run.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                     help="run the trials on a Dask cluster (tcp://HOST:8786, tls://..., or a scheduler file)")
+    run.add_argument("--trials-per-host", type=int, default=1,
+                     help="with --scheduler: trials allowed to share one machine (default 1: timings alone)")
+    for flag, env in (("--tls-ca-file", "FWBENCH_TLS_CA_FILE"), ("--tls-cert", "FWBENCH_TLS_CERT"),
+                      ("--tls-key", "FWBENCH_TLS_KEY")):
+        run.add_argument(flag, default=None, help=f"with a tls:// scheduler (or set {env})")
+
+    estimate = sub.add_parser("estimate", help="how long a profile takes on N workers, from the stored trials")
+    estimate.add_argument("study")
+    estimate.add_argument("--workers", type=int, required=True)
+    estimate.add_argument("--profile", default="full")
 
     status = sub.add_parser("status", help="what is done / missing / failed")
     status.add_argument("--study", default=None)
@@ -57,7 +73,14 @@ def cmd_run(args) -> int:
     from .runner import run_sweep
 
     overrides = dict(parse_assignment(s) for s in args.overrides)
-    summary = run_sweep(args.study, args.profile, overrides, progress=args.progress, timeout_s=args.timeout)
+    security = None
+    if args.scheduler is not None:
+        from .cluster import make_security
+
+        security = make_security(args.tls_ca_file, args.tls_cert, args.tls_key)
+    summary = run_sweep(args.study, args.profile, overrides, progress=args.progress, timeout_s=args.timeout,
+                        memory_limit_mb=args.memory_limit_mb, scheduler=args.scheduler,
+                        trials_per_host=args.trials_per_host, security=security)
     for failure in summary.failed:
         print(f"FAILED {failure['label']} [{failure['trial_id']}]: {failure['error']}", file=sys.stderr)
     return 0 if summary.ok else 1
@@ -102,6 +125,19 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_estimate(args) -> int:
+    from .cluster import estimate_full_runtime
+    from .paths import results_path
+    from .store import ResultsStore
+
+    path = results_path()
+    if not path.exists():
+        raise FwbenchError(f"no results store at {path}; run `fwbench run {args.study} --profile quick` first "
+                           "or set FWBENCH_RESULTS")
+    print("\n".join(estimate_full_runtime(ResultsStore(path), args.study, args.workers, args.profile).lines()))
+    return 0
+
+
 def cmd_bench(args) -> int:
     from . import bench
 
@@ -111,7 +147,8 @@ def cmd_bench(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return {"run": cmd_run, "status": cmd_status, "export": cmd_export, "bench": cmd_bench}[args.command](args)
+        return {"run": cmd_run, "status": cmd_status, "export": cmd_export, "bench": cmd_bench,
+                "estimate": cmd_estimate}[args.command](args)
     except FwbenchError as exc:
         print(f"fwbench: error: {exc}", file=sys.stderr)
         return 2

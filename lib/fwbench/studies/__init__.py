@@ -4,7 +4,8 @@
 - ``OPTIONS``: ``{option: validator}`` for the overrides users may pass (CLI flags, notebook parameters);
 - ``grid(options) -> list[config]``: the trials of a profile, each config a JSON-able dict;
 - ``describe(config) -> str``: a short label for progress lines;
-- ``run_trial(config) -> dict``: executed in a fresh child process only (it imports one framework).
+- ``run_trial(config) -> dict``: executed in a fresh child process only (it imports one framework);
+- optionally ``preflight(options)``: run in the parent before any trial (data present and readable).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from types import ModuleType
 from ..errors import FwbenchError
 
 STUDIES = {"imdb": "fwbench.studies.imdb"}
+STUDIES["selftest"] = "fwbench.studies.selftest"  # harness self-test (tests only), not part of the study
 
 
 def get_study(name: str) -> ModuleType:
