@@ -1,0 +1,143 @@
+"""Tables of the IMDB sweep, computed from the results store (first epoch stored, excluded from timing stats)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..paths import results_path
+from ..runner import plan
+from ..store import ResultsStore
+from .stats import ratio_ci, summarize
+
+SETTING = ["arm", "batch_size", "num_workers"]
+ARM_ORDER = ["torch-dense", "torch-sparse", "mxnet", "mxnet-hybrid", "torch-compile"]
+
+
+def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
+    """One row per (trial, epoch) of the profile's finished trials, metrics as columns."""
+    store = store or ResultsStore(results_path())
+    ids = {t.trial_id for t in plan("imdb", profile, overrides)}
+    long = store.measurements("imdb")
+    if long.empty:
+        return pd.DataFrame()
+    long = long[long.trial_id.isin(ids) & (long.status == "done")]
+    if long.empty:
+        return pd.DataFrame()
+    keys = {"trial_id": "trial_id", "config.arm": "arm", "config.batch_size": "batch_size",
+            "config.num_workers": "num_workers", "config.seed": "seed", "config.epochs": "epochs",
+            "config.n_train": "n_train", "host": "host", "step": "epoch"}
+    long = long.assign(lr_schedule=long["config.lr_schedule.factor"].notna()
+                       if "config.lr_schedule.factor" in long else False)
+    wide = long.pivot_table(index=list(keys) + ["lr_schedule"], columns="metric", values="value").reset_index()
+    wide = wide.rename(columns=keys)
+    wide.columns.name = None
+    return wide.sort_values(["arm", "batch_size", "num_workers", "seed", "epoch"]).reset_index(drop=True)
+
+
+def failures(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
+    store = store or ResultsStore(results_path())
+    ids = {t.trial_id for t in plan("imdb", profile, overrides)}
+    trials = store.trials("imdb")
+    if trials.empty:
+        return trials
+    failed = trials[trials.trial_id.isin(ids) & (trials.status == "failed")]
+    return failed[["trial_id", "config.arm", "config.batch_size", "config.num_workers", "error"]]
+
+
+def timed_epochs(frame: pd.DataFrame) -> pd.DataFrame:
+    """The epochs that count for timing: all but each trial's first (warm-up: allocators, caches, JIT)."""
+    return frame[frame.epoch > 0] if not frame.empty else frame
+
+
+def epoch_time_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Median and IQR of the training-pass time per epoch, per arm x batch size x workers."""
+    timed = timed_epochs(frame)
+    if timed.empty:
+        return pd.DataFrame()
+    table = summarize(timed, SETTING, value="train_time_s")
+    throughput = timed.groupby(SETTING)["samples_per_s"].median().rename("samples_per_s").reset_index()
+    cpu = timed.groupby(SETTING)["proc_cpu_pct"].median().rename("proc_cpu_pct").reset_index()
+    table = table.merge(throughput, on=SETTING).merge(cpu, on=SETTING)
+    table["arm"] = pd.Categorical(table["arm"], [a for a in ARM_ORDER if a in set(table["arm"])], ordered=True)
+    return table.sort_values(SETTING).reset_index(drop=True)
+
+
+def ratio_table(frame: pd.DataFrame, numerator: str = "mxnet",
+                denominators: tuple[str, ...] = ("torch-dense", "torch-sparse")) -> pd.DataFrame:
+    """Epoch-time ratio numerator / denominator (>1: the numerator is slower) per batch size x workers, with a
+    bootstrap 95 % CI over the timed epochs (and repeats) of both arms."""
+    timed = timed_epochs(frame)
+    rows = []
+    if timed.empty:
+        return pd.DataFrame(rows)
+    for (batch, workers), group in timed.groupby(["batch_size", "num_workers"]):
+        num = group.loc[group.arm == numerator, "train_time_s"]
+        for den_arm in denominators:
+            den = group.loc[group.arm == den_arm, "train_time_s"]
+            if len(num) and len(den):
+                rows.append({"batch_size": batch, "num_workers": workers, "numerator": numerator,
+                             "denominator": den_arm, **ratio_ci(num, den)})
+    return pd.DataFrame(rows)
+
+
+def best_settings(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each arm's fastest (batch size, workers) by median epoch time."""
+    table = epoch_time_table(frame)
+    if table.empty:
+        return table
+    return table.loc[table.groupby("arm", observed=True)["median"].idxmin()].reset_index(drop=True)
+
+
+def headline(frame: pd.DataFrame) -> dict:
+    """The numbers the prose quotes, all computed here."""
+    table = epoch_time_table(frame)
+    if table.empty:
+        return {}
+    best = best_settings(frame)
+    timed = timed_epochs(frame)
+    out = {"n_trials": int(frame.trial_id.nunique()), "n_timed_epochs": int(len(timed)),
+           "n_train": int(frame.n_train.iloc[0]), "best": best}
+    at_best = {}
+    for _, row in best.iterrows():
+        sel = timed[(timed.arm == row.arm) & (timed.batch_size == row.batch_size)
+                    & (timed.num_workers == row.num_workers)]
+        at_best[row.arm] = sel.train_time_s.to_numpy()
+    if "mxnet" in at_best:
+        for den in ("torch-dense", "torch-sparse"):
+            if den in at_best:
+                out[f"best_ratio_mxnet_{den}"] = ratio_ci(at_best["mxnet"], at_best[den])
+    ratios = ratio_table(frame)
+    if not ratios.empty:
+        out["ratio_range"] = (float(ratios.ratio.min()), float(ratios.ratio.max()))
+    final = frame[frame.epoch == frame.epochs - 1]
+    out["final_test_acc"] = final.groupby("arm")["test_acc"].median().to_dict()
+    return out
+
+
+def _ci_text(r: dict) -> str:
+    if np.isnan(r["ci_low"]):
+        return f"{r['ratio']:.2f} (no CI: too few timed epochs)"
+    return f"{r['ratio']:.2f} (95 % CI {r['ci_low']:.2f}-{r['ci_high']:.2f})"
+
+
+def headline_markdown(frame: pd.DataFrame) -> str:
+    h = headline(frame)
+    if not h:
+        return "**No finished IMDB trials for this profile in the store yet.**"
+    lines = [f"Measured over {h['n_trials']} trials and {h['n_timed_epochs']} timed epochs "
+             f"(first epoch of each trial excluded), {h['n_train']} training reviews per epoch."]
+    for _, row in h["best"].iterrows():
+        lines.append(f"- fastest setting for **{row.arm}**: batch {row.batch_size}, {row.num_workers} workers, "
+                     f"median {row['median']:.2f} s per epoch (IQR {row.iqr:.2f} s), "
+                     f"{row.samples_per_s:.0f} samples/s")
+    for den in ("torch-dense", "torch-sparse"):
+        key = f"best_ratio_mxnet_{den}"
+        if key in h:
+            lines.append(f"- MXNet / {den} epoch time, each at its best setting: {_ci_text(h[key])}; "
+                         "above 1 means MXNet is slower")
+    if "ratio_range" in h:
+        lo, hi = h["ratio_range"]
+        lines.append(f"- across all batch sizes and worker counts the MXNet / PyTorch ratio spans {lo:.2f}-{hi:.2f}")
+    acc = ", ".join(f"{arm} {acc:.3f}" for arm, acc in sorted(h["final_test_acc"].items()))
+    lines.append(f"- test accuracy after the last epoch (median over settings): {acc}")
+    return "\n".join(lines)

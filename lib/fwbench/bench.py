@@ -1,0 +1,140 @@
+"""Benchmarks of the harness itself (``fwbench bench`` / ``make bench``); results go to the results store as
+study ``bench`` (one row per benchmark run, raw values kept) and are printed.
+
+- ``harness``: the runner's measured epoch time vs a bare training loop over the same batches, each in a fresh
+  process of the same kind (``python -m fwbench...``), interleaved, for one PyTorch and one MXNet arm.
+  Goal: overhead <= 2 %.
+- ``data``: encoding the 50k IMDB reviews from the archive with a cold cache (goal <= 30 s) and loading the
+  cached arrays (goal <= 1 s), each in a fresh process, timing the ``load_imdb`` call only.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from .analysis.stats import ratio_ci
+from .paths import results_path
+from .provenance import host_info
+from .runner import PlannedTrial, child_env, execute
+from .store import ResultsStore, trial_id
+
+HARNESS_CONFIG = {"batch_size": 256, "num_workers": 0, "epochs": 4, "n_train": 512, "n_test": 64}
+ROUNDS = 2
+
+
+def _bare_loop(spec: dict) -> list[float]:
+    """The minimal loop: same model, loader and optimizer, no harness around it. Runs in a child process."""
+    from .data.imdb import Encoding, load_imdb
+    from .studies.imdb import backend_module
+
+    config = spec["config"]
+    be = backend_module(config["arm"])
+    be.configure_threads(config["threads"])
+    be.set_seed(config["seed"])
+    data = load_imdb(encoding=Encoding(**config["encoding"])).subsample(config["n_train"], config["n_test"])
+    m = config["model"]
+    model = be.build_model(m["num_words"], m["embed_dim"], m["hidden_size"], m["num_classes"],
+                           sparse=config["arm"] == "torch-sparse")
+    trainer = be.make_trainer(model, config["lr"])
+    loader = be.make_loader(data.x_train, data.y_train, config["batch_size"], config["num_workers"], True,
+                            config["seed"])
+    times = []
+    for _ in range(config["epochs"]):
+        t0 = time.perf_counter()
+        be.train_one_epoch(model, trainer, loader)
+        be.synchronize()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def _run_child(mode: str, payload: dict, env: dict) -> dict:
+    with tempfile.TemporaryDirectory(prefix="fwbench-bench-") as tmp:
+        spec = Path(tmp) / "spec.json"
+        spec.write_text(json.dumps(payload))
+        out = subprocess.run([sys.executable, "-m", "fwbench.bench", mode, str(spec)], env=env, cwd=tmp,
+                             capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            raise RuntimeError(f"bench child {mode} failed: {out.stderr[-2000:]}")
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def harness_overhead(arms=("torch-dense", "mxnet")) -> list[dict]:
+    from .studies import imdb
+
+    options = imdb.resolve("quick", {"batch_sizes": [HARNESS_CONFIG["batch_size"]],
+                                     "workers": [HARNESS_CONFIG["num_workers"]], "epochs": HARNESS_CONFIG["epochs"],
+                                     "n_train": HARNESS_CONFIG["n_train"], "n_test": HARNESS_CONFIG["n_test"]})
+    rows = []
+    for arm in arms:
+        config = next(c for c in imdb.grid(options) if c["arm"] == arm)
+        runner_times, bare_times = [], []
+        for _ in range(ROUNDS):
+            trial = PlannedTrial(trial_id("imdb", config), "imdb", config, imdb.describe(config))
+            outcome = execute(trial)
+            if outcome["status"] != "done":
+                raise RuntimeError(f"harness benchmark trial failed: {outcome['error']}")
+            runner_times += [v for step, k, v in outcome["measurements"] if k == "train_time_s" and step > 0]
+            bare = _run_child("bare", {"config": config}, child_env(config["threads"]))["times"]
+            bare_times += bare[1:]
+        r = ratio_ci(runner_times, bare_times)
+        rows.append({"arm": arm, "runner_times": runner_times, "bare_times": bare_times,
+                     "overhead_pct": 100 * (r["ratio"] - 1), "ci_low_pct": 100 * (r["ci_low"] - 1),
+                     "ci_high_pct": 100 * (r["ci_high"] - 1), "config": config})
+    return rows
+
+
+def data_prep() -> dict:
+    with tempfile.TemporaryDirectory(prefix="fwbench-cold-cache-") as cache:
+        env = dict(os.environ, FWBENCH_CACHE_DIR=cache)
+        cold = _run_child("load", {}, env)
+        warm = [_run_child("load", {}, env)["seconds"] for _ in range(3)]
+    return {"cold_s": cold["seconds"], "cached_s": warm, "checksum": cold["checksum"]}
+
+
+def _record(store: ResultsStore, name: str, config: dict, values: dict[str, list[float] | float]) -> None:
+    measurements = []
+    for metric, v in values.items():
+        for i, x in enumerate(v if isinstance(v, list) else [v]):
+            measurements.append((i, metric, x))
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    store.record(trial_id=trial_id("bench", {"name": name, "run": uuid.uuid4().hex}), study="bench",
+                 status="done", config={"benchmark": name, **config}, provenance=host_info(),
+                 summary={k: v for k, v in values.items() if not isinstance(v, list)}, measurements=measurements,
+                 started_at=stamp, ended_at=stamp)
+
+
+def main(what: str = "all") -> int:
+    store = ResultsStore(results_path())
+    if what in ("all", "data"):
+        d = data_prep()
+        _record(store, "data_prep", {}, {"cold_s": d["cold_s"], "cached_s": d["cached_s"]})
+        print(f"data prep: encode 50k reviews cold {d['cold_s']:.1f} s (goal <= 30 s); cached load "
+              f"median {sorted(d['cached_s'])[1]:.2f} s (goal <= 1 s)")
+    if what in ("all", "harness"):
+        for row in harness_overhead():
+            _record(store, "harness_overhead", {"arm": row["arm"], **HARNESS_CONFIG},
+                    {"runner_epoch_s": row["runner_times"], "bare_epoch_s": row["bare_times"],
+                     "overhead_pct": row["overhead_pct"]})
+            print(f"harness overhead {row['arm']}: {row['overhead_pct']:+.1f} % (95 % CI "
+                  f"{row['ci_low_pct']:+.1f} to {row['ci_high_pct']:+.1f} %; goal <= 2 %) over "
+                  f"{len(row['runner_times'])} vs {len(row['bare_times'])} timed epochs")
+    return 0
+
+
+if __name__ == "__main__":
+    mode, spec_path = sys.argv[1], sys.argv[2]
+    spec = json.loads(Path(spec_path).read_text())
+    if mode == "bare":
+        print(json.dumps({"times": _bare_loop(spec)}))
+    elif mode == "load":
+        from .data.imdb import load_imdb
+
+        t0 = time.perf_counter()
+        arrays = load_imdb()
+        print(json.dumps({"seconds": time.perf_counter() - t0, "checksum": arrays.checksum}))

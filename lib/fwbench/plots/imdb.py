@@ -1,0 +1,63 @@
+"""Figures of the IMDB sweep (from ``fwbench.analysis.imdb`` tables)."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..analysis.imdb import epoch_time_table, ratio_table
+
+ARM_COLORS = {"torch-dense": "#1f77b4", "torch-sparse": "#17becf", "mxnet": "#d62728",
+              "mxnet-hybrid": "#ff7f0e", "torch-compile": "#9467bd"}
+
+
+def epoch_time_figure(frame: pd.DataFrame):
+    """Median time per epoch (IQR bars) by batch size, one panel per worker count, one line per arm."""
+    table = epoch_time_table(frame)
+    workers = sorted(table.num_workers.unique())
+    fig, axes = plt.subplots(1, len(workers), figsize=(4.2 * len(workers), 3.6), sharey=True, squeeze=False)
+    for ax, w in zip(axes[0], workers):
+        sub = table[table.num_workers == w]
+        for arm, g in sub.groupby("arm", observed=True):
+            g = g.sort_values("batch_size")
+            med, q1, q3 = (g[c].to_numpy(dtype=float) for c in ("median", "q1", "q3"))
+            ax.errorbar(g.batch_size.to_numpy(), med, yerr=[med - q1, q3 - med], marker="o",
+                        capsize=3, label=arm, color=ARM_COLORS.get(arm))
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted(table.batch_size.unique()), labels=[str(b) for b in sorted(table.batch_size.unique())])
+        ax.set_title(f"{w} data-loader workers")
+        ax.set_xlabel("batch size")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("training time per epoch (s)\nmedian, IQR bars; first epoch excluded")
+    axes[0][-1].legend(title="arm", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def ratio_figure(frame: pd.DataFrame):
+    """MXNet / PyTorch epoch-time ratio per setting with bootstrap 95 % CIs; 1 = parity."""
+    ratios = ratio_table(frame)
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    if ratios.empty:
+        ax.text(0.5, 0.5, "no pairs of arms to compare", ha="center", va="center", transform=ax.transAxes)
+        return fig
+    settings = ratios[["batch_size", "num_workers"]].drop_duplicates().sort_values(["num_workers", "batch_size"])
+    labels = [f"b{b}/w{w}" for b, w in settings.itertuples(index=False)]
+    x = np.arange(len(labels))
+    dens = list(ratios.denominator.unique())
+    width = 0.8 / len(dens)
+    for i, den in enumerate(dens):
+        sub = settings.merge(ratios[ratios.denominator == den], on=["batch_size", "num_workers"], how="left")
+        low = (sub.ratio - sub.ci_low).fillna(0).clip(lower=0).to_numpy(dtype=float)
+        high = (sub.ci_high - sub.ratio).fillna(0).clip(lower=0).to_numpy(dtype=float)
+        ax.bar(x + (i - (len(dens) - 1) / 2) * width, sub.ratio.to_numpy(dtype=float), width, yerr=[low, high],
+               capsize=3,
+               label=f"MXNet / {den}", color=ARM_COLORS.get(den), alpha=0.8)
+    ax.axhline(1.0, color="black", lw=1)
+    ax.set_xticks(x, labels=labels)
+    ax.set_xlabel("setting (batch size / data-loader workers)")
+    ax.set_ylabel("epoch-time ratio (>1: MXNet slower)")
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,62 @@
+"""Shared fixtures. The expensive one, ``smoke_notebooks``, runs every notebook once per test session under the
+``smoke`` profile (through papermill, as `make reproduce` does) into a private store, figures dir and output
+dir; the notebook and site tests read what it produced."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+
+
+def pytest_configure(config):
+    os.environ.setdefault("FWBENCH_DATA_DIR", str(SHARED_DATA))
+    os.environ.setdefault("MPLBACKEND", "agg")
+
+
+@pytest.fixture
+def tmp_store(tmp_path, monkeypatch):
+    """A fresh results store path for one test (FWBENCH_RESULTS points at it)."""
+    path = tmp_path / "results.sqlite"
+    monkeypatch.setenv("FWBENCH_RESULTS", str(path))
+    monkeypatch.setenv("FWBENCH_FIGURES", str(tmp_path / "figures"))
+    return path
+
+
+@dataclass
+class SmokeRun:
+    root: Path
+    store: Path
+    figures: Path
+    executed: Path
+    env: dict
+
+
+@pytest.fixture(scope="session")
+def smoke_env(tmp_path_factory) -> SmokeRun:
+    root = tmp_path_factory.mktemp("smoke")
+    env = dict(os.environ, FWBENCH_RESULTS=str(root / "results.sqlite"), FWBENCH_FIGURES=str(root / "figures"),
+               FWBENCH_HEADLESS="1", MPLBACKEND="agg")
+    return SmokeRun(root, root / "results.sqlite", root / "figures", root / "executed", env)
+
+
+@pytest.fixture(scope="session")
+def smoke_notebooks(smoke_env) -> SmokeRun:
+    """Every notebook executed with ``-p profile smoke``; fails with the papermill log if one breaks."""
+    smoke_env.executed.mkdir(parents=True, exist_ok=True)
+    for nb in NOTEBOOKS:
+        out = smoke_env.executed / nb.name
+        proc = subprocess.run(
+            [sys.executable, "-m", "papermill", "-k", "python3", "--cwd", str(REPO / "notebooks"),
+             "--no-progress-bar", "--execution-timeout", "900", str(nb), str(out), "-p", "profile", "smoke"],
+            env=smoke_env.env, capture_output=True, text=True, timeout=1800)
+        if proc.returncode != 0:
+            pytest.fail(f"{nb.name} failed under papermill:\n{proc.stderr[-4000:]}")
+    return smoke_env
