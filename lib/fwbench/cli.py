@@ -30,8 +30,13 @@ def parse_assignment(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, like every other input error (argparse prints usage + message)
+        self.exit(2, f"fwbench: error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fwbench", description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="fwbench", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run or resume a study's sweep")

@@ -71,8 +71,9 @@ def make_security(tls_ca_file: str | None = None, tls_cert: str | None = None, t
                     tls_client_key=given["tls_key"], require_encryption=True)
 
 
-def connect(address: str, security=None, timeout_s: float = CONNECT_TIMEOUT_S):
+def connect(address: str, security=None, timeout_s: float | None = None):
     """A client of the scheduler at ``address`` that has at least one worker, or a one-line error."""
+    timeout_s = CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
     check_address(address)
     if address.startswith("tls://") and security is None:
         raise FwbenchError(f"{address} is a TLS address; pass --tls-ca-file, --tls-cert and --tls-key (or set "
@@ -130,7 +131,7 @@ def run_trials(client, todo: list, store, profile: str, summary, bar, *, timeout
     scheduler = client.scheduler.address
     queue = deque((t, 0) for t in todo)
     inflight: dict = {}  # future -> _InFlight
-    ac = as_completed()
+    ac = as_completed(loop=client.loop)
     last_refresh, hosts = 0.0, {}
     try:
         while queue or inflight:

@@ -73,6 +73,7 @@ METRICS = ("train_loss", "test_acc", "train_time_s")
 
 def run_trial(config: dict, report=None) -> dict:
     mode = config["mode"]
+    t_start = time.time()
     time.sleep(config["sleep_s"])
     if mode == "raise":
         raise RuntimeError(f"selftest trial {config['index']} raised on purpose")
@@ -98,7 +99,7 @@ def run_trial(config: dict, report=None) -> dict:
     if report:
         report(f"selftest #{config['index']} done")
     return {"summary": {"final_train_loss": measurements[-3][2]}, "measurements": measurements,
-            "provenance": {"selftest": True}}
+            "provenance": {"selftest": True, "t_start": t_start, "t_end": time.time()}}
 
 
 def preflight(options: dict) -> None:

@@ -1,0 +1,150 @@
+"""Scale-out on Dask: a real scheduler and two worker processes on 127.0.0.1 run a self-test sweep.
+
+Checks that every trial lands exactly once, every row names its host and worker, trials never share a host
+unless ``trials_per_host`` allows it (measured from the trials' own start/end times), and that the CLI's
+``--scheduler`` path and ``fwbench estimate`` work.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fwbench.cluster import estimate_full_runtime, makespan
+from fwbench.runner import plan, run_sweep
+from fwbench.store import ResultsStore
+
+REPO = Path(__file__).resolve().parents[1]
+EVIDENCE = REPO / "build" / "test-evidence"
+
+
+def write_evidence(name: str, data: dict) -> None:
+    EVIDENCE.mkdir(parents=True, exist_ok=True)
+    (EVIDENCE / f"{name}.json").write_text(json.dumps(data, indent=2, sort_keys=True))
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(host="127.0.0.1", processes=True, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=None, scheduler_port=0) as lc:
+        assert lc.scheduler_address.startswith("tcp://127.0.0.1:")
+        yield lc
+
+
+@pytest.fixture
+def store_env(tmp_path, monkeypatch):
+    path = tmp_path / "results.sqlite"
+    monkeypatch.setenv("FWBENCH_RESULTS", str(path))
+    monkeypatch.setenv("FWBENCH_DATA_DIR", "/work/shared/data")
+    return path
+
+
+def _overlaps(rows) -> int:
+    """Largest number of trials running at one instant (from the trials' own clocks)."""
+    events = sorted([(r["provenance.t_start"], 1) for r in rows] + [(r["provenance.t_end"], -1) for r in rows],
+                    key=lambda e: (e[0], e[1]))
+    now = peak = 0
+    for _, step in events:
+        now += step
+        peak = max(peak, now)
+    return peak
+
+
+def test_sweep_on_two_workers_lands_every_trial_once(cluster, store_env):
+    n = 10
+    summary = run_sweep("selftest", "smoke", {"n_trials": n, "sleep_s": 0.2}, progress="none",
+                        scheduler=cluster.scheduler_address)
+    assert summary.ok and summary.done == n
+    store = ResultsStore(store_env)
+    trials = store.trials("selftest")
+    planned = {t.trial_id for t in plan("selftest", "smoke", {"n_trials": n, "sleep_s": 0.2})}
+    assert sorted(trials.trial_id) == sorted(planned)  # each exactly once
+    assert (trials.status == "done").all()
+    assert trials.host.notna().all() and (trials.host != "").all()
+    assert (trials["provenance.runner"] == "dask").all()
+    assert set(trials["provenance.dask_worker"]) <= set(cluster.scheduler_info["workers"])
+    # both workers are on 127.0.0.1, one host: with the default trials_per_host=1 they never overlap
+    assert (trials["provenance.trials_sharing_host"] == 1).all()
+    assert _overlaps(trials.to_dict("records")) == 1
+    m = store.measurements("selftest")
+    assert len(m) == n * 3 * 3  # epochs x metrics, no duplicates
+    # a rerun finds everything done and sends nothing
+    again = run_sweep("selftest", "smoke", {"n_trials": n, "sleep_s": 0.2}, progress="none",
+                      scheduler=cluster.scheduler_address)
+    assert again.skipped == n and again.done == 0
+    write_evidence("cluster_one_per_host", {"trials": n, "stored": int(len(trials)), "workers": 2,
+                                            "peak_concurrent": 1})
+
+
+def test_trials_per_host_allows_sharing_and_records_it(cluster, store_env):
+    n = 10
+    summary = run_sweep("selftest", "smoke", {"n_trials": n, "sleep_s": 0.4}, progress="none",
+                        scheduler=cluster.scheduler_address, trials_per_host=2)
+    assert summary.ok and summary.done == n
+    trials = ResultsStore(store_env).trials("selftest")
+    assert len(trials) == n
+    assert trials["provenance.trials_sharing_host"].isin([1, 2]).all()
+    assert (trials["provenance.trials_sharing_host"] == 2).any()  # the two workers did run side by side
+    assert _overlaps(trials.to_dict("records")) <= 2
+    assert set(trials["provenance.dask_worker"]) == set(cluster.scheduler_info["workers"])
+    write_evidence("cluster_two_per_host", {"trials": n, "stored": int(len(trials)),
+                                            "peak_concurrent": _overlaps(trials.to_dict("records"))})
+
+
+def test_cli_scheduler_flag_and_failures_come_back(cluster, store_env):
+    env = {**os.environ, "FWBENCH_RESULTS": str(store_env), "FWBENCH_DATA_DIR": "/work/shared/data"}
+    cmd = [sys.executable, "-m", "fwbench.cli", "run", "selftest", "--profile", "smoke", "--set", "n_trials=4",
+           "--set", "modes=['ok','raise']", "--scheduler", cluster.scheduler_address, "--progress", "lines"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr  # two trials failed on the workers: summary + non-zero status
+    assert "4 trials, 0 already done, 2 run now, 2 failed" in proc.stdout
+    trials = ResultsStore(store_env).trials("selftest")
+    failed = trials[trials.status == "failed"]
+    assert len(failed) == 2
+    assert failed.error.str.contains("raised on purpose").all()
+    assert failed.stderr_tail.str.contains("Traceback").all()
+
+
+def test_estimate_extrapolates_from_stored_trials(tmp_path):
+    store = ResultsStore(tmp_path / "r.sqlite")
+    # two measured IMDB trials per arm, at two batch sizes: per-sample cost halves as the batch quadruples
+    from fwbench.runner import store_outcome
+
+    for arm in ("torch-dense", "torch-sparse", "mxnet"):
+        for t in plan("imdb", "smoke", {"arms": [arm], "batch_sizes": [64, 256], "workers": [0]}):
+            c_train = (1e-3 if t.config["batch_size"] == 64 else 5e-4) * (2 if arm == "mxnet" else 1)
+            per_epoch = [(e, "train_time_s", c_train * t.config["n_train"]) for e in range(t.config["epochs"])]
+            per_epoch += [(e, "eval_time_s", 1e-4 * t.config["n_test"]) for e in range(t.config["epochs"])]
+            wall = 3.0 + sum(v for _, _, v in per_epoch)
+            store_outcome(store, t, {"status": "done", "summary": {}, "measurements": per_epoch,
+                                     "provenance": {"host": "h", "trial_wall_s": wall}, "started_at": None,
+                                     "ended_at": None, "error": None, "stderr_tail": None}, "smoke", {})
+    est = estimate_full_runtime(store, "imdb", 4, profile="full")
+    full = plan("imdb", "full")
+    assert est.n_trials == len(full) and est.measured_trials == 6
+    # hand computation for the torch-dense arm at batch 1024 (power law: c = 1e-3 * (b/64)^-0.5)
+    c1024 = 1e-3 * (1024 / 64) ** -0.5
+    expected = 3.0 + 25000 * c1024 * 21 + 21 * 25000 * 1e-4
+    torch_1024 = [t for t in full if t.config["arm"] == "torch-dense" and t.config["batch_size"] == 1024]
+    assert est.by_group["torch-dense"] > 0
+    from fwbench.cluster import _imdb_predictor
+
+    predict, _ = _imdb_predictor(store.measurements("imdb"))
+    assert predict(torch_1024[0].config) == pytest.approx(expected, rel=1e-9)
+    assert est.by_group["mxnet"] == pytest.approx(2 * est.by_group["torch-dense"], rel=0.2)
+    assert est.makespan_s >= est.total_s / 4 and est.makespan_s < est.total_s / 4 * 1.1
+    assert est.makespan_s > estimate_full_runtime(store, "imdb", 8).makespan_s
+    with pytest.raises(Exception, match="no stored imdb trials for arm 'jax'"):
+        predict({**torch_1024[0].config, "arm": "jax"})
+
+
+def test_makespan_schedules_longest_first():
+    assert makespan([5, 4, 3, 3, 3], 2) == 10  # LPT: 5 | 4 -> 4+3 -> 5+3 -> 7+3 (optimum 9; LPT <= 4/3 of it)
+    assert makespan([1.0] * 8, 4) == 2.0
+    assert makespan([], 3) == 0.0
