@@ -46,6 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="override a profile option (Python literal), repeatable")
     run.add_argument("--timeout", type=float, default=None, help="seconds per trial before it is failed")
     run.add_argument("--progress", choices=["auto", "lines", "bar", "none"], default="auto")
+    run.add_argument("--dataset", dest="datasets", action="append", default=None, metavar="NAME",
+                     help="deepar: run only this Monash dataset (repeatable; narrows the profile)")
+    run.add_argument("--seed", dest="seeds", action="append", type=int, default=None, metavar="N",
+                     help="deepar: run only this seed (repeatable; narrows the profile)")
     run.add_argument("--memory-limit-mb", type=int, default=None,
                      help="cap each trial's address space (RLIMIT_AS); a trial going over is failed")
     run.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -78,6 +82,9 @@ def cmd_run(args) -> int:
     from .runner import run_sweep
 
     overrides = dict(parse_assignment(s) for s in args.overrides)
+    for name in ("datasets", "seeds"):  # --dataset / --seed map to the study options of the same name
+        if getattr(args, name):
+            overrides[name] = getattr(args, name)
     security = None
     if args.scheduler is not None:
         from .cluster import make_security
@@ -108,7 +115,10 @@ def cmd_status(args) -> int:
         for _, row in failed.iterrows():
             print(f"failed {row.study} {row.trial_id}: {row.error}")
     if args.profile:
-        for study in [args.study] if args.study else ["imdb"]:
+        from .studies import get_study
+
+        studies = [args.study] if args.study else ["imdb", "deepar"]
+        for study in [name for name in studies if args.profile in get_study(name).PROFILES]:
             planned = plan(study, args.profile)
             status = store.status_of(t.trial_id for t in planned)
             missing = [t for t in planned if status.get(t.trial_id) != "done"]

@@ -14,7 +14,7 @@ from types import ModuleType
 
 from ..errors import FwbenchError
 
-STUDIES = {"imdb": "fwbench.studies.imdb"}
+STUDIES = {"imdb": "fwbench.studies.imdb", "deepar": "fwbench.studies.deepar"}
 STUDIES["selftest"] = "fwbench.studies.selftest"  # harness self-test (tests only), not part of the study
 
 

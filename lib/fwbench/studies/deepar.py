@@ -1,0 +1,210 @@
+"""Study B: GluonTS DeepAR on the Monash archive, MXNet (``gluonts.mx``) vs PyTorch (``gluonts.torch``), on CPU.
+
+After a 2024 post (40 Monash datasets x 5 seeds, PyTorch 4.5x faster, chart only). Protocol in
+shared/reference/deepar_protocol_2024.csv: GluonTS defaults (2 layers x 40 cells, batch 32, 50 batches per epoch,
+Student-t, 100 sample paths), context = Monash lag, prediction = Monash horizon, lags for the frequency.
+
+Arms: ``torch``; ``mxnet`` (hybridized, the gluonts default); ``mxnet-imperative`` (hybridize=False, to measure what
+graph compilation of MXNet's unrolled LSTM cells does). With ``breakdown`` a trial also records where its time goes:
+the data pipeline alone for the same number of batches (``data_time_s``), and the cProfile own-time share of each
+phase in a separate one-epoch profiled training (``cprofile_frac_<phase>``).
+
+Measurements: per epoch (step = epoch) ``train_loss`` and ``epoch_time_s``; per trial (step = -1)
+``train_time_s`` (the whole ``estimator.train`` call), ``predict_time_s`` (forecasting every test window),
+``MASE``, ``sMAPE``, ``mean_wQL`` (and ``ND``, ``RMSE``), ``fit_overhead_s`` (train time outside the epochs).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import time
+
+from ..errors import FwbenchError
+from . import options as opt
+
+ARMS = ("torch", "mxnet", "mxnet-imperative")
+SEEDS = (42, 43, 44, 45, 46)
+PROFILE_WINDOWS = 64
+
+
+def _dataset_names() -> list[str]:
+    from ..data import monash
+
+    return monash.names()
+
+
+def _post_datasets() -> list[str]:
+    from ..data import monash
+
+    return monash.names(in_2024_post=True)
+
+
+# Datasets of the quick and smoke profiles: staged (original or rebuilt), few series, short windows.
+SMOKE_DATASETS = ["m1_yearly"]
+QUICK_DATASETS = ["m1_yearly", "cif_2016", "nn5_weekly"]
+
+PROFILES = {
+    # seconds: for tests and CI (one tiny dataset, one epoch of a few batches, one seed, both frameworks)
+    "smoke": {"datasets": SMOKE_DATASETS, "arms": ["torch", "mxnet"], "seeds": [42], "epochs": 1,
+              "num_batches_per_epoch": 3, "threads": 2, "breakdown": False},
+    # minutes: small datasets, a few short epochs, one seed, plus the imperative MXNet arm and the time breakdown
+    "quick": {"datasets": QUICK_DATASETS, "arms": ["torch", "mxnet"], "seeds": [42], "epochs": 2,
+              "num_batches_per_epoch": 20, "threads": 2, "breakdown": True},
+    # where the time goes, on two datasets: all three arms with the breakdown (tens of minutes)
+    "gap": {"datasets": ["m1_yearly", "nn5_weekly"], "arms": list(ARMS), "seeds": [42], "epochs": 5,
+            "num_batches_per_epoch": 50, "threads": 2, "breakdown": True},
+    # the post's scale: every dataset of the post (unavailable ones fail fast, with the reason), 100 epochs,
+    # 5 seeds: days of CPU, meant for a cluster
+    "full": {"datasets": None, "arms": ["torch", "mxnet"], "seeds": list(SEEDS), "epochs": 100,
+             "num_batches_per_epoch": 50, "threads": 2, "breakdown": False},
+}
+
+
+def _datasets(name, value):
+    return opt.list_of(opt.string, _dataset_names())(name, value)
+
+
+OPTIONS = {
+    "datasets": _datasets,
+    "arms": opt.list_of(opt.string, ARMS),
+    "seeds": opt.list_of(opt.int_range(0, 2**31 - 1)),
+    "epochs": opt.int_range(1, 10000),
+    "num_batches_per_epoch": opt.int_range(1, 100000),
+    "threads": opt.int_range(1, 256),
+    "breakdown": opt.boolean,
+}
+
+
+def resolve(profile: str, overrides: dict | None = None) -> dict:
+    options = opt.resolve("deepar", PROFILES, OPTIONS, profile, overrides)
+    if options["datasets"] is None:
+        options["datasets"] = _post_datasets()
+    from ..data import monash
+
+    for name in options["datasets"]:
+        if monash.info(name).context_length is None:
+            raise FwbenchError(f"dataset {name!r} has no Monash lag (context length) in the catalogue; "
+                                   "it cannot be run under the protocol")
+    return options
+
+
+def preflight(options: dict) -> None:
+    """In the parent, before any trial: every dataset of the profile is located (downloaded where it is missing
+    and the network allows), parsed and split, so a corrupt or truncated file, or one whose series are all too
+    short for the horizon, is a one-line error before any training. An *unavailable* dataset is not an error here:
+    its trials stay in the plan and fail at once with ``DataUnavailable`` and the reason, so the store (and
+    ``fwbench status``, and the notebook) say which datasets are missing; they are retried on the next run."""
+    from ..data import monash
+    from ..errors import DataUnavailable
+
+    for name in options["datasets"]:
+        try:
+            monash.load(name)
+        except DataUnavailable:
+            continue
+
+
+def grid(options: dict) -> list[dict]:
+    """One config per (seed, dataset, arm); every dataset of the profile, available or not (an unavailable one
+    becomes a failed trial that says why, retried on the next run)."""
+    from ..data import monash
+    from ..forecast import HYPERPARAMETERS
+
+    configs = []
+    for seed in options["seeds"]:
+        for name in options["datasets"]:
+            meta = monash.info(name)
+            for arm in options["arms"]:
+                configs.append({
+                    "dataset": name, "arm": arm, "framework": "mxnet" if arm.startswith("mxnet") else "torch",
+                    "hybridize": arm == "mxnet" if arm.startswith("mxnet") else None,
+                    "seed": seed, "epochs": options["epochs"],
+                    "num_batches_per_epoch": options["num_batches_per_epoch"], "threads": options["threads"],
+                    "breakdown": options["breakdown"], "freq": meta.freq, "prediction_length": meta.horizon,
+                    "context_length": meta.context_length, "seasonality": meta.seasonality,
+                    "hyperparameters": {k: v for k, v in HYPERPARAMETERS.items() if k != "num_batches_per_epoch"},
+                })
+    return configs
+
+
+def describe(config: dict) -> str:
+    return f"deepar {config['dataset']:<18} {config['arm']:<16} seed={config['seed']}"
+
+
+def backend_module(framework: str):
+    """The twin backend; imported here, inside the trial process only."""
+    return importlib.import_module(f"fwbench.forecast.{framework}")
+
+
+def run_trial(config: dict, report=None) -> dict:
+    """Load the data (failing before any framework import if it is unavailable or broken), train, forecast the
+    test windows, score them; returns summary, measurements and provenance."""
+    os.environ.setdefault("TQDM_DISABLE", "1")
+    from .. import forecast as fc
+    from ..data import monash
+
+    say = report or (lambda msg: None)
+    data = monash.load(config["dataset"])
+    if data.prediction_length != config["prediction_length"]:  # cif_2016: max of the per-series horizons
+        say(f"prediction length {data.prediction_length} (max per-series horizon)")
+    be = backend_module(config["framework"])
+    be.configure_threads(config["threads"])
+    be.set_seed(config["seed"])
+    kwargs = {"freq": data.freq, "prediction_length": data.prediction_length, "context_length": data.context_length,
+              "lags_seq": fc.lags_for(data.freq), "epochs": config["epochs"],
+              "num_batches_per_epoch": config["num_batches_per_epoch"]}
+    if config["framework"] == "mxnet":
+        kwargs["hybridize"] = bool(config["hybridize"])
+
+    t0 = time.perf_counter()
+    predictor, epochs = be.train(data.train, **kwargs)
+    be.synchronize()
+    train_time = time.perf_counter() - t0
+    say(f"trained {len(epochs)} epochs in {train_time:.1f} s")
+    t1 = time.perf_counter()
+    forecasts = be.predict(predictor, data.train)
+    be.synchronize()
+    predict_time = time.perf_counter() - t1
+    scores = fc.evaluate(forecasts, data.full, data.horizons, data.seasonality)
+    say(f"predicted {len(forecasts)} windows in {predict_time:.1f} s; MASE={scores['MASE']:.3f}")
+
+    measurements = []
+    for rec in epochs:
+        measurements += [(rec.epoch, "train_loss", rec.loss), (rec.epoch, "epoch_time_s", rec.time_s)]
+    whole = {"train_time_s": train_time, "predict_time_s": predict_time, **scores,
+             "fit_overhead_s": train_time - sum(r.time_s for r in epochs),
+             "n_series": len(data.train)}
+    if config["breakdown"]:
+        whole.update(_breakdown(be, data, kwargs, config, predictor))
+        say("breakdown recorded")
+    measurements += [(-1, k, v) for k, v in whole.items()]
+    timed = [r.time_s for r in epochs[1:]] or [r.time_s for r in epochs]
+    return {
+        "summary": {"train_time_s": train_time, "predict_time_s": predict_time, "MASE": scores["MASE"],
+                    "sMAPE": scores["sMAPE"], "mean_wQL": scores["mean_wQL"],
+                    "median_epoch_s": sorted(timed)[len(timed) // 2], "epochs_run": len(epochs),
+                    "final_train_loss": epochs[-1].loss if epochs else None},
+        "measurements": measurements,
+        "provenance": {**be.framework_info(), **data.provenance(), "lags_seq": kwargs["lags_seq"]},
+    }
+
+
+def _breakdown(be, data, kwargs: dict, config: dict, predictor) -> dict:
+    """Data pipeline alone for the trial's batches, and cProfile shares of one profiled training epoch."""
+    from .. import forecast as fc
+
+    n_batches = config["epochs"] * config["num_batches_per_epoch"]
+    out = {"data_time_s": be.time_data_pipeline(data.train, n_batches, **kwargs)}
+    profiled = {**kwargs, "epochs": 1}
+    be.set_seed(config["seed"])
+    t0 = time.perf_counter()
+    _, phases = fc.profile_call(be.train, data.train, **profiled)
+    wall = time.perf_counter() - t0
+    total = sum(phases.values()) or 1.0
+    out["cprofile_train_wall_s"] = wall
+    out.update({f"cprofile_train_frac_{name}": seconds / total for name, seconds in phases.items()})
+    # forecasting, profiled on the first PROFILE_WINDOWS test windows with the trained predictor
+    _, phases = fc.profile_call(be.predict, predictor, data.train[:PROFILE_WINDOWS])
+    total = sum(phases.values()) or 1.0
+    out.update({f"cprofile_predict_frac_{name}": seconds / total for name, seconds in phases.items()})
+    return out
