@@ -17,7 +17,7 @@ be.set_seed(0)
 model = be.build_model(5000, 128, 128, 2)
 x = np.random.RandomState(0).randint(0, 5000, size=(3, 500))
 loader = be.make_loader(x, np.array([0, 1, 0]), batch_size=3, num_workers=0, shuffle=False, seed=0)
-emb = (model.embedding.weight.detach().numpy() if sys.argv[1] == 'torch-dense'
+emb = (model.embedding.weight.detach().numpy().copy() if sys.argv[1] == 'torch-dense'
        else model.embedding.weight.data().asnumpy())
 trainer = be.make_trainer(model, 1e-3)
 loss, seen = be.train_one_epoch(model, trainer, loader)
