@@ -6,6 +6,7 @@
     fwbench status [--study imdb] [--profile quick]
     fwbench export [-o measurements.csv] [--study imdb]
     fwbench bench [harness|data]
+    fwbench ledger [-o ledger.csv] [--profile quick|all]
 
 Errors in the input are one line (``fwbench: error: ...``) with exit status 2; a sweep in which any trial
 failed ends with exit status 1 after its summary.
@@ -72,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="tidy CSV of all measurements")
     export.add_argument("-o", "--output", default=None, help="file to write (default: standard output)")
     export.add_argument("--study", default=None)
+
+    ledger = sub.add_parser("ledger", help="the claims ledger: one verdict per claim, computed from the store")
+    ledger.add_argument("-o", "--output", default=None, help="CSV file to write (default: a table on standard output)")
+    ledger.add_argument("--profile", default="quick", help="whose trials to judge ('all': every row of the store)")
 
     bench = sub.add_parser("bench", help="benchmarks of the harness itself")
     bench.add_argument("what", nargs="?", default="all", choices=["all", "harness", "data"])
@@ -153,6 +158,18 @@ def cmd_estimate(args) -> int:
     return 0
 
 
+def cmd_ledger(args) -> int:
+    from . import ledger
+
+    table = ledger.build(profile=args.profile)
+    if args.output:
+        table.to_csv(args.output, index=False)
+        print(f"wrote {len(table)} claims to {args.output}", file=sys.stderr)
+    else:
+        print(table[["claim_id", "verdict", "estimate", "ci_low", "ci_high"]].to_string(index=False))
+    return 0
+
+
 def cmd_bench(args) -> int:
     from . import bench
 
@@ -163,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return {"run": cmd_run, "status": cmd_status, "export": cmd_export, "bench": cmd_bench,
-                "estimate": cmd_estimate}[args.command](args)
+                "estimate": cmd_estimate, "ledger": cmd_ledger}[args.command](args)
     except FwbenchError as exc:
         print(f"fwbench: error: {exc}", file=sys.stderr)
         return 2
