@@ -197,7 +197,7 @@ def _planned_ids(study: str, profile: str | None, overrides: dict | None) -> set
 def _wide(long: pd.DataFrame, extra: dict) -> pd.DataFrame:
     keys = {"trial_id": "trial_id", "step": "epoch", **extra}
     keys = {k: v for k, v in keys.items() if k in long.columns}
-    wide = long.pivot_table(index=list(keys), columns="metric", values="value", dropna=False).reset_index()
+    wide = long.pivot_table(index=list(keys), columns="metric", values="value").reset_index()
     wide = wide.rename(columns=keys)
     wide.columns.name = None
     return wide
@@ -280,12 +280,16 @@ def _have_imdb(d: Data) -> str:
             f"workers {sorted(set(d.imdb.num_workers))}")
 
 
-def _per_batch(d: Data, num_arm: str, den_arm: str, workers: int, quantity: str, rule) -> list[Part]:
+def _per_batch(d: Data, num_arm: str, den_arm: str, workers: int, quantity: str, rule,
+               metric: str = "train_time_s") -> list[Part]:
+    """One part per batch size where both arms have timed values of ``metric`` at ``workers``."""
     common = sorted(b for b, w in _settings(d, num_arm) & _settings(d, den_arm) if w == workers)
-    if not common:
-        return [_missing(f"finished IMDB trials of {num_arm} and {den_arm} with {workers} workers", _have_imdb(d))]
-    return [ratio_part(f"batch {b}, {workers} workers", quantity, _times(d, num_arm, b, workers),
-                       _times(d, den_arm, b, workers), rule) for b in common]
+    pairs = [(b, _times(d, num_arm, b, workers, metric), _times(d, den_arm, b, workers, metric)) for b in common]
+    pairs = [(b, num, den) for b, num, den in pairs if len(num) and len(den)]
+    if not pairs:
+        return [_missing(f"finished IMDB trials of {num_arm} and {den_arm} with {workers} workers ({metric})",
+                         _have_imdb(d))]
+    return [ratio_part(f"batch {b}, {workers} workers", quantity, num, den, rule) for b, num, den in pairs]
 
 
 def eval_a1(d: Data) -> list[Part]:
@@ -314,7 +318,7 @@ def eval_a2(d: Data) -> list[Part]:
         return parts
     band = band_about(77 / 65)
     return _per_batch(d, "torch-dense", "mxnet", 0, "GPU utilisation PyTorch / MXNet",
-                      lambda lo, hi: verdict_in_band(lo, hi, band))
+                      lambda lo, hi: verdict_in_band(lo, hi, band), metric=GPU_UTIL_METRIC)
 
 
 def eval_a3(d: Data) -> list[Part]:
