@@ -1,0 +1,306 @@
+"""The static site: the study as a blog post (``index.html``) plus one page per executed notebook, built from the
+results store at build time, viewable offline from any static host as it is.
+
+    python -m fwbench.report --executed build/executed --out reports [--profile quick]
+
+- each executed notebook -> ``<name>.html`` (nbconvert, code and prompts hidden, figures inline as base64, the
+  ``fwbench`` template: the lab look without require.js/MathJax/mermaid/widgets from CDNs);
+- ``index.html`` from ``templates/post.html.j2``: every number computed here from the store;
+- ``figures/``: the PNGs the post shows, copied from ``fwbench.paths.figures_dir()`` (only those written by this
+  run of the notebooks, so a stale figure from an older run never appears);
+- ``ledger.csv``: the claims ledger (``fwbench.ledger``).
+All links are relative.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import html
+import math
+import platform
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+
+from . import ledger as ledger_mod
+from .errors import FwbenchError
+from .paths import figures_dir, results_path
+from .store import ResultsStore
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+TITLE = "PyTorch vs MXNet, measured again: two published comparisons rerun from scratch"
+
+# Captions of the figures the post knows; any other PNG of this run is shown under "More figures".
+CAPTIONS = {
+    "imdb_epoch_time": "IMDB LSTM: training time per epoch (median, IQR over timed epochs and repeats) per arm, "
+                       "batch size and data-loader workers.",
+    "imdb_ratio": "IMDB LSTM: epoch-time ratio MXNet / PyTorch per setting with bootstrap 95 % CIs (above 1: MXNet "
+                  "slower).",
+    "convergence_imdb_loss": "IMDB: train and test loss per epoch (median line, band min-max over seeds).",
+    "convergence_imdb_accuracy": "IMDB: test accuracy per epoch (median line, band min-max over seeds).",
+    "convergence_imdb_wallclock": "IMDB: train loss against cumulative training wall-clock seconds.",
+    "convergence_deepar_loss": "DeepAR: training loss per epoch, both backends, a few datasets (band over seeds).",
+}
+SECTIONS = (("results", "imdb_"), ("convergence", "convergence_"), ("deepar", "deepar_"))
+
+
+# ---------------------------------------------------------------------------------------------------- notebooks
+def notebook_meta(path: Path) -> dict:
+    nb = nbformat.read(path, as_version=4)
+    pm = nb.metadata.get("papermill", {})
+    title = path.stem
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            m = re.search(r"^#\s+(.+)$", cell.source, re.M)
+            if m:
+                title = m.group(1).strip()
+                break
+    return {"path": path, "nb": nb, "title": title, "parameters": pm.get("parameters", {}),
+            "start_time": pm.get("start_time"), "source": pm.get("input_path") or path.name}
+
+
+def render_notebook(meta: dict, out: Path, profile: str) -> Path:
+    """One executed notebook as an offline HTML page with the code hidden."""
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="fwbench", extra_template_basedirs=[str(TEMPLATES / "nbconvert")],
+                            exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
+                            embed_images=True)
+    body, _ = exporter.from_notebook_node(meta["nb"], resources={
+        "metadata": {"name": meta["title"]}, "fwbench_source": Path(str(meta["source"])).name,
+        "fwbench_profile": profile})
+    target = out / f"{meta['path'].stem}.html"
+    target.write_text(body, encoding="utf-8")
+    return target
+
+
+# ---------------------------------------------------------------------------------------------------- numbers
+def _fmt(x, digits=3) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}g}"
+
+
+def estimate_text(row) -> str:
+    if pd.isna(row.estimate):
+        return "-"
+    if pd.isna(row.ci_low):
+        return f"{_fmt(row.estimate)} [no CI]"
+    return f"{_fmt(row.estimate)} [{_fmt(row.ci_low)}, {_fmt(row.ci_high)}]"
+
+
+def markdown_html(text: str) -> Markup:
+    from nbconvert.filters.markdown import markdown2html
+
+    return Markup(markdown2html(text))
+
+
+def imdb_numbers(profile: str, store: ResultsStore) -> tuple[list, list]:
+    """(setup lines, headline lines) of the IMDB study, from the store."""
+    from .analysis import imdb as imdb_analysis
+    from .studies import imdb as study
+
+    frame = imdb_analysis.load_sweep(profile, store=store)
+    setup = []
+    if frame.empty:
+        return setup, []
+    setup.append(
+        f"IMDB LSTM (study A): arms {', '.join(sorted(set(frame.arm)))}; batch sizes "
+        f"{sorted(int(b) for b in set(frame.batch_size))}; data-loader workers "
+        f"{sorted(int(w) for w in set(frame.num_workers))}; {int(frame.n_train.iloc[0])} training reviews per epoch; "
+        f"epochs per trial {sorted(int(e) for e in set(frame.epochs))}; {frame.seed.nunique()} seed(s); "
+        f"{study.MODEL['embed_dim']}-d embedding, {study.MODEL['hidden_size']} LSTM cells, vocabulary "
+        f"{study.MODEL['num_words']}.")
+    md = imdb_analysis.headline_markdown(frame)
+    return setup, [markdown_html(md)]
+
+
+def assumptions() -> list[str]:
+    """The study modules' own 'Assumptions' bullets (the code states them once, the post quotes them)."""
+    from .studies import imdb as study
+
+    doc = study.__doc__ or ""
+    part = doc.split("Assumptions", 1)[-1] if "Assumptions" in doc else ""
+    items = re.split(r"\n- ", "\n" + part.split("\n", 1)[-1])
+    return [" ".join(i.split()) for i in items if i.strip()]
+
+
+def deepar_numbers(store: ResultsStore, profile: str) -> tuple[list, list]:
+    data = ledger_mod.load(store, profile)
+    f = data.deepar
+    if f.empty or "train_time_s" not in f:
+        return [], []
+    setup = [f"GluonTS DeepAR (study B): {f.dataset.nunique()} Monash dataset(s) "
+             f"({', '.join(sorted(set(f.dataset))[:8])}{'...' if f.dataset.nunique() > 8 else ''}), arms "
+             f"{', '.join(sorted(set(f.arm)))}, {f.seed.nunique()} seed(s)."]
+    lines = []
+    totals = f.groupby("arm")["train_time_s"].sum()
+    lines.append("Total training time: " + ", ".join(f"{a} {v:,.1f} s" for a, v in totals.items()) + ".")
+    piv = f.pivot_table(index=["dataset", "seed"], columns="arm", values="train_time_s")
+    if {"mxnet", "torch"} <= set(piv.columns):
+        pairs = piv[["mxnet", "torch"]].dropna()
+        if len(pairs):
+            r = ledger_mod.sum_ratio_ci(pairs["mxnet"], pairs["torch"])
+            ci = (f" (paired bootstrap 95 % CI {_fmt(r['ci_low'])}-{_fmt(r['ci_high'])})"
+                  if not math.isnan(r["ci_low"]) else " (no CI: one pair)")
+            lines.append(f"MXNet / PyTorch total training time over {len(pairs)} dataset x seed pairs: "
+                         f"{_fmt(r['ratio'])}{ci}; the 2024 post reported 4.46.")
+    for metric in ("MASE", "sMAPE", "mean_wQL"):
+        if metric in f:
+            med = f.groupby("arm")[metric].median()
+            lines.append(f"Median {metric} over datasets and seeds: " +
+                         ", ".join(f"{a} {_fmt(v)}" for a, v in med.items()) + ".")
+    return setup, lines
+
+
+def convergence_lines(store: ResultsStore, profile: str) -> list[str]:
+    try:
+        from .analysis import convergence
+    except ImportError:
+        return []
+    return convergence.summary_sentences(profile, store=store)
+
+
+def environment(store: ResultsStore, metas: list[dict]) -> list[tuple[str, str]]:
+    trials = store.trials()
+    env = []
+    if not trials.empty:
+        done = trials[trials.status == "done"]
+        row = done.iloc[-1] if len(done) else trials.iloc[-1]
+        for key, label in (("provenance.cpu_model", "CPU"), ("provenance.cpu_count", "CPU cores"),
+                           ("provenance.os", "OS"), ("provenance.python", "Python"),
+                           ("provenance.numpy_version", "NumPy"), ("host", "host")):
+            if key in row and pd.notna(row[key]):
+                env.append((label, str(row[key])))
+        if "provenance.framework" in done:
+            versions = done.dropna(subset=["provenance.framework"]).groupby("provenance.framework")[
+                "provenance.framework_version"].agg(lambda s: ", ".join(sorted(set(map(str, s)))))
+            env += [(f"{fw} version", v) for fw, v in versions.items()]
+        if "provenance.git_sha" in done and len(done):
+            env.append(("git SHA of the trials", ", ".join(sorted(set(done["provenance.git_sha"].dropna()))[:3])))
+        env.append(("trials in the store", f"{len(done)} done, {int((trials.status == 'failed').sum())} failed"))
+    env.append(("results store", str(store.path.name)))
+    env.append(("site built with", f"Python {platform.python_version()} on {platform.platform()}"))
+    starts = [m["start_time"] for m in metas if m["start_time"]]
+    if starts:
+        env.append(("notebooks executed", f"{min(starts)[:19]} UTC onwards (papermill)"))
+    return env
+
+
+# ---------------------------------------------------------------------------------------------------- figures
+def _parse_time(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def collect_figures(source: Path, out: Path, since: float | None) -> dict:
+    """Copy this run's PNGs into ``out/figures`` and sort them into the post's sections."""
+    sections = {name: [] for name, _ in SECTIONS} | {"other": []}
+    if not source.is_dir():
+        return sections
+    target = out / "figures"
+    target.mkdir(parents=True, exist_ok=True)
+    for png in sorted(source.glob("*.png")):
+        if since is not None and png.stat().st_mtime < since - 5:
+            continue  # written before this run of the notebooks: stale
+        shutil.copy2(png, target / png.name)
+        caption = CAPTIONS.get(png.stem, png.stem.replace("_", " "))
+        section = next((name for name, prefix in SECTIONS if png.stem.startswith(prefix)), "other")
+        sections[section].append({"src": f"figures/{png.name}", "caption": caption, "name": png.stem})
+    return sections
+
+
+# ---------------------------------------------------------------------------------------------------- the post
+def profile_of(metas: list[dict], default: str | None) -> str:
+    found = {m["parameters"].get("profile") for m in metas if m["parameters"].get("profile")}
+    if default:
+        return default
+    if len(found) > 1:
+        raise FwbenchError(f"the executed notebooks ran under different profiles {sorted(found)}; pass --profile")
+    return found.pop() if found else "quick"
+
+
+def profile_note(profile: str, store: ResultsStore) -> str:
+    from .runner import plan
+
+    if profile == "full":
+        return ""
+    planned = plan("imdb", profile)
+    c = planned[0].config if planned else {}
+    return (f"Profile {profile}: {c.get('n_train')} of the 25,000 training reviews per epoch and {c.get('epochs')} "
+            f"epochs per trial (the 2018 post used all 25,000 and averaged 20 timed epochs), so the numbers here are "
+            f"a small-scale check of the method, not the sources' scale; make reproduce PROFILE=full runs that.")
+
+
+def build(executed: Path, out: Path, profile: str | None = None, store: ResultsStore | None = None,
+          figures: Path | None = None) -> Path:
+    store = store or ResultsStore(results_path())
+    out.mkdir(parents=True, exist_ok=True)
+    metas = [notebook_meta(p) for p in sorted(Path(executed).glob("*.ipynb"))] if Path(executed).is_dir() else []
+    profile = profile_of(metas, profile)
+    pages = []
+    for meta in metas:
+        page = render_notebook(meta, out, profile)
+        pages.append({"href": page.name, "title": meta["title"], "source": Path(str(meta["source"])).name})
+
+    table = ledger_mod.build(store, profile=profile)
+    table.to_csv(out / "ledger.csv", index=False)
+    counts = table.verdict.value_counts()
+    ledger_summary = (f"{len(table)} claims: " + ", ".join(f"{counts[v]} {v}" for v in ledger_mod.PRECEDENCE
+                                                        if v in counts) + ".")
+    rows = [dict(r._asdict(), estimate_text=estimate_text(r)) for r in table.itertuples(index=False)]
+
+    imdb_setup, headline = imdb_numbers(profile, store)
+    deepar_setup, deepar = deepar_numbers(store, profile)
+    starts = [t for t in (_parse_time(m["start_time"]) for m in metas) if t]
+    figs = collect_figures(Path(figures) if figures else figures_dir(), out, min(starts) if starts else None)
+
+    trials = store.trials()
+    from .provenance import git_state
+
+    git = git_state()
+    context = {
+        "title": TITLE, "profile": profile, "built_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "n_trials_done": int((trials.status == "done").sum()) if not trials.empty else 0,
+        "n_trials_failed": int((trials.status == "failed").sum()) if not trials.empty else 0,
+        "git_sha": git.get("git_sha"), "git_dirty": git.get("git_dirty"),
+        "profile_note": profile_note(profile, store),
+        "setup": imdb_setup + deepar_setup + [f"Timing: {ledger_mod.conditions(ledger_mod.load(store, profile))}."],
+        "assumptions": assumptions(), "headline": headline, "convergence": convergence_lines(store, profile),
+        "deepar": deepar, "figures": figs, "ledger": rows, "ledger_summary": ledger_summary,
+        "ledger_tolerance": (f"A claimed ratio r counts as matched when the 95 % CI lies inside "
+                             f"[r / {1 + ledger_mod.TOL:g}, r x {1 + ledger_mod.TOL:g}]."),
+        "pages": pages, "environment": environment(store, metas),
+    }
+    jenv = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "j2"]))
+    index = out / "index.html"
+    index.write_text(jenv.get_template("post.html.j2").render(**context), encoding="utf-8")
+    return index
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fwbench.report", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--executed", default="build/executed", help="folder of papermill-executed notebooks")
+    parser.add_argument("--out", default="reports", help="site folder to write")
+    parser.add_argument("--profile", default=None, help="default: the profile the notebooks were executed with")
+    parser.add_argument("--figures", default=None, help="default: FWBENCH_FIGURES or figures/")
+    args = parser.parse_args(argv)
+    try:
+        index = build(Path(args.executed), Path(args.out), args.profile, figures=args.figures)
+    except FwbenchError as exc:
+        print(f"fwbench.report: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {index} ({html.escape(str(index.parent))}/ is the site)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
