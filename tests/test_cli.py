@@ -1,0 +1,51 @@
+"""The fwbench console script: export, status, and one-line errors."""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+
+import pandas as pd
+
+from fwbench.store import ResultsStore
+
+
+def fwbench(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "fwbench.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=120)
+
+
+def _seed_store(path):
+    store = ResultsStore(path)
+    store.record(trial_id="a1", study="imdb", status="done", config={"arm": "mxnet", "batch_size": 64},
+                 provenance={"host": "node-1"}, summary={}, measurements=[(0, "train_time_s", 2.0),
+                                                                          (1, "train_time_s", 1.5)])
+    store.record(trial_id="b2", study="imdb", status="failed", config={"arm": "torch-dense", "batch_size": 64},
+                 provenance={"host": "node-1"}, summary={}, error="killed by signal SIGABRT")
+
+
+def test_export_writes_one_row_per_raw_value(tmp_path):
+    _seed_store(tmp_path / "s.sqlite")
+    env = {"FWBENCH_RESULTS": str(tmp_path / "s.sqlite")}
+    out = fwbench("export", env=env)
+    assert out.returncode == 0, out.stderr
+    frame = pd.read_csv(io.StringIO(out.stdout))
+    assert len(frame) == 2 and set(frame["config.arm"]) == {"mxnet"} and sorted(frame.value) == [1.5, 2.0]
+    assert fwbench("export", "-o", str(tmp_path / "m.csv"), env=env).returncode == 0
+    assert len(pd.read_csv(tmp_path / "m.csv")) == 2
+
+
+def test_status_lists_failures(tmp_path):
+    _seed_store(tmp_path / "s.sqlite")
+    out = fwbench("status", env={"FWBENCH_RESULTS": str(tmp_path / "s.sqlite")})
+    assert out.returncode == 0
+    assert "failed imdb b2: killed by signal SIGABRT" in out.stdout
+
+
+def test_bad_override_is_one_line_and_exit_2(tmp_path):
+    out = fwbench("run", "imdb", "--profile", "smoke", "--set", "workers=[3]",
+                  env={"FWBENCH_RESULTS": str(tmp_path / "s.sqlite")})
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fwbench: error:") and "workers" in lines[0]
