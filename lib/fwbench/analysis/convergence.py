@@ -1,0 +1,177 @@
+"""Convergence curves from the results store (nothing is trained here): IMDB train/test loss and accuracy per
+epoch and against cumulative training seconds, DeepAR training loss per epoch; repeats (seeds) summarised as a
+median with a min-max band and the interquartile range."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..paths import results_path
+from ..store import ResultsStore
+from . import imdb as imdb_analysis
+
+ARM_ORDER = imdb_analysis.ARM_ORDER
+DEEPAR_MAX_DATASETS = 4
+
+
+def setting_label(batch_size: int, num_workers: int, lr_schedule: bool) -> str:
+    return f"batch {int(batch_size)} / {int(num_workers)} workers, {'factor LR schedule' if lr_schedule else 'constant LR'}"
+
+
+def convergence_settings() -> list[dict]:
+    """The 2018 post's convergence runs, as the IMDB study defines them."""
+    from ..studies import imdb as study
+
+    return [dict(s, epochs=study.CONVERGENCE_EPOCHS) for s in study.CONVERGENCE_SETTINGS]
+
+
+# ---------------------------------------------------------------------------------------------------- IMDB
+def load_imdb(profile: str, store: ResultsStore | None = None) -> pd.DataFrame:
+    """One row per (trial, epoch) of the profile's finished IMDB trials, with ``setting`` and ``wall_s`` (the
+    cumulative training-pass seconds at the end of the epoch)."""
+    store = store or ResultsStore(results_path())
+    frame = imdb_analysis.load_sweep(profile, store=store)
+    if frame.empty:
+        return frame
+    frame = frame.sort_values(["trial_id", "epoch"]).copy()
+    frame["wall_s"] = frame.groupby("trial_id")["train_time_s"].cumsum()
+    frame["setting"] = [setting_label(b, w, s) for b, w, s in
+                        zip(frame.batch_size, frame.num_workers, frame.lr_schedule)]
+    return frame.reset_index(drop=True)
+
+
+def curve_settings(frame: pd.DataFrame) -> tuple[list[str], bool]:
+    """The settings to draw: the post's convergence settings present in ``frame`` (longest run of each), or, when
+    none is, every setting of the profile. Returns (labels, is_convergence)."""
+    if frame.empty:
+        return [], False
+    wanted = [setting_label(s["batch_size"], s["num_workers"], s["lr_schedule"]) for s in convergence_settings()]
+    long = frame[frame.epochs >= convergence_settings()[0]["epochs"]]
+    present = [w for w in wanted if w in set(long.setting)]
+    if present:
+        return present, True
+    order = frame.drop_duplicates("setting").sort_values(["batch_size", "num_workers", "lr_schedule"])
+    return list(order.setting), False
+
+
+def bands(frame: pd.DataFrame, metric: str, x: str = "epoch", by: tuple[str, ...] = ("setting", "arm")) -> pd.DataFrame:
+    """Median, min, max, quartiles and n of ``metric`` over repeats at each ``x`` per group. For ``x='wall_s'``
+    the x value is the median cumulative time at that epoch."""
+    if frame.empty or metric not in frame:
+        return pd.DataFrame()
+    keys = list(by) + ["epoch"]
+    g = frame.groupby(keys)[metric]
+    out = pd.DataFrame({"median": g.median(), "lo": g.min(), "hi": g.max(), "q1": g.quantile(0.25),
+                        "q3": g.quantile(0.75), "n": g.count()}).reset_index()
+    if x != "epoch":
+        out[x] = frame.groupby(keys)[x].median().to_numpy()
+    return out
+
+
+def missing_convergence(profile: str, frame: pd.DataFrame) -> list[dict]:
+    """The convergence settings this profile's store lacks, with the profiles that include them."""
+    from ..studies import imdb as study
+
+    have = set(frame.setting[frame.epochs >= study.CONVERGENCE_EPOCHS]) if not frame.empty else set()
+    makers = [name for name, opts in study.PROFILES.items() if opts.get("convergence")]
+    out = []
+    for s in convergence_settings():
+        label = setting_label(s["batch_size"], s["num_workers"], s["lr_schedule"])
+        if label not in have:
+            out.append({"setting": label, "epochs": s["epochs"], "profiles": makers})
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- DeepAR
+def load_deepar(profile: str, store: ResultsStore | None = None, max_datasets: int = DEEPAR_MAX_DATASETS) -> pd.DataFrame:
+    """Per-epoch DeepAR training loss (step >= 0) of the profile's finished trials, for at most ``max_datasets``
+    datasets (those with the most epochs recorded, then by name)."""
+    store = store or ResultsStore(results_path())
+    long = store.measurements("deepar")
+    if long.empty:
+        return pd.DataFrame()
+    from ..runner import plan
+
+    try:
+        ids = {t.trial_id for t in plan("deepar", profile)}
+        long = long[long.trial_id.isin(ids)]
+    except Exception:  # the study's plan needs its data catalogue; without it, all rows
+        pass
+    long = long[(long.status == "done") & (long.metric == "train_loss") & (long.step >= 0)]
+    if long.empty:
+        return pd.DataFrame()
+    frame = long.rename(columns={"config.dataset": "dataset", "config.arm": "arm", "config.seed": "seed",
+                                 "step": "epoch", "value": "train_loss"})
+    frame = frame[["trial_id", "dataset", "arm", "seed", "epoch", "train_loss"]]
+    depth = frame.groupby("dataset")["epoch"].max().reset_index().sort_values(["epoch", "dataset"],
+                                                                               ascending=[False, True])
+    keep = list(depth.dataset[:max_datasets])
+    return frame[frame.dataset.isin(keep)].sort_values(["dataset", "arm", "seed", "epoch"]).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------------------- prose
+def _final_by_arm(frame: pd.DataFrame, setting: str, metric: str) -> dict:
+    sel = frame[(frame.setting == setting) & (frame.epoch == frame.epochs - 1)]
+    return sel.groupby("arm")[metric].median().to_dict()
+
+
+def summary_sentences(profile: str, store: ResultsStore | None = None, imdb: pd.DataFrame | None = None,
+                      deepar: pd.DataFrame | None = None) -> list[str]:
+    """What the curves show and what is missing, as sentences computed from the store."""
+    store = store or ResultsStore(results_path())
+    imdb = load_imdb(profile, store) if imdb is None else imdb
+    deepar = load_deepar(profile, store) if deepar is None else deepar
+    lines = []
+    if imdb.empty:
+        lines.append(f"No finished IMDB trials for profile {profile} in the store yet: run the IMDB notebook (or "
+                     f"`fwbench run imdb --profile {profile}`) first.")
+    else:
+        settings, is_conv = curve_settings(imdb)
+        seeds = imdb.groupby("setting")["seed"].nunique()
+        n_seeds = sorted(set(int(seeds[s]) for s in settings))
+        lines.append(
+            f"IMDB curves: {len(settings)} setting(s) of profile {profile} "
+            f"({'the 2018 post' + chr(39) + 's convergence runs' if is_conv else 'its sweep settings'}), "
+            f"{sorted(set(int(e) for e in imdb[imdb.setting.isin(settings)].epochs))} epochs, "
+            f"{' or '.join(map(str, n_seeds))} seed(s) per arm"
+            f"{'; with one seed the bands collapse to the line' if n_seeds == [1] else ''}.")
+        for s in settings[:3]:
+            loss = _final_by_arm(imdb, s, "train_loss")
+            acc = _final_by_arm(imdb, s, "test_acc")
+            if loss:
+                arms = [a for a in ARM_ORDER if a in loss]
+                lines.append(f"{s}: final train loss " + ", ".join(f"{a} {loss[a]:.3f}" for a in arms) +
+                             "; final test accuracy " + ", ".join(f"{a} {acc[a]:.3f}" for a in arms if a in acc) + ".")
+        missing = missing_convergence(profile, imdb)
+        if missing:
+            makers = missing[0]["profiles"]
+            lines.append(
+                f"Missing for profile {profile}: the {missing[0]['epochs']}-epoch convergence runs at "
+                + "; ".join(m["setting"] for m in missing)
+                + (f". Profile {' / '.join(makers)} makes them (IMDB option convergence=True)." if makers else "."))
+    if deepar.empty:
+        lines.append(f"No DeepAR training-loss rows for profile {profile} in the store yet: the DeepAR curves "
+                     "appear once the DeepAR notebook (study 'deepar') has run.")
+    else:
+        lines.append(f"DeepAR curves: {deepar.dataset.nunique()} dataset(s) ({', '.join(sorted(set(deepar.dataset)))}), "
+                     f"arms {', '.join(sorted(set(deepar.arm)))}, {int(deepar.epoch.max()) + 1} epoch(s), "
+                     f"{deepar.seed.nunique()} seed(s).")
+    return lines
+
+
+def final_loss_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Final-epoch train/test loss and test accuracy per setting and arm: median and range over seeds."""
+    if frame.empty:
+        return pd.DataFrame()
+    last = frame[frame.epoch == frame.epochs - 1]
+    rows = []
+    for (setting, arm), g in last.groupby(["setting", "arm"]):
+        row = {"setting": setting, "arm": arm, "seeds": g.seed.nunique(), "epochs": int(g.epochs.max())}
+        for m in ("train_loss", "test_loss", "test_acc"):
+            if m in g:
+                row[f"{m}_median"] = float(np.median(g[m]))
+                row[f"{m}_range"] = float(g[m].max() - g[m].min())
+        row["train_s_total"] = float(frame[frame.trial_id.isin(g.trial_id)].groupby("trial_id")["train_time_s"]
+                                     .sum().median())
+        rows.append(row)
+    return pd.DataFrame(rows)
