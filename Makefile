@@ -18,7 +18,7 @@ export FWBENCH_DATA_DIR ?= $(abspath ../shared/data)
 endif
 export MPLBACKEND := agg
 
-.PHONY: help setup reproduce notebooks html test bench lab status export lock clean
+.PHONY: help setup browser reproduce notebooks html test bench lab status export lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -33,6 +33,10 @@ $(STAMP): requirements.lock constraints.txt pyproject.toml
 	@touch $@
 
 setup: $(STAMP) ## create .venv and install the pinned environment
+
+browser: ## install Debian's chromium for the site test (apt-get, as root, only when it is missing)
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	@chromium --version 2>/dev/null | head -1
 
 reproduce: $(STAMP) ## run every notebook headlessly (PROFILE=...) and render the HTML reports
 	@mkdir -p $(EXECUTED) $(REPORTS) figures

@@ -60,3 +60,15 @@ def smoke_notebooks(smoke_env) -> SmokeRun:
         if proc.returncode != 0:
             pytest.fail(f"{nb.name} failed under papermill:\n{proc.stderr[-4000:]}")
     return smoke_env
+
+
+@pytest.fixture(scope="session")
+def smoke_site(smoke_notebooks) -> SmokeRun:
+    """The static site (``python -m fwbench.report``, as `make reproduce` runs it) built from the smoke notebooks
+    into ``<root>/reports``."""
+    out = smoke_notebooks.root / "reports"
+    proc = subprocess.run([sys.executable, "-m", "fwbench.report", "--executed", str(smoke_notebooks.executed),
+                           "--out", str(out)], env=smoke_notebooks.env, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        pytest.fail(f"fwbench.report failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    return smoke_notebooks
