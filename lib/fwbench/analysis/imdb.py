@@ -23,15 +23,23 @@ def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore 
     long = long[long.trial_id.isin(ids) & (long.status == "done")]
     if long.empty:
         return pd.DataFrame()
-    keys = {"trial_id": "trial_id", "config.arm": "arm", "config.batch_size": "batch_size",
+    keys = {"trial_id": "trial_id", "config.part": "part", "config.arm": "arm", "config.batch_size": "batch_size",
             "config.num_workers": "num_workers", "config.seed": "seed", "config.epochs": "epochs",
-            "config.n_train": "n_train", "host": "host", "step": "epoch"}
+            "config.n_train": "n_train", "config.encoding.maxlen": "seq_len", "config.threads": "threads",
+            "host": "host", "step": "epoch"}
     long = long.assign(lr_schedule=long["config.lr_schedule.factor"].notna()
                        if "config.lr_schedule.factor" in long else False)
+    prepare = long[long.metric == "prepare_time_s"].set_index("trial_id").value.rename("prepare_time_s")
+    long = long[long.step >= 0]  # whole-trial values (step -1) are joined as columns below
     wide = long.pivot_table(index=list(keys) + ["lr_schedule"], columns="metric", values="value").reset_index()
-    wide = wide.rename(columns=keys)
+    wide = wide.rename(columns=keys).join(prepare, on="trial_id")
     wide.columns.name = None
     return wide.sort_values(["arm", "batch_size", "num_workers", "seed", "epoch"]).reset_index(drop=True)
+
+
+def part(frame: pd.DataFrame, *names: str) -> pd.DataFrame:
+    """The rows of the given grid parts (``main``, ``extra``, ``convergence``, ``scaling``)."""
+    return frame[frame.part.isin(names)] if not frame.empty else frame
 
 
 def failures(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
@@ -50,13 +58,14 @@ def timed_epochs(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def epoch_time_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median and IQR of the training-pass time per epoch, per arm x batch size x workers."""
-    timed = timed_epochs(frame)
+    """Median and IQR of the training-pass time per epoch, per arm x batch size x workers (the sweep's main
+    grid, its extra arms and the convergence runs; the cost-growth runs have their own table)."""
+    timed = timed_epochs(part(frame, "main", "extra", "convergence"))
     if timed.empty:
         return pd.DataFrame()
     table = summarize(timed, SETTING, value="train_time_s")
     throughput = timed.groupby(SETTING)["samples_per_s"].median().rename("samples_per_s").reset_index()
-    cpu = timed.groupby(SETTING)["proc_cpu_pct"].median().rename("proc_cpu_pct").reset_index()
+    cpu = timed.groupby(SETTING)[["proc_cpu_pct", "sys_cpu_pct"]].median().reset_index()
     table = table.merge(throughput, on=SETTING).merge(cpu, on=SETTING)
     table["arm"] = pd.Categorical(table["arm"], [a for a in ARM_ORDER if a in set(table["arm"])], ordered=True)
     return table.sort_values(SETTING).reset_index(drop=True)
@@ -66,7 +75,7 @@ def ratio_table(frame: pd.DataFrame, numerator: str = "mxnet",
                 denominators: tuple[str, ...] = ("torch-dense", "torch-sparse")) -> pd.DataFrame:
     """Epoch-time ratio numerator / denominator (>1: the numerator is slower) per batch size x workers, with a
     bootstrap 95 % CI over the timed epochs (and repeats) of both arms."""
-    timed = timed_epochs(frame)
+    timed = timed_epochs(part(frame, "main", "extra", "convergence"))
     rows = []
     if timed.empty:
         return pd.DataFrame(rows)
@@ -94,9 +103,9 @@ def headline(frame: pd.DataFrame) -> dict:
     if table.empty:
         return {}
     best = best_settings(frame)
-    timed = timed_epochs(frame)
-    out = {"n_trials": int(frame.trial_id.nunique()), "n_timed_epochs": int(len(timed)),
-           "n_train": int(frame.n_train.iloc[0]), "best": best}
+    timed = timed_epochs(part(frame, "main", "extra", "convergence"))
+    out = {"n_trials": int(timed.trial_id.nunique()), "n_timed_epochs": int(len(timed)),
+           "n_train": int(part(frame, "main").n_train.iloc[0]), "best": best}
     at_best = {}
     for _, row in best.iterrows():
         sel = timed[(timed.arm == row.arm) & (timed.batch_size == row.batch_size)
@@ -109,7 +118,8 @@ def headline(frame: pd.DataFrame) -> dict:
     ratios = ratio_table(frame)
     if not ratios.empty:
         out["ratio_range"] = (float(ratios.ratio.min()), float(ratios.ratio.max()))
-    final = frame[frame.epoch == frame.epochs - 1]
+    final = part(frame, "main")
+    final = final[final.epoch == final.epochs - 1]
     out["final_test_acc"] = final.groupby("arm")["test_acc"].median().to_dict()
     return out
 
@@ -141,3 +151,65 @@ def headline_markdown(frame: pd.DataFrame) -> str:
     acc = ", ".join(f"{arm} {acc:.3f}" for arm, acc in sorted(h["final_test_acc"].items()))
     lines.append(f"- test accuracy after the last epoch (median over settings): {acc}")
     return "\n".join(lines)
+
+
+# -- beyond the post ---------------------------------------------------------------------------------------
+VARIANT_BASELINES = {"mxnet-hybrid": "mxnet", "torch-compile": "torch-dense"}
+
+
+def variant_effects(frame: pd.DataFrame) -> pd.DataFrame:
+    """What hybridizing MXNet and compiling PyTorch buy: epoch-time ratio variant / baseline at the same
+    setting (bootstrap 95 % CI; < 1 means the variant is faster), and the one-off preparation (compile) time."""
+    timed = timed_epochs(part(frame, "main", "extra", "convergence"))
+    rows = []
+    for variant, baseline in VARIANT_BASELINES.items():
+        for (batch, workers), group in timed[timed.arm == variant].groupby(["batch_size", "num_workers"]):
+            base = timed[(timed.arm == baseline) & (timed.batch_size == batch) & (timed.num_workers == workers)]
+            if base.empty:
+                continue
+            rows.append({"variant": variant, "baseline": baseline, "batch_size": batch, "num_workers": workers,
+                         **ratio_ci(group.train_time_s, base.train_time_s),
+                         "prepare_time_s": float(group.prepare_time_s.median()),
+                         "variant_epoch_s": float(group.train_time_s.median()),
+                         "baseline_epoch_s": float(base.train_time_s.median())})
+    return pd.DataFrame(rows)
+
+
+def training_flops_per_sample(seq_len: int, embed_dim: int = 128, hidden_size: int = 128) -> float:
+    """Matrix-multiply FLOPs of one training sample through the LSTM: per step the gate GEMMs
+    2*4H*(E+H) forward, about twice that backward (input and weight gradients); the embedding lookup, the
+    element-wise gate maths and the 2-way dense layer are left out (an estimate, a lower bound)."""
+    return 3.0 * seq_len * 2 * 4 * hidden_size * (embed_dim + hidden_size)
+
+
+def scaling_table(frame: pd.DataFrame, gemm_peak: dict | None = None) -> pd.DataFrame:
+    """Cost growth: median epoch time and throughput per arm x sequence length x threads, with the achieved
+    GEMM GFLOP/s and, where a measured peak is given as ``{(framework, threads): GFLOP/s}``, its fraction."""
+    timed = timed_epochs(part(frame, "scaling"))
+    if timed.empty:
+        return pd.DataFrame()
+    table = summarize(timed, ["arm", "seq_len", "threads"], value="train_time_s")
+    sps = timed.groupby(["arm", "seq_len", "threads"])["samples_per_s"].median().rename("samples_per_s")
+    table = table.join(sps, on=["arm", "seq_len", "threads"])
+    table["achieved_gflops"] = [training_flops_per_sample(s) * r / 1e9
+                                for s, r in zip(table.seq_len, table.samples_per_s)]
+    if gemm_peak:
+        framework = table.arm.str.split("-").str[0]
+        table["gemm_peak_gflops"] = [gemm_peak.get((f, t), np.nan) for f, t in zip(framework, table.threads)]
+        table["fraction_of_peak"] = table.achieved_gflops / table.gemm_peak_gflops
+    return table
+
+
+def gemm_peak_or_none(store: ResultsStore | None = None) -> dict | None:
+    """This machine's measured fp32 GEMM peak per (framework, threads) from the ``gemm`` study, or None where
+    that study has no rows (then the scaling table shows achieved GFLOP/s only)."""
+    try:
+        from .inference import gemm_peak
+    except ImportError:
+        return None
+    peak = gemm_peak(store or ResultsStore(results_path()))
+    if peak is None or len(peak) == 0:
+        return None
+    if isinstance(peak, pd.DataFrame):
+        return {(r.framework, int(r.threads)): float(r.gflops) for r in peak.itertuples()}
+    return dict(peak)

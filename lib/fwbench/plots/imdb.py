@@ -5,7 +5,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..analysis.imdb import epoch_time_table, ratio_table
+from ..analysis.imdb import epoch_time_table, ratio_table, scaling_table
 
 ARM_COLORS = {"torch-dense": "#1f77b4", "torch-sparse": "#17becf", "mxnet": "#d62728",
               "mxnet-hybrid": "#ff7f0e", "torch-compile": "#9467bd"}
@@ -59,5 +59,31 @@ def ratio_figure(frame: pd.DataFrame):
     ax.set_ylabel("epoch-time ratio (>1: MXNet slower)")
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def scaling_figure(frame: pd.DataFrame, gemm_peak: dict | None = None):
+    """Epoch time against sequence length (one line per arm and thread count) and, where a GEMM peak was
+    measured, the achieved fraction of it."""
+    table = scaling_table(frame, gemm_peak)
+    has_peak = "fraction_of_peak" in table and table.fraction_of_peak.notna().any()
+    fig, axes = plt.subplots(1, 2 if has_peak else 1, figsize=(10 if has_peak else 5.5, 3.6), squeeze=False)
+    for (arm, threads), g in table.groupby(["arm", "threads"]):
+        g = g.sort_values("seq_len")
+        style = "-" if threads == table.threads.max() else "--"
+        axes[0][0].plot(g.seq_len, g["median"], style, marker="o", color=ARM_COLORS.get(arm),
+                        label=f"{arm}, {threads} thread(s)")
+        if has_peak:
+            axes[0][1].plot(g.seq_len, 100 * g.fraction_of_peak, style, marker="o", color=ARM_COLORS.get(arm),
+                            label=f"{arm}, {threads} thread(s)")
+    axes[0][0].set_xlabel("sequence length (tokens)")
+    axes[0][0].set_ylabel("training time per epoch (s), median")
+    axes[0][0].legend(fontsize=8)
+    axes[0][0].grid(alpha=0.3)
+    if has_peak:
+        axes[0][1].set_xlabel("sequence length (tokens)")
+        axes[0][1].set_ylabel("achieved % of the framework's fp32 GEMM peak")
+        axes[0][1].grid(alpha=0.3)
     fig.tight_layout()
     return fig

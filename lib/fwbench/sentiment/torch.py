@@ -52,12 +52,29 @@ class SentimentLSTM(nn.Module):
 
 
 def build_model(vocab_size: int, embed_dim: int, hidden_size: int, num_classes: int = 2,
-                sparse: bool = False) -> SentimentLSTM:
-    return SentimentLSTM(vocab_size, embed_dim, hidden_size, num_classes, sparse)
+                sparse: bool = False, variant: str = "eager", device: str = "cpu") -> nn.Module:
+    """``variant``: ``eager`` or ``compiled`` (``torch.compile`` with the default Inductor backend; the
+    compilation itself is timed by ``prepare`` and stored apart from the epoch times)."""
+    if variant not in ("eager", "compiled"):
+        raise ValueError(f"unknown PyTorch variant {variant!r}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device 'cuda' asked for, but torch.cuda.is_available() is False on this machine")
+    model = SentimentLSTM(vocab_size, embed_dim, hidden_size, num_classes, sparse).to(device)
+    model.device = torch.device(device)
+    if variant == "compiled":
+        compiled = torch.compile(model)
+        compiled.device = model.device
+        return compiled
+    return model
 
 
-def count_parameters(model: SentimentLSTM) -> int:
-    return sum(p.numel() for p in model.parameters())
+def _core(model: nn.Module) -> SentimentLSTM:
+    """The SentimentLSTM behind a compiled wrapper."""
+    return getattr(model, "_orig_mod", model)
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in _core(model).parameters())
 
 
 def make_loader(x: np.ndarray, y: np.ndarray, batch_size: int, num_workers: int, shuffle: bool, seed: int):
@@ -70,12 +87,13 @@ class Trainer:
     """Adam for dense gradients; with sparse embedding gradients, SparseAdam for the embedding (plain Adam
     rejects sparse tensors) and Adam for the rest, both with the same learning rate."""
 
-    def __init__(self, model: SentimentLSTM, lr: float):
-        sparse = model.embedding.sparse
-        dense_params = [p for name, p in model.named_parameters() if not (sparse and name.startswith("embedding"))]
+    def __init__(self, model: nn.Module, lr: float):
+        core = _core(model)
+        sparse = core.embedding.sparse
+        dense_params = [p for name, p in core.named_parameters() if not (sparse and name.startswith("embedding"))]
         self.optimizers = [torch.optim.Adam(dense_params, lr=lr)]
         if sparse:
-            self.optimizers.append(torch.optim.SparseAdam(list(model.embedding.parameters()), lr=lr))
+            self.optimizers.append(torch.optim.SparseAdam(list(core.embedding.parameters()), lr=lr))
         self.loss = nn.CrossEntropyLoss()
 
     def zero_grad(self) -> None:
@@ -101,8 +119,10 @@ def train_one_epoch(model: SentimentLSTM, trainer: Trainer, loader) -> tuple[flo
     """One pass over the loader; returns (mean training loss, samples seen). Loss is summed on the
     framework side and read once at the end, so no per-batch host sync is added."""
     model.train()
-    total, seen = torch.zeros(()), 0
+    device = getattr(model, "device", torch.device("cpu"))
+    total, seen = torch.zeros((), device=device), 0
     for x, y in loader:
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
         trainer.zero_grad()
         loss = trainer.loss(model(x), y)
         loss.backward()
@@ -113,16 +133,38 @@ def train_one_epoch(model: SentimentLSTM, trainer: Trainer, loader) -> tuple[flo
 
 
 def synchronize() -> None:
-    """CPU PyTorch executes eagerly: nothing is pending when a call returns."""
+    """CPU PyTorch executes eagerly: nothing is pending when a call returns; CUDA kernels are asynchronous."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
+def prepare(model: nn.Module, trainer: Trainer, loader) -> float:
+    """Ahead-of-epoch work, timed apart from the epochs: for a compiled model, one forward+backward on the
+    first batch triggers compilation (gradients are then dropped, so no training step happens). Returns seconds."""
+    if not hasattr(model, "_orig_mod"):
+        return 0.0
+    import time
+
+    device = getattr(model, "device", torch.device("cpu"))
+    x, y = next(iter(loader))
+    t0 = time.perf_counter()
+    trainer.loss(model(x.to(device)), y.to(device)).backward()
+    synchronize()
+    seconds = time.perf_counter() - t0
+    trainer.zero_grad()
+    loader.sampler.epoch = 0  # the probe batch must not shift the epochs' sample order
+    return seconds
 
 
 @torch.no_grad()
 def evaluate(model: SentimentLSTM, loader) -> tuple[float, float]:
     """(mean cross-entropy, accuracy) over the loader."""
     model.eval()
+    device = getattr(model, "device", torch.device("cpu"))
     loss_fn = nn.CrossEntropyLoss(reduction="sum")
     total, correct, seen = 0.0, 0, 0
     for x, y in loader:
+        x, y = x.to(device), y.to(device)
         logits = model(x)
         total += float(loss_fn(logits, y))
         correct += int((logits.argmax(1) == y).sum())

@@ -15,40 +15,62 @@ import time
 
 from . import options as opt
 
-ARMS = ("torch-dense", "torch-sparse", "mxnet")
+# arm -> (backend module, model variant, sparse embedding gradients)
+ARM_BACKENDS = {
+    "torch-dense": ("torch", "eager", False),
+    "torch-sparse": ("torch", "eager", True),
+    "mxnet": ("mxnet", "imperative", False),
+    # beyond the post: MXNet with hybridized pre/post-LSTM blocks, PyTorch with torch.compile
+    "mxnet-hybrid": ("mxnet", "hybrid", False),
+    "torch-compile": ("torch", "compiled", False),
+}
+ARMS = tuple(ARM_BACKENDS)
+CORE_ARMS = ["torch-dense", "torch-sparse", "mxnet"]
 WORKER_CHOICES = (0, 1, 2, 4)
+DEVICES = ("cpu", "cuda")
 
 MODEL = {"num_words": 5000, "embed_dim": 128, "hidden_size": 128, "num_classes": 2}
 
+_COMMON = {"repeats": 1, "threads": 2, "seq_len": 500, "lr": 1e-3, "lr_schedule": True, "convergence": False,
+           "device": "cpu"}
 PROFILES = {
     # seconds: for tests and CI
-    "smoke": {"arms": list(ARMS), "batch_sizes": [32], "workers": [0, 1], "epochs": 2, "n_train": 64,
-              "n_test": 64, "seq_len": 500, "repeats": 1, "threads": 2, "lr": 1e-3, "lr_schedule": True,
-              "convergence": False},
+    "smoke": {**_COMMON, "arms": CORE_ARMS, "extra_arms": ["mxnet-hybrid"], "batch_sizes": [32],
+              "workers": [0, 1], "epochs": 2, "n_train": 64, "n_test": 64,
+              "scaling": {"seq_lens": [50], "threads": [1], "batch_size": 32, "epochs": 2, "n_train": 64}},
     # minutes: the default of `make reproduce`
-    "quick": {"arms": list(ARMS), "batch_sizes": [64, 256], "workers": [0, 2], "epochs": 3, "n_train": 768,
-              "n_test": 256, "seq_len": 500, "repeats": 1, "threads": 2, "lr": 1e-3, "lr_schedule": True,
-              "convergence": False},
+    "quick": {**_COMMON, "arms": CORE_ARMS, "extra_arms": ["mxnet-hybrid", "torch-compile"],
+              "batch_sizes": [64, 256], "workers": [0, 2], "epochs": 3, "n_train": 768, "n_test": 256,
+              "scaling": {"seq_lens": [125, 500], "threads": [1, 2], "batch_size": 128, "epochs": 2,
+                          "n_train": 256}},
     # the post's scale: days of CPU, meant for a cluster
-    "full": {"arms": list(ARMS), "batch_sizes": [64, 128, 256, 512, 1024], "workers": list(WORKER_CHOICES),
-             "epochs": 21, "n_train": 25000, "n_test": 25000, "seq_len": 500, "repeats": 3, "threads": 2,
-             "lr": 1e-3, "lr_schedule": True, "convergence": True},
+    "full": {**_COMMON, "arms": list(ARMS), "extra_arms": [], "batch_sizes": [64, 128, 256, 512, 1024],
+             "workers": list(WORKER_CHOICES), "epochs": 21, "n_train": 25000, "n_test": 25000, "repeats": 3,
+             "convergence": True,
+             "scaling": {"seq_lens": [100, 200, 300, 400, 500], "threads": [1, 2], "batch_size": 256,
+                         "epochs": 6, "n_train": 25000}},
 }
 
 OPTIONS = {
     "arms": opt.list_of(opt.string, ARMS),
+    "extra_arms": opt.list_of(opt.string, ARMS, allow_empty=True),
     "batch_sizes": opt.list_of(opt.int_range(1, 65536)),
     "workers": opt.list_of(opt.int_range(0, 64), WORKER_CHOICES),
     "epochs": opt.int_range(1, 1000),
     "n_train": opt.int_range(2, 25000),
     "n_test": opt.int_range(1, 25000),
-    "seq_len": opt.int_range(1, 500),
+    "seq_len": opt.list_of(opt.int_range(1, 500)),
     "repeats": opt.int_range(1, 100),
-    "threads": opt.int_range(1, 256),
+    "threads": opt.list_of(opt.int_range(1, 256)),
     "lr": opt.positive_float,
     "lr_schedule": opt.boolean,
     "convergence": opt.boolean,
+    "device": opt.choice(DEVICES),
+    "scaling": opt.optional(opt.scaling_spec),
 }
+# How cost grows (beyond the post): torch-dense and mxnet at one batch size / 0 workers, crossed over sequence
+# lengths and thread counts; n_test is the profile's.
+SCALING_ARMS = ["torch-dense", "mxnet"]
 
 LR_FACTOR, LR_EVERY = 0.9, 10
 BASE_SEED = 42
@@ -61,49 +83,71 @@ CONVERGENCE_EPOCHS = 30
 
 
 def resolve(profile: str, overrides: dict | None = None) -> dict:
-    return opt.resolve("imdb", PROFILES, OPTIONS, profile, overrides)
+    options = opt.resolve("imdb", PROFILES, OPTIONS, profile, overrides)
+    for key in ("seq_len", "threads"):  # a profile may give one value or a list; the grid takes lists
+        if not isinstance(options[key], list):
+            options[key] = [options[key]]
+    return options
 
 
 def grid(options: dict) -> list[dict]:
-    """One config per (arm, batch size, workers, repeat); with ``convergence``, also the post's convergence
-    runs (``CONVERGENCE_SETTINGS`` for ``max(epochs, CONVERGENCE_EPOCHS)`` epochs). Duplicates are merged, so
-    a setting in both lists is one trial."""
+    """One config per (arm, batch size, workers, sequence length, threads, repeat). ``extra_arms`` run only at
+    the largest batch size with the fewest workers (a cheap look at them in small profiles); with
+    ``convergence``, the post's convergence runs are added (``CONVERGENCE_SETTINGS`` for
+    ``max(epochs, CONVERGENCE_EPOCHS)`` epochs). Duplicates are merged, so a setting in two lists is one trial."""
     from ..data.imdb import Encoding  # framework-free
 
-    encoding = vars(Encoding(num_words=MODEL["num_words"], maxlen=options["seq_len"])).copy()
     schedule = {"factor": LR_FACTOR, "every_epochs": LR_EVERY}
-    settings = [{"batch_size": b, "num_workers": w, "lr_schedule": options["lr_schedule"],
-                 "epochs": options["epochs"]}
-                for b in options["batch_sizes"] for w in options["workers"]]
+
+    def setting(batch_size, workers, lr_schedule=options["lr_schedule"], epochs=options["epochs"], part="main"):
+        return {"batch_size": batch_size, "num_workers": workers, "lr_schedule": lr_schedule, "epochs": epochs,
+                "part": part}
+
+    main = [setting(b, w) for b in options["batch_sizes"] for w in options["workers"]]
     if options.get("convergence"):
-        settings += [{**s, "epochs": max(options["epochs"], CONVERGENCE_EPOCHS)} for s in CONVERGENCE_SETTINGS]
+        main += [{**s, "epochs": max(options["epochs"], CONVERGENCE_EPOCHS), "part": "convergence"}
+                 for s in CONVERGENCE_SETTINGS]
+    plan = [(arm, s) for arm in options["arms"] for s in main]
+    plan += [(arm, setting(max(options["batch_sizes"]), min(options["workers"]), part="extra"))
+             for arm in options.get("extra_arms", [])]
+    runs = [(arm, s, seq_len, threads, options["n_train"]) for seq_len in options["seq_len"]
+            for threads in options["threads"] for arm, s in plan]
+    scaling = options.get("scaling")
+    if scaling:
+        runs += [(arm, setting(scaling["batch_size"], 0, epochs=scaling["epochs"], part="scaling"), seq_len,
+                  threads, scaling["n_train"])
+                 for arm in SCALING_ARMS for seq_len in scaling["seq_lens"] for threads in scaling["threads"]]
     configs, seen = [], set()
     for repeat in range(options["repeats"]):
-        for arm in options["arms"]:
-            for s in settings:
-                config = {
-                    "arm": arm, "batch_size": s["batch_size"], "num_workers": s["num_workers"],
-                    "epochs": s["epochs"], "n_train": options["n_train"], "n_test": options["n_test"],
-                    "threads": options["threads"], "lr": options["lr"],
-                    "lr_schedule": dict(schedule) if s["lr_schedule"] else None,
-                    "seed": BASE_SEED + repeat, "repeat": repeat, "model": dict(MODEL), "encoding": encoding,
-                }
-                key = repr(sorted(config.items()))
-                if key not in seen:
-                    seen.add(key)
-                    configs.append(config)
+        for arm, s, seq_len, threads, n_train in runs:
+            config = {
+                "arm": arm, "batch_size": s["batch_size"], "num_workers": s["num_workers"], "epochs": s["epochs"],
+                "n_train": n_train, "n_test": options["n_test"], "threads": threads, "lr": options["lr"],
+                "lr_schedule": dict(schedule) if s["lr_schedule"] else None,
+                "seed": BASE_SEED + repeat, "repeat": repeat, "model": dict(MODEL),
+                "encoding": vars(Encoding(num_words=MODEL["num_words"], maxlen=seq_len)).copy(),
+                "device": options["device"], "part": s["part"],
+            }
+            key = repr(sorted((k, v) for k, v in config.items() if k != "part"))
+            if key not in seen:
+                seen.add(key)
+                configs.append(config)
     return configs
 
 
 def describe(config: dict) -> str:
     schedule = "" if config["lr_schedule"] else " no-lr-schedule"
-    return (f"imdb {config['arm']:<12} batch={config['batch_size']:<5} workers={config['num_workers']} "
-            f"epochs={config['epochs']} seed={config['seed']}{schedule}")
+    seq_len = config["encoding"]["maxlen"]
+    extra = "" if seq_len == 500 else f" seq_len={seq_len}"
+    extra += "" if config["threads"] == 2 else f" threads={config['threads']}"
+    extra += "" if config.get("device", "cpu") == "cpu" else f" device={config['device']}"
+    return (f"imdb {config['arm']:<13} batch={config['batch_size']:<5} workers={config['num_workers']} "
+            f"epochs={config['epochs']} seed={config['seed']}{schedule}{extra}")
 
 
 def backend_module(arm: str):
     """The twin backend for an arm; imported here, inside the trial process only."""
-    return importlib.import_module("fwbench.sentiment.mxnet" if arm.startswith("mxnet") else "fwbench.sentiment.torch")
+    return importlib.import_module(f"fwbench.sentiment.{ARM_BACKENDS[arm][0]}")
 
 
 def learning_rate(config: dict, epoch: int) -> float:
@@ -124,15 +168,17 @@ def run_trial(config: dict, report=None) -> dict:
     be.set_seed(config["seed"])
     data = load_imdb(encoding=Encoding(**config["encoding"])).subsample(config["n_train"], config["n_test"])
     m = config["model"]
-    model = be.build_model(m["num_words"], m["embed_dim"], m["hidden_size"], m["num_classes"],
-                           sparse=config["arm"] == "torch-sparse")
+    _, variant, sparse = ARM_BACKENDS[config["arm"]]
+    model = be.build_model(m["num_words"], m["embed_dim"], m["hidden_size"], m["num_classes"], sparse=sparse,
+                           variant=variant, device=config.get("device", "cpu"))
     trainer = be.make_trainer(model, config["lr"])
     train_loader = be.make_loader(data.x_train, data.y_train, config["batch_size"], config["num_workers"],
                                   shuffle=True, seed=config["seed"])
     test_loader = be.make_loader(data.x_test, data.y_test, 512, 0, shuffle=False, seed=config["seed"])
+    # compilation (torch.compile) happens here, timed apart from the epochs
+    measurements = [(-1, "prepare_time_s", be.prepare(model, trainer, train_loader))]
 
     proc = psutil.Process()
-    measurements = []
     for epoch in range(config["epochs"]):
         lr = learning_rate(config, epoch)
         be.set_learning_rate(trainer, lr)

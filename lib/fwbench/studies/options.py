@@ -45,13 +45,13 @@ def boolean(name: str, value: Any) -> bool:
     return value
 
 
-def list_of(item: Validator, choices: Iterable | None = None) -> Validator:
+def list_of(item: Validator, choices: Iterable | None = None, allow_empty: bool = False) -> Validator:
     allowed = None if choices is None else list(choices)
 
     def check(name: str, value: Any) -> list:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             value = [value]  # a single value is a one-element list
-        if not isinstance(value, (list, tuple)) or not value:
+        if not isinstance(value, (list, tuple)) or (not value and not allow_empty):
             raise FwbenchError(f"{name} must be a non-empty list, got {value!r}")
         out = [item(name, v) for v in value]
         if allowed is not None:
@@ -63,6 +63,27 @@ def list_of(item: Validator, choices: Iterable | None = None) -> Validator:
         return out
 
     return check
+
+
+def choice(choices: Iterable) -> Validator:
+    allowed = list(choices)
+
+    def check(name: str, value: Any) -> Any:
+        if value not in allowed:
+            raise FwbenchError(f"{name} must be one of {allowed}, got {value!r}")
+        return value
+
+    return check
+
+
+def scaling_spec(name: str, value: Any) -> dict:
+    """The IMDB cost-growth grid: {"seq_lens": [...], "threads": [...], "batch_size": n, "epochs": n,
+    "n_train": n}."""
+    keys = {"seq_lens": list_of(int_range(1, 500)), "threads": list_of(int_range(1, 256)),
+            "batch_size": int_range(1, 65536), "epochs": int_range(1, 1000), "n_train": int_range(2, 25000)}
+    if not isinstance(value, dict) or set(value) != set(keys):
+        raise FwbenchError(f"{name} must be a dict with keys {sorted(keys)} (or None), got {value!r}")
+    return {k: keys[k](f"{name}.{k}", v) for k, v in value.items()}
 
 
 def string(name: str, value: Any) -> str:
