@@ -15,6 +15,7 @@ from types import ModuleType
 from ..errors import FwbenchError
 
 STUDIES = {"imdb": "fwbench.studies.imdb", "deepar": "fwbench.studies.deepar"}
+STUDIES.update(vgg16="fwbench.studies.vgg16", gemm="fwbench.studies.gemm", onnx="fwbench.studies.onnx")  # issue 6
 STUDIES["selftest"] = "fwbench.studies.selftest"  # harness self-test (tests only), not part of the study
 
 

@@ -1,0 +1,142 @@
+"""MXNet Gluon backend of the vision/kernel trials (same public names as ``fwbench.vision.torch``).
+
+oneDNN (MKLDNN): MXNet decides at import from ``MXNET_MKLDNN_ENABLED`` (default on in the pip build); the
+trial sets it before importing this module, and ``onednn(enabled)`` only checks that the process matches.
+Threads: the OpenMP pool is sized by ``OMP_NUM_THREADS`` at import (set by the runner). MXNet is
+asynchronous: ``synchronize`` (``mx.nd.waitall``) before reading the clock.
+GPU: needs a CUDA build of MXNet 1.9.1 (``mxnet-cu112``; the pinned ``mxnet`` wheel is CPU-only).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+import mxnet as mx
+import numpy as np
+from mxnet.gluon import nn
+
+from . import NUM_CLASSES, POOLED, VGG16_CONFIG
+
+FRAMEWORK = "mxnet"
+
+
+def framework_info(device: str = "cpu") -> dict:
+    features = mx.runtime.Features()
+    return {
+        "framework": FRAMEWORK,
+        "framework_version": mx.__version__,
+        "numpy_version": np.__version__,
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "onednn_available": features.is_enabled("MKLDNN"),
+        "mxnet_mkldnn_enabled_env": os.environ.get("MXNET_MKLDNN_ENABLED"),
+        "features_enabled": sorted(name for name, f in features.items() if f.enabled),
+        "device": device,
+        "num_gpus": mx.context.num_gpus() if features.is_enabled("CUDA") else 0,
+    }
+
+
+def configure_threads(n: int) -> None:
+    if os.environ.get("OMP_NUM_THREADS") != str(n):
+        raise RuntimeError(f"MXNet reads OMP_NUM_THREADS at import; set it to {n} before importing mxnet")
+
+
+def set_seed(seed: int) -> None:
+    mx.random.seed(seed)
+    np.random.seed(seed)
+
+
+def resolve_device(device: str):
+    """``"cpu"`` -> ``mx.cpu()``, ``"cuda"`` -> ``mx.gpu(0)``; a clear error where this build has no CUDA."""
+    if device == "cpu":
+        return mx.cpu()
+    if device == "cuda":
+        if not mx.runtime.Features().is_enabled("CUDA") or mx.context.num_gpus() == 0:
+            raise RuntimeError(f"device='cuda' but mxnet {mx.__version__} has no CUDA GPU here (the pinned wheel "
+                               "is CPU-only; install mxnet-cu112==1.9.1 on a GPU host)")
+        return mx.gpu(0)
+    raise ValueError(f"unknown device {device!r}; choose 'cpu' or 'cuda'")
+
+
+class VGG16(nn.HybridBlock):
+    def __init__(self, num_classes: int = NUM_CLASSES):
+        super().__init__()
+        with self.name_scope():
+            self.features = nn.HybridSequential(prefix="features_")
+            channels = 3
+            for v in VGG16_CONFIG:
+                if v == "M":
+                    self.features.add(nn.MaxPool2D(pool_size=2, strides=2))
+                else:
+                    self.features.add(nn.Conv2D(v, kernel_size=3, padding=1, in_channels=channels,
+                                                activation="relu"))
+                    channels = v
+            self.classifier = nn.HybridSequential(prefix="classifier_")
+            self.classifier.add(nn.Dense(4096, in_units=512 * POOLED * POOLED, activation="relu"), nn.Dropout(0.5),
+                                nn.Dense(4096, in_units=4096, activation="relu"), nn.Dropout(0.5),
+                                nn.Dense(num_classes, in_units=4096))
+
+    def hybrid_forward(self, F, x):
+        x = F.contrib.AdaptiveAvgPooling2D(self.features(x), output_size=POOLED)
+        return self.classifier(F.flatten(x))
+
+
+def build_vgg16(device: str = "cpu", num_classes: int = NUM_CLASSES) -> VGG16:
+    """VGG16 with random weights (Xavier), initialized on ``device``; Gluon runs inference mode unless
+    recording autograd, so dropout is off."""
+    model = VGG16(num_classes)
+    model.initialize(mx.init.Xavier(), ctx=resolve_device(device))
+    return model
+
+
+def count_parameters(model) -> int:
+    return sum(int(np.prod(p.shape)) for p in model.collect_params().values())
+
+
+def make_images(batch: int, image_size: int, device: str = "cpu", seed: int = 0):
+    """A random NCHW float32 batch of ``image_size`` x ``image_size`` RGB images."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, 3, image_size, image_size), dtype=np.float32)
+    return mx.nd.array(x, ctx=resolve_device(device), dtype=np.float32)
+
+
+def compile_for_inference(model, example):
+    """Gluon ``hybridize(static_alloc=True, static_shape=True)``: one cached symbolic graph, memory planned once."""
+    model.hybridize(static_alloc=True, static_shape=True)
+    model(example)
+    mx.nd.waitall()
+    return model
+
+
+@contextlib.contextmanager
+def onednn(enabled: bool):
+    """MXNet fixes oneDNN use at import (``MXNET_MKLDNN_ENABLED``): this only checks the process matches."""
+    if onednn_enabled() != enabled:
+        raise RuntimeError(f"oneDNN must be {'on' if enabled else 'off'} but MXNET_MKLDNN_ENABLED="
+                           f"{os.environ.get('MXNET_MKLDNN_ENABLED')!r} at import; set it before importing mxnet")
+    yield
+
+
+def onednn_enabled() -> bool:
+    return mx.runtime.Features().is_enabled("MKLDNN") and os.environ.get("MXNET_MKLDNN_ENABLED", "1") != "0"
+
+
+def infer(model, x):
+    """One forward pass (outside ``autograd.record``: no graph kept); the caller synchronizes."""
+    return model(x)
+
+
+def to_numpy(x) -> np.ndarray:
+    return x.asnumpy()
+
+
+def synchronize(device: str = "cpu") -> None:
+    mx.nd.waitall()
+
+
+def random_matrix(n: int, device: str = "cpu", seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return mx.nd.array(rng.standard_normal((n, n), dtype=np.float32), ctx=resolve_device(device), dtype=np.float32)
+
+
+def matmul(a, b):
+    return mx.nd.dot(a, b)
