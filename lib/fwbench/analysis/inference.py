@@ -1,0 +1,294 @@
+"""Tables of the studies beyond the posts (``vgg16``, ``gemm``, ``onnx``), computed from the results store.
+
+Warm-up calls are stored (``warmup_*`` metrics) and excluded here; every statistic is over the timed repeats.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..paths import results_path
+from ..runner import plan
+from ..store import ResultsStore
+from .stats import ratio_ci, summarize
+
+# The overview article's numbers (Colab, no setup given): average VGG16 inference time.
+CLAIM_VGG16_MS = {"torch": 30.4, "mxnet": 20.5}
+VGG16_SETTING = ["arm", "batch_size", "image_size", "onednn", "device"]
+ONNX_RUNTIMES = {"export": "torch", "ort": "onnxruntime", "mxnet": "mxnet"}
+
+
+def _store(store: ResultsStore | None) -> ResultsStore:
+    return store or ResultsStore(results_path())
+
+
+def _long(study: str, profile: str | None, overrides: dict | None, store: ResultsStore | None) -> pd.DataFrame:
+    """Raw values of the done trials of ``study`` (of the profile's plan when a profile is given)."""
+    long = _store(store).measurements(study)
+    if long.empty:
+        return long
+    long = long[long.status == "done"]
+    if profile is not None:
+        ids = {t.trial_id for t in plan(study, profile, overrides)}
+        long = long[long.trial_id.isin(ids)]
+    return long
+
+
+def _trials(study: str, profile: str | None, overrides: dict | None, store: ResultsStore | None) -> pd.DataFrame:
+    trials = _store(store).trials(study)
+    if trials.empty or profile is None:
+        return trials
+    ids = {t.trial_id for t in plan(study, profile, overrides)}
+    return trials[trials.trial_id.isin(ids)].reset_index(drop=True)
+
+
+def failures(study: str, profile: str | None = None, overrides: dict | None = None,
+             store: ResultsStore | None = None) -> pd.DataFrame:
+    trials = _trials(study, profile, overrides, store)
+    if trials.empty:
+        return trials
+    cols = [c for c in ("trial_id", "config.arm", "config.step", "error") if c in trials]
+    return trials.loc[trials.status == "failed", cols].reset_index(drop=True)
+
+
+# -- VGG16 ---------------------------------------------------------------------------------------------------
+def vgg16_latencies(profile: str | None = None, overrides: dict | None = None,
+                    store: ResultsStore | None = None) -> pd.DataFrame:
+    """One row per timed forward pass: arm, framework, batch size, image size, oneDNN, device, threads, repeat,
+    latency in ms and ms per image."""
+    long = _long("vgg16", profile, overrides, store)
+    if long.empty:
+        return pd.DataFrame()
+    long = long[long.metric == "latency_s"]
+    frame = pd.DataFrame({
+        "trial_id": long.trial_id, "arm": long["config.arm"],
+        "framework": long["config.arm"].str.split("-").str[0], "batch_size": long["config.batch_size"].astype(int),
+        "image_size": long["config.image_size"].astype(int), "onednn": long["config.onednn"].astype(bool),
+        "device": long["config.device"], "threads": long["config.threads"].astype(int),
+        "repeat": long.step.astype(int), "latency_ms": 1e3 * long.value,
+    })
+    frame["ms_per_image"] = frame.latency_ms / frame.batch_size
+    return frame.sort_values(VGG16_SETTING + ["repeat"]).reset_index(drop=True)
+
+
+def vgg16_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Median, quartiles and IQR of the latency per arm x batch x image size x oneDNN x device, and the median
+    time per image."""
+    if frame.empty:
+        return pd.DataFrame()
+    table = summarize(frame, VGG16_SETTING, value="latency_ms")
+    per_image = frame.groupby(VGG16_SETTING)["ms_per_image"].median().rename("median_ms_per_image")
+    return table.join(per_image, on=VGG16_SETTING).rename(columns={"median": "median_ms", "q1": "q1_ms",
+                                                                   "q3": "q3_ms", "iqr": "iqr_ms"})
+
+
+def vgg16_ratios(frame: pd.DataFrame) -> pd.DataFrame:
+    """Latency ratios with percentile-bootstrap 95 % CIs (repeats of both sides resampled independently):
+    PyTorch / MXNet per setting (the claim says 30.4 / 20.5 = 1.48), each compiled arm / its eager arm, and
+    oneDNN off / on per arm (> 1: oneDNN's kernels make it faster)."""
+    rows = []
+    if frame.empty:
+        return pd.DataFrame(rows)
+
+    def add(kind, num_label, den_label, num, den, **setting):
+        if len(num) and len(den):
+            rows.append({"comparison": kind, "numerator": num_label, "denominator": den_label, **setting,
+                         **ratio_ci(num, den)})
+
+    for (batch, size, onednn, device), g in frame.groupby(["batch_size", "image_size", "onednn", "device"]):
+        setting = {"batch_size": batch, "image_size": size, "onednn": onednn, "device": device}
+        pairs = [("torch / mxnet", "torch", "mxnet"), ("torch / mxnet", "torch-jit", "mxnet-hybrid"),
+                 ("compiled / eager", "torch-jit", "torch"), ("compiled / eager", "mxnet-hybrid", "mxnet")]
+        for kind, a, b in pairs:
+            add(kind, a, b, g.latency_ms[g.arm == a], g.latency_ms[g.arm == b], **setting)
+    for (arm, batch, size, device), g in frame.groupby(["arm", "batch_size", "image_size", "device"]):
+        add("oneDNN off / on", f"{arm} oneDNN off", f"{arm} oneDNN on", g.latency_ms[~g.onednn],
+            g.latency_ms[g.onednn], batch_size=batch, image_size=size, onednn=None, device=device)
+    return pd.DataFrame(rows)
+
+
+def onednn_builds(profile: str | None = None, overrides: dict | None = None,
+                  store: ResultsStore | None = None) -> pd.DataFrame:
+    """What each framework's build says about oneDNN (MKLDNN), and whether the trial ran with it."""
+    trials = _trials("vgg16", profile, overrides, store)
+    if trials.empty:
+        return pd.DataFrame()
+    trials = trials[trials.status == "done"]
+    cols = {"config.arm": "arm", "config.onednn": "onednn_requested", "summary.onednn_active": "onednn_active",
+            "provenance.onednn_available": "onednn_in_build", "provenance.framework_version": "version",
+            "provenance.mxnet_mkldnn_enabled_env": "MXNET_MKLDNN_ENABLED"}
+    out = trials[[c for c in cols if c in trials]].rename(columns=cols).drop_duplicates()
+    return out.sort_values(["arm", "onednn_requested"]).reset_index(drop=True)
+
+
+# -- GEMM ----------------------------------------------------------------------------------------------------
+def gemm_results(profile: str | None = None, overrides: dict | None = None,
+                 store: ResultsStore | None = None) -> pd.DataFrame:
+    """One row per timed matmul: framework, device, threads, n, repeat, seconds, GFLOP/s."""
+    long = _long("gemm", profile, overrides, store)
+    if long.empty:
+        return pd.DataFrame()
+    long = long[long.metric == "gflops"]
+    return pd.DataFrame({
+        "trial_id": long.trial_id, "framework": long["config.arm"], "device": long["config.device"],
+        "threads": long["config.threads"].astype(int), "n": long["config.n"].astype(int),
+        "repeat": long.step.astype(int), "gflops": long.value,
+    }).sort_values(["framework", "device", "threads", "n", "repeat"]).reset_index(drop=True)
+
+
+def gemm_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Median GFLOP/s (IQR) per framework x device x threads x n."""
+    if frame.empty:
+        return pd.DataFrame()
+    return summarize(frame, ["framework", "device", "threads", "n"], value="gflops")
+
+
+def gemm_peak(store: ResultsStore | None = None, device: str = "cpu", profile: str | None = None,
+              overrides: dict | None = None) -> pd.DataFrame:
+    """This machine's fp32 GEMM peak per framework and thread count: the best (over matrix sizes) median
+    GFLOP/s of the timed repeats, with the size it was reached at and the single fastest repeat. Columns
+    ``framework, threads, device, gflops, n, max_repeat_gflops, n_sizes``; empty when nothing is stored."""
+    frame = gemm_results(profile, overrides, store)
+    cols = ["framework", "threads", "device", "gflops", "n", "max_repeat_gflops", "n_sizes"]
+    if frame.empty:
+        return pd.DataFrame(columns=cols)
+    frame = frame[frame.device == device]
+    if frame.empty:
+        return pd.DataFrame(columns=cols)
+    med = frame.groupby(["framework", "threads", "device", "n"])["gflops"].median().reset_index()
+    best = med.loc[med.groupby(["framework", "threads", "device"])["gflops"].idxmax()].reset_index(drop=True)
+    agg = frame.groupby(["framework", "threads", "device"]).agg(max_repeat_gflops=("gflops", "max"),
+                                                                n_sizes=("n", "nunique")).reset_index()
+    return best.merge(agg, on=["framework", "threads", "device"])[cols].sort_values(
+        ["framework", "threads"]).reset_index(drop=True)
+
+
+def peak_gflops(store: ResultsStore | None = None, device: str = "cpu") -> dict:
+    """``{(framework, threads): GFLOP/s}`` from ``gemm_peak``."""
+    return {(r.framework, int(r.threads)): float(r.gflops) for r in gemm_peak(store, device).itertuples()}
+
+
+# -- ONNX ----------------------------------------------------------------------------------------------------
+def onnx_steps(profile: str | None = None, overrides: dict | None = None,
+               store: ResultsStore | None = None) -> pd.DataFrame:
+    """One row per ONNX step (torch export, onnxruntime, MXNet import): its status (``ok``, ``step_failed``,
+    ``unavailable``, or ``failed`` for a crashed trial), the exact error and reason where it did not work,
+    parity with PyTorch's logits (max |difference|, argmax agreement, test accuracy), median latencies."""
+    trials = _trials("onnx", profile, overrides, store)
+    if trials.empty:
+        return pd.DataFrame()
+    rows = []
+    for _, t in trials.iterrows():
+        get = lambda key: t.get(f"summary.{key}") if f"summary.{key}" in t and t.get(f"summary.{key}") == t.get(f"summary.{key}") else None  # noqa: E731
+        status = get("step_status") if t.status == "done" else "failed"
+        row = {"step": t["config.step"], "runtime": ONNX_RUNTIMES.get(t["config.step"], t["config.step"]),
+               "status": status, "error": get("error") if t.status == "done" else t.error,
+               "reason": get("reason"), "max_abs_diff": get("max_abs_diff"),
+               "argmax_agreement": get("argmax_agreement"), "test_acc": get("test_acc"),
+               "n_compared": get("n_compared")}
+        if t["config.step"] == "export" and status == "ok":
+            row.update(max_abs_diff=0.0, argmax_agreement=1.0, n_compared=None)  # the reference itself
+        rows.append(row)
+    order = {s: i for i, s in enumerate(ONNX_RUNTIMES)}
+    return pd.DataFrame(rows).sort_values("step", key=lambda s: s.map(order)).reset_index(drop=True)
+
+
+def onnx_latencies(profile: str | None = None, overrides: dict | None = None,
+                   store: ResultsStore | None = None) -> pd.DataFrame:
+    """One row per timed inference call: runtime, batch size, repeat, latency in ms."""
+    long = _long("onnx", profile, overrides, store)
+    if long.empty:
+        return pd.DataFrame()
+    long = long[long.metric.str.startswith("latency_s_b")]
+    return pd.DataFrame({
+        "runtime": long["config.step"].map(ONNX_RUNTIMES), "batch_size": long.metric.str[11:].astype(int),
+        "repeat": long.step.astype(int), "latency_ms": 1e3 * long.value,
+    }).reset_index(drop=True)
+
+
+def onnx_latency_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Median (IQR) latency per runtime x batch, and the ratio to PyTorch with a bootstrap 95 % CI."""
+    if frame.empty:
+        return pd.DataFrame()
+    table = summarize(frame, ["runtime", "batch_size"], value="latency_ms")
+    ratios = []
+    for (runtime, batch), g in frame.groupby(["runtime", "batch_size"]):
+        ref = frame.latency_ms[(frame.runtime == "torch") & (frame.batch_size == batch)]
+        r = ratio_ci(g.latency_ms, ref) if len(ref) else {"ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan}
+        ratios.append({"runtime": runtime, "batch_size": batch, "ratio_to_torch": r["ratio"],
+                       "ci_low": r["ci_low"], "ci_high": r["ci_high"]})
+    return table.merge(pd.DataFrame(ratios), on=["runtime", "batch_size"])
+
+
+# -- prose ---------------------------------------------------------------------------------------------------
+def _verdict(r, above: str, below: str) -> str:
+    """Reading of a ratio by its CI: above 1, below 1, or a CI spanning 1 (or none, with < 2 repeats)."""
+    if np.isnan(r["ci_low"]):
+        return "too few repeats for a CI"
+    if r["ci_low"] > 1:
+        return above
+    if r["ci_high"] < 1:
+        return below
+    return "no clear difference (the CI spans 1)"
+
+
+def _fmt_ratio(r) -> str:
+    ci = "" if np.isnan(r["ci_low"]) else f" (95 % CI {r['ci_low']:.2f}-{r['ci_high']:.2f})"
+    return f"{r['ratio']:.2f}{ci}"
+
+
+def summary_markdown(profile: str | None = None, overrides: dict | None = None,
+                     store: ResultsStore | None = None) -> str:
+    """The notebook's closing prose: every number computed from the store."""
+    overrides = overrides or {}
+    lines = []
+    vgg = vgg16_latencies(profile, overrides.get("vgg16"), store)
+    if vgg.empty:
+        lines.append("- **VGG16**: no finished trials in the store for this profile.")
+    else:
+        table, ratios = vgg16_table(vgg), vgg16_ratios(vgg)
+        host = ratios[(ratios.comparison == "torch / mxnet") & (ratios.numerator == "torch") & (ratios.onednn == True)]  # noqa: E712
+        claim = CLAIM_VGG16_MS["torch"] / CLAIM_VGG16_MS["mxnet"]
+        for r in host.to_dict("records"):
+            on = table[(table.onednn) & (table.batch_size == r["batch_size"]) & (table.image_size == r["image_size"])]
+            ms = {a: on.loc[on.arm == a, "median_ms"].iloc[0] for a in ("torch", "mxnet") if (on.arm == a).any()}
+            lines.append(
+                f"- **VGG16**, batch {r['batch_size']}, {r['image_size']}x{r['image_size']}, oneDNN on, "
+                f"{r['device']}: PyTorch {ms.get('torch', np.nan):.1f} ms, MXNet {ms.get('mxnet', np.nan):.1f} ms "
+                f"(medians of {r['n_num']} and {r['n_den']} timed passes); PyTorch / MXNet = {_fmt_ratio(r)}. "
+                f"The article's 30.4 / 20.5 ms is a ratio of {claim:.2f}"
+                + ("" if r["image_size"] == 224 else " (at 224x224; this profile's input is smaller, so only the "
+                   "direction is comparable)") + ".")
+        for r in ratios[ratios.comparison == "oneDNN off / on"].to_dict("records"):
+            arm = r["numerator"].split()[0]
+            lines.append(f"- **oneDNN** ({arm}, batch {r['batch_size']}, {r['image_size']}px): off / on = "
+                         f"{_fmt_ratio(r)}: {_verdict(r, 'oneDNN on is faster', 'oneDNN on is slower')}.")
+        for r in ratios[ratios.comparison == "compiled / eager"].to_dict("records"):
+            lines.append(f"- **{r['numerator']}** / {r['denominator']} (batch {r['batch_size']}, oneDNN "
+                         f"{'on' if r['onednn'] else 'off'}): {_fmt_ratio(r)}.")
+    peak = gemm_peak(store, profile=profile, overrides=overrides.get("gemm"))
+    if len(peak):
+        parts = [f"{r.framework} {int(r.threads)} thread(s) {r.gflops:.1f} GFLOP/s (n={int(r.n)})"
+                 for r in peak.itertuples()]
+        lines.append("- **fp32 GEMM peak** (best median over sizes): " + "; ".join(parts) + ".")
+    else:
+        lines.append("- **fp32 GEMM peak**: no finished trials in the store for this profile.")
+    steps = onnx_steps(profile, overrides.get("onnx"), store)
+    for r in steps.to_dict("records") if len(steps) else []:
+        if r["step"] == "export":
+            lines.append(f"- **ONNX export** from PyTorch: {r['status']}" + (f" -- `{r['error']}`" if r["error"] else "")
+                         + ".")
+        elif r["status"] == "ok":
+            lines.append(f"- **{r['runtime']}** runs the exported model: max |logit difference| to PyTorch "
+                         f"{r['max_abs_diff']:.2e}, argmax agreement {100 * r['argmax_agreement']:.1f} % on "
+                         f"{int(r['n_compared'])} test reviews.")
+        else:
+            lines.append(f"- **{r['runtime']}**: {r['status']} -- `{r['error']}`"
+                         + (f"; {r['reason']}" if r["reason"] else "") + ".")
+    lat = onnx_latency_table(onnx_latencies(profile, overrides.get("onnx"), store))
+    for r in lat[lat.runtime != "torch"].to_dict("records") if len(lat) else []:
+        lines.append(f"- **{r['runtime']}** latency, batch {r['batch_size']}: {r['median']:.2f} ms median, "
+                     f"{r['ratio_to_torch']:.2f}x PyTorch's" + ("" if np.isnan(r["ci_low"]) else
+                                                                 f" (95 % CI {r['ci_low']:.2f}-{r['ci_high']:.2f})")
+                     + ".")
+    return "\n".join(lines)
