@@ -9,8 +9,9 @@
      ``FWBENCH_OFFLINE=1`` or without a network);
   otherwise ``DataUnavailable`` with the reasons. ``availability()`` reports this for many datasets at once.
 - **Reading** (``read_tsf``): gluonts' own ``TSFReader`` does the parsing. The wrapper first decodes the file as
-  cp1252 (the archive's encoding) and writes a clean temporary copy: ``\\n`` line ends, comment and blank lines
-  dropped. ``?`` becomes NaN (TSFReader). Whatever the reader rejects is re-raised as one ``FwbenchError`` line.
+  cp1252 (the archive's encoding) and writes a clean temporary UTF-8 copy: ``\\n`` line ends, comment and blank
+  lines dropped (TSFReader chokes on blank lines). ``?`` becomes NaN (TSFReader). Whatever the reader rejects is
+  re-raised as one ``FwbenchError`` line.
 - **Splitting** (``load``): the last ``h`` values of each series are its test window, where ``h`` is the
   dataset's horizon, or the series' own ``horizon`` attribute where the file has one (cif_2016: 12 or 6).
   The model forecasts ``max h`` steps and a series with a shorter horizon is scored on its first ``h`` steps.
@@ -184,6 +185,9 @@ def availability(datasets: list[str] | None = None, allow_download: bool = False
 # -- reading -------------------------------------------------------------------------------------------------
 def read_tsf(path: str | Path):
     """``(meta, records)`` as gluonts' ``TSFReader`` returns them, for any archive file; corrupt -> FwbenchError."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message="Using `json`-module", category=UserWarning)  # gluonts' speed hint
     from gluonts.dataset.repository._tsf_reader import TSFReader  # framework-free
 
     path = Path(path)
@@ -197,8 +201,8 @@ def read_tsf(path: str | Path):
         raise FwbenchError(f"corrupt or truncated .tsf file {path}: no @data line")
     with tempfile.TemporaryDirectory(prefix="fwbench-tsf-") as tmp:
         clean = Path(tmp) / path.name
-        # TSFReader opens files as latin-1: keep the text representable in it (comments are already gone)
-        clean.write_text("\n".join(lines) + "\n", encoding="latin1", errors="replace")
+        # written as UTF-8; TSFReader decodes it as latin-1 (byte by byte), undone for string attributes below
+        clean.write_text("\n".join(lines) + "\n", encoding="utf-8")
         try:
             meta, records = TSFReader(clean).read()
         except Exception as exc:  # AssertionError, ValueError, JSON errors, bad dates: all mean a broken file
@@ -206,6 +210,10 @@ def read_tsf(path: str | Path):
             raise FwbenchError(f"corrupt or truncated .tsf file {path}: {detail}") from None
     if not records:
         raise FwbenchError(f"corrupt or truncated .tsf file {path}: no series after @data")
+    strings = [name for name, ty in meta.columns.items() if ty == "string"]
+    for rec in records:
+        for name in strings:
+            rec[name] = rec[name].encode("latin1").decode("utf-8")
     if not getattr(meta, "frequency", None):
         raise FwbenchError(f"corrupt .tsf file {path}: no @frequency line")
     return meta, records

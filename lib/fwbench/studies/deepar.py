@@ -7,7 +7,8 @@ Student-t, 100 sample paths), context = Monash lag, prediction = Monash horizon,
 Arms: ``torch``; ``mxnet`` (hybridized, the gluonts default); ``mxnet-imperative`` (hybridize=False, to measure what
 graph compilation of MXNet's unrolled LSTM cells does). With ``breakdown`` a trial also records where its time goes:
 the data pipeline alone for the same number of batches (``data_time_s``), and the cProfile own-time share of each
-phase in a separate one-epoch profiled training (``cprofile_frac_<phase>``).
+phase (``cprofile_train_frac_<phase>``, ``cprofile_predict_frac_<phase>``) in a separate profiled training epoch of
+at most 10 batches and in forecasting 32 windows.
 
 Measurements: per epoch (step = epoch) ``train_loss`` and ``epoch_time_s``; per trial (step = -1)
 ``train_time_s`` (the whole ``estimator.train`` call), ``predict_time_s`` (forecasting every test window),
@@ -24,7 +25,8 @@ from . import options as opt
 
 ARMS = ("torch", "mxnet", "mxnet-imperative")
 SEEDS = (42, 43, 44, 45, 46)
-PROFILE_WINDOWS = 64
+PROFILE_WINDOWS = 32  # test windows forecast under cProfile
+PROFILE_BATCHES = 10  # training batches run under cProfile
 
 
 def _dataset_names() -> list[str]:
@@ -39,22 +41,26 @@ def _post_datasets() -> list[str]:
     return monash.names(in_2024_post=True)
 
 
-# Datasets of the quick and smoke profiles: staged (original or rebuilt), few series, short windows.
+# Datasets of the quick and smoke profiles: staged (original and rebuilt), few series, short windows (MXNet's cost
+# grows with context + prediction length, which it unrolls step by step).
 SMOKE_DATASETS = ["m1_yearly"]
-QUICK_DATASETS = ["m1_yearly", "cif_2016", "nn5_weekly"]
+QUICK_DATASETS = ["m1_yearly", "m1_quarterly", "cif_2016"]
+GAP_DATASETS = ["m1_yearly", "cif_2016", "nn5_weekly"]
 
 PROFILES = {
     # seconds: for tests and CI (one tiny dataset, one epoch of a few batches, one seed, both frameworks)
     "smoke": {"datasets": SMOKE_DATASETS, "arms": ["torch", "mxnet"], "seeds": [42], "epochs": 1,
               "num_batches_per_epoch": 3, "threads": 2, "breakdown": False},
-    # minutes: small datasets, a few short epochs, one seed, plus the imperative MXNet arm and the time breakdown
+    # about 5 minutes on 2 cores: three small datasets (yearly original, quarterly rebuilt, cif_2016 with its
+    # per-series horizons), two short epochs, one seed, with the time breakdown
     "quick": {"datasets": QUICK_DATASETS, "arms": ["torch", "mxnet"], "seeds": [42], "epochs": 2,
-              "num_batches_per_epoch": 20, "threads": 2, "breakdown": True},
-    # where the time goes, on two datasets: all three arms with the breakdown (tens of minutes)
-    "gap": {"datasets": ["m1_yearly", "nn5_weekly"], "arms": list(ARMS), "seeds": [42], "epochs": 5,
-            "num_batches_per_epoch": 50, "threads": 2, "breakdown": True},
-    # the post's scale: every dataset of the post (unavailable ones fail fast, with the reason), 100 epochs,
-    # 5 seeds: days of CPU, meant for a cluster
+              "num_batches_per_epoch": 10, "threads": 2, "breakdown": True},
+    # where the time goes (tens of minutes): three datasets whose windows grow from 8 to 73 steps, all three arms
+    # (hybridized and imperative MXNet), 5 protocol-sized epochs, with the time breakdown
+    "gap": {"datasets": GAP_DATASETS, "arms": list(ARMS), "seeds": [42], "epochs": 5, "num_batches_per_epoch": 50,
+            "threads": 2, "breakdown": True},
+    # the post's scale: every dataset of the post (41 catalogue keys; unavailable ones fail at once with the
+    # reason), 100 epochs of 50 batches, 5 seeds: days of CPU, meant for a cluster
     "full": {"datasets": None, "arms": ["torch", "mxnet"], "seeds": list(SEEDS), "epochs": 100,
              "num_batches_per_epoch": 50, "threads": 2, "breakdown": False},
 }
@@ -195,7 +201,7 @@ def _breakdown(be, data, kwargs: dict, config: dict, predictor) -> dict:
 
     n_batches = config["epochs"] * config["num_batches_per_epoch"]
     out = {"data_time_s": be.time_data_pipeline(data.train, n_batches, **kwargs)}
-    profiled = {**kwargs, "epochs": 1}
+    profiled = {**kwargs, "epochs": 1, "num_batches_per_epoch": min(config["num_batches_per_epoch"], PROFILE_BATCHES)}
     be.set_seed(config["seed"])
     t0 = time.perf_counter()
     _, phases = fc.profile_call(be.train, data.train, **profiled)
