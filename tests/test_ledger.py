@@ -42,10 +42,10 @@ def add_imdb(store, arm, batch, workers, epoch_s, *, seed=42, epochs=6, final_lo
                  error=None if status == "done" else "planted failure")
 
 
-def add_other(store, study, config, metrics, status="done"):
+def add_other(store, study, config, metrics, status="done", summary=None):
     rows = [(step, m, v * _noise(next(_counter))) for m, values in metrics.items() for step, v in enumerate(values)]
     store.record(trial_id=trial_id(study, config), study=study, status=status, config=config,
-                 provenance={"host": "synthetic"}, summary={}, measurements=rows if status == "done" else [],
+                 provenance={"host": "synthetic"}, summary=summary or {}, measurements=rows if status == "done" else [],
                  error=None if status == "done" else "planted failure")
 
 
@@ -76,21 +76,24 @@ def plant_imdb(store, *, matches: bool):
 
 
 def plant_other(store, *, matches: bool):
-    # A9: the hybrid arm fails (claim: could not be hybridized) or finishes
-    add_imdb(store, L.HYBRID_ARM, 1024, 0, 0.4, status="failed" if matches else "done")
+    # A9: the advised hybrid blocks train (or every such trial fails)
+    add_imdb(store, L.HYBRID_ARM, 1024, 0, 0.4, status="done" if matches else "failed")
     # C4: torch-compile faster (or slower) than torch-dense
     add_imdb(store, L.JIT_ARM, 1024, 0, 0.8 if matches else 1.2)
     add_imdb(store, L.JIT_ARM, 1024, 0, 0.8 if matches else 1.2, seed=43)
     add_imdb(store, L.JIT_ARM, 64, 0, (0.8 if matches else 1.2) * (4.0 if matches else 0.5) * 1.0)
     add_imdb(store, L.JIT_ARM, 64, 0, (0.8 if matches else 1.2) * (4.0 if matches else 0.5) * 1.0, seed=43)
-    # A10: ONNX round trips within tolerance (or not)
-    for i in range(2):
-        add_other(store, L.ONNX_STUDY, {"model": "imdb-lstm", "i": i},
-                  {"max_abs_diff": [1e-6 if matches else 1e-2]})
-    # C1 / C2: VGG16 latency and 8-GPU training time
-    for fw, ms, train_s in (("torch", 30.4, 21.6), ("mxnet", 20.5 if matches else 30.4, 15.4 if matches else 21.6)):
-        add_other(store, L.VGG_STUDY, {"framework": fw, "gpus": 0}, {"inference_ms": [ms] * 20})
-        add_other(store, L.VGG_STUDY, {"framework": fw, "gpus": 8}, {"train_time_s": [train_s] * 5})
+    # A10: the MXNet import of the ONNX file works with parity (or fails), as the onnx study stores it
+    add_other(store, L.ONNX_STUDY, {"step": "export"}, {}, summary={"step_status": "ok"})
+    add_other(store, L.ONNX_STUDY, {"step": "mxnet"}, {},
+              summary={"step_status": "ok", "max_abs_diff": 2e-6} if matches else
+              {"step_status": "step_failed", "error": "planted: import_model failed"})
+    # C1 / C3: VGG16 latency (oneDNN on; an oneDNN-off row that must be ignored); C2: 8-GPU training time
+    for arm, s, train_s in (("torch", 0.0304, 21.6), ("mxnet", 0.0205 if matches else 0.025, 15.4 if matches else 21.6)):
+        config = {"arm": arm, "model": "vgg16", "batch_size": 1, "image_size": 224, "device": "cpu"}
+        add_other(store, L.VGG_STUDY, {**config, "onednn": True}, {"latency_s": [s] * 20})
+        add_other(store, L.VGG_STUDY, {**config, "onednn": False}, {"latency_s": [s * 7] * 20})
+        add_other(store, L.VGG_STUDY, {"arm": arm, "gpus": 8}, {"train_time_s": [train_s] * 5})
     # B: DeepAR total train time MXNet / PyTorch (4.5 claimed)
     factor = 4.5 if matches else 2.0
     for dataset, base in (("m1_yearly", 10.0), ("cif_2016", 20.0), ("nn5_weekly", 40.0)):
@@ -126,6 +129,7 @@ def test_every_rule_gives_both_outcomes_on_planted_rows(store_pair):
     expected_good = {c.id: L.REPRODUCED for c in L.CLAIMS}
     expected_bad = {c.id: L.CONTRADICTED for c in L.CLAIMS}
     # A1 (PyTorch faster, GPU) and C3 (MXNet's CPU kernels faster) say opposite things: one plant flips both
+    # (in the 'bad' plant MXNet is faster on the CPU for the LSTM and for VGG16, though not by C1's 1.48)
     expected_good["C3"], expected_bad["C3"] = L.CONTRADICTED, L.REPRODUCED
     # without GPU utilisation rows the GPU claims cannot be judged at all; C2 needs >= 8 GPUs on both sides
     expected_bad.update({"A2": L.NOT_TESTABLE, "A3": L.NOT_TESTABLE})
@@ -154,7 +158,7 @@ def test_not_measured_flips_once_rows_exist(tmp_path):
     store = ResultsStore(tmp_path / "s.sqlite")
     assert _verdicts(store)["A9"] == L.NOT_MEASURED
     add_imdb(store, L.HYBRID_ARM, 256, 0, 1.0)
-    assert _verdicts(store)["A9"] == L.CONTRADICTED
+    assert _verdicts(store)["A9"] == L.REPRODUCED
 
 
 def test_one_timed_epoch_per_side_is_insufficient_data(tmp_path):
@@ -172,7 +176,8 @@ def test_profile_selects_only_that_profiles_trials(tmp_path):
     for t in smoke:
         store.record(trial_id=t.trial_id, study="imdb", status="done", config=t.config, provenance={"host": "x"},
                      summary={}, measurements=[(e, "train_time_s", 1.0 + 0.01 * e) for e in range(t.config["epochs"])])
-    assert L.load(store, "smoke").imdb.trial_id.nunique() == len(smoke)
+    judged = [t for t in smoke if t.config.get("part", "main") in L.IMDB_PARTS]  # not the scaling part
+    assert 0 < len(judged) and L.load(store, "smoke").imdb.trial_id.nunique() == len(judged)
     assert L.load(store, "quick").imdb.empty
     assert "no finished IMDB trials" in L.build(store, "quick").set_index("claim_id").loc["A1", "reason"]
 

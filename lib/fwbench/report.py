@@ -104,7 +104,8 @@ def imdb_numbers(profile: str, store: ResultsStore) -> tuple[list, list]:
     from .analysis import imdb as imdb_analysis
     from .studies import imdb as study
 
-    frame = imdb_analysis.load_sweep(profile, store=store)
+    full = imdb_analysis.load_sweep(profile, store=store)
+    frame = full[full.part != "scaling"] if "part" in full and not full.empty else full
     setup = []
     if frame.empty:
         return setup, []
@@ -115,7 +116,7 @@ def imdb_numbers(profile: str, store: ResultsStore) -> tuple[list, list]:
         f"epochs per trial {sorted(int(e) for e in set(frame.epochs))}; {frame.seed.nunique()} seed(s); "
         f"{study.MODEL['embed_dim']}-d embedding, {study.MODEL['hidden_size']} LSTM cells, vocabulary "
         f"{study.MODEL['num_words']}.")
-    md = imdb_analysis.headline_markdown(frame)
+    md = imdb_analysis.headline_markdown(full)
     return setup, [markdown_html(md)]
 
 

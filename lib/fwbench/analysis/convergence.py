@@ -33,6 +33,10 @@ def load_imdb(profile: str, store: ResultsStore | None = None) -> pd.DataFrame:
     frame = imdb_analysis.load_sweep(profile, store=store)
     if frame.empty:
         return frame
+    if "part" in frame:  # the scaling part varies sequence length, threads and n_train: not a convergence curve
+        frame = frame[frame.part != "scaling"]
+        if frame.empty:
+            return frame
     frame = frame.sort_values(["trial_id", "epoch"]).copy()
     frame["wall_s"] = frame.groupby("trial_id")["train_time_s"].cumsum()
     frame["setting"] = [setting_label(b, w, s) for b, w, s in
