@@ -220,6 +220,31 @@ def onnx_latency_table(frame: pd.DataFrame) -> pd.DataFrame:
     return table.merge(pd.DataFrame(ratios), on=["runtime", "batch_size"])
 
 
+def onnx_errors_markdown(profile: str | None = None, overrides: dict | None = None,
+                         store: ResultsStore | None = None) -> str:
+    """Each ONNX step that did not work: the exact error, where it was raised, and why (from the store)."""
+    trials = _trials("onnx", profile, overrides, store)
+    out = []
+    for _, t in (trials.iterrows() if not trials.empty else []):
+        step = t["config.step"]
+        status = t.get("summary.step_status") if t.status == "done" else "failed"
+        if status == "ok":
+            continue
+        if t.status == "failed":
+            out.append(f"**{step}** trial failed: `{t.error}`")
+            continue
+        out.append(f"**{ONNX_RUNTIMES.get(step, step)}**: `{status}` at `{t.get('summary.failed_at', step)}`. "
+                   f"{t.get('summary.reason') or ''}\n")
+        attempts = t.get("summary.attempts")
+        if isinstance(attempts, list) and attempts:
+            for a in attempts:
+                out.append(f"- `{a['file']}`: `{a['error']}` (ops without an importer translation: "
+                           f"{', '.join(a['unsupported_ops']) or 'none'})")
+        else:
+            out.append(f"- `{t.get('summary.error')}`")
+    return "\n".join(out) if out else "Every ONNX step worked."
+
+
 # -- prose ---------------------------------------------------------------------------------------------------
 def _verdict(r, above: str, below: str) -> str:
     """Reading of a ratio by its CI: above 1, below 1, or a CI spanning 1 (or none, with < 2 repeats)."""
