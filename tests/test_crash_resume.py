@@ -145,6 +145,13 @@ def orphans(path: Path) -> list[int]:
     return found
 
 
+def has_child(pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).children())
+    except psutil.Error:
+        return False
+
+
 def test_sigkill_at_random_points_loses_nothing(store_path):
     rng = random.Random(20261122)
     overrides = ["--set", "n_trials=60", "--set", "sleep_s=0.1"]
@@ -157,10 +164,16 @@ def test_sigkill_at_random_points_loses_nothing(store_path):
     done_at_kill = []
     for _ in range(KILLS):
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.3, 1.8))
+        if rng.random() < 0.25:  # anywhere, start-up included
+            time.sleep(rng.uniform(0.05, 2.0))
+        else:  # once trials are running (start-up takes long on a busy box), at a random point in the sweep
+            deadline = time.monotonic() + 30
+            while proc.poll() is None and not has_child(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(rng.uniform(0.0, 0.8))
         if proc.poll() is not None:  # finished on its own: the grid is complete
             break
-        had_child = bool(psutil.Process(proc.pid).children())
+        had_child = has_child(proc.pid)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         kills += 1
