@@ -15,7 +15,6 @@ import hashlib
 import io
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys

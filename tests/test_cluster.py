@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
+import sys
 from pathlib import Path
 
 import pytest
@@ -156,3 +156,40 @@ def test_makespan_schedules_longest_first():
     assert makespan([5, 4, 3, 3, 3], 2) == 10  # LPT: 5 | 4 -> 4+3 -> 5+3 -> 7+3 (optimum 9; LPT <= 4/3 of it)
     assert makespan([1.0] * 8, 4) == 2.0
     assert makespan([], 3) == 0.0
+
+
+def test_lost_worker_trial_is_resubmitted(cluster, store_env):
+    """Kill a worker process while it runs a trial: the trial is rerun elsewhere, nothing lost or doubled.
+    (Last in the module: the nanny restarts the worker under a new address.)"""
+    import signal
+    import threading
+
+    from distributed import Client
+
+    with Client(cluster.scheduler_address, set_as_default=False) as probe:
+        pids = probe.run(os.getpid)
+    victim = sorted(pids.items())[0]
+    killed = threading.Event()
+
+    def kill_later():
+        time.sleep(3.0)  # both workers are inside their first trial by then (4 s sleeps)
+        os.kill(victim[1], signal.SIGKILL)
+        killed.set()
+
+    killer = threading.Thread(target=kill_later)
+    killer.start()
+    overrides = {"n_trials": 4, "sleep_s": 4.0}
+    try:
+        summary = run_sweep("selftest", "smoke", overrides, progress="none", scheduler=cluster.scheduler_address,
+                            trials_per_host=2)
+    finally:
+        killer.join()
+    assert killed.is_set()
+    assert summary.ok and summary.done == 4
+    trials = ResultsStore(store_env).trials("selftest")
+    assert sorted(trials.trial_id) == sorted(t.trial_id for t in plan("selftest", "smoke", overrides))
+    assert (trials.status == "done").all()
+    # the killed worker finished nothing: its trial was rerun on another worker
+    assert victim[0] not in set(trials["provenance.dask_worker"])
+    write_evidence("cluster_lost_worker", {"trials": 4, "stored": int(len(trials)), "workers_killed": 1,
+                                           "lost": 0})
