@@ -1,0 +1,232 @@
+"""The studies beyond the posts: VGG16 (both frameworks, oneDNN on/off), GEMM peak, PyTorch -> ONNX -> runtimes.
+
+The smoke profiles run through the real runner (one fresh process per trial) into a private store; the analysis
+is checked on planted rows whose answer is known. GPU variants are marked ``gpu`` and skipped without CUDA."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from fwbench.errors import FwbenchError
+from fwbench.store import ResultsStore
+
+VGG16_PARAMETERS = 138_357_544
+
+
+def _run_smoke(study: str, tmp_path_factory):
+    from fwbench.runner import run_sweep
+
+    root = tmp_path_factory.mktemp(study)
+    store = ResultsStore(root / "results.sqlite")
+    old = os.environ.get("FWBENCH_ARTIFACTS")
+    os.environ["FWBENCH_ARTIFACTS"] = str(root / "artifacts")  # the trial processes inherit it
+    try:
+        summary = run_sweep(study, "smoke", store=store, progress="none", timeout_s=600)
+    finally:
+        os.environ.pop("FWBENCH_ARTIFACTS") if old is None else os.environ.__setitem__("FWBENCH_ARTIFACTS", old)
+    return summary, store, root
+
+
+# -- VGG16 ----------------------------------------------------------------------------------------------------
+def test_vgg16_layer_table_has_the_published_parameter_count():
+    from fwbench.vision import NUM_CLASSES, POOLED, VGG16_CONFIG, VGG16_PARAMETERS as DECLARED, vgg16_flops
+
+    params, channels = 0, 3
+    for v in VGG16_CONFIG:
+        if v != "M":
+            params += 9 * channels * v + v
+            channels = v
+    for a, b in ((512 * POOLED * POOLED, 4096), (4096, 4096), (4096, NUM_CLASSES)):
+        params += a * b + b
+    assert params == DECLARED == VGG16_PARAMETERS
+    assert 30.9e9 < vgg16_flops(224) < 31.0e9  # 15.5 G multiply-adds
+
+
+@pytest.fixture(scope="module")
+def vgg16_smoke(tmp_path_factory):
+    return _run_smoke("vgg16", tmp_path_factory)
+
+
+@pytest.mark.slow
+def test_vgg16_smoke_records_raw_latencies_and_onednn_state(vgg16_smoke):
+    """Each trial is its own process importing one framework: both VGG16s have 138,357,544 parameters there."""
+    from fwbench.analysis import inference
+    from fwbench.studies import vgg16
+
+    summary, store, _ = vgg16_smoke
+    options = vgg16.resolve("smoke")
+    assert summary.ok and summary.done == len(vgg16.grid(options)) == 4
+    trials = store.trials("vgg16")
+    assert (trials["summary.n_parameters"] == VGG16_PARAMETERS).all()
+    assert (trials["summary.onednn_active"] == trials["config.onednn"]).all()
+    assert all(len(f) == 1 for f in trials["provenance.frameworks_imported"])
+    mx_off = trials[(trials["config.arm"] == "mxnet") & ~trials["config.onednn"].astype(bool)]
+    assert (mx_off["provenance.mxnet_mkldnn_enabled_env"] == "0").all()
+    long = store.measurements("vgg16")
+    counts = long.groupby(["trial_id", "metric"]).size().unstack()
+    assert (counts["latency_s"] == options["repeats"]).all() and (counts["warmup_latency_s"] == options["warmup"]).all()
+    frame = inference.vgg16_latencies("smoke", store=store)
+    assert len(frame) == 4 * options["repeats"] and (frame.latency_ms > 0).all()
+    ratios = inference.vgg16_ratios(frame)
+    assert set(ratios.comparison) == {"torch / mxnet", "oneDNN off / on"}
+    text = inference.summary_markdown("smoke", store=store)
+    assert "PyTorch / MXNet =" in text and "oneDNN" in text
+
+
+def _plant(store, study, config, values, summary=None, metric="latency_s"):
+    from fwbench.store import trial_id
+
+    store.record(trial_id=trial_id(study, config), study=study, status="done", config=config, provenance={},
+                 summary=summary or {}, measurements=[(i, metric, v) for i, v in enumerate(values)])
+
+
+def test_vgg16_ratio_and_prose_follow_planted_latencies(tmp_path):
+    from fwbench.analysis import inference
+
+    store = ResultsStore(tmp_path / "s.sqlite")
+    base = {"model": "vgg16", "batch_size": 1, "image_size": 224, "device": "cpu", "threads": 2}
+    rng = np.random.default_rng(0)
+    _plant(store, "vgg16", {**base, "arm": "torch", "onednn": True}, 0.040 + 0.001 * rng.random(8))
+    _plant(store, "vgg16", {**base, "arm": "mxnet", "onednn": True}, 0.020 + 0.001 * rng.random(8))
+    _plant(store, "vgg16", {**base, "arm": "mxnet", "onednn": False}, 0.010 + 0.001 * rng.random(8))
+    ratios = inference.vgg16_ratios(inference.vgg16_latencies(store=store))
+    main = ratios[(ratios.comparison == "torch / mxnet") & (ratios.onednn == True)].iloc[0]  # noqa: E712
+    assert 1.8 < main.ratio < 2.2 and main.ci_low > 1
+    off = ratios[ratios.comparison == "oneDNN off / on"].iloc[0]
+    assert off.ratio < 1 and off.ci_high < 1
+    text = inference.summary_markdown(store=store)
+    assert f"PyTorch / MXNet = {main.ratio:.2f}" in text and "ratio of 1.48" in text
+    assert "oneDNN on is slower" in text
+
+
+# -- GEMM -----------------------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_gemm_smoke_gflops_match_the_timings(tmp_path_factory):
+    from fwbench.analysis import inference
+
+    summary, store, _ = _run_smoke("gemm", tmp_path_factory)
+    assert summary.ok and summary.done == 2
+    long = store.measurements("gemm")
+    for _, g in long.groupby("trial_id"):
+        n = int(g["config.n"].iloc[0])
+        secs = g[g.metric == "seconds"].sort_values("step").value.to_numpy()
+        gflops = g[g.metric == "gflops"].sort_values("step").value.to_numpy()
+        assert len(secs) == 3 and np.allclose(gflops, 2 * n ** 3 / secs / 1e9)
+    peak = inference.gemm_peak(store)
+    assert set(peak.framework) == {"torch", "mxnet"} and (peak.gflops > 0).all() and (peak.threads == 1).all()
+
+
+def test_gemm_peak_is_the_best_median_over_sizes(tmp_path):
+    from fwbench.analysis import inference
+
+    store = ResultsStore(tmp_path / "s.sqlite")
+    for fw, threads, n, values in (("torch", 1, 1024, [10, 11, 12]), ("torch", 1, 2048, [20, 21, 90]),
+                                   ("torch", 2, 1024, [30, 31, 32]), ("mxnet", 1, 1024, [5, 6, 7])):
+        _plant(store, "gemm", {"arm": fw, "threads": threads, "n": n, "device": "cpu"}, values, metric="gflops")
+    peak = inference.gemm_peak(store).set_index(["framework", "threads"])
+    assert peak.loc[("torch", 1), "gflops"] == 21 and peak.loc[("torch", 1), "n"] == 2048
+    assert peak.loc[("torch", 1), "max_repeat_gflops"] == 90
+    assert peak.loc[("torch", 2), "gflops"] == 31 and peak.loc[("mxnet", 1), "gflops"] == 6
+    assert inference.peak_gflops(store) == {("mxnet", 1): 6.0, ("torch", 1): 21.0, ("torch", 2): 31.0}
+    assert inference.gemm_peak(ResultsStore(tmp_path / "empty.sqlite")).empty
+
+
+# -- ONNX -----------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def onnx_smoke(tmp_path_factory):
+    return _run_smoke("onnx", tmp_path_factory)
+
+
+@pytest.mark.slow
+def test_onnx_round_trip_parity_and_recorded_errors(onnx_smoke):
+    from fwbench.analysis import inference
+
+    summary, store, root = onnx_smoke
+    assert summary.ok and summary.done == 3
+    steps = inference.onnx_steps("smoke", store=store).set_index("step")
+    assert steps.loc["export", "status"] == "ok"
+    if steps.loc["ort", "status"] == "unavailable":
+        pytest.skip(f"onnxruntime not installed: {steps.loc['ort', 'error']}")
+    assert steps.loc["ort", "status"] == "ok"
+    assert steps.loc["ort", "max_abs_diff"] < 1e-4 and steps.loc["ort", "argmax_agreement"] == 1.0
+    assert steps.loc["ort", "n_compared"] == 64
+    mx = steps.loc["mxnet"]
+    if mx.status == "ok":
+        assert mx.max_abs_diff < 1e-4 and mx.argmax_agreement == 1.0
+    else:  # MXNet 1.9.1's importer has no LSTM translation: the exact error and the reason are stored
+        assert mx.status == "step_failed" and "not implemented" in mx.error and "LSTM" in mx.reason
+        assert "LSTM" in inference.onnx_errors_markdown("smoke", store=store)
+    artifacts = list((root / "artifacts" / "onnx").iterdir())
+    assert len(artifacts) == 1 and (artifacts[0] / "model.onnx").stat().st_size > 1e6
+    lat = inference.onnx_latency_table(inference.onnx_latencies("smoke", store=store))
+    assert {"torch", "onnxruntime"} <= set(lat.runtime) and set(lat.batch_size) == {1, 16}
+    for _, t in store.trials("onnx").iterrows():  # never two runtimes in one process
+        assert len(t["provenance.frameworks_imported"]) <= 1
+
+
+# -- options and devices ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("study, overrides, message", [
+    ("vgg16", {"device": "gpu"}, "device must be one of"),
+    ("vgg16", {"onednn": ["yes"]}, "must be True or False"),
+    ("vgg16", {"arms": ["tensorflow"]}, "unknown arms"),
+    ("vgg16", {"image_size": 8}, "image_size must be >= 32"),
+    ("gemm", {"threads": [0]}, "threads must be >= 1"),
+    ("onnx", {"steps": ["tflite"]}, "unknown steps"),
+])
+def test_bad_options_are_one_line_errors(study, overrides, message):
+    from fwbench.runner import plan
+
+    with pytest.raises(FwbenchError, match=message):
+        plan(study, "smoke", overrides)
+
+
+def test_cuda_grid_drops_the_onednn_switch_and_needs_a_gpu():
+    from fwbench.runner import preflight
+    from fwbench.studies import vgg16
+
+    configs = vgg16.grid(vgg16.resolve("smoke", {"device": "cuda"}))
+    assert configs and all(c["onednn"] is True and c["device"] == "cuda" for c in configs)
+    if _has_nvidia_gpu():
+        pytest.skip("an NVIDIA GPU is present: the missing-GPU error cannot be shown here")
+    with pytest.raises(FwbenchError, match="needs an NVIDIA GPU"):
+        preflight("vgg16", "smoke", {"device": "cuda"})
+
+
+def _has_nvidia_gpu() -> bool:
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _torch_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def _mxnet_cuda() -> bool:
+    out = subprocess.run([sys.executable, "-c", "import mxnet as mx; print(mx.context.num_gpus() if "
+                          "mx.runtime.Features().is_enabled('CUDA') else 0)"], capture_output=True, text=True)
+    return out.returncode == 0 and out.stdout.strip() not in ("", "0")
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_vgg16_and_gemm_on_cuda(tmp_path):
+    if not _torch_cuda():
+        pytest.skip("torch.cuda.is_available() is False: no CUDA GPU (or a CPU-only torch build) on this host")
+    from fwbench.analysis import inference
+    from fwbench.runner import run_sweep
+
+    arms = ["torch", "mxnet"] if _mxnet_cuda() else ["torch"]  # MXNet needs the mxnet-cu112 wheel
+    store = ResultsStore(tmp_path / "gpu.sqlite")
+    assert run_sweep("vgg16", "smoke", {"device": "cuda", "arms": arms}, store=store, progress="none").ok
+    assert run_sweep("gemm", "smoke", {"device": "cuda", "arms": arms}, store=store, progress="none").ok
+    frame = inference.vgg16_latencies(store=store)
+    assert set(frame.device) == {"cuda"} and (frame.latency_ms > 0).all()
+    assert not inference.gemm_peak(store, device="cuda").empty
