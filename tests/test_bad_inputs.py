@@ -73,6 +73,9 @@ CASES = [
     Case("lr-schedule-string", "sweep", "lr_schedule must be True or False", SMOKE,
          {"overrides": {"lr_schedule": "yes"}}),
     Case("overrides-not-a-dict", "sweep", "overrides must be a dict", SMOKE, {"overrides": [("epochs", 3)]}),
+    Case("deepar-unknown-dataset", "sweep", "'not_a_dataset'", ("deepar", "smoke"),
+         {"overrides": {"datasets": ["not_a_dataset"]}}),
+    Case("deepar-unknown-arm", "sweep", "'jax'", ("deepar", "smoke"), {"overrides": {"arms": ["jax"]}}),
     Case("selftest-unknown-mode", "sweep", "unknown modes value(s) ['explode']", SEL,
          {"overrides": {"modes": ["explode"]}}),
     # -- the runner's own parameters -----------------------------------------------------------------------
