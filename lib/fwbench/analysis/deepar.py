@@ -37,6 +37,7 @@ def load_trials(profile: str, overrides: dict | None = None, store: ResultsStore
         return pd.DataFrame()
     keys = {"trial_id": "trial_id", "config.dataset": "dataset", "config.arm": "arm", "config.seed": "seed",
             "config.epochs": "epochs", "config.num_batches_per_epoch": "num_batches_per_epoch",
+            "config.context_length": "context_length", "config.prediction_length": "prediction_length",
             "provenance.dataset_kind": "dataset_kind", "host": "host"}
     wide = long.pivot_table(index=list(keys), columns="metric", values="value").reset_index().rename(columns=keys)
     wide.columns.name = None
@@ -168,14 +169,26 @@ def breakdown_table(trials: pd.DataFrame) -> pd.DataFrame:
     if sub.empty:
         return pd.DataFrame()
     cols = ["train_time_s", "data_time_s", "fit_overhead_s", "predict_time_s"]
-    cols += [c for c in sub.columns if c.startswith("cprofile_") and c.endswith(tuple(BREAKDOWN_PHASES))]
-    table = sub.groupby(["dataset", "arm"])[cols].median()
+    sub = sub.assign(window=sub.context_length + sub.prediction_length)
+    table = sub.groupby(["dataset", "arm", "window"])[cols].median()
     epochs_s = table.train_time_s - table.fit_overhead_s
     table["network_step_s"] = (epochs_s - table.data_time_s).clip(lower=0)
     table["share_data"] = table.data_time_s / table.train_time_s
     table["share_network_step"] = table.network_step_s / table.train_time_s
     table["share_fit_overhead"] = table.fit_overhead_s / table.train_time_s
     return table.reset_index()
+
+
+def cprofile_table(trials: pd.DataFrame, part: str = "train") -> pd.DataFrame:
+    """cProfile own-time share of each phase (``part``: ``train`` = one profiled epoch, ``predict`` = forecasting
+    32 windows) per dataset x arm; phases as columns. cProfile inflates Python-heavy code, so read shares, not
+    seconds."""
+    prefix = f"cprofile_{part}_frac_"
+    cols = [c for c in trials.columns if c.startswith(prefix)] if not trials.empty else []
+    if not cols:
+        return pd.DataFrame()
+    table = trials.dropna(subset=cols).groupby(["dataset", "arm"])[cols].median()
+    return table.rename(columns=lambda c: c.removeprefix(prefix)).reset_index()
 
 
 def hybridize_effect(trials: pd.DataFrame) -> pd.DataFrame:
@@ -260,6 +273,19 @@ def headline_markdown(trials: pd.DataFrame, profile: str) -> str:
     return "\n\n".join(lines)
 
 
+def _trend_text(ratio: pd.Series) -> str:
+    """Whether the MXNet / PyTorch step ratio rises with the unrolled window, by Spearman rank correlation."""
+    windows = ratio.index.get_level_values("window").to_numpy(float)
+    if len(ratio) < 3 or len(set(windows)) < 3:
+        return "Too few window lengths here to tell how the ratio changes with the window (the `gap` profile has three)."
+    rho = float(pd.Series(ratio.to_numpy(float)).corr(pd.Series(windows), method="spearman"))
+    if rho >= 0.8:
+        return f"The ratio rises with the window (Spearman rank correlation {rho:.2f})."
+    if rho <= -0.8:
+        return f"The ratio falls as the window grows (Spearman rank correlation {rho:.2f})."
+    return f"No consistent trend with the window in these trials (Spearman rank correlation {rho:.2f})."
+
+
 def gap_markdown(trials: pd.DataFrame) -> str:
     """Prose on where the time goes, from ``breakdown_table`` and ``hybridize_effect``."""
     table = breakdown_table(trials)
@@ -273,22 +299,30 @@ def gap_markdown(trials: pd.DataFrame) -> str:
                      f"{100 * r.share_data:.0f} %, the network steps (forward, backward, update) for "
                      f"{100 * r.share_network_step:.0f} %, and setup outside the epochs for "
                      f"{100 * r.share_fit_overhead:.0f} % (median over datasets).")
-    step = table.pivot_table(index="dataset", columns="arm", values="network_step_s")
+    step = table.pivot_table(index=["dataset", "window"], columns="arm", values="network_step_s")
     if {"mxnet", "torch"} <= set(step.columns):
-        ratio = (step.mxnet / step.torch).replace([np.inf, -np.inf], np.nan).dropna()
+        ratio = (step.mxnet / step.torch).replace([np.inf, -np.inf], np.nan).dropna().sort_index(level="window")
         if len(ratio):
-            lines.append(f"- The network step alone is {ratio.median():.1f}x slower in MXNet (median over "
-                         f"{len(ratio)} dataset(s); range {ratio.min():.1f}-{ratio.max():.1f}x): the unrolled "
-                         "LSTMCell/ZoneoutCell/ResidualCell graph against PyTorch's fused `nn.LSTM`.")
-    frac = [c for c in table.columns if c.startswith("cprofile_train_frac_")]
-    if frac:
-        fw = table.groupby("arm")[frac].median()
+            by_window = ", ".join(f"{r:.1f}x on {d} ({w} steps)" for (d, w), r in ratio.items())
+            lines.append(f"- The network steps alone (training epochs minus the data pipeline) are "
+                         f"{ratio.median():.1f}x slower in MXNet (median over {len(ratio)} dataset(s)); by unrolled "
+                         f"window (context + prediction length): {by_window}. MXNet steps through LSTMCell/"
+                         "ZoneoutCell/ResidualCell once per time step; PyTorch runs the whole window in one fused "
+                         f"`nn.LSTM` call. {_trend_text(ratio)}")
+    pred = table.pivot_table(index="dataset", columns="arm", values="predict_time_s")
+    if {"mxnet", "torch"} <= set(pred.columns):
+        pr = (pred.mxnet / pred.torch).dropna()
+        if len(pr):
+            lines.append(f"- Forecasting (100 sample paths, one network call per step of the horizon) is "
+                         f"{pr.median():.1f}x slower in MXNet (median over {len(pr)} dataset(s)).")
+    prof = cprofile_table(trials, "train")
+    if not prof.empty:
+        fw = prof.groupby("arm")[[c for c in BREAKDOWN_PHASES if c in prof]].median()
         for arm in _arm_sorted(fw.index):
-            r = fw.loc[arm]
-            top = r.sort_values(ascending=False)
-            parts = ", ".join(f"{name.removeprefix('cprofile_train_frac_').replace('_', ' ')} {100 * v:.0f} %"
-                              for name, v in top.items() if v >= 0.05)
-            lines.append(f"- cProfile, {ARM_LABELS[arm]} training (own time by module): {parts}.")
+            top = fw.loc[arm].sort_values(ascending=False)
+            parts = ", ".join(f"{name.replace('_', ' ')} {100 * v:.0f} %" for name, v in top.items() if v >= 0.02)
+            lines.append(f"- cProfile, {ARM_LABELS[arm]}, one training epoch (own time by module, median over "
+                         f"datasets): {parts}.")
     hyb = hybridize_effect(trials)
     if not hyb.empty:
         for metric, g in hyb.groupby("metric"):

@@ -95,7 +95,7 @@ def profile_call(fn, *args, **kwargs):
             totals["framework"] += tottime
             continue
         for name, patterns in PHASES:
-            if any(p in where for p in patterns):
+            if any(p in filename for p in patterns):
                 totals[name] += tottime
                 break
         else:
