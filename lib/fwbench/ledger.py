@@ -48,6 +48,7 @@ INCONCLUSIVE = "inconclusive"
 INSUFFICIENT = "insufficient data"
 NOT_MEASURED = "not measured yet"
 NOT_TESTABLE = "not testable here"
+CONTEXT = "context"  # a part shown next to the judged ones, never judged (excluded from ``combine``)
 # A multi-part claim takes the first of these among its parts' verdicts.
 PRECEDENCE = (CONTRADICTED, NOT_TESTABLE, NOT_MEASURED, INSUFFICIENT, INCONCLUSIVE, REPRODUCED)
 VERDICTS = PRECEDENCE
@@ -84,6 +85,8 @@ class Part:
         if math.isnan(self.estimate):
             return f"{self.label}: {self.reason}"
         ci = (f" [95 % CI {self.ci_low:.3g}-{self.ci_high:.3g}]" if not math.isnan(self.ci_low) else " [no CI]")
+        if self.verdict == CONTEXT:
+            return f"{self.label}: {self.quantity} = {self.estimate:.3g}{ci} (context)"
         n = f" ({self.n})" if self.n else ""
         return f"{self.label}: {self.quantity} = {self.estimate:.3g}{ci}{n} -> {self.verdict}"
 
@@ -137,6 +140,7 @@ def verdict_at_most(ci_low: float, ci_high: float, bound: float = 1.0, tol: floa
 
 def combine(verdicts: list[str]) -> str:
     """The verdict of a multi-part claim: the first of ``PRECEDENCE`` present among its parts."""
+    verdicts = [v for v in verdicts if v != CONTEXT]
     if not verdicts:
         return NOT_MEASURED
     for v in PRECEDENCE:
@@ -485,8 +489,8 @@ def eval_a9(d: Data) -> list[Part]:
     if done:
         for b, w in sorted(_settings(d, HYBRID_ARM) & _settings(d, "mxnet")):
             ctx = ratio_part(f"batch {b}, {w} workers", f"epoch time mxnet / {HYBRID_ARM} (context, not judged)",
-                             _times(d, "mxnet", b, w), _times(d, HYBRID_ARM, b, w), lambda lo, hi: REPRODUCED)
-            ctx.reason = ""
+                             _times(d, "mxnet", b, w), _times(d, HYBRID_ARM, b, w), lambda lo, hi: CONTEXT)
+            ctx.verdict, ctx.reason = CONTEXT, ""
             out.append(ctx)
     return out
 
@@ -566,6 +570,11 @@ def eval_c1(d: Data) -> list[Part]:
     if m.empty:
         return [_missing(f"study {VGG_STUDY!r} (VGG16 inference, arms torch and mxnet, metric latency_s)",
                          "no such rows")]
+    sizes = set(m["config.image_size"]) if "config.image_size" in m else {224}
+    if 224 not in sizes:  # the claim is about the standard 224 x 224 input
+        return [_missing("VGG16 latencies at 224 x 224 px (profile quick or full)", f"{sorted(sizes)} px only")]
+    m = m[m["config.image_size"] == 224] if "config.image_size" in m else m
+    label = label.replace("/".join(map(str, sorted(sizes))), "224")
     band = band_about(30.4 / 20.5)
     return [ratio_part(label, "latency PyTorch / MXNet", m.loc[m["config.arm"] == "torch", "value"],
                        m.loc[m["config.arm"] == "mxnet", "value"], lambda lo, hi: verdict_in_band(lo, hi, band))]
