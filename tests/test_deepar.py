@@ -196,3 +196,13 @@ def test_profile_call_attributes_time_by_module():
     result, phases = profile_call(work)
     assert result == 7 and set(phases) == {"data_pipeline", "model_code", "trainer_loop", "framework", "other"}
     assert phases["data_pipeline"] > phases["model_code"] == 0.0  # pandas counts as data pipeline
+
+
+def test_status_covers_deepar(tmp_store, capsys):
+    from fwbench.cli import main
+
+    assert main(["status", "--profile", "smoke"]) == 0
+    out = capsys.readouterr().out
+    assert "deepar/smoke: 0 of 2 done, 2 missing or failed" in out
+    assert main(["status", "--profile", "gap"]) == 0  # a profile only deepar has: imdb is left out, no error
+    assert "deepar/gap: 0 of 9 done" in capsys.readouterr().out
