@@ -203,13 +203,6 @@ def scaling_table(frame: pd.DataFrame, gemm_peak: dict | None = None) -> pd.Data
 def gemm_peak_or_none(store: ResultsStore | None = None) -> dict | None:
     """This machine's measured fp32 GEMM peak per (framework, threads) from the ``gemm`` study, or None where
     that study has no rows (then the scaling table shows achieved GFLOP/s only)."""
-    try:
-        from .inference import gemm_peak
-    except ImportError:
-        return None
-    peak = gemm_peak(store or ResultsStore(results_path()))
-    if peak is None or len(peak) == 0:
-        return None
-    if isinstance(peak, pd.DataFrame):
-        return {(r.framework, int(r.threads)): float(r.gflops) for r in peak.itertuples()}
-    return dict(peak)
+    from .inference import peak_gflops
+
+    return peak_gflops(store or ResultsStore(results_path())) or None
