@@ -145,6 +145,19 @@ def orphans(path: Path) -> list[int]:
     return found
 
 
+def done_count(path: Path) -> int:
+    if not path.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM trials WHERE status='done'").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:  # the schema is not there yet
+        return 0
+
+
 def has_child(pid: int) -> bool:
     try:
         return bool(psutil.Process(pid).children())
@@ -166,11 +179,12 @@ def test_sigkill_at_random_points_loses_nothing(store_path):
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if rng.random() < 0.25:  # anywhere, start-up included
             time.sleep(rng.uniform(0.05, 2.0))
-        else:  # once trials are running (start-up takes long on a busy box), at a random point in the sweep
-            deadline = time.monotonic() + 30
-            while proc.poll() is None and not has_child(proc.pid) and time.monotonic() < deadline:
+        else:  # after this run stored a trial (so every cycle makes progress), a random moment later:
+            # inside the next trial, between trials, or during the store write
+            start, deadline = done_count(store_path), time.monotonic() + 60
+            while proc.poll() is None and done_count(store_path) == start and time.monotonic() < deadline:
                 time.sleep(0.01)
-            time.sleep(rng.uniform(0.0, 0.8))
+            time.sleep(rng.uniform(0.0, 0.6))
         if proc.poll() is not None:  # finished on its own: the grid is complete
             break
         had_child = has_child(proc.pid)
