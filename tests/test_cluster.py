@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import time
 import sys
@@ -193,3 +194,46 @@ def test_lost_worker_trial_is_resubmitted(cluster, store_env):
     assert victim[0] not in set(trials["provenance.dask_worker"])
     write_evidence("cluster_lost_worker", {"trials": 4, "stored": int(len(trials)), "workers_killed": 1,
                                            "lost": 0})
+
+
+def _make_certs(folder: Path) -> tuple[Path, Path, Path]:
+    """A throwaway CA and one certificate for 127.0.0.1 (used by scheduler, workers and client alike)."""
+    ca_key, ca, key, csr, cert = (folder / n for n in ("ca-key.pem", "ca.pem", "key.pem", "req.csr", "cert.pem"))
+    ext = folder / "ext.cnf"
+    ext.write_text("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n")
+
+    def ssl(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
+
+    ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=fwbench-test-ca",
+        "-keyout", str(ca_key), "-out", str(ca))
+    ssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(csr))
+    ssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial", "-days", "1",
+        "-extfile", str(ext), "-out", str(cert))
+    return ca, cert, key
+
+
+def test_tls_scheduler_with_certificates_from_env(tmp_path, store_env, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl not installed")
+    from distributed.security import Security
+
+    from fwbench.cluster import make_security
+
+    ca, cert, key = _make_certs(tmp_path)
+    server = Security(tls_ca_file=str(ca), tls_scheduler_cert=str(cert), tls_scheduler_key=str(key),
+                      tls_worker_cert=str(cert), tls_worker_key=str(key), tls_client_cert=str(cert),
+                      tls_client_key=str(key), require_encryption=True)
+    with distributed.LocalCluster(host="127.0.0.1", protocol="tls://", security=server, processes=True,
+                                  n_workers=1, threads_per_worker=1, dashboard_address=None) as lc:
+        assert lc.scheduler_address.startswith("tls://127.0.0.1:")
+        with pytest.raises(Exception, match="is a TLS address; pass --tls-ca-file"):
+            run_sweep("selftest", "smoke", {"n_trials": 2}, progress="none", scheduler=lc.scheduler_address)
+        for name, path in (("FWBENCH_TLS_CA_FILE", ca), ("FWBENCH_TLS_CERT", cert), ("FWBENCH_TLS_KEY", key)):
+            monkeypatch.setenv(name, str(path))
+        summary = run_sweep("selftest", "smoke", {"n_trials": 2}, progress="none", scheduler=lc.scheduler_address,
+                            security=make_security())
+    assert summary.ok and summary.done == 2
+    trials = ResultsStore(store_env).trials("selftest")
+    assert (trials["provenance.scheduler"].str.startswith("tls://")).all()
