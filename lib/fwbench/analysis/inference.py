@@ -10,6 +10,7 @@ import pandas as pd
 from ..paths import results_path
 from ..runner import plan
 from ..store import ResultsStore
+from ..vision import vgg16_flops
 from .stats import ratio_ci, summarize
 
 # The overview article's numbers (Colab, no setup given): average VGG16 inference time.
@@ -246,6 +247,14 @@ def onnx_errors_markdown(profile: str | None = None, overrides: dict | None = No
 
 
 # -- prose ---------------------------------------------------------------------------------------------------
+def _of_peak(gflops: float, arm: str, frame: pd.DataFrame, store) -> str:
+    """' = N % of its fp32 GEMM peak' where the gemm study measured that framework at the trial's threads."""
+    framework = arm.split("-")[0]
+    threads = frame.loc[frame.arm == arm, "threads"]
+    peak = peak_gflops(store).get((framework, int(threads.iloc[0]))) if len(threads) else None
+    return f", {100 * gflops / peak:.0f} % of its measured fp32 GEMM peak ({peak:.1f} GFLOP/s)" if peak else ""
+
+
 def _verdict(r, above: str, below: str) -> str:
     """Reading of a ratio by its CI: above 1, below 1, or a CI spanning 1 (or none, with < 2 repeats)."""
     if np.isnan(r["ci_low"]):
@@ -272,18 +281,27 @@ def summary_markdown(profile: str | None = None, overrides: dict | None = None,
         lines.append("- **VGG16**: no finished trials in the store for this profile.")
     else:
         table, ratios = vgg16_table(vgg), vgg16_ratios(vgg)
-        host = ratios[(ratios.comparison == "torch / mxnet") & (ratios.numerator == "torch") & (ratios.onednn == True)]  # noqa: E712
+        host = ratios[(ratios.comparison == "torch / mxnet") & (ratios.onednn == True)]  # noqa: E712
         claim = CLAIM_VGG16_MS["torch"] / CLAIM_VGG16_MS["mxnet"]
         for r in host.to_dict("records"):
             on = table[(table.onednn) & (table.batch_size == r["batch_size"]) & (table.image_size == r["image_size"])]
-            ms = {a: on.loc[on.arm == a, "median_ms"].iloc[0] for a in ("torch", "mxnet") if (on.arm == a).any()}
+            num, den = (on.loc[on.arm == a, "median_ms"].iloc[0] for a in (r["numerator"], r["denominator"]))
             lines.append(
-                f"- **VGG16**, batch {r['batch_size']}, {r['image_size']}x{r['image_size']}, oneDNN on, "
-                f"{r['device']}: PyTorch {ms.get('torch', np.nan):.1f} ms, MXNet {ms.get('mxnet', np.nan):.1f} ms "
-                f"(medians of {r['n_num']} and {r['n_den']} timed passes); PyTorch / MXNet = {_fmt_ratio(r)}. "
-                f"The article's 30.4 / 20.5 ms is a ratio of {claim:.2f}"
+                f"- **VGG16** ({r['numerator']} vs {r['denominator']}), batch {r['batch_size']}, "
+                f"{r['image_size']}x{r['image_size']}, oneDNN on, {r['device']}: {r['numerator']} {num:.1f} ms, "
+                f"{r['denominator']} {den:.1f} ms (medians of {r['n_num']} and {r['n_den']} timed passes); "
+                f"PyTorch / MXNet = {_fmt_ratio(r)}: "
+                f"{_verdict(r, 'PyTorch is slower', 'PyTorch is faster')}. The article's 30.4 / 20.5 ms is a "
+                f"ratio of {claim:.2f}"
                 + ("" if r["image_size"] == 224 else " (at 224x224; this profile's input is smaller, so only the "
                    "direction is comparable)") + ".")
+            if r["image_size"] == 224 and r["batch_size"] == 1:
+                need = vgg16_flops(224) / (CLAIM_VGG16_MS["torch"] / 1e3) / 1e9
+                lines.append(f"  In absolute terms the article's 30.4 ms means {need:.0f} GFLOP/s for VGG16's "
+                             f"{vgg16_flops(224) / 1e9:.1f} GFLOP per image, while this host ran "
+                             f"{vgg16_flops(224) / (num / 1e3) / 1e9:.1f} GFLOP/s ({r['numerator']})"
+                             + _of_peak(vgg16_flops(224) / (num / 1e3) / 1e9, r["numerator"], vgg, store)
+                             + ": the article's setting was most likely a GPU, not a CPU.")
         for r in ratios[ratios.comparison == "oneDNN off / on"].to_dict("records"):
             arm = r["numerator"].split()[0]
             lines.append(f"- **oneDNN** ({arm}, batch {r['batch_size']}, {r['image_size']}px): off / on = "
