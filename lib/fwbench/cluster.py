@@ -83,7 +83,9 @@ def connect(address: str, security=None, timeout_s: float | None = None):
     from distributed import Client
 
     # A refused connection is retried by distributed until the timeout: quiet its log lines about that.
-    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    log = logging.getLogger("distributed")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
     kwargs = {"scheduler_file": address} if address.endswith(".json") else {"address": address}
     try:
         client = Client(**kwargs, security=security, timeout=timeout_s, set_as_default=False)
@@ -92,7 +94,7 @@ def connect(address: str, security=None, timeout_s: float | None = None):
         raise FwbenchError(f"cannot reach the Dask scheduler at {address} within {timeout_s:.0f} s ({reason}); "
                            "start one (`dask scheduler --host 127.0.0.1`) or fix --scheduler") from None
     finally:
-        logging.getLogger("distributed").setLevel(logging.WARNING)
+        log.setLevel(level)
     try:
         client.wait_for_workers(1, timeout=WORKER_WAIT_S)
     except (OSError, TimeoutError):
@@ -132,12 +134,17 @@ def run_trials(client, todo: list, store, profile: str, summary, bar, *, timeout
     queue = deque((t, 0) for t in todo)
     inflight: dict = {}  # future -> _InFlight
     ac = as_completed(loop=client.loop)
-    last_refresh, hosts = 0.0, {}
+    last_refresh, hosts, workers_seen = 0.0, {}, time.monotonic()
     try:
         while queue or inflight:
             now = time.monotonic()
             if now - last_refresh > 1.0 or not hosts:
                 hosts, last_refresh = _slots(client), now
+                if hosts:
+                    workers_seen = now
+                elif now - workers_seen > WORKER_WAIT_S:
+                    raise FwbenchError(f"every Dask worker has been gone for {WORKER_WAIT_S:.0f} s; finished "
+                                       "trials are in the store: start workers and rerun to resume")
                 for fut, item in list(inflight.items()):  # a worker went away: run its trial elsewhere
                     if item.worker not in hosts.get(item.host, {}):
                         fut.cancel()
@@ -189,7 +196,7 @@ def run_trials(client, todo: list, store, profile: str, summary, bar, *, timeout
                 if hasattr(bar, "t_trial"):  # LineProgress times the trial from this attribute
                     bar.t_trial = item.t0
                 bar.trial_finished(item.trial.label, outcome["status"], outcome["error"])
-            if inflight and not ac.has_ready():
+            if not ac.has_ready():
                 time.sleep(poll_s)
     finally:
         for fut in inflight:
