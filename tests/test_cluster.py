@@ -33,7 +33,7 @@ def write_evidence(name: str, data: dict) -> None:
 def cluster():
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(host="127.0.0.1", processes=True, n_workers=2, threads_per_worker=1,
-                                  dashboard_address=None, scheduler_port=0) as lc:
+                                  dashboard_address="127.0.0.1:0", scheduler_port=0) as lc:
         assert lc.scheduler_address.startswith("tcp://127.0.0.1:")
         yield lc
 
@@ -226,7 +226,7 @@ def test_tls_scheduler_with_certificates_from_env(tmp_path, store_env, monkeypat
                       tls_worker_cert=str(cert), tls_worker_key=str(key), tls_client_cert=str(cert),
                       tls_client_key=str(key), require_encryption=True)
     with distributed.LocalCluster(host="127.0.0.1", protocol="tls://", security=server, processes=True,
-                                  n_workers=1, threads_per_worker=1, dashboard_address=None) as lc:
+                                  n_workers=1, threads_per_worker=1, dashboard_address="127.0.0.1:0") as lc:
         assert lc.scheduler_address.startswith("tls://127.0.0.1:")
         with pytest.raises(Exception, match="is a TLS address; pass --tls-ca-file"):
             run_sweep("selftest", "smoke", {"n_trials": 2}, progress="none", scheduler=lc.scheduler_address)
