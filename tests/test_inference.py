@@ -46,6 +46,25 @@ def test_vgg16_layer_table_has_the_published_parameter_count():
     assert 30.9e9 < vgg16_flops(224) < 31.0e9  # 15.5 G multiply-adds
 
 
+def test_vision_twins_expose_the_same_public_names():
+    import ast
+    from pathlib import Path
+
+    import fwbench.vision
+
+    def public(path):
+        tree = ast.parse(path.read_text())
+        names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        return {n for n in names if not n.startswith("_")}
+
+    root = Path(fwbench.vision.__file__).parent
+    torch_names, mxnet_names = public(root / "torch.py"), public(root / "mxnet.py")
+    assert torch_names == mxnet_names
+    assert {"build_vgg16", "count_parameters", "infer", "framework_info", "synchronize", "onednn",
+            "matmul"} <= torch_names
+
+
 @pytest.fixture(scope="module")
 def vgg16_smoke(tmp_path_factory):
     return _run_smoke("vgg16", tmp_path_factory)
