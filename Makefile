@@ -43,7 +43,7 @@ reproduce: $(STAMP) ## run every notebook headlessly (PROFILE=...) and render th
 	@for nb in $(NOTEBOOKS); do \
 	  name=$$(basename $$nb); \
 	  echo "== $$name (profile $(PROFILE))"; \
-	  FWBENCH_HEADLESS=1 $(BIN)/papermill -k python3 --cwd notebooks --execution-timeout $(TIMEOUT) \
+	  FWBENCH_HEADLESS=1 env -u MPLBACKEND $(BIN)/papermill -k python3 --cwd notebooks --execution-timeout $(TIMEOUT) \
 	    --log-output --no-progress-bar $$nb $(EXECUTED)/$$name -p profile $(PROFILE) || exit 1; \
 	done
 	$(BIN)/python -m fwbench.report --executed $(EXECUTED) --out $(REPORTS)

@@ -56,7 +56,10 @@ def smoke_notebooks(smoke_env) -> SmokeRun:
         proc = subprocess.run(
             [sys.executable, "-m", "papermill", "-k", "python3", "--cwd", str(REPO / "notebooks"),
              "--no-progress-bar", "--execution-timeout", "900", str(nb), str(out), "-p", "profile", "smoke"],
-            env=smoke_env.env, capture_output=True, text=True, timeout=1800)
+            # no MPLBACKEND: the kernel then picks the inline backend and figures land in the outputs (and the
+            # HTML pages); trials still get agg (runner.child_env)
+            env={k: v for k, v in smoke_env.env.items() if k != "MPLBACKEND"},
+            capture_output=True, text=True, timeout=1800)
         if proc.returncode != 0:
             pytest.fail(f"{nb.name} failed under papermill:\n{proc.stderr[-4000:]}")
     return smoke_env

@@ -216,6 +216,9 @@ def collect_figures(source: Path, out: Path, since: float | None) -> dict:
         caption = CAPTIONS.get(png.stem, png.stem.replace("_", " "))
         section = next((name for name, prefix in SECTIONS if png.stem.startswith(prefix)), "other")
         sections[section].append({"src": f"figures/{png.name}", "caption": caption, "name": png.stem})
+    order = {name: i for i, name in enumerate(CAPTIONS)}  # the known figures in the post's order, then the rest
+    for figs in sections.values():
+        figs.sort(key=lambda f: (order.get(f["name"], len(order)), f["name"]))
     return sections
 
 
