@@ -328,7 +328,10 @@ def run_mxnet(config: dict, report=None) -> dict:
                             "reason": (f"MXNet {mx.__version__}'s ONNX importer (onnx2mx) has no translation for "
                                        f"{', '.join(missing) or 'some op of this graph'}" if missing else
                                        f"MXNet {mx.__version__}'s ONNX importer rejected the graph"),
-                            "attempts": attempts, "artifacts_rebuilt": rebuilt},
+                            "attempts": attempts, "artifacts_rebuilt": rebuilt,
+                            "mxnet_onnx_module": sorted(n for n in dir(getattr(mx, "onnx", None)) if not n.startswith("_")),
+                            "note": "mxnet.onnx in 1.9.1 only exports (export_model); the importer is "
+                                    "mx.contrib.onnx.import_model, deprecated for removal in 1.10"},
                 "measurements": [], "provenance": info}
     name, sym, arg_params, aux_params = imported
     block = mx.gluon.SymbolBlock(sym, [mx.sym.var("tokens")])
