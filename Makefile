@@ -18,7 +18,7 @@ export FWBENCH_DATA_DIR ?= $(abspath ../shared/data)
 endif
 export MPLBACKEND := agg
 
-.PHONY: help setup browser reproduce notebooks html test bench lab status export lock clean
+.PHONY: readme help setup browser reproduce notebooks html test bench lab status export lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -60,6 +60,9 @@ lab: $(STAMP) ## open JupyterLab on the repo
 
 status: $(STAMP) ## what is done / missing / failed in the results store
 	$(BIN)/fwbench status --profile $(PROFILE)
+
+readme: $(STAMP) ## regenerate the README's headline block from the results store (PROFILE=...)
+	$(BIN)/python -m fwbench.readme --profile $(PROFILE)
 
 export: $(STAMP) ## tidy CSV of every measurement -> results/measurements.csv
 	$(BIN)/fwbench export -o results/measurements.csv
