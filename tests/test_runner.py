@@ -6,7 +6,7 @@ import pytest
 from fwbench.runner import plan, run_sweep
 from fwbench.store import ResultsStore
 
-OVERRIDES = {"arms": ["torch-dense", "mxnet"], "workers": [0], "epochs": 2}
+OVERRIDES = {"arms": ["torch-dense", "mxnet"], "extra_arms": [], "scaling": False, "workers": [0], "epochs": 2}
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,9 @@ def test_every_trial_lands_once_with_epochs(swept):
     store, first = swept
     assert first.ok and first.done == 2 and first.skipped == 0
     m = store.measurements("imdb")
-    assert m.groupby("trial_id").step.nunique().tolist() == [2, 2]
+    epochs = m[m.step >= 0]
+    assert epochs.groupby("trial_id").step.nunique().tolist() == [2, 2]
+    assert set(m[m.step == -1].metric) == {"prepare_time_s"}  # whole-trial values sit at step -1
     assert set(m.metric) >= {"train_time_s", "train_loss", "test_loss", "test_acc", "samples_per_s", "lr"}
 
 
@@ -47,10 +49,22 @@ def test_rerun_skips_finished_trials(swept):
 
 
 def test_profiles_have_the_documented_grid():
-    assert len(plan("imdb", "smoke")) == 6
+    smoke = plan("imdb", "smoke")
+    assert [t.config["part"] for t in smoke].count("main") == 6 and len(smoke) == 9
     full = plan("imdb", "full")
-    settings = {(t.config["batch_size"], t.config["num_workers"]) for t in full}
+    assert {t.config["arm"] for t in full} == {"torch-dense", "torch-sparse", "mxnet", "mxnet-hybrid",
+                                                "torch-compile"}
+    settings = {(t.config["batch_size"], t.config["num_workers"]) for t in full if t.config["part"] == "main"}
     assert {b for b, _ in settings} == {64, 128, 256, 512, 1024} and {w for _, w in settings} == {0, 1, 2, 4}
     assert {t.config["n_train"] for t in full} == {25000} and {t.config["epochs"] for t in full} >= {21}
     no_schedule = [t for t in full if t.config["lr_schedule"] is None]
     assert no_schedule and all(t.config["batch_size"] == 256 for t in no_schedule)
+    scaling = [t for t in full if t.config["part"] == "scaling"]
+    assert {t.config["encoding"]["maxlen"] for t in scaling} == {100, 200, 300, 400, 500}
+    assert {t.config["threads"] for t in scaling} == {1, 2}
+
+
+def test_extra_arms_run_at_one_setting_only():
+    extra = [t for t in plan("imdb", "quick") if t.config["part"] == "extra"]
+    assert {t.config["arm"] for t in extra} == {"mxnet-hybrid", "torch-compile"}
+    assert {(t.config["batch_size"], t.config["num_workers"]) for t in extra} == {(256, 0)}

@@ -66,7 +66,7 @@ OPTIONS = {
     "lr_schedule": opt.boolean,
     "convergence": opt.boolean,
     "device": opt.choice(DEVICES),
-    "scaling": opt.optional(opt.scaling_spec),
+    "scaling": opt.scaling_spec,
 }
 # How cost grows (beyond the post): torch-dense and mxnet at one batch size / 0 workers, crossed over sequence
 # lengths and thread counts; n_test is the profile's.

@@ -78,11 +78,13 @@ def choice(choices: Iterable) -> Validator:
 
 def scaling_spec(name: str, value: Any) -> dict:
     """The IMDB cost-growth grid: {"seq_lens": [...], "threads": [...], "batch_size": n, "epochs": n,
-    "n_train": n}."""
+    "n_train": n}, or False for none (None, like every None override, keeps the profile's)."""
+    if value is False:
+        return False
     keys = {"seq_lens": list_of(int_range(1, 500)), "threads": list_of(int_range(1, 256)),
             "batch_size": int_range(1, 65536), "epochs": int_range(1, 1000), "n_train": int_range(2, 25000)}
     if not isinstance(value, dict) or set(value) != set(keys):
-        raise FwbenchError(f"{name} must be a dict with keys {sorted(keys)} (or None), got {value!r}")
+        raise FwbenchError(f"{name} must be a dict with keys {sorted(keys)} or False, got {value!r}")
     return {k: keys[k](f"{name}.{k}", v) for k, v in value.items()}
 
 
