@@ -676,7 +676,7 @@ def conditions(d: Data) -> str:
     first = t.iloc[0]
     versions = sorted({f"{f} {v}" for f, v in zip(t.get("provenance.framework", []),
                                                     t.get("provenance.framework_version", [])) if isinstance(f, str)})
-    return (f"{(d.device or 'cpu').upper()}; CPU {first.get('provenance.cpu_model')} ({first.get('provenance.cpu_count')} cores), "
+    return (f"device {d.device or 'cpu'}; CPU {first.get('provenance.cpu_model')} ({first.get('provenance.cpu_count')} cores), "
             f"{first.get('config.threads')} threads/trial; {', '.join(versions)}; Python {first.get('provenance.python')}; "
             f"profile {d.profile or 'all'}: {first.get('config.n_train')} train reviews, "
             f"epochs {sorted(set(t['config.epochs']))}, {t['config.seed'].nunique()} seed(s), {len(t)} trials")
@@ -692,8 +692,41 @@ def evaluate(claim: Claim, d: Data) -> dict:
             "source_conditions": claim.source_conditions, "rule": claim.rule, "verdict": verdict,
             "quantity": deciding.quantity, "estimate": deciding.estimate, "ci_low": deciding.ci_low,
             "ci_high": deciding.ci_high, "measurement": " | ".join(p.text() for p in parts),
-            "our_conditions": conditions(d) if claim.id[0] != "B" else _deepar_conditions(d),
+            "our_conditions": {"deepar": _deepar_conditions, "vgg16": _vgg_conditions, "onnx": _onnx_conditions}.get(
+                STUDY_OF.get(claim.id, "imdb"), conditions)(d),
             "reason": reasons}
+
+
+# the study whose rows a claim's conditions describe (IMDB otherwise)
+STUDY_OF = {"B": "deepar", "C1": "vgg16", "C2": "vgg16", "A10": "onnx"}
+
+
+def _host(t: pd.DataFrame) -> str:
+    first = t.iloc[0]
+    versions = sorted({f"{f} {v}" for f, v in zip(t.get("provenance.framework", []),
+                                                    t.get("provenance.framework_version", [])) if isinstance(f, str)})
+    return (f"CPU {first.get('provenance.cpu_model')} ({first.get('provenance.cpu_count')} cores)"
+            + (f"; {', '.join(versions)}" if versions else ""))
+
+
+def _vgg_conditions(d: Data) -> str:
+    t, _ = d.other.get(VGG_STUDY, (pd.DataFrame(), pd.DataFrame()))
+    t = t[t.status == "done"] if not t.empty else t
+    if t.empty:
+        return "no VGG16 trials"
+    def values(col):
+        return sorted(set(t[col].dropna())) if col in t else []
+    return (f"{_host(t)}; profile {d.profile or 'all'}: VGG16 random weights, arms {values('config.arm')}, "
+            f"batch {values('config.batch_size')}, {values('config.image_size')} px, oneDNN {values('config.onednn')}, "
+            f"{values('config.repeats')} timed calls per trial, device {values('config.device')}")
+
+
+def _onnx_conditions(d: Data) -> str:
+    t, _ = d.other.get(ONNX_STUDY, (pd.DataFrame(), pd.DataFrame()))
+    t = t[t.status == "done"] if not t.empty else t
+    if t.empty:
+        return "no ONNX trials"
+    return f"{_host(t)}; profile {d.profile or 'all'}: steps {sorted(set(t.get('config.step', pd.Series(dtype=str)).dropna()))}"
 
 
 def _deepar_conditions(d: Data) -> str:
