@@ -42,7 +42,9 @@ def imdb_metric_figure(frame: pd.DataFrame, metrics: tuple[str, ...], x: str = "
         for j, metric in enumerate(metrics):
             ax = axes[i, j]
             b = conv.bands(sub, metric, x=x)
-            for arm in _arms(sub):
+            if b.empty:
+                ax.text(0.5, 0.5, f"no {metric} rows", ha="center", va="center", transform=ax.transAxes)
+            for arm in _arms(sub) if not b.empty else []:
                 _band(ax, b[b.arm == arm], x, arm, COLORS.get(arm, "grey"))
             ax.set_title(f"{metric.replace('_', ' ')}\n{setting}", fontsize=9)
             ax.set_xlabel("epoch (0 = first)" if x == "epoch" else "cumulative training seconds")
