@@ -51,7 +51,8 @@ def imdb_metric_figure(frame: pd.DataFrame, metrics: tuple[str, ...], x: str = "
             if x == "epoch":
                 ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.grid(alpha=0.3)
-    axes[0, -1].legend(fontsize=8, title=f"arm (band: seeds, n={int(frame.seed.nunique())})", title_fontsize=8)
+    if axes[0, -1].get_legend_handles_labels()[0]:
+        axes[0, -1].legend(fontsize=8, title=f"arm (band: seeds, n={int(frame.seed.nunique())})", title_fontsize=8)
     return fig
 
 
