@@ -753,5 +753,5 @@ def rules_markdown() -> str:
              f"(+-{TOL:.0%} relative); CIs are 95 % percentile-bootstrap intervals "
              f"({N_RESAMPLES} resamples) over timed epochs (first epoch of each trial excluded) and seeds.", "",
              "| claim | rule |", "|---|---|"]
-    lines += [f"| {c.id} | {c.rule} |" for c in CLAIMS]
+    lines += [f"| {c.id} | {c.rule.replace('|', chr(92) + '|')} |" for c in CLAIMS]
     return "\n".join(lines)
