@@ -66,6 +66,7 @@ COND_A = "AWS p3.2xlarge, 1x Tesla V100; PyTorch 0.3.0.post4, MXNet 1.0.0, CUDA 
 SOURCE_B = "Blog post, GluonTS DeepAR MXNet vs PyTorch on the Monash archive (2024-07-18)"
 COND_B = "laptop CPU; gluonts.mx vs gluonts.torch, GluonTS defaults, 100 epochs; 40 Monash datasets x 5 seeds (42-46)"
 SOURCE_C = "Two overview articles (2024-2025), no code, no setup"
+B_TOTALS_S = {"mxnet": 395_807, "torch": 88_756}  # the 2024 post's total training seconds (its "4.5x")
 
 
 # ---------------------------------------------------------------------------------------------------- rules
