@@ -7,7 +7,9 @@ VENV        := .venv
 BIN         := $(VENV)/bin
 STAMP       := $(VENV)/.installed
 PROFILE     ?= quick
-NOTEBOOKS   := $(sort $(wildcard notebooks/*.ipynb))
+# The notebooks that run trials first; 03 only reads the store (its ledger must see every study's rows).
+READER_NB   := notebooks/03_convergence_curves.ipynb
+NOTEBOOKS   := $(filter-out $(READER_NB),$(sort $(wildcard notebooks/*.ipynb))) $(READER_NB)
 EXECUTED    := build/executed
 REPORTS     := reports
 TIMEOUT     ?= 14400
@@ -35,7 +37,8 @@ $(STAMP): requirements.lock constraints.txt pyproject.toml
 setup: $(STAMP) ## create .venv and install the pinned environment
 
 browser: ## install Debian's chromium for the site test (apt-get, as root, only when it is missing)
-	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] || { echo "chromium is missing: run 'sudo apt-get install chromium' (the site test needs it)"; exit 1; }; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	@chromium --version 2>/dev/null | head -1
 
 reproduce: $(STAMP) ## run every notebook headlessly (PROFILE=...) and render the HTML reports
@@ -49,7 +52,7 @@ reproduce: $(STAMP) ## run every notebook headlessly (PROFILE=...) and render th
 	$(BIN)/python -m fwbench.report --executed $(EXECUTED) --out $(REPORTS)
 	@echo "reports in $(REPORTS)/, figures in figures/"
 
-test: $(STAMP) ## run the test suite (notebooks included, smoke profile)
+test: $(STAMP) browser ## run the test suite (notebooks included, smoke profile)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP) ## measure the harness overhead and data preparation
