@@ -7,6 +7,8 @@ VENV        := .venv
 BIN         := $(VENV)/bin
 STAMP       := $(VENV)/.installed
 PROFILE     ?= quick
+SCHEDULER   ?=
+NB_PARAMS   := -p profile $(PROFILE) $(if $(SCHEDULER),-p scheduler $(SCHEDULER))
 # The notebooks that run trials first; 03 only reads the store (its ledger must see every study's rows).
 READER_NB   := notebooks/03_convergence_curves.ipynb
 NOTEBOOKS   := $(filter-out $(READER_NB),$(sort $(wildcard notebooks/*.ipynb))) $(READER_NB)
@@ -24,7 +26,7 @@ export MPLBACKEND := agg
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
-	@echo "  variables: PROFILE=smoke|quick|full (default quick), FWBENCH_DATA_DIR, FWBENCH_RESULTS"
+	@echo "  variables: PROFILE=smoke|quick|full (default quick), SCHEDULER=tcp://HOST:8786 (Dask), FWBENCH_DATA_DIR, FWBENCH_RESULTS"
 
 $(STAMP): requirements.lock constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON_BOOT) -m venv $(VENV)
@@ -47,7 +49,7 @@ reproduce: $(STAMP) ## run every notebook headlessly (PROFILE=...) and render th
 	  name=$$(basename $$nb); \
 	  echo "== $$name (profile $(PROFILE))"; \
 	  FWBENCH_HEADLESS=1 env -u MPLBACKEND $(BIN)/papermill -k python3 --cwd notebooks --execution-timeout $(TIMEOUT) \
-	    --log-output --no-progress-bar $$nb $(EXECUTED)/$$name -p profile $(PROFILE) || exit 1; \
+	    --log-output --no-progress-bar $$nb $(EXECUTED)/$$name $(NB_PARAMS) || exit 1; \
 	done
 	$(BIN)/python -m fwbench.report --executed $(EXECUTED) --out $(REPORTS)
 	@echo "reports in $(REPORTS)/, figures in figures/"
