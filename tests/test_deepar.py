@@ -26,7 +26,7 @@ def test_profiles_plan():
     assert [(t.config["dataset"], t.config["arm"], t.config["seed"]) for t in smoke] == [
         ("m1_yearly", "torch", 42), ("m1_yearly", "mxnet", 42)]
     quick = plan("deepar", "quick")
-    assert {t.config["dataset"] for t in quick} == set(study.QUICK_DATASETS) and len(quick) == 6
+    assert {t.config["dataset"] for t in quick} == set(study.QUICK_DATASETS) and len(quick) == 2 * len(study.QUICK_DATASETS)
     full = plan("deepar", "full")
     assert len(full) == 41 * 2 * 5 and {t.config["seed"] for t in full} == {42, 43, 44, 45, 46}
     assert all(t.config["epochs"] == 100 and t.config["num_batches_per_epoch"] == 50 for t in full)

@@ -4,6 +4,9 @@ study ``bench`` (one row per benchmark run, raw values kept) and are printed.
 - ``harness``: the runner's measured epoch time vs a bare training loop over the same batches, each in a fresh
   process of the same kind (``python -m fwbench...``), interleaved, for one PyTorch and one MXNet arm.
   Goal: overhead <= 2 %.
+- ``deepar``: the runner's ``train_time_s`` of one DeepAR fit vs calling the GluonTS estimator directly (same
+  hyperparameters, no harness callback, no fwbench trial code around it), each in a fresh process, interleaved.
+  Goal: overhead <= 2 %.
 - ``data``: encoding the 50k IMDB reviews from the archive with a cold cache (goal <= 30 s) and loading the
   cached arrays (goal <= 1 s), each in a fresh process, timing the ``load_imdb`` call only.
 """
@@ -51,6 +54,56 @@ def _bare_loop(spec: dict) -> list[float]:
         be.synchronize()
         times.append(time.perf_counter() - t0)
     return times
+
+
+DEEPAR_OVERRIDES = {"datasets": ["m1_yearly"], "epochs": 2, "num_batches_per_epoch": 25, "breakdown": False}
+
+
+def _bare_deepar_fit(spec: dict) -> float:
+    """One DeepAR fit through the estimator alone (runs in a child process): seconds of ``estimator.train``."""
+    import tempfile as _tempfile
+
+    from . import forecast as fc
+    from .data import monash
+    from .studies.deepar import backend_module
+
+    config = spec["config"]
+    data = monash.load(config["dataset"])
+    be = backend_module(config["framework"])
+    be.configure_threads(config["threads"])
+    be.set_seed(config["seed"])
+    kwargs = {"freq": data.freq, "prediction_length": data.prediction_length, "context_length": data.context_length,
+              "lags_seq": fc.lags_for(data.freq), "epochs": config["epochs"],
+              "num_batches_per_epoch": config["num_batches_per_epoch"]}
+    if config["framework"] == "mxnet":
+        kwargs["hybridize"] = bool(config["hybridize"])
+    with _tempfile.TemporaryDirectory() as root:
+        estimator = be.make_estimator(root_dir=root, **kwargs)
+        t0 = time.perf_counter()
+        estimator.train(data.train)
+        be.synchronize()
+        return time.perf_counter() - t0
+
+
+def deepar_overhead(arms=("torch", "mxnet")) -> list[dict]:
+    from .studies import deepar
+
+    rows = []
+    for config in deepar.grid(deepar.resolve("smoke", {**DEEPAR_OVERRIDES, "arms": list(arms)})):
+        runner_times, bare_times = [], []
+        for _ in range(ROUNDS + 1):
+            trial = PlannedTrial(trial_id("deepar", config), "deepar", config, deepar.describe(config))
+            outcome = execute(trial)
+            if outcome["status"] != "done":
+                raise RuntimeError(f"DeepAR benchmark trial failed: {outcome['error']}")
+            runner_times += [v for step, k, v in outcome["measurements"] if k == "train_time_s" and step == -1]
+            bare_times.append(_run_child("bare-deepar", {"config": config},
+                                         child_env(config["threads"]))["seconds"])
+        r = ratio_ci(runner_times, bare_times)
+        rows.append({"arm": config["arm"], "runner_times": runner_times, "bare_times": bare_times,
+                     "overhead_pct": 100 * (r["ratio"] - 1), "ci_low_pct": 100 * (r["ci_low"] - 1),
+                     "ci_high_pct": 100 * (r["ci_high"] - 1), "config": config})
+    return rows
 
 
 def _run_child(mode: str, payload: dict, env: dict) -> dict:
@@ -109,6 +162,12 @@ def _record(store: ResultsStore, name: str, config: dict, values: dict[str, list
                  started_at=stamp, ended_at=stamp)
 
 
+def _print_overhead(what: str, row: dict) -> None:
+    print(f"harness overhead, {what}, {row['arm']}: {row['overhead_pct']:+.1f} % (95 % CI "
+          f"{row['ci_low_pct']:+.1f} to {row['ci_high_pct']:+.1f} %; goal <= 2 %) over "
+          f"{len(row['runner_times'])} vs {len(row['bare_times'])} measurements")
+
+
 def main(what: str = "all") -> int:
     store = ResultsStore(results_path())
     if what in ("all", "data"):
@@ -121,9 +180,13 @@ def main(what: str = "all") -> int:
             _record(store, "harness_overhead", {"arm": row["arm"], **HARNESS_CONFIG},
                     {"runner_epoch_s": row["runner_times"], "bare_epoch_s": row["bare_times"],
                      "overhead_pct": row["overhead_pct"]})
-            print(f"harness overhead {row['arm']}: {row['overhead_pct']:+.1f} % (95 % CI "
-                  f"{row['ci_low_pct']:+.1f} to {row['ci_high_pct']:+.1f} %; goal <= 2 %) over "
-                  f"{len(row['runner_times'])} vs {len(row['bare_times'])} timed epochs")
+            _print_overhead("IMDB epoch", row)
+    if what in ("all", "deepar"):
+        for row in deepar_overhead():
+            _record(store, "deepar_overhead", {"arm": row["arm"], **DEEPAR_OVERRIDES},
+                    {"runner_fit_s": row["runner_times"], "bare_fit_s": row["bare_times"],
+                     "overhead_pct": row["overhead_pct"]})
+            _print_overhead("DeepAR fit", row)
     return 0
 
 
@@ -132,6 +195,8 @@ if __name__ == "__main__":
     spec = json.loads(Path(spec_path).read_text())
     if mode == "bare":
         print(json.dumps({"times": _bare_loop(spec)}))
+    elif mode == "bare-deepar":
+        print(json.dumps({"seconds": _bare_deepar_fit(spec)}))
     elif mode == "load":
         from .data.imdb import load_imdb
 

@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     ledger.add_argument("--profile", default="quick", help="whose trials to judge ('all': every row of the store)")
 
     bench = sub.add_parser("bench", help="benchmarks of the harness itself")
-    bench.add_argument("what", nargs="?", default="all", choices=["all", "harness", "data"])
+    bench.add_argument("what", nargs="?", default="all", choices=["all", "harness", "deepar", "data"])
     return parser
 
 

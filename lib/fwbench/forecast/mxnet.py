@@ -19,11 +19,9 @@ FRAMEWORK = "mxnet"
 def framework_info() -> dict:
     import gluonts
 
-    features = mx.runtime.Features()
-    return {"framework": FRAMEWORK, "framework_version": mx.__version__, "gluonts_version": gluonts.__version__,
-            "numpy_version": np.__version__,
-            "mxnet_features": sorted(name for name in ("MKLDNN", "OPENMP", "BLAS_OPEN", "BLAS_MKL", "SIGNAL_HANDLER")
-                                     if features.is_enabled(name))}
+    from ..frameworks import mxnet_info
+
+    return {**mxnet_info(), "gluonts_version": gluonts.__version__}
 
 
 def set_seed(seed: int) -> None:

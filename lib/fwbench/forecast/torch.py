@@ -36,12 +36,9 @@ def framework_info() -> dict:
     import gluonts
     import lightning
 
-    return {"framework": FRAMEWORK, "framework_version": torch.__version__, "gluonts_version": gluonts.__version__,
-            "lightning_version": lightning.__version__, "numpy_version": np.__version__,
-            "torch_num_threads": torch.get_num_threads(),
-            "torch_num_interop_threads": torch.get_num_interop_threads(),
-            "mkldnn": torch.backends.mkldnn.is_available(),
-            "parallel_info": torch.__config__.parallel_info().strip().splitlines()[:8]}
+    from ..frameworks import torch_info
+
+    return {**torch_info(), "gluonts_version": gluonts.__version__, "lightning_version": lightning.__version__}
 
 
 def set_seed(seed: int) -> None:

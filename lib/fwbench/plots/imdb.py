@@ -29,7 +29,11 @@ def epoch_time_figure(frame: pd.DataFrame):
         ax.set_xlabel("batch size")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("training time per epoch (s)\nmedian, IQR bars; first epoch excluded")
-    axes[0][-1].legend(title="arm", fontsize=8)
+    handles = {}
+    for ax in axes[0]:  # extra arms may appear in one panel only: collect every arm once
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    axes[0][-1].legend(handles.values(), handles.keys(), title="arm", fontsize=8)
     fig.tight_layout()
     return fig
 

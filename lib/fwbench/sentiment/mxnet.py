@@ -12,6 +12,7 @@ import numpy as np
 from mxnet import autograd, gluon
 from mxnet.gluon import nn, rnn
 
+from ..frameworks import mxnet_info
 from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, uniform_range
 
 FRAMEWORK = "mxnet"
@@ -30,15 +31,7 @@ def context(device: str = "cpu"):
 
 
 def framework_info() -> dict:
-    features = mx.runtime.Features()
-    return {
-        "framework": FRAMEWORK,
-        "framework_version": mx.__version__,
-        "numpy_version": np.__version__,
-        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-        "mkldnn": features.is_enabled("MKLDNN"),
-        "features_enabled": sorted(name for name, f in features.items() if f.enabled),
-    }
+    return mxnet_info()
 
 
 def set_seed(seed: int) -> None:

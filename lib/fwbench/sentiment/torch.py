@@ -5,21 +5,14 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..frameworks import torch_info
 from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, uniform_range
 
 FRAMEWORK = "torch"
 
 
 def framework_info() -> dict:
-    return {
-        "framework": FRAMEWORK,
-        "framework_version": torch.__version__,
-        "numpy_version": np.__version__,
-        "torch_num_threads": torch.get_num_threads(),
-        "torch_num_interop_threads": torch.get_num_interop_threads(),
-        "mkldnn": torch.backends.mkldnn.is_available(),
-        "parallel_info": torch.__config__.parallel_info().strip().splitlines()[:8],
-    }
+    return torch_info()
 
 
 def set_seed(seed: int) -> None:

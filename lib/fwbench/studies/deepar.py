@@ -44,7 +44,7 @@ def _post_datasets() -> list[str]:
 # Datasets of the quick and smoke profiles: staged (original and rebuilt), few series, short windows (MXNet's cost
 # grows with context + prediction length, which it unrolls step by step).
 SMOKE_DATASETS = ["m1_yearly"]
-QUICK_DATASETS = ["m1_yearly", "m1_quarterly", "cif_2016"]
+QUICK_DATASETS = ["m1_yearly", "m1_quarterly", "cif_2016", "tourism_monthly", "covid_deaths"]
 GAP_DATASETS = ["m1_yearly", "cif_2016", "nn5_weekly"]
 
 PROFILES = {

@@ -40,7 +40,7 @@ PROFILES = {
               "scaling": {"seq_lens": [50], "threads": [1], "batch_size": 32, "epochs": 2, "n_train": 64}},
     # minutes: the default of `make reproduce`
     "quick": {**_COMMON, "arms": CORE_ARMS, "extra_arms": ["mxnet-hybrid", "torch-compile"],
-              "batch_sizes": [64, 256], "workers": [0, 2], "epochs": 3, "n_train": 512, "n_test": 256,
+              "batch_sizes": [64, 256], "workers": [0, 2], "epochs": 4, "n_train": 512, "n_test": 256,
               "scaling": {"seq_lens": [125, 500], "threads": [1, 2], "batch_size": 128, "epochs": 2,
                           "n_train": 256}},
     # the post's scale: days of CPU, meant for a cluster

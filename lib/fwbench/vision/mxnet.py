@@ -21,18 +21,11 @@ FRAMEWORK = "mxnet"
 
 
 def framework_info(device: str = "cpu") -> dict:
-    features = mx.runtime.Features()
-    return {
-        "framework": FRAMEWORK,
-        "framework_version": mx.__version__,
-        "numpy_version": np.__version__,
-        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-        "onednn_available": features.is_enabled("MKLDNN"),
-        "mxnet_mkldnn_enabled_env": os.environ.get("MXNET_MKLDNN_ENABLED"),
-        "features_enabled": sorted(name for name, f in features.items() if f.enabled),
-        "device": device,
-        "num_gpus": mx.context.num_gpus() if features.is_enabled("CUDA") else 0,
-    }
+    from ..frameworks import mxnet_info
+
+    info = mxnet_info()
+    return {**info, "device": device,
+            "num_gpus": mx.context.num_gpus() if "CUDA" in info["features_enabled"] else 0}
 
 
 def configure_threads(n: int) -> None:

@@ -17,21 +17,9 @@ FRAMEWORK = "torch"
 
 
 def framework_info(device: str = "cpu") -> dict:
-    config = torch.__config__.show()
-    info = {
-        "framework": FRAMEWORK,
-        "framework_version": torch.__version__,
-        "numpy_version": np.__version__,
-        "torch_num_threads": torch.get_num_threads(),
-        "torch_num_interop_threads": torch.get_num_interop_threads(),
-        "onednn_available": torch.backends.mkldnn.is_available(),
-        "onednn_enabled_default": bool(torch.backends.mkldnn.enabled),
-        "mkl_available": torch.backends.mkl.is_available(),
-        "build_config": [line.strip() for line in config.splitlines()
-                         if any(k in line for k in ("BLAS", "LAPACK", "oneDNN", "MKL", "OpenMP", "CPU capability"))][:12],
-        "parallel_info": torch.__config__.parallel_info().strip().splitlines()[:8],
-        "device": device,
-    }
+    from ..frameworks import torch_info
+
+    info = {**torch_info(), "device": device}
     if device == "cuda" and torch.cuda.is_available():
         info.update(cuda_version=torch.version.cuda, gpu_name=torch.cuda.get_device_name(0),
                     cudnn_version=torch.backends.cudnn.version())
