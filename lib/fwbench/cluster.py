@@ -283,7 +283,8 @@ def _nearest(rows: list[dict], key: str, value) -> list[dict]:
 
 def _imdb_predictor(measured):
     """Per-arm cost model fitted on the stored IMDB trials (``measured``: store.measurements frame, done)."""
-    pivot = measured.pivot_table(index=["trial_id", "step"], columns="metric", values="value").reset_index()
+    per_epoch = measured[measured.step >= 0]  # whole-trial values (step -1, e.g. compile time) sit in the overhead
+    pivot = per_epoch.pivot_table(index=["trial_id", "step"], columns="metric", values="value").reset_index()
     cfg = measured.drop_duplicates("trial_id").set_index("trial_id")
     rows = []
     for tid, g in pivot.groupby("trial_id"):

@@ -42,10 +42,22 @@ CAPTIONS = {
                        "batch size and data-loader workers.",
     "imdb_ratio": "IMDB LSTM: epoch-time ratio MXNet / PyTorch per setting with bootstrap 95 % CIs (above 1: MXNet "
                   "slower).",
+    "imdb_scaling": "IMDB LSTM: epoch time against sequence length for 1 and 2 threads, and the achieved share of "
+                    "this machine's measured fp32 GEMM peak (LSTM gate matrix multiplies only).",
     "convergence_imdb_loss": "IMDB: train and test loss per epoch (median line, band min-max over seeds).",
     "convergence_imdb_accuracy": "IMDB: test accuracy per epoch (median line, band min-max over seeds).",
     "convergence_imdb_wallclock": "IMDB: train loss against cumulative training wall-clock seconds.",
     "convergence_deepar_loss": "DeepAR: training loss per epoch, both backends, a few datasets (band over seeds).",
+    "deepar_runtime": "DeepAR on Monash datasets: training + forecasting time per dataset and backend (median over "
+                      "seeds), sorted as in the 2024 post.",
+    "deepar_ratio": "DeepAR: MXNet / PyTorch runtime per dataset with a bootstrap 95 % CI over seeds (none with one "
+                    "seed).",
+    "deepar_breakdown": "DeepAR: where the training time goes in each backend (data pipeline, network steps, set-up "
+                        "outside the epochs).",
+    "vgg16_latency": "VGG16 inference latency on this CPU per framework, batch size and oneDNN on/off (median, IQR).",
+    "gemm_peak": "fp32 GEMM throughput of each framework's matmul on this CPU, per matrix size and thread count.",
+    "onnx_latency": "The IMDB LSTM exported to ONNX: inference latency in PyTorch and onnxruntime (MXNet's import "
+                    "fails; see the ledger's A10).",
 }
 SECTIONS = (("results", "imdb_"), ("convergence", "convergence_"), ("deepar", "deepar_"))
 

