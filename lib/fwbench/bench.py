@@ -63,20 +63,15 @@ def _bare_deepar_fit(spec: dict) -> float:
     """One DeepAR fit through the estimator alone (runs in a child process): seconds of ``estimator.train``."""
     import tempfile as _tempfile
 
-    from . import forecast as fc
     from .data import monash
-    from .studies.deepar import backend_module
+    from .studies.deepar import backend_module, estimator_kwargs
 
     config = spec["config"]
     data = monash.load(config["dataset"])
     be = backend_module(config["framework"])
     be.configure_threads(config["threads"])
     be.set_seed(config["seed"])
-    kwargs = {"freq": data.freq, "prediction_length": data.prediction_length, "context_length": data.context_length,
-              "lags_seq": fc.lags_for(data.freq), "epochs": config["epochs"],
-              "num_batches_per_epoch": config["num_batches_per_epoch"]}
-    if config["framework"] == "mxnet":
-        kwargs["hybridize"] = bool(config["hybridize"])
+    kwargs = estimator_kwargs(config, data)
     with _tempfile.TemporaryDirectory() as root:
         estimator = be.make_estimator(root_dir=root, **kwargs)
         t0 = time.perf_counter()

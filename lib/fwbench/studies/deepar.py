@@ -143,6 +143,18 @@ def backend_module(framework: str):
     return importlib.import_module(f"fwbench.forecast.{framework}")
 
 
+def estimator_kwargs(config: dict, data) -> dict:
+    """The backend's ``make_estimator``/``train`` arguments for a trial config on loaded Monash data."""
+    from .. import forecast as fc
+
+    kwargs = {"freq": data.freq, "prediction_length": data.prediction_length, "context_length": data.context_length,
+              "lags_seq": fc.lags_for(data.freq), "epochs": config["epochs"],
+              "num_batches_per_epoch": config["num_batches_per_epoch"]}
+    if config["framework"] == "mxnet":
+        kwargs["hybridize"] = bool(config["hybridize"])
+    return kwargs
+
+
 def run_trial(config: dict, report=None) -> dict:
     """Load the data (failing before any framework import if it is unavailable or broken), train, forecast the
     test windows, score them; returns summary, measurements and provenance."""
@@ -157,11 +169,7 @@ def run_trial(config: dict, report=None) -> dict:
     be = backend_module(config["framework"])
     be.configure_threads(config["threads"])
     be.set_seed(config["seed"])
-    kwargs = {"freq": data.freq, "prediction_length": data.prediction_length, "context_length": data.context_length,
-              "lags_seq": fc.lags_for(data.freq), "epochs": config["epochs"],
-              "num_batches_per_epoch": config["num_batches_per_epoch"]}
-    if config["framework"] == "mxnet":
-        kwargs["hybridize"] = bool(config["hybridize"])
+    kwargs = estimator_kwargs(config, data)
 
     t0 = time.perf_counter()
     predictor, epochs = be.train(data.train, **kwargs)
