@@ -128,11 +128,14 @@ class ResultsStore:
                 out.update(dict(conn.execute(q, chunk).fetchall()))
         return out
 
-    def trials(self, study: str | None = None) -> pd.DataFrame:
-        """One row per trial; config, provenance and summary flattened to dotted columns."""
+    def trials(self, study: str | None = None, trial_ids: set | None = None) -> pd.DataFrame:
+        """One row per trial (of ``study``, of ``trial_ids`` when given); config, provenance and summary
+        flattened to dotted columns."""
         q = "SELECT * FROM trials" + (" WHERE study = ?" if study else "")
         with self._connect() as conn:
             raw = pd.read_sql_query(q, conn, params=(study,) if study else None)
+        if trial_ids is not None:
+            raw = raw[raw.trial_id.isin(trial_ids)].reset_index(drop=True)
         if raw.empty:
             return raw
         flat = [
@@ -141,11 +144,13 @@ class ResultsStore:
         ]
         return pd.concat([raw.drop(columns=["config", "provenance", "summary"])] + flat, axis=1)
 
-    def measurements(self, study: str | None = None) -> pd.DataFrame:
-        """Tidy long table: one row per raw value, with its trial's flattened config and provenance."""
-        with self._connect() as conn:
-            m = pd.read_sql_query("SELECT * FROM measurements", conn)
-        trials = self.trials(study)
+    def measurements(self, study: str | None = None, trial_ids: set | None = None) -> pd.DataFrame:
+        """Tidy long table: one row per raw value, with its trial's flattened config and provenance (of
+        ``study`` and ``trial_ids`` when given; only that study's values are read)."""
+        trials = self.trials(study, trial_ids)
         if trials.empty:
             return trials
+        q = "SELECT m.* FROM measurements m" + (" JOIN trials t USING (trial_id) WHERE t.study = ?" if study else "")
+        with self._connect() as conn:
+            m = pd.read_sql_query(q, conn, params=(study,) if study else None)
         return trials.merge(m, on="trial_id", how="inner")

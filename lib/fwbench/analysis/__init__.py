@@ -1,2 +1,30 @@
 """Tables computed from the results store (never typed in): one module per study, shared statistics in
-``stats``."""
+``stats``, and here the one way every table selects its rows: the trials of a profile's plan."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..paths import results_path
+from ..store import ResultsStore
+
+
+def planned_ids(study: str, profile: str | None, overrides: dict | None = None) -> set | None:
+    """Trial ids of a profile's grid (None for ``profile=None``: every stored trial of the study)."""
+    if profile is None:
+        return None
+    from ..runner import plan
+
+    return {t.trial_id for t in plan(study, profile, overrides)}
+
+
+def profile_trials(study: str, profile: str | None, overrides: dict | None = None,
+                   store: ResultsStore | None = None) -> pd.DataFrame:
+    """The stored trials (any status) of the profile's grid."""
+    return (store or ResultsStore(results_path())).trials(study, planned_ids(study, profile, overrides))
+
+
+def profile_measurements(study: str, profile: str | None, overrides: dict | None = None,
+                         store: ResultsStore | None = None) -> pd.DataFrame:
+    """The raw values of the profile's finished (``done``) trials, long format."""
+    long = (store or ResultsStore(results_path())).measurements(study, planned_ids(study, profile, overrides))
+    return long[long.status == "done"] if not long.empty else long

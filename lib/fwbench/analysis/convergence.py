@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..paths import results_path
 from ..store import ResultsStore
+from . import profile_measurements
 from . import imdb as imdb_analysis
 
 ARM_ORDER = imdb_analysis.ARM_ORDER
@@ -90,18 +91,13 @@ def missing_convergence(profile: str, frame: pd.DataFrame) -> list[dict]:
 def load_deepar(profile: str, store: ResultsStore | None = None, max_datasets: int = DEEPAR_MAX_DATASETS) -> pd.DataFrame:
     """Per-epoch DeepAR training loss (step >= 0) of the profile's finished trials, for at most ``max_datasets``
     datasets (those with the most epochs recorded, then by name)."""
-    store = store or ResultsStore(results_path())
-    long = store.measurements("deepar")
+    try:
+        long = profile_measurements("deepar", profile, store=store)
+    except Exception:  # the study's plan needs its data catalogue; without it, all rows
+        long = profile_measurements("deepar", None, store=store)
     if long.empty:
         return pd.DataFrame()
-    from ..runner import plan
-
-    try:
-        ids = {t.trial_id for t in plan("deepar", profile)}
-        long = long[long.trial_id.isin(ids)]
-    except Exception:  # the study's plan needs its data catalogue; without it, all rows
-        pass
-    long = long[(long.status == "done") & (long.metric == "train_loss") & (long.step >= 0)]
+    long = long[(long.metric == "train_loss") & (long.step >= 0)]
     if long.empty:
         return pd.DataFrame()
     frame = long.rename(columns={"config.dataset": "dataset", "config.arm": "arm", "config.seed": "seed",

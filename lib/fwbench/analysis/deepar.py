@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..paths import results_path
 from ..runner import plan
 from ..store import ResultsStore
+from . import profile_measurements, profile_trials
 from .stats import ratio_ci
 
 STUDY = "deepar"
@@ -27,12 +27,10 @@ def _planned(profile: str, overrides: dict | None):
 
 def load_trials(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
     """One row per finished trial of the profile: config, dataset provenance and every whole-trial value."""
-    store = store or ResultsStore(results_path())
-    ids = {t.trial_id for t in _planned(profile, overrides)}
-    long = store.measurements(STUDY)
+    long = profile_measurements(STUDY, profile, overrides, store)
     if long.empty:
         return pd.DataFrame()
-    long = long[long.trial_id.isin(ids) & (long.status == "done") & (long.step == -1)]
+    long = long[long.step == -1]
     if long.empty:
         return pd.DataFrame()
     keys = {"trial_id": "trial_id", "config.dataset": "dataset", "config.arm": "arm", "config.seed": "seed",
@@ -47,12 +45,10 @@ def load_trials(profile: str, overrides: dict | None = None, store: ResultsStore
 
 def load_epochs(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
     """Per-epoch values (``train_loss``, ``epoch_time_s``) of the profile's finished trials."""
-    store = store or ResultsStore(results_path())
-    ids = {t.trial_id for t in _planned(profile, overrides)}
-    long = store.measurements(STUDY)
+    long = profile_measurements(STUDY, profile, overrides, store)
     if long.empty:
         return pd.DataFrame()
-    long = long[long.trial_id.isin(ids) & (long.status == "done") & (long.step >= 0)]
+    long = long[long.step >= 0]
     if long.empty:
         return pd.DataFrame()
     wide = long.pivot_table(index=["trial_id", "config.dataset", "config.arm", "config.seed", "step"],
@@ -69,12 +65,10 @@ def unavailable(profile: str, overrides: dict | None = None, store: ResultsStore
 
     datasets = sorted({t.config["dataset"] for t in _planned(profile, overrides)})
     local = monash.availability(datasets, allow_download=False).set_index("dataset")
-    store = store or ResultsStore(results_path())
-    trials = store.trials(STUDY)
-    ids = {t.trial_id for t in _planned(profile, overrides)}
+    trials = profile_trials(STUDY, profile, overrides, store)
     failed_unavail = set()
     if not trials.empty:
-        bad = trials[trials.trial_id.isin(ids) & (trials.status == "failed")
+        bad = trials[(trials.status == "failed")
                      & trials.error.fillna("").str.contains("unavailable")]
         failed_unavail = set(bad["config.dataset"])
     finished = load_trials(profile, overrides, store)
@@ -89,12 +83,10 @@ def unavailable(profile: str, overrides: dict | None = None, store: ResultsStore
 
 
 def failures(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
-    store = store or ResultsStore(results_path())
-    ids = {t.trial_id for t in _planned(profile, overrides)}
-    trials = store.trials(STUDY)
+    trials = profile_trials(STUDY, profile, overrides, store)
     if trials.empty:
         return pd.DataFrame(columns=["trial_id", "dataset", "arm", "seed", "error"])
-    failed = trials[trials.trial_id.isin(ids) & (trials.status == "failed")]
+    failed = trials[trials.status == "failed"]
     return failed.rename(columns={"config.dataset": "dataset", "config.arm": "arm", "config.seed": "seed"})[
         ["trial_id", "dataset", "arm", "seed", "error"]].reset_index(drop=True)
 

@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 
 from ..paths import results_path
-from ..runner import plan
 from ..store import ResultsStore
+from . import profile_measurements, profile_trials
 from .stats import ratio_ci, summarize
 
 SETTING = ["arm", "batch_size", "num_workers"]
@@ -15,12 +15,7 @@ ARM_ORDER = ["torch-dense", "torch-sparse", "mxnet", "mxnet-hybrid", "torch-comp
 
 def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
     """One row per (trial, epoch) of the profile's finished trials, metrics as columns."""
-    store = store or ResultsStore(results_path())
-    ids = {t.trial_id for t in plan("imdb", profile, overrides)}
-    long = store.measurements("imdb")
-    if long.empty:
-        return pd.DataFrame()
-    long = long[long.trial_id.isin(ids) & (long.status == "done")]
+    long = profile_measurements("imdb", profile, overrides, store)
     if long.empty:
         return pd.DataFrame()
     keys = {"trial_id": "trial_id", "config.part": "part", "config.arm": "arm", "config.batch_size": "batch_size",
@@ -43,12 +38,10 @@ def part(frame: pd.DataFrame, *names: str) -> pd.DataFrame:
 
 
 def failures(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
-    store = store or ResultsStore(results_path())
-    ids = {t.trial_id for t in plan("imdb", profile, overrides)}
-    trials = store.trials("imdb")
+    trials = profile_trials("imdb", profile, overrides, store)
     if trials.empty:
         return trials
-    failed = trials[trials.trial_id.isin(ids) & (trials.status == "failed")]
+    failed = trials[trials.status == "failed"]
     return failed[["trial_id", "config.arm", "config.batch_size", "config.num_workers", "error"]]
 
 

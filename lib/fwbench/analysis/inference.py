@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..paths import results_path
-from ..runner import plan
 from ..store import ResultsStore
+from . import profile_measurements, profile_trials
 from ..vision import vgg16_flops
 from .stats import ratio_ci, summarize
 
@@ -19,28 +18,13 @@ VGG16_SETTING = ["arm", "batch_size", "image_size", "onednn", "device"]
 ONNX_RUNTIMES = {"export": "torch", "ort": "onnxruntime", "mxnet": "mxnet"}
 
 
-def _store(store: ResultsStore | None) -> ResultsStore:
-    return store or ResultsStore(results_path())
-
-
 def _long(study: str, profile: str | None, overrides: dict | None, store: ResultsStore | None) -> pd.DataFrame:
     """Raw values of the done trials of ``study`` (of the profile's plan when a profile is given)."""
-    long = _store(store).measurements(study)
-    if long.empty:
-        return long
-    long = long[long.status == "done"]
-    if profile is not None:
-        ids = {t.trial_id for t in plan(study, profile, overrides)}
-        long = long[long.trial_id.isin(ids)]
-    return long
+    return profile_measurements(study, profile, overrides, store)
 
 
 def _trials(study: str, profile: str | None, overrides: dict | None, store: ResultsStore | None) -> pd.DataFrame:
-    trials = _store(store).trials(study)
-    if trials.empty or profile is None:
-        return trials
-    ids = {t.trial_id for t in plan(study, profile, overrides)}
-    return trials[trials.trial_id.isin(ids)].reset_index(drop=True)
+    return profile_trials(study, profile, overrides, store)
 
 
 def failures(study: str, profile: str | None = None, overrides: dict | None = None,
