@@ -4,8 +4,9 @@ After a 2024 post (40 Monash datasets x 5 seeds, PyTorch 4.5x faster, chart only
 shared/reference/deepar_protocol_2024.csv: GluonTS defaults (2 layers x 40 cells, batch 32, 50 batches per epoch,
 Student-t, 100 sample paths), context = Monash lag, prediction = Monash horizon, lags for the frequency.
 
-Arms: ``torch``; ``mxnet`` (hybridized, the gluonts default); ``mxnet-imperative`` (hybridize=False, to measure what
-graph compilation of MXNet's unrolled LSTM cells does). With ``breakdown`` a trial also records where its time goes:
+Arms: ``torch-eager``; ``mxnet-hybrid-partial`` (the gluonts default: the training network hybridized, the
+prediction network that gluonts 0.17 builds afresh runs imperatively); ``mxnet-imperative`` (hybridize=False, to
+measure what graph compilation of MXNet's unrolled LSTM cells does). With ``breakdown`` a trial also records where its time goes:
 the data pipeline alone for the same number of batches (``data_time_s``), and the cProfile own-time share of each
 phase (``cprofile_train_frac_<phase>``, ``cprofile_predict_frac_<phase>``) in a separate profiled training epoch of
 at most 10 batches and in forecasting 32 windows.
@@ -16,14 +17,23 @@ Measurements: per epoch (step = epoch) ``train_loss`` and ``epoch_time_s``; per 
 """
 from __future__ import annotations
 
-import importlib
 import os
 import time
 
 from ..errors import FwbenchError
+from ..measure import median
 from . import options as opt
+from .registry import Arm, Study, register
 
-ARMS = ("torch", "mxnet", "mxnet-imperative")
+_TORCH, _MXNET = "fwbench.forecast.torch", "fwbench.forecast.mxnet"
+ARM_TABLE = (
+    Arm("torch-eager", "torch", _TORCH, "eager", "PyTorch (gluonts.torch)", "#1f77b4"),
+    Arm("mxnet-hybrid-partial", "mxnet", _MXNET, "hybrid-partial",
+        "MXNet (gluonts.mx default: training hybridized)", "#d62728"),
+    Arm("mxnet-imperative", "mxnet", _MXNET, "imperative", "MXNet (gluonts.mx, imperative)", "#ff7f0e"),
+)
+ARMS = tuple(a.name for a in ARM_TABLE)
+CORE_ARMS = ["torch-eager", "mxnet-hybrid-partial"]
 SEEDS = (42, 43, 44, 45, 46)
 PROFILE_WINDOWS = 32  # test windows forecast under cProfile
 PROFILE_BATCHES = 10  # training batches run under cProfile
@@ -49,11 +59,11 @@ GAP_DATASETS = ["m1_yearly", "cif_2016", "nn5_weekly"]
 
 PROFILES = {
     # seconds: for tests and CI (one tiny dataset, one epoch of a few batches, one seed, both frameworks)
-    "smoke": {"datasets": SMOKE_DATASETS, "arms": ["torch", "mxnet"], "seeds": [42], "epochs": 1,
+    "smoke": {"datasets": SMOKE_DATASETS, "arms": CORE_ARMS, "seeds": [42], "epochs": 1,
               "num_batches_per_epoch": 3, "threads": 2, "breakdown": False},
     # about 5 minutes on 2 cores: three small datasets (yearly original, quarterly rebuilt, cif_2016 with its
     # per-series horizons), two short epochs, one seed, with the time breakdown
-    "quick": {"datasets": QUICK_DATASETS, "arms": ["torch", "mxnet"], "seeds": [42], "epochs": 2,
+    "quick": {"datasets": QUICK_DATASETS, "arms": CORE_ARMS, "seeds": [42], "epochs": 2,
               "num_batches_per_epoch": 10, "threads": 2, "breakdown": True},
     # where the time goes (about an hour on 2 cores, most of it MXNet on nn5_weekly): three datasets whose
     # unrolled windows grow from 8 to 27 to 73 steps, all three arms (hybridized and imperative MXNet), 2 epochs of
@@ -62,7 +72,7 @@ PROFILES = {
             "threads": 2, "breakdown": True},
     # the post's scale: every dataset of the post (41 catalogue keys; unavailable ones fail at once with the
     # reason), 100 epochs of 50 batches, 5 seeds: days of CPU, meant for a cluster
-    "full": {"datasets": None, "arms": ["torch", "mxnet"], "seeds": list(SEEDS), "epochs": 100,
+    "full": {"datasets": None, "arms": CORE_ARMS, "seeds": list(SEEDS), "epochs": 100,
              "num_batches_per_epoch": 50, "threads": 2, "breakdown": False},
 }
 
@@ -82,8 +92,7 @@ OPTIONS = {
 }
 
 
-def resolve(profile: str, overrides: dict | None = None) -> dict:
-    options = opt.resolve("deepar", PROFILES, OPTIONS, profile, overrides)
+def prepare(options: dict) -> dict:
     if options["datasets"] is None:
         options["datasets"] = _post_datasets()
     from ..data import monash
@@ -121,10 +130,11 @@ def grid(options: dict) -> list[dict]:
     for seed in options["seeds"]:
         for name in options["datasets"]:
             meta = monash.info(name)
-            for arm in options["arms"]:
+            for name_of_arm in options["arms"]:
+                arm = STUDY.arm(name_of_arm)
                 configs.append({
-                    "dataset": name, "arm": arm, "framework": "mxnet" if arm.startswith("mxnet") else "torch",
-                    "hybridize": arm == "mxnet" if arm.startswith("mxnet") else None,
+                    "dataset": name, "arm": arm.name,
+                    "hybridize": arm.variant != "imperative" if arm.framework == "mxnet" else None,
                     "seed": seed, "epochs": options["epochs"],
                     "num_batches_per_epoch": options["num_batches_per_epoch"], "threads": options["threads"],
                     "breakdown": options["breakdown"], "freq": meta.freq, "prediction_length": meta.horizon,
@@ -135,12 +145,7 @@ def grid(options: dict) -> list[dict]:
 
 
 def describe(config: dict) -> str:
-    return f"deepar {config['dataset']:<18} {config['arm']:<16} seed={config['seed']}"
-
-
-def backend_module(framework: str):
-    """The twin backend; imported here, inside the trial process only."""
-    return importlib.import_module(f"fwbench.forecast.{framework}")
+    return f"deepar {config['dataset']:<18} {config['arm']:<20} seed={config['seed']}"
 
 
 def estimator_kwargs(config: dict, data) -> dict:
@@ -150,7 +155,7 @@ def estimator_kwargs(config: dict, data) -> dict:
     kwargs = {"freq": data.freq, "prediction_length": data.prediction_length, "context_length": data.context_length,
               "lags_seq": fc.lags_for(data.freq), "epochs": config["epochs"],
               "num_batches_per_epoch": config["num_batches_per_epoch"]}
-    if config["framework"] == "mxnet":
+    if config["hybridize"] is not None:  # MXNet arms only
         kwargs["hybridize"] = bool(config["hybridize"])
     return kwargs
 
@@ -166,7 +171,7 @@ def run_trial(config: dict, report=None) -> dict:
     data = monash.load(config["dataset"])
     if data.prediction_length != config["prediction_length"]:  # cif_2016: max of the per-series horizons
         say(f"prediction length {data.prediction_length} (max per-series horizon)")
-    be = backend_module(config["framework"])
+    be = STUDY.arm_of(config).load_backend()
     be.configure_threads(config["threads"])
     be.set_seed(config["seed"])
     kwargs = estimator_kwargs(config, data)
@@ -197,7 +202,7 @@ def run_trial(config: dict, report=None) -> dict:
     return {
         "summary": {"train_time_s": train_time, "predict_time_s": predict_time, "MASE": scores["MASE"],
                     "sMAPE": scores["sMAPE"], "mean_wQL": scores["mean_wQL"],
-                    "median_epoch_s": sorted(timed)[len(timed) // 2], "epochs_run": len(epochs),
+                    "median_epoch_s": median(timed), "epochs_run": len(epochs),
                     "final_train_loss": epochs[-1].loss if epochs else None},
         "measurements": measurements,
         "provenance": {**be.framework_info(), **data.provenance(), "lags_seq": kwargs["lags_seq"]},
@@ -223,3 +228,10 @@ def _breakdown(be, data, kwargs: dict, config: dict, predictor) -> dict:
     total = sum(phases.values()) or 1.0
     out.update({f"cprofile_predict_frac_{name}": seconds / total for name, seconds in phases.items()})
     return out
+
+
+STUDY = register(Study(
+    name="deepar", title="GluonTS DeepAR on the Monash archive (after a 2024 post)", module=__name__,
+    profiles=PROFILES, options=OPTIONS, prepare=prepare, grid=grid, run_trial=run_trial, describe=describe,
+    preflight=preflight, arms=ARM_TABLE, reference={"torch": "torch-eager", "mxnet": "mxnet-hybrid-partial"},
+    code=("fwbench.forecast", "fwbench.data.monash"), figure_prefix="deepar_"))
