@@ -105,30 +105,10 @@ def cmd_run(args) -> int:
 
 def cmd_status(args) -> int:
     from .paths import results_path
-    from .runner import plan
+    from .status import status_lines
     from .store import ResultsStore
 
-    store = ResultsStore(results_path())
-    trials = store.trials(args.study)
-    print(f"results store: {store.path}")
-    if trials.empty:
-        print("no trials recorded yet")
-    else:
-        counts = trials.groupby(["study", "status"]).size().unstack(fill_value=0)
-        print(counts.to_string())
-        failed = trials[trials.status == "failed"]
-        for _, row in failed.iterrows():
-            print(f"failed {row.study} {row.trial_id}: {row.error}")
-    if args.profile:
-        from .studies import get_study
-
-        studies = [args.study] if args.study else ["imdb", "deepar"]
-        for study in [name for name in studies if args.profile in get_study(name).PROFILES]:
-            planned = plan(study, args.profile)
-            status = store.status_of(t.trial_id for t in planned)
-            missing = [t for t in planned if status.get(t.trial_id) != "done"]
-            print(f"{study}/{args.profile}: {len(planned) - len(missing)} of {len(planned)} done, "
-                  f"{len(missing)} missing or failed")
+    print("\n".join(status_lines(ResultsStore(results_path()), args.study, args.profile)))
     return 0
 
 
@@ -146,7 +126,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_estimate(args) -> int:
-    from .cluster import estimate_full_runtime
+    from .estimate import estimate_full_runtime
     from .paths import results_path
     from .store import ResultsStore
 

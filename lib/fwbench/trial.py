@@ -27,7 +27,7 @@ def main(argv: list[str]) -> int:
     started = now_iso()
     host = host_info()  # before the framework import: the load average is the load the trial starts on
     t0 = time.perf_counter()
-    study = get_study(spec["study"])
+    study = get_study(spec["study"], spec.get("module") or None)
     result = study.run_trial(spec["config"],
                              report=lambda msg: print(f"[trial] {msg}", file=sys.stderr, flush=True))
     frameworks = imported_frameworks()

@@ -2,29 +2,24 @@
 
 Three steps, each a trial in its own process, so no two runtimes share a timed process:
 
-- ``export`` (imports torch + onnx): trains the IMDB sentiment LSTM (``fwbench.sentiment.torch``, 5000 words,
+- ``torch-export`` (imports torch + onnx): trains the IMDB sentiment LSTM (``fwbench.sentiment.torch``, 5000 words,
   128/128, 2 classes) briefly on a subsample, exports it with ``torch.onnx.export(dynamo=False)`` twice --
   ``model.onnx`` (``opset``, the file a deployment would ship) and ``model-legacy.onnx`` (opset 11, initializers
   listed as graph inputs: the form MXNet 1.9.1's importer, written for ONNX IR 3, expects) -- and writes the
   test tokens, labels and PyTorch's logits next to them. It times PyTorch inference (``no_grad``) too.
-- ``ort`` (imports onnxruntime only): runs ``model.onnx``; parity with PyTorch's logits; latency.
-- ``mxnet`` (imports mxnet + onnx): ``mx.contrib.onnx.import_model`` on the legacy file (then on
+- ``onnxruntime`` (imports onnxruntime only): runs ``model.onnx``; parity with PyTorch's logits; latency.
+- ``mxnet-import`` (imports mxnet + onnx): ``mx.contrib.onnx.import_model`` on the legacy file (then on
   ``model.onnx``); parity and latency where the import works. Where a step cannot work, the trial is stored as
   done with ``step_status`` ``step_failed`` (or ``unavailable`` when a package is missing) and the exact error.
 
-Artifacts live in ``<FWBENCH_ARTIFACTS or the results store's folder/artifacts>/onnx/<export trial id>/``. A
+The steps are the study's arms (``arm_field="step"``): their code is in ``onnx_steps``, the files they share
+are handled by ``onnx_artifacts``. Artifacts live in ``<FWBENCH_ARTIFACTS or the results store's folder/artifacts>/onnx/<export trial id>/``. A
 runtime step that finds them missing (another machine, a cleaned folder) rebuilds them by running the export
 step in a separate process first (recorded as ``artifacts_rebuilt``).
 Latency: per batch size, ``warmup`` calls (stored, excluded) then ``repeats`` timed calls on the first rows
 of the test subsample (cycled when the batch is larger than the subsample).
 """
 from __future__ import annotations
-
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 from . import options as opt
 from .registry import Arm, Study, register
@@ -103,42 +98,6 @@ def describe(config: dict) -> str:
             f"batches={config['batch_sizes']}")
 
 
-# -- artifacts ------------------------------------------------------------------------------------------------
-def artifacts_root() -> Path:
-    from ..paths import results_path
-
-    env = os.environ.get("FWBENCH_ARTIFACTS")
-    return Path(env).expanduser() if env else results_path().parent / "artifacts"
-
-
-def artifacts_dir(export: dict) -> Path:
-    """One folder per export config and code version (files made by other code are never reused)."""
-    from ..store import trial_id
-
-    return artifacts_root() / "onnx" / trial_id("onnx", export, STUDY.code_version())
-
-
-ARTIFACT_FILES = ("model.onnx", "model-legacy.onnx", "tokens.npy", "labels.npy", "torch_logits.npy", "meta.json")
-
-
-def _have_artifacts(directory: Path) -> bool:
-    return all((directory / name).exists() for name in ARTIFACT_FILES)
-
-
-def _ensure_artifacts(export: dict, report=None) -> bool:
-    """The export step's files; rebuilt in a separate (torch) process when missing. True if rebuilt."""
-    directory = artifacts_dir(export)
-    if _have_artifacts(directory):
-        return False
-    if report:
-        report(f"artifacts missing in {directory}: running the export step in a separate process")
-    proc = subprocess.run([sys.executable, "-m", "fwbench.studies.onnx_steps", "export", json.dumps(export)],
-                          capture_output=True, text=True, timeout=3600)
-    if proc.returncode != 0 or not _have_artifacts(directory):
-        raise RuntimeError(f"could not rebuild the ONNX artifacts in {directory}: {proc.stderr[-2000:]}")
-    return True
-
-
 def run_trial(config: dict, report=None) -> dict:
     from . import onnx_steps
 
@@ -151,4 +110,5 @@ STUDY = register(Study(
     name="onnx", title="PyTorch -> ONNX -> onnxruntime / MXNet (the 2018 post's deployment proposal)",
     module=__name__, profiles=PROFILES, options=OPTIONS, grid=grid, run_trial=run_trial, describe=describe,
     preflight=preflight, arms=ARM_TABLE, arm_field="step", reference={"torch": "torch-export", "mxnet": "mxnet-import"},
-    code=("fwbench.studies.onnx_steps", "fwbench.sentiment", "fwbench.data.imdb"), figure_prefix="onnx_"))
+    code=("fwbench.studies.onnx_steps", "fwbench.studies.onnx_artifacts", "fwbench.sentiment", "fwbench.data.imdb"),
+    figure_prefix="onnx_"))

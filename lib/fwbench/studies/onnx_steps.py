@@ -15,7 +15,7 @@ import time
 import traceback
 from pathlib import Path
 
-from .onnx import _ensure_artifacts, artifacts_dir
+from .onnx_artifacts import _ensure_artifacts, artifacts_dir
 
 
 def _latency_inputs(tokens, batch: int):
