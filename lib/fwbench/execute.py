@@ -34,6 +34,7 @@ class PlannedTrial:
     label: str
     module: str = ""  # the module that declares the study (imported by the trial process)
     import_root: str | None = None  # where that module is imported from, when it is not installed
+    position: int = -1  # index in the sweep's plan (the order trials are handed to the executor)
 
 
 def child_env(threads: int, import_root: str | None = None) -> dict:

@@ -23,6 +23,7 @@ import time
 from ..errors import FwbenchError
 from ..measure import median
 from . import options as opt
+from .blocks import interleave
 from .registry import Arm, Study, register
 
 _TORCH, _MXNET = "fwbench.forecast.torch", "fwbench.forecast.mxnet"
@@ -121,7 +122,8 @@ def preflight(options: dict) -> None:
 
 
 def grid(options: dict) -> list[dict]:
-    """One config per (seed, dataset, arm); every dataset of the profile, available or not (an unavailable one
+    """One config per (seed, dataset, arm), the arms of a (seed, dataset) back to back in a seeded random order
+    (``blocks.interleave``); every dataset of the profile, available or not (an unavailable one
     becomes a failed trial that says why, retried on the next run)."""
     from ..data import monash
     from ..forecast import HYPERPARAMETERS
@@ -141,7 +143,7 @@ def grid(options: dict) -> list[dict]:
                     "context_length": meta.context_length, "seasonality": meta.seasonality,
                     "hyperparameters": {k: v for k, v in HYPERPARAMETERS.items() if k != "num_batches_per_epoch"},
                 })
-    return configs
+    return interleave(configs, seed=0)
 
 
 def describe(config: dict) -> str:

@@ -15,6 +15,7 @@ import time
 from ..devices import device_option
 from ..measure import median
 from . import options as opt
+from .blocks import interleave
 from .registry import Arm, Study, register
 
 _TORCH, _MXNET = "fwbench.sentiment.torch", "fwbench.sentiment.mxnet"
@@ -44,8 +45,9 @@ PROFILES = {
               "workers": [0, 1], "epochs": 2, "n_train": 64, "n_test": 64,
               "scaling": {"seq_lens": [50], "threads": [1], "batch_size": 32, "epochs": 2, "n_train": 64}},
     # minutes: the default of `make reproduce`
+    # (3 repeat blocks: the least a CI over independent trials needs; one batch size to stay in minutes)
     "quick": {**_COMMON, "arms": CORE_ARMS, "extra_arms": ["mxnet-hybrid-partial", "torch-compile"],
-              "batch_sizes": [64, 256], "workers": [0, 2], "epochs": 4, "n_train": 512, "n_test": 256,
+              "batch_sizes": [256], "workers": [0, 2], "epochs": 4, "n_train": 512, "n_test": 256, "repeats": 3,
               "scaling": {"seq_lens": [125, 500], "threads": [1, 2], "batch_size": 128, "epochs": 2,
                           "n_train": 256}},
     # the post's scale: days of CPU, meant for a cluster
@@ -95,7 +97,8 @@ def prepare(options: dict) -> dict:
 
 
 def grid(options: dict) -> list[dict]:
-    """One config per (arm, batch size, workers, sequence length, threads, repeat). ``extra_arms`` run only at
+    """One config per (arm, batch size, workers, sequence length, threads, repeat), the arms of each setting
+    back to back in a seeded random order per repeat block (``blocks.interleave``). ``extra_arms`` run only at
     the largest batch size with the fewest workers (a cheap look at them in small profiles); with
     ``convergence``, the post's convergence runs are added (``CONVERGENCE_SETTINGS`` for
     ``max(epochs, CONVERGENCE_EPOCHS)`` epochs). Duplicates are merged, so a setting in two lists is one trial."""
@@ -124,6 +127,8 @@ def grid(options: dict) -> list[dict]:
     configs, seen = [], set()
     for repeat in range(options["repeats"]):
         for arm, s, seq_len, threads, n_train in runs:
+            if s["part"] == "scaling" and repeat:  # the cost-growth curves feed no verdict: one block
+                continue
             config = {
                 "arm": arm, "batch_size": s["batch_size"], "num_workers": s["num_workers"], "epochs": s["epochs"],
                 "n_train": n_train, "n_test": options["n_test"], "threads": threads, "lr": options["lr"],
@@ -136,7 +141,7 @@ def grid(options: dict) -> list[dict]:
             if key not in seen:
                 seen.add(key)
                 configs.append(config)
-    return configs
+    return interleave(configs, seed=BASE_SEED)
 
 
 def describe(config: dict) -> str:

@@ -19,6 +19,7 @@ from ..devices import check_device_available, device_option
 from ..measure import time_calls
 from ..vision import vgg16_flops
 from . import options as opt
+from .blocks import interleave
 from .registry import Arm, Study, register
 
 _TORCH, _MXNET = "fwbench.vision.torch", "fwbench.vision.mxnet"
@@ -33,14 +34,14 @@ COMPILED_VARIANTS = ("script", "hybrid-full")
 
 PROFILES = {
     # seconds: a 32x32 input exercises every path (the classifier still sees 512x7x7 via the adaptive pool)
-    "smoke": {"arms": ["torch-eager", "mxnet-imperative"], "batch_sizes": [1], "image_size": 32, "onednn": [True, False],
-              "warmup": 1, "repeats": 2, "threads": 2, "device": "cpu"},
-    # ~1 min on an idle 2-core CPU: the claim's setting (batch 1, 224x224), oneDNN on and off
-    "quick": {"arms": ["torch-eager", "mxnet-imperative"], "batch_sizes": [1], "image_size": 224, "onednn": [True, False],
-              "warmup": 1, "repeats": 3, "threads": 2, "device": "cpu"},
+    "smoke": {"arms": ["torch-eager", "mxnet-imperative"], "batch_sizes": [1], "image_size": 32,
+              "onednn": [True, False], "warmup": 1, "repeats": 2, "threads": 2, "device": "cpu", "blocks": 1},
+    # ~2 min on an idle 2-core CPU: the claim's setting (batch 1, 224x224), oneDNN on and off, 3 blocks
+    "quick": {"arms": ["torch-eager", "mxnet-imperative"], "batch_sizes": [1], "image_size": 224,
+              "onednn": [True, False], "warmup": 1, "repeats": 3, "threads": 2, "device": "cpu", "blocks": 3},
     # tens of minutes: batch 1 and 8, compiled arms, enough repeats for tight CIs
     "full": {"arms": list(ARMS), "batch_sizes": [1, 8], "image_size": 224, "onednn": [True, False],
-             "warmup": 2, "repeats": 10, "threads": 2, "device": "cpu"},
+             "warmup": 2, "repeats": 10, "threads": 2, "device": "cpu", "blocks": 5},
 }
 
 OPTIONS = {
@@ -52,6 +53,7 @@ OPTIONS = {
     "repeats": opt.int_range(1, 1000),
     "threads": opt.int_range(1, 256),
     "device": device_option,
+    "blocks": opt.int_range(1, 100),
 }
 
 SEED = 0
@@ -62,16 +64,20 @@ def preflight(options: dict) -> None:
 
 
 def grid(options: dict) -> list[dict]:
+    """``blocks`` independent trials (fresh processes) per setting; in each block the arms of a setting run back
+    to back in a seeded random order (``blocks.interleave``). ``repeats`` are timed calls inside one trial."""
     configs = []
     onednn = options["onednn"] if options["device"] == "cpu" else [True]  # a CPU library: no GPU arm
-    for arm in options["arms"]:
+    for block in range(options["blocks"]):
         for batch in options["batch_sizes"]:
             for flag in onednn:
-                configs.append({"arm": arm, "model": "vgg16", "batch_size": batch,
-                                "image_size": options["image_size"], "onednn": flag,
-                                "warmup": options["warmup"], "repeats": options["repeats"],
-                                "threads": options["threads"], "device": options["device"], "seed": SEED})
-    return configs
+                for arm in options["arms"]:
+                    configs.append({"arm": arm, "model": "vgg16", "batch_size": batch,
+                                    "image_size": options["image_size"], "onednn": flag,
+                                    "warmup": options["warmup"], "repeats": options["repeats"],
+                                    "threads": options["threads"], "device": options["device"], "seed": SEED,
+                                    "block": block})
+    return interleave(configs, seed=SEED)
 
 
 def describe(config: dict) -> str:
