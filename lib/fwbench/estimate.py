@@ -22,6 +22,7 @@ class Estimate:
     by_group: dict = field(default_factory=dict)  # seconds per arm (or per study-specific group)
     model: str = ""
     not_estimated: dict = field(default_factory=dict)  # group -> trials left out (nothing stored to go on)
+    per_trial: dict = field(default_factory=dict)  # trial id -> predicted seconds
 
     def lines(self) -> list[str]:
         out = [f"{self.study}/{self.profile}: {self.n_trials} trials ({self.estimated_trials} estimated), "
@@ -127,6 +128,79 @@ def _imdb_predictor(measured):
     return predict, (lambda config: config["arm"]), set(by_arm)
 
 
+DEEPAR_MODEL = (
+    "trial = overhead + fit_fixed + warmup + epochs * batches_per_epoch * c_batch + predict [+ breakdown]; per arm "
+    "and dataset from its stored trials: c_batch = median seconds per training batch in the later epochs (the "
+    "first epoch's excess is the warm-up), fit_fixed = train time outside the epochs, predict = forecasting time, "
+    "overhead = trial wall time outside training, forecasting and the breakdown (process start, imports, data "
+    "load, scoring), breakdown = its stored seconds per batch of the pipeline pass plus the profiled epoch. A "
+    "dataset not stored for an arm takes the arm's nearest stored dataset by unrolled window (context + "
+    "prediction length), c_batch scaled linearly in the window and predict in window x series")
+
+
+def _window(config: dict) -> int:
+    return int(config.get("context_length") or 0) + int(config.get("prediction_length") or 0)
+
+
+def _deepar_predictor(measured):
+    """Per (arm, dataset) cost parts from the stored DeepAR trials (``measured``: their measurements)."""
+    rows = defaultdict(list)
+    cfg = measured.drop_duplicates("trial_id").set_index("trial_id")
+    for tid, g in measured.groupby("trial_id"):
+        c = cfg.loc[tid]
+        whole = g[g.step == -1].set_index("metric").value
+        epochs = g[(g.metric == "epoch_time_s") & (g.step >= 0)].sort_values("step").value.to_numpy(float)
+        nb = float(c["config.num_batches_per_epoch"])
+        if not len(epochs) or "train_time_s" not in whole:
+            continue
+        steady = statistics.median(epochs[1:]) if len(epochs) > 1 else float(epochs[0])
+        breakdown = float(whole.get("data_time_s", 0.0)) + float(whole.get("cprofile_train_wall_s", 0.0))
+        n_batches = nb * float(c["config.epochs"])
+        train, predict = float(whole["train_time_s"]), float(whole.get("predict_time_s", 0.0))
+        rows[(c["config.arm"], c["config.dataset"])].append({
+            "c_batch": steady / nb, "warmup": float(epochs[0]) - steady if len(epochs) > 1 else 0.0,
+            "fit_fixed": max(train - float(epochs.sum()), 0.0), "predict": predict,
+            "series": float(whole.get("n_series", 1.0)), "window": _window({k[7:]: v for k, v in c.items()
+                                                                          if k.startswith("config.")}),
+            "breakdown_per_batch": breakdown / n_batches if breakdown else 0.0,
+            "overhead": max(float(c["provenance.trial_wall_s"]) - train - predict - breakdown, 0.0)})
+    parts = {key: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for key, rs in rows.items()}
+
+    def predict(config):
+        arm, dataset = config["arm"], config["dataset"]
+        key = (arm, dataset)
+        window = _window(config)
+        if key in parts:
+            p, scale, series_scale = parts[key], 1.0, 1.0
+        else:
+            same_arm = [k for k in parts if k[0] == arm]
+            if not same_arm:
+                raise FwbenchError(f"no stored deepar trials of arm {arm!r} to extrapolate from; run "
+                                   f"`fwbench run deepar --profile quick --set arms=['{arm}']` first")
+            near = min(same_arm, key=lambda k: (abs(parts[k]["window"] - window), k[1]))
+            p = parts[near]
+            scale = window / p["window"] if p["window"] else 1.0
+            series_scale = scale * _n_series(dataset, p["series"]) / p["series"]
+        n_batches = config["epochs"] * config["num_batches_per_epoch"]
+        total = p["overhead"] + p["fit_fixed"] + scale * (p["warmup"] + n_batches * p["c_batch"])
+        total += series_scale * p["predict"]
+        if config.get("breakdown"):
+            total += scale * n_batches * p["breakdown_per_batch"]
+        return total
+
+    return predict, (lambda config: config["arm"]), {k[0] for k in parts}
+
+
+def _n_series(dataset: str, default: float) -> float:
+    from .data import monash
+
+    try:
+        value = monash.catalogue().loc[dataset].get("n_series")
+        return float(value) if value == value and value else default
+    except (KeyError, ValueError, TypeError):
+        return default
+
+
 GENERIC_MODEL = ("trial = a stored trial's own wall time when the same config is stored, else the median stored "
                  "trial wall time per epoch times the config's epochs (per-trial median if there are no epochs)")
 
@@ -146,15 +220,20 @@ def _generic_predictor(trials):
     return predict
 
 
-def estimate_full_runtime(store, study: str, n_workers: int, profile: str = "full") -> Estimate:
+# studies with a cost model of their own (per-batch and per-trial costs apart); others use GENERIC_MODEL
+COST_MODELS = {"imdb": (_imdb_predictor, IMDB_MODEL), "deepar": (_deepar_predictor, DEEPAR_MODEL)}
+
+
+def estimate_full_runtime(store, study: str, n_workers: int, profile: str = "full",
+                          overrides: dict | None = None) -> Estimate:
     """How long ``profile`` (default ``full``) of ``study`` takes on ``n_workers`` one-trial-at-a-time workers,
     extrapolated from the trials already in ``store`` (e.g. the quick profile's). The model is in
-    ``Estimate.model`` (``IMDB_MODEL`` for imdb)."""
+    ``Estimate.model`` (``COST_MODELS``, else ``GENERIC_MODEL``)."""
     from .runner import plan
 
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
         raise FwbenchError(f"workers must be an integer >= 1, got {n_workers!r}; e.g. --workers 8")
-    planned = plan(study, profile)
+    planned = plan(study, profile, overrides)
     n_planned = len(planned)
     trials = store.trials(study)
     if not trials.empty:
@@ -163,26 +242,27 @@ def estimate_full_runtime(store, study: str, n_workers: int, profile: str = "ful
         raise FwbenchError(f"no finished {study} trials in {store.path} to extrapolate from; run "
                            f"`fwbench run {study} --profile quick` (or smoke) first")
     by_group: dict = defaultdict(float)
-    if study == "imdb":
+    if study in COST_MODELS:
         measured = store.measurements(study)
         measured = measured[measured.trial_id.isin(set(trials.trial_id))]
-        predict, group, known = _imdb_predictor(measured)
+        fit, model = COST_MODELS[study]
+        predict, group, known = fit(measured)
         left_out = defaultdict(int)
         for t in planned:
             if t.config["arm"] not in known:
                 left_out[t.config["arm"]] += 1
         if len(left_out) == len({t.config["arm"] for t in planned}):
-            raise FwbenchError(f"no stored imdb trials of arms {sorted(left_out)} to extrapolate from; run "
-                               "`fwbench run imdb --profile quick` first")
+            raise FwbenchError(f"no stored {study} trials of arms {sorted(left_out)} to extrapolate from; run "
+                               f"`fwbench run {study} --profile quick` first")
         planned = [t for t in planned if t.config["arm"] in known]
         durations = [predict(t.config) for t in planned]
         for t, d in zip(planned, durations):
             by_group[group(t.config)] += d
-        model = IMDB_MODEL
     else:
         predict = _generic_predictor(trials)
         durations = [predict(t.config, t.trial_id) for t in planned]
         model = GENERIC_MODEL
         left_out = {}
     return Estimate(study, profile, n_workers, n_planned, len(planned), len(trials), float(sum(durations)),
-                    makespan(durations, n_workers), dict(by_group), model, dict(left_out))
+                    makespan(durations, n_workers), dict(by_group), model, dict(left_out),
+                    {t.trial_id: d for t, d in zip(planned, durations)})

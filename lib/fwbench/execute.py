@@ -35,6 +35,7 @@ class PlannedTrial:
     module: str = ""  # the module that declares the study (imported by the trial process)
     import_root: str | None = None  # where that module is imported from, when it is not installed
     position: int = -1  # index in the sweep's plan (the order trials are handed to the executor)
+    code_version: str = ""  # the study's code fingerprint when the plan was made (part of trial_id)
 
 
 def child_env(threads: int, import_root: str | None = None) -> dict:

@@ -55,7 +55,7 @@ def _planned(study, options: dict) -> list[PlannedTrial]:
     for position, config in enumerate(study.grid(options)):
         study.arm_of(config)  # an arm missing from the study's arm table is an error before anything runs
         trials.append(PlannedTrial(trial_id(study.name, config, code), study.name, config, study.describe(config),
-                                   study.module, root, position))
+                                   study.module, root, position, code))
     return trials
 
 
@@ -99,8 +99,7 @@ def check_run_args(progress, timeout_s, memory_limit_mb, trials_per_host, schedu
 
 def store_outcome(store: ResultsStore, trial: PlannedTrial, outcome: dict, profile: str, extra: dict) -> None:
     """Write one outcome; the provenance gains where it ran (``extra``) and the study's code version."""
-    extra = {**extra, "code_version": get_study(trial.study, trial.module).code_version(),
-             "plan_position": trial.position}
+    extra = {**extra, "code_version": trial.code_version, "plan_position": trial.position}
     store.record(trial_id=trial.trial_id, study=trial.study, profile=profile, config=trial.config,
                  status=outcome["status"], summary=outcome["summary"], measurements=outcome["measurements"],
                  provenance={**outcome["provenance"], **extra}, error=outcome["error"],

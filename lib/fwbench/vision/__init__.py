@@ -1,5 +1,7 @@
-"""VGG16 inference and dense fp32 GEMM on CPU (or GPU), as twin backends with the same public names:
-``fwbench.vision.torch`` and ``fwbench.vision.mxnet``. Import one of them inside a trial process only.
+"""VGG16 inference and dense fp32 GEMM on CPU (or GPU), as twin backends with the same public names (each twin's
+``__all__``, the same list in both; ``tests/test_twins.py`` checks it): ``fwbench.vision.torch`` and
+``fwbench.vision.mxnet``. Import one of them inside a trial process only (the ``vgg16`` and ``gemm`` arm tables
+name them; ``Arm.load_backend``). Timing and device helpers are in ``fwbench.measure`` and ``fwbench.devices``.
 
 Both define VGG16 configuration "D" (Simonyan & Zisserman 2014) the way torchvision does: 13 3x3 convolutions
 with ReLU and 5 max-pools, an adaptive average pool to 7x7 (so a small smoke input still feeds the same
@@ -12,7 +14,6 @@ VGG16_CONFIG = (64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "
 VGG16_PARAMETERS = 138_357_544
 NUM_CLASSES = 1000
 POOLED = 7  # the classifier sees 512 x 7 x 7 = 25088 features
-
 
 
 def vgg16_flops(image_size: int) -> float:
