@@ -6,7 +6,7 @@
     fwbench status [--study imdb] [--profile quick]
     fwbench export [-o measurements.csv] [--study imdb]
     fwbench bench [harness|data]
-    fwbench ledger [-o ledger.csv] [--profile quick|all]
+    fwbench ledger [-o ledger.csv] [--profile quick|all] [--compare STORE_A STORE_B]
 
 Errors in the input are one line (``fwbench: error: ...``) with exit status 2; a sweep in which any trial
 failed ends with exit status 1 after its summary.
@@ -77,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     ledger = sub.add_parser("ledger", help="the claims ledger: one verdict per claim, computed from the store")
     ledger.add_argument("-o", "--output", default=None, help="CSV file to write (default: a table on standard output)")
     ledger.add_argument("--profile", default="quick", help="whose trials to judge ('all': every row of the store)")
+    ledger.add_argument("--compare", nargs=2, metavar=("STORE_A", "STORE_B"), default=None,
+                        help="stability check: two independent runs of one profile; exit 1 if a verdict differs")
 
     bench = sub.add_parser("bench", help="benchmarks of the harness itself")
     bench.add_argument("what", nargs="?", default="all", choices=["all", "harness", "deepar", "data"])
@@ -141,13 +143,34 @@ def cmd_estimate(args) -> int:
 def cmd_ledger(args) -> int:
     from . import ledger
 
+    if args.compare:
+        return _compare(args)
+
     table = ledger.build(profile=args.profile)
     if args.output:
         table.to_csv(args.output, index=False)
         print(f"wrote {len(table)} claims to {args.output}", file=sys.stderr)
     else:
-        print(table[["claim_id", "verdict", "estimate", "ci_low", "ci_high"]].to_string(index=False))
+        print(table[["claim_id", "verdict", "estimate", "ci_low", "ci_high", "n", "our_hardware",
+                     "verdict_band10"]].to_string(index=False))
     return 0
+
+
+def _compare(args) -> int:
+    from pathlib import Path
+
+    from .ledger.stability import compare, summary_lines
+    from .store import ResultsStore
+
+    for path in args.compare:
+        if not Path(path).is_file():
+            raise FwbenchError(f"no results store at {path}; give two stores of independent runs of one profile")
+    table, summary = compare(*(ResultsStore(p) for p in args.compare), profile=args.profile)
+    if args.output:
+        table.to_csv(args.output, index=False)
+        print(f"wrote {len(table)} parts to {args.output}", file=sys.stderr)
+    print("\n".join(summary_lines(summary)))
+    return 0 if not summary["disagreeing_claims"] else 1
 
 
 def cmd_bench(args) -> int:

@@ -14,8 +14,9 @@ Before a rule runs, its data must be there: a claim whose rows are absent is ``n
 it waits for, so it flips by itself once they exist), one that needs hardware this store has never seen (a GPU,
 8 GPUs) is ``not testable here``, and one with a point estimate but no CI (fewer than 2 values per side) is
 ``insufficient data``. A claim with several parts (one per batch size, per arm, ...) takes the first verdict in
-``PRECEDENCE`` among its parts. Ratios are of medians over the timed epochs (first epoch of each trial excluded)
-of all the trials (seeds) of a setting, with a percentile-bootstrap CI (``fwbench.analysis.stats.ratio_ci``).
+``PRECEDENCE`` among its parts. Ratios are over independent trials (``fwbench.analysis.replicates``); ``judge``
+applies the rules every claim shares: Bonferroni-corrected parts, matched hardware (else a labelled analogue),
+scale floors ("below scale"), and the verdict under a wider band. ``stability`` compares two runs.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from ..store import ResultsStore
 from . import render
 from .data import IMDB_PARTS, Claim, Data, load
 from .render import COLUMNS, conditions, host_text
-from .rules import (CONTEXT, CONTRADICTED, INCONCLUSIVE, INSUFFICIENT, NOT_MEASURED, NOT_TESTABLE, PRECEDENCE,
+from .rules import (BELOW_SCALE, CONTEXT, CONTRADICTED, INCONCLUSIVE, INSUFFICIENT, NOT_MEASURED, NOT_TESTABLE, PRECEDENCE,
                     REPRODUCED, TOL, VERDICTS, Part, band_about, band_within, combine, fastest_is, ratio_part,
                     sum_ratio_ci, verdict_above, verdict_at_most, verdict_in_band)
 from .sources import CLAIMS, SOURCES
@@ -35,8 +36,8 @@ STUDY_OF = {c.id: c.study for c in CLAIMS}
 
 
 def evaluate(claim: Claim, d: Data) -> dict:
-    """One claim judged on the loaded rows: its ledger row (``COLUMNS``)."""
-    return render.row(claim, claim.evaluate(d), d)
+    """One claim judged on the loaded rows (``judge``): its ledger row (``COLUMNS``)."""
+    return render.row(claim, d)
 
 
 def build(store: ResultsStore | None = None, profile: str | None = "quick", overrides: dict | None = None
@@ -56,7 +57,7 @@ def rules_markdown() -> str:
     return render.rules_markdown(CLAIMS)
 
 
-__all__ = ["CLAIMS", "COLUMNS", "CONTEXT", "CONTRADICTED", "Claim", "Data", "IMDB_PARTS", "INCONCLUSIVE",
+__all__ = ["BELOW_SCALE", "CLAIMS", "COLUMNS", "CONTEXT", "CONTRADICTED", "Claim", "Data", "IMDB_PARTS", "INCONCLUSIVE",
            "INSUFFICIENT", "NOT_MEASURED", "NOT_TESTABLE", "PRECEDENCE", "REPRODUCED", "SOURCES", "STUDY_OF", "TOL",
            "VERDICTS", "Part", "band_about", "band_within", "build", "combine", "conditions", "evaluate",
            "fastest_is", "host_text", "load", "ratio_part", "rules_markdown", "sum_ratio_ci", "verdict_above",

@@ -22,10 +22,15 @@ from .rules import Part, missing, ratio_part
 IMDB_PARTS = ("main", "extra", "convergence")  # grid parts judged (``scaling`` varies seq_len/threads/n_train)
 
 
+HARDWARE = {"gpu": "a GPU", "cpu": "a CPU", "none": "any hardware"}
+
+
 @dataclass
 class Claim:
-    """One claim of a source: its text, the rule in words, the study whose rows describe its conditions, and
-    ``evaluate(data) -> [Part]``."""
+    """One claim of a source: its text, the rule in words, the study whose rows describe its conditions,
+    ``evaluate(data) -> [Part]``, the hardware its numbers depend on (``gpu``: timings and utilisations measured
+    on a GPU; ``cpu``; ``none``: training quality, whether something works) and ``floor(data) -> None or what is
+    missing``: the smallest run that can support a verdict (below it the verdict is "below scale")."""
     id: str
     text: str
     source: str
@@ -33,6 +38,14 @@ class Claim:
     rule: str
     evaluate: Callable[["Data"], list[Part]]
     study: str = "imdb"
+    hardware: str = "none"
+    source_hardware: str = ""
+    floor: Callable[["Data"], str | None] = lambda d: None
+    scale: str = ""  # the floor in words
+
+    def __post_init__(self):
+        if self.hardware not in HARDWARE:
+            raise ValueError(f"claim {self.id}: hardware must be one of {sorted(HARDWARE)}, got {self.hardware!r}")
 
 
 @dataclass
@@ -85,6 +98,8 @@ class Data:
         frame = imdb_analysis.load_sweep(*self._args("imdb"))
         if not frame.empty:
             frame = frame[frame.trial_id.isin(set(trials.trial_id))].reset_index(drop=True)
+            blocks = trials.set_index("trial_id").get("config.repeat")
+            frame["block"] = frame.trial_id.map(blocks) if blocks is not None else 0
         return frame, trials, device
 
     @property
@@ -119,6 +134,16 @@ class Data:
         return self._cached("vgg16", lambda: inference.vgg16_latencies(*self._args("vgg16"))
                             if self.has("vgg16") else pd.DataFrame())
 
+    def device_of(self, study: str) -> str | None:
+        """The device a study's judged rows ran on ("cuda" or "cpu"; None without rows)."""
+        if study == "imdb":
+            return self.device
+        trials = self.study_trials(study)
+        if trials.empty or "config.device" not in trials:
+            return "cpu" if not trials.empty else None
+        devices = set(trials.loc[trials.status == "done", "config.device"].fillna("cpu"))
+        return "cuda" if "cuda" in devices else ("cpu" if devices else None)
+
 
 def load(store: ResultsStore, profile: str | None = "quick", overrides: dict | None = None) -> Data:
     """The rows the ledger reads (on first use). ``profile`` None or "all": every row of the store; ``overrides``
@@ -138,8 +163,9 @@ def named_arm(study: str, name: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- IMDB
-def times(d: Data, arm: str, batch=None, workers=None, metric: str = "train_time_s") -> np.ndarray:
-    """The timed values of ``metric`` of one arm (at a batch size and worker count when given)."""
+def times(d: Data, arm: str, batch=None, workers=None, metric: str = "train_time_s", blocks=None) -> np.ndarray:
+    """One value per trial of one arm (at a batch size, worker count and repeat blocks when given): the median
+    of ``metric`` over the trial's timed epochs. The trial, a fresh process, is the unit of replication."""
     t = d.timed()
     if t.empty or metric not in t:
         return np.array([])
@@ -148,7 +174,14 @@ def times(d: Data, arm: str, batch=None, workers=None, metric: str = "train_time
         sel &= t.batch_size == batch
     if workers is not None:
         sel &= t.num_workers == workers
-    return t.loc[sel, metric].dropna().to_numpy()
+    if blocks is not None:
+        sel &= t.block.isin(list(blocks))
+    return t.loc[sel].groupby("trial_id")[metric].median().dropna().to_numpy()
+
+
+def blocks(d: Data) -> list:
+    """The repeat blocks of the judged IMDB rows, in order."""
+    return sorted(set(d.imdb.block)) if not d.imdb.empty and "block" in d.imdb else []
 
 
 def settings(d: Data, arm: str) -> set:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..analysis.stats import N_RESAMPLES
-from .data import Claim, Data
-from .rules import NOT_MEASURED, NOT_TESTABLE, TOL, Part, combine
+from ..analysis.replicates import BOOTSTRAP_MIN
+from .data import HARDWARE, Claim, Data
+from .judge import judge
+from .rules import NOT_MEASURED, NOT_TESTABLE, SENSITIVITY_TOL, TOL, Part
 
 COLUMNS = ["claim_id", "claim", "source", "source_conditions", "rule", "verdict", "quantity", "estimate", "ci_low",
-           "ci_high", "measurement", "our_conditions", "reason"]
-SHOWN = ["claim_id", "claim", "verdict", "estimate", "ci_low", "ci_high", "measurement", "reason"]
+           "ci_high", "measurement", "our_conditions", "reason", "source_hardware", "our_hardware", "scale", "n",
+           "parts_agree", "verdict_band10", "min_detectable"]
+SHOWN = ["claim_id", "claim", "verdict", "estimate", "ci_low", "ci_high", "n", "our_hardware", "measurement",
+         "reason"]
 
 
 # ---------------------------------------------------------------------------------------------------- host
@@ -87,26 +90,43 @@ CONDITIONS_BY_STUDY = {"imdb": conditions, "deepar": deepar_conditions, "vgg16":
 
 
 # ---------------------------------------------------------------------------------------------------- rows
-def row(claim: Claim, parts: list[Part], d: Data) -> dict:
-    """The ledger row of a claim: the combined verdict, the deciding part's estimate and every part as text."""
-    verdict = combine([p.verdict for p in parts])
-    deciding = next((p for p in parts if p.verdict == verdict), Part("rows", reason="no judged part"))
-    reasons = "; ".join(dict.fromkeys(p.reason for p in parts
-                                      if p.reason and p.verdict in (verdict, NOT_TESTABLE, NOT_MEASURED)))
+def row(claim: Claim, d: Data) -> dict:
+    """The ledger row of a claim (``judge``): the verdict, the deciding part's estimate, every part as text (as a
+    labelled analogue when the hardware does not match), the hardware on both sides, the scale floor and n."""
+    j = judge(claim, d)
+    parts, verdict = j["parts"], j["verdict"]
+    deciding = next((p for p in parts if p.verdict == verdict), None) or next(
+        (p for p in parts if not p.verdict == NOT_MEASURED), None) or Part("rows", reason="no judged part")
+    reasons = [j["reason"]] + [p.reason for p in parts if p.reason and (p.verdict in (verdict, NOT_TESTABLE,
+                                                                                        NOT_MEASURED))]
+    if j["analogue"]:
+        measurement = f"on this {j['our_hardware']} (analogue, not judged): " + " | ".join(p.analogue() for p in parts)
+    else:
+        measurement = " | ".join(p.text() for p in parts)
     return {"claim_id": claim.id, "claim": claim.text, "source": claim.source,
             "source_conditions": claim.source_conditions, "rule": claim.rule, "verdict": verdict,
             "quantity": deciding.quantity, "estimate": deciding.estimate, "ci_low": deciding.ci_low,
-            "ci_high": deciding.ci_high, "measurement": " | ".join(p.text() for p in parts),
-            "our_conditions": CONDITIONS_BY_STUDY[claim.study](d), "reason": reasons}
+            "ci_high": deciding.ci_high, "measurement": measurement,
+            "our_conditions": CONDITIONS_BY_STUDY[claim.study](d),
+            "reason": "; ".join(dict.fromkeys(r for r in reasons if r)),
+            "source_hardware": claim.source_hardware or HARDWARE[claim.hardware], "our_hardware": j["our_hardware"],
+            "scale": claim.scale, "n": deciding.n, "parts_agree": j["parts_agree"],
+            "verdict_band10": j["verdict_band10"], "min_detectable": j["min_detectable"]}
 
 
 def rules_markdown(claims: list[Claim]) -> str:
     """The rules and tolerance, as the README and the post state them."""
     lines = [f"Tolerance: a claimed ratio r is matched by the band [r / {1 + TOL:g}, r x {1 + TOL:g}] "
-             f"(+-{TOL:.0%} relative); CIs are 95 % percentile-bootstrap intervals "
-             f"({N_RESAMPLES} resamples) over timed epochs (first epoch of each trial excluded) and seeds.", "",
-             "| claim | rule |", "|---|---|"]
-    lines += [f"| {c.id} | {c.rule.replace('|', chr(92) + '|')} |" for c in claims]
+             f"(+-{TOL:.0%} relative; every verdict is also shown under +-{SENSITIVITY_TOL:.0%}). CIs are over "
+             "independent trials (fresh processes): each trial gives one number (the median of its timed epochs, "
+             "the first excluded), and a ratio's 95 % CI is a Welch t-interval on the log ratio (a percentile "
+             f"bootstrap with {BOOTSTRAP_MIN} or more trials a side); n counts trials per side. A claim with k > 1 "
+             "judged parts has its intervals widened to 1 - 0.05/k (Bonferroni) before a part can contradict. "
+             "A claim measured on other hardware than its source's is not testable here (its number is shown as "
+             "a labelled analogue); a run below the claim's scale floor gives \"below scale\".", "",
+             "| claim | source hardware | depends on | scale floor | rule |", "|---|---|---|---|---|"]
+    lines += [f"| {c.id} | {c.source_hardware or '-'} | {HARDWARE[c.hardware]} | {c.scale or '-'} | "
+              f"{c.rule.replace('|', chr(92) + '|')} |" for c in claims]
     return "\n".join(lines)
 
 
