@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from fwbench.analysis import deepar as analysis
+from fwbench.analysis import deepar_gap as gap
 from fwbench.errors import FwbenchError
 from fwbench.runner import plan, run_sweep
 from fwbench.store import ResultsStore
@@ -37,8 +38,10 @@ def test_profiles_plan():
     assert len({t.trial_id for t in full}) == len(full)
     gap = plan("deepar", "gap")
     assert {t.config["arm"] for t in gap} == set(study.STUDY.arm_names)
-    hyb = {t.config["arm"]: t.config["hybridize"] for t in gap}
-    assert hyb == {"torch-eager": None, "mxnet-hybrid-partial": True, "mxnet-imperative": False}
+    hyb = {t.config["arm"]: (t.config["hybridize_train"], t.config["hybridize_predict"]) for t in gap}
+    assert hyb == {"torch-eager": (None, None), "mxnet-hybrid-partial": (True, False),
+                   "mxnet-hybrid-full": (True, True), "mxnet-imperative": (False, False)}
+    assert all("hybridize" not in t.config for t in gap)  # one field per network, never an ambiguous one
 
 
 def test_protocol_values_in_every_config():
@@ -97,14 +100,21 @@ def test_preflight_rejects_a_corrupt_file_before_any_trial(tmp_path, tmp_store, 
 
 # -- analysis on a store with planted values ------------------------------------------------------------------
 def _plant(store: ResultsStore, overrides: dict, slow: float, seeds_noise: float = 0.05,
-           factors: dict | None = None) -> None:
-    """Planted trials: the MXNet reference arm ``slow`` times the rest (other arms by ``factors``)."""
+           factors: dict | None = None, extra: dict | None = None, per_trial: dict | None = None,
+           predict_factor: dict | None = None, dataset_factor=None) -> None:
+    """Planted trials: the MXNet reference arm ``slow`` times the rest (other arms by ``factors``, or by
+    ``dataset_factor(dataset, arm)``); forecasting scaled alike unless ``predict_factor`` says otherwise;
+    ``extra`` whole-trial values for every trial, ``per_trial`` for one (arm, seed)."""
     rng = np.random.default_rng(0)
     for t in plan("deepar", "smoke", overrides):
-        factor = (factors or {}).get(t.config["arm"], slow if t.config["arm"] == MX else 1.0)
+        arm, seed = t.config["arm"], t.config["seed"]
+        factor = (factors or {}).get(arm, slow if arm == MX else 1.0)
+        if dataset_factor is not None:
+            factor = dataset_factor(t.config["dataset"], arm)
         train = 10.0 * factor * (1 + seeds_noise * rng.standard_normal())
-        values = {"train_time_s": train, "predict_time_s": 2.0 * factor, "MASE": 1.0 + 0.1 * factor,
-                  "sMAPE": 0.2, "mean_wQL": 0.1, "fit_overhead_s": 1.0, "data_time_s": 0.5}
+        values = {"train_time_s": train, "predict_time_s": 2.0 * (predict_factor or {}).get(arm, factor),
+                  "MASE": 1.0 + 0.1 * factor, "sMAPE": 0.2, "mean_wQL": 0.1, "fit_overhead_s": 1.0,
+                  "data_time_s": 0.5, **(extra or {}), **(per_trial or {}).get((arm, seed), {})}
         meas = [(-1, k, v) for k, v in values.items()] + [(0, "train_loss", 3.0), (0, "epoch_time_s", train - 1)]
         store.record(trial_id=t.trial_id, study="deepar", status="done", config=t.config,
                      provenance={"host": "h", "dataset_kind": "original"}, summary={}, measurements=meas,
@@ -123,13 +133,13 @@ def test_analysis_recovers_a_planted_ratio(tmp_store):
     tot = analysis.totals(trials)
     assert tot.loc[MX, "n_trials"] == 5 and math.isclose(
         tot.loc[MX, "predict_time_s"] / tot.loc[PT, "predict_time_s"], 3.0)
-    assert tot.loc[MX, "post_total_s"] == 395_807 and tot.loc[PT, "post_total_s"] == 88_756  # the post's totals
+    assert tot.loc[MX, "post_train_s"] == 395_807 and tot.loc[PT, "post_train_s"] == 88_756  # the post's totals
     acc = analysis.accuracy_table(trials)
     assert acc.loc["m1_yearly", ("MASE", PT)] < acc.loc["m1_yearly", ("MASE", MX)]
     text = analysis.headline_markdown(trials, "smoke")
-    assert "MXNet was slower on 1 of 1 dataset(s)" in text and "95 % CI" in text
+    assert "MXNet trained slower on 1 of 1 dataset(s)" in text and "95 % CI" in text
     assert "PyTorch had the lower MASE on 1 of 1" in text
-    br = analysis.breakdown_table(trials)
+    br = gap.breakdown_table(trials)
     assert math.isclose(br.loc[br.arm == PT, "share_data"].iloc[0], 0.5 / trials[trials.arm == PT]
                         .train_time_s.median(), rel_tol=1e-9)
     # a different profile's trials are not mixed in
@@ -140,24 +150,46 @@ def test_one_seed_gives_a_nan_ci_and_says_so(tmp_store):
     store = ResultsStore(tmp_store)
     _plant(store, {}, slow=2.0)
     trials = analysis.load_trials("smoke", None, store)
-    r = analysis.ratio_table(trials).iloc[0]
-    assert math.isclose(r.ratio, trials.loc[trials.arm == MX, "total_time_s"].iloc[0]
-                        / trials.loc[trials.arm == PT, "total_time_s"].iloc[0])
+    r = analysis.ratio_table(trials).iloc[0]  # training time, the post's measure
+    assert math.isclose(r.ratio, trials.loc[trials.arm == MX, "train_time_s"].iloc[0]
+                        / trials.loc[trials.arm == PT, "train_time_s"].iloc[0])
     assert np.isnan(r.ci_low) and np.isnan(r.ci_high)
     assert "no CI: one seed per arm" in analysis.headline_markdown(trials, "smoke")
 
 
-def test_hybridize_effect_compares_the_other_mxnet_arms_with_the_reference(tmp_store):
+def test_hybridize_effect_compares_each_network_whose_hybridization_differs(tmp_store):
     store = ResultsStore(tmp_store)
     overrides = {"arms": list(study.STUDY.arm_names), "seeds": [42, 43, 44]}
-    _plant(store, overrides, slow=2.0, factors={"mxnet-imperative": 6.0})
+    _plant(store, overrides, slow=2.0, factors={"mxnet-imperative": 6.0, "mxnet-hybrid-full": 1.0})
     trials = analysis.load_trials("smoke", overrides, store)
-    effect = analysis.hybridize_effect(trials)
-    assert set(effect.arm) == {"mxnet-imperative"} and set(effect.baseline) == {MX}
-    predict = effect[effect.metric == "predict_time_s"].iloc[0]
-    assert math.isclose(predict.ratio, 3.0)  # planted: predict time 2 s x factor, no noise
+    effect = gap.hybridize_effect(trials).set_index(["arm", "part"])
+    # imperative differs from the reference in training only; hybrid-full in forecasting only
+    assert sorted(effect.index) == [("mxnet-hybrid-full", "forecasting"), ("mxnet-imperative", "training")]
+    assert set(effect.baseline) == {MX}
+    full = effect.loc[("mxnet-hybrid-full", "forecasting")]
+    assert (full.numerator, full.denominator, full.metric) == (MX, "mxnet-hybrid-full", "predict_time_s")
+    assert math.isclose(full.ratio, 2.0)  # planted: predict 2 s x factor, no noise; imperative / hybridized
+    imp = effect.loc[("mxnet-imperative", "training")]
+    assert (imp.numerator, imp.denominator, imp.metric) == ("mxnet-imperative", MX, "train_time_s")
+    assert 2.5 < imp.ratio < 3.5
     labels = study.STUDY.labels()
-    assert f"{labels['mxnet-imperative']} / {labels[MX]}, forecasting: 3.00x" in analysis.gap_markdown(trials)
+    text = gap.gap_markdown(trials)
+    assert f"{labels[MX]} / {labels['mxnet-hybrid-full']}, forecasting: 2.00x" in text
+    assert f"{labels['mxnet-imperative']} / {labels[MX]}, training:" in text
+
+
+def test_labels_say_what_each_mxnet_arm_hybridizes():
+    labels = study.STUDY.labels()
+    assert "forecasting imperative" in labels[MX] and "training hybridized" in labels[MX]
+    assert "training and forecasting hybridized" in labels["mxnet-hybrid-full"]
+    assert study.hybridization(MX) == {"hybridize_train": True, "hybridize_predict": False}
+    assert study.hybridization(PT) == {"hybridize_train": None, "hybridize_predict": None}
+    import json
+
+    cells = json.loads((REPO / "notebooks" / "02_deepar_monash.ipynb").read_text())["cells"]
+    prose = " ".join(" ".join("".join(c["source"]).split()) for c in cells if c["cell_type"] == "markdown")
+    assert "forecasting runs imperatively" in prose and "step by step over context + prediction length " \
+        "(hybridized by default)" not in prose  # the old wording called MXNet's forecasting hybridized
 
 
 def test_unavailable_dataset_is_listed(tmp_store, monkeypatch):
@@ -225,4 +257,131 @@ def test_status_covers_deepar(tmp_store, capsys):
     out = capsys.readouterr().out
     assert "deepar/smoke: 0 of 2 done, 2 missing or failed" in out
     assert main(["status", "--profile", "gap"]) == 0  # a profile only deepar has: imdb is left out, no error
-    assert "deepar/gap: 0 of 9 done" in capsys.readouterr().out
+    assert "deepar/gap: 0 of 12 done" in capsys.readouterr().out
+
+
+# -- accuracy over finite series -------------------------------------------------------------------------------
+def _series(target, start="2000-01"):
+    import pandas as pd
+
+    return {"target": np.asarray(target, dtype=float), "start": pd.Period(start, freq="M")}
+
+
+def _forecast(record, h, value):
+    from gluonts.model.forecast import SampleForecast
+
+    start = record["start"] + (len(record["target"]) - h)
+    samples = value + np.linspace(-1.0, 1.0, 50)[:, None] * np.ones((50, h))
+    return SampleForecast(samples=samples, start_date=start, item_id=None)
+
+
+def test_a_zero_scale_series_is_dropped_from_mase_and_counted():
+    from fwbench.forecast import evaluate
+
+    h = 4
+    walk = _series(np.cumsum(np.arange(1, 21) % 5 + 1.0))  # seasonal-naive scale > 0
+    flat = _series([5.0] * 16 + [6.0, 7.0, 8.0, 9.0])  # training part constant: seasonal-naive scale 0
+    other = _series(np.arange(20) * 2.0 + 3.0)
+    fc_walk, fc_flat, fc_other = _forecast(walk, h, 40.0), _forecast(flat, h, 5.0), _forecast(other, h, 35.0)
+    both = evaluate([fc_walk, fc_flat], [walk, flat], [h, h], seasonality=1)
+    alone = evaluate([fc_walk], [walk], [h], seasonality=1)
+    assert both["n_series_dropped"] == 1 and both["n_series_scored"] == 2
+    assert math.isfinite(both["MASE"]) and math.isclose(both["MASE"], alone["MASE"])  # MASE over the finite one
+    assert both["sMAPE"] != alone["sMAPE"]  # sMAPE is finite for the flat series: it stays in
+    assert both["n_series_dropped_sMAPE"] == 0 and both["n_series_dropped_wQL"] == 0
+    none = evaluate([fc_walk, fc_other], [walk, other], [h, h], seasonality=1)
+    assert none["n_series_dropped"] == 0 and math.isfinite(none["MASE"])
+    only_flat = evaluate([fc_flat], [flat], [h], seasonality=1)
+    assert only_flat["n_series_dropped"] == 1 and math.isnan(only_flat["MASE"])  # NaN, never a masked 0.0
+
+
+def test_dropped_series_show_in_the_accuracy_table_and_prose(tmp_store):
+    store = ResultsStore(tmp_store)
+    _plant(store, {}, slow=2.0, extra={"n_series_dropped": 36.0})
+    trials = analysis.load_trials("smoke", None, store)
+    acc = analysis.accuracy_table(trials)
+    assert acc.loc["m1_yearly", ("n_series_dropped", MX)] == 36
+    assert "series left out of MASE for a zero seasonal-naive scale: m1_yearly 36" in \
+        analysis.headline_markdown(trials, "smoke")
+    store2 = ResultsStore(tmp_store.parent / "none.sqlite")
+    _plant(store2, {}, slow=2.0, extra={"n_series_dropped": 0.0})
+    text = analysis.headline_markdown(analysis.load_trials("smoke", None, store2), "smoke")
+    assert "no series was left out of MASE here" in text
+
+
+# -- stopped early -----------------------------------------------------------------------------------------------
+def test_a_deepar_trial_that_stopped_early_is_flagged():
+    from fwbench.studies.deepar import epochs_run
+
+    assert epochs_run(37, 100) == {"epochs_run": 37, "epochs_set": 100, "stopped_early": True}
+    assert epochs_run(100, 100)["stopped_early"] is False
+
+
+def test_stopped_early_trials_show_in_the_tables(tmp_store):
+    store = ResultsStore(tmp_store)
+    overrides = {"seeds": [42, 43], "epochs": 10}
+    _plant(store, overrides, slow=2.0, extra={"epochs_run": 10.0}, per_trial={(MX, 43): {"epochs_run": 4.0}})
+    trials = analysis.load_trials("smoke", overrides, store)
+    assert trials.stopped_early.sum() == 1
+    table = analysis.runtime_table(trials).set_index("arm")
+    assert table.loc[MX, "n_stopped_early"] == 1 and table.loc[PT, "n_stopped_early"] == 0
+    early = analysis.stopped_early(trials)
+    assert early[["arm", "seed", "epochs_run", "epochs"]].values.tolist() == [[MX, 43, 4, 10]]
+    note = analysis.stopped_early_markdown(trials)
+    assert "1 trial(s) stopped early" in note and f"m1_yearly / {MX} / seed 43: 4 of 10" in note
+    assert note in analysis.headline_markdown(trials, "smoke")
+    store2 = ResultsStore(tmp_store.parent / "full.sqlite")
+    _plant(store2, overrides, slow=2.0, extra={"epochs_run": 10.0})
+    assert analysis.stopped_early_markdown(analysis.load_trials("smoke", overrides, store2)).startswith(
+        "No trial stopped early")
+
+
+# -- claim B as the post stated it: training time ----------------------------------------------------------------
+def test_headline_compares_training_time_with_the_post(tmp_store):
+    store = ResultsStore(tmp_store)
+    overrides = {"seeds": [42, 43, 44]}
+    _plant(store, overrides, slow=4.0, predict_factor={MX: 1.0})  # MXNet trains 4x slower, forecasts as fast
+    trials = analysis.load_trials("smoke", overrides, store)
+    h = analysis.headline(trials)
+    assert 3.5 < h["train_ratio"] < 4.5 and math.isclose(h["predict_ratio"], 1.0)
+    assert h["total_ratio"] < h["train_ratio"]  # forecasting dilutes the ratio: not the post's measure
+    assert math.isclose(h["post_ratio"], 395_807 / 88_756)
+    text = analysis.headline_markdown(trials, "smoke")
+    assert f"MXNet / PyTorch = **{h['train_ratio']:.2f}x**, against the post's **4.46x**" in text
+    assert f"{h['total_ratio']:.2f}x" in text
+
+
+def test_ratio_against_the_unrolled_window(tmp_store):
+    store = ResultsStore(tmp_store)
+    overrides = {"datasets": ["m1_yearly", "m1_quarterly", "tourism_monthly"], "seeds": [42, 43]}
+    from fwbench.data import monash
+
+    windows = {d: monash.info(d).context_length + monash.info(d).horizon for d in overrides["datasets"]}
+    _plant(store, overrides, slow=1.0, dataset_factor=lambda d, arm: windows[d] / 5 if arm == MX else 1.0)
+    trials = analysis.load_trials("smoke", overrides, store)
+    table = analysis.window_ratio_table(trials)
+    assert table.window.tolist() == sorted(windows.values()) and table.dataset.tolist() == sorted(windows, key=windows.get)
+    assert (table.train_ratio.diff().dropna() > 0).all() and analysis.window_trend(table) == 1.0
+    assert {"train_ci_low", "train_ci_high", "total_ratio"} <= set(table.columns)
+    assert "Spearman rank correlation 1.00" in analysis.headline_markdown(trials, "smoke")
+    from fwbench.plots import deepar as plots
+
+    fig = plots.window_figure(trials)
+    assert len(fig.axes[0].lines) >= 2
+
+
+@pytest.mark.slow
+@needs_staged
+def test_hybrid_full_hybridizes_the_predictor_and_forecasts_the_same(tmp_store, monkeypatch):
+    """gluonts 0.17's default MXNet predictor runs imperatively; ``mxnet-hybrid-full`` runs it as a cached graph.
+    Same seed, same trained weights: the forecasts (and so the scores) are the same."""
+    monkeypatch.setenv("FWBENCH_OFFLINE", "1")
+    arms = [MX, "mxnet-hybrid-full"]
+    summary = run_sweep("deepar", "smoke", {"arms": arms}, progress="none", timeout_s=300)
+    assert summary.ok and summary.done == 2, summary.failed
+    trials = ResultsStore(tmp_store).trials("deepar").set_index("config.arm")
+    assert trials.loc[MX, "summary.predictor_hybridized"] in (False, 0)
+    assert trials.loc["mxnet-hybrid-full", "summary.predictor_hybridized"] in (True, 1)
+    assert trials.loc["mxnet-hybrid-full", "config.hybridize_predict"] in (True, 1)
+    assert trials.loc[MX, "summary.MASE"] == pytest.approx(trials.loc["mxnet-hybrid-full", "summary.MASE"], rel=1e-5)
+    assert (trials["summary.n_series_dropped"] == 0).all()  # m1_yearly: every seasonal-naive scale > 0

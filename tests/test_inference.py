@@ -288,3 +288,119 @@ def test_onnx_runtime_step_rebuilds_missing_artifacts_in_a_separate_process(tmp_
     assert trial["provenance.frameworks_imported"] == []  # torch ran in the rebuild process, not here
     steps = inference.onnx_steps("smoke", {"steps": ["onnxruntime"]}, store=store)
     assert steps.loc[0, "max_abs_diff"] < 1e-4 and steps.loc[0, "argmax_agreement"] == 1.0
+
+
+# -- compiled vs eager (claim C4 on a model the compilers trace) -----------------------------------------------
+def test_vgg16_profiles_sweep_compiled_arms_and_batch_sizes():
+    from fwbench.runner import plan
+    from fwbench.studies import vgg16
+
+    full = plan("vgg16", "full")
+    assert {t.config["arm"] for t in full} == set(vgg16.ARMS) >= {"torch-eager", "torch-script", "torch-compile"}
+    assert {t.config["batch_size"] for t in full} == {1, 8, 32}
+    quick = [t.config for t in plan("vgg16", "quick")]
+    part = vgg16.PROFILES["quick"]["compiled"]
+    if part:  # the compiled part: every torch arm at each of its batch sizes, oneDNN on, once per block
+        compiled = {(c["arm"], c["batch_size"], c["image_size"]) for c in quick if c["onednn"]}
+        assert {(a, b, part["image_size"]) for a in part["arms"] for b in part["batch_sizes"]} <= compiled
+    keys = [repr(sorted((k, v) for k, v in c.items() if k != "part")) for c in quick]
+    assert len(keys) == len(set(keys))  # a setting in both parts runs once
+
+
+@pytest.mark.parametrize("value, message", [
+    ({"arms": ["torch-compile"], "batch_sizes": [1]}, "must be None or a dict with keys"),
+    ({"arms": ["torch-jit"], "batch_sizes": [1], "image_size": 64, "blocks": 1}, "unknown compiled.arms"),
+    ({"arms": ["torch-compile"], "batch_sizes": [0], "image_size": 64, "blocks": 1}, "compiled.batch_sizes must"),
+])
+def test_bad_compiled_part_is_a_one_line_error(value, message):
+    from fwbench.runner import plan
+
+    with pytest.raises(FwbenchError, match=message):
+        plan("vgg16", "smoke", {"compiled": value})
+
+
+def _plant_vgg(store, arm, batch, latency_s, compile_s=None, onednn=True):
+    from fwbench.store import trial_id
+
+    config = {"arm": arm, "model": "vgg16", "batch_size": batch, "image_size": 224, "device": "cpu", "threads": 2,
+              "onednn": onednn}
+    rng = np.random.default_rng(batch)
+    meas = [(i, "latency_s", latency_s * (1 + 0.01 * rng.random())) for i in range(8)]
+    meas += [(0, "warmup_latency_s", 10 * latency_s)]  # stored, never in a statistic
+    if compile_s is not None:
+        meas.append((-1, "compile_time_s", compile_s))
+    store.record(trial_id=trial_id("vgg16", config, get_study("vgg16").code_version()), study="vgg16",
+                 status="done", config=config, provenance={}, summary={}, measurements=meas)
+
+
+def test_compiled_vs_eager_covers_both_compiled_torch_arms(tmp_path):
+    from fwbench.analysis import inference, vgg16 as vgg_analysis
+
+    store = ResultsStore(tmp_path / "s.sqlite")
+    eager = ref("vgg16", "torch")
+    for batch, scale in ((1, 1.0), (8, 6.0)):
+        _plant_vgg(store, eager, batch, 0.100 * scale)
+        _plant_vgg(store, "torch-script", batch, 0.080 * scale, compile_s=2.0)
+        _plant_vgg(store, "torch-compile", batch, 0.050 * scale, compile_s=40.0)
+    frame = vgg_analysis.vgg16_latencies(store=store)
+    assert frame.latency_ms.max() < 700  # warm-up passes excluded
+    times = vgg_analysis.vgg16_compile_times(store=store)
+    assert sorted(times.arm.unique()) == ["torch-compile", "torch-script"] and len(times) == 4
+    table = vgg_analysis.compiled_table(frame, times).set_index(["arm", "batch_size"])
+    assert set(table.index) == {(a, b) for a in ("torch-script", "torch-compile") for b in (1, 8)}
+    assert set(table.reference) == {eager}
+    c1 = table.loc[("torch-compile", 1)]
+    assert 1.9 < c1.speedup < 2.1 and c1.ci_low > 1 and c1.compile_s == 40.0
+    assert 750 < c1.break_even_calls < 850  # 40 s / (100 - 50 ms)
+    assert 1.2 < table.loc[("torch-script", 8), "speedup"] < 1.3
+    text = inference.summary_markdown(store=store)
+    labels = get_study("vgg16").labels()
+    assert f"**{labels['torch-compile']}** vs {labels[eager]} (batch 8" in text
+    assert "compiled is faster, compiling took 40.0 s" in text
+    ratios = vgg_analysis.vgg16_ratios(frame)
+    assert set(ratios[ratios.comparison == "compiled / eager"].numerator) == {"torch-script", "torch-compile"}
+    from fwbench.plots import inference as plots
+
+    fig = plots.vgg16_compiled_figure(frame, times)
+    assert [t.get_text() for t in fig.axes[1].get_yticklabels()] == [labels["torch-script"], labels["torch-compile"]]
+
+
+def test_a_slower_compiled_arm_never_pays_back(tmp_path):
+    from fwbench.analysis import vgg16 as vgg_analysis
+
+    store = ResultsStore(tmp_path / "s.sqlite")
+    _plant_vgg(store, ref("vgg16", "torch"), 1, 0.050)
+    _plant_vgg(store, "torch-compile", 1, 0.100, compile_s=30.0)
+    frame = vgg_analysis.vgg16_latencies(store=store)
+    row = vgg_analysis.compiled_table(frame, vgg_analysis.vgg16_compile_times(store=store)).iloc[0]
+    assert row.speedup < 1 and row.ci_high < 1 and np.isnan(row.break_even_calls)
+
+
+@pytest.mark.slow
+def test_torch_compile_and_script_trials_time_the_compile_apart(tmp_path):
+    """Real trials at 32x32: both compiled arms store their compile time once (step -1), latencies only after
+    warm-up, and torch.compile traces VGG16 as one graph with no break."""
+    from fwbench.analysis import vgg16 as vgg_analysis
+    from fwbench.runner import run_sweep
+
+    store = ResultsStore(tmp_path / "s.sqlite")
+    arms = ["torch-eager", "torch-script", "torch-compile"]
+    summary = run_sweep("vgg16", "smoke", {"arms": arms, "onednn": [True]}, store=store, progress="none",
+                        timeout_s=600)
+    assert summary.ok and summary.done == 3, summary.failed
+    trials = store.trials("vgg16").set_index("config.arm")
+    assert trials.loc["torch-compile", "summary.compile_time_s"] > 0
+    assert trials.loc["torch-script", "summary.compile_time_s"] > 0
+    assert pd_isnull(trials.loc["torch-eager", "summary.compile_time_s"])
+    assert trials.loc["torch-compile", "summary.dynamo_graphs"] == 1
+    assert trials.loc["torch-compile", "summary.graph_breaks"] == 0
+    times = vgg_analysis.vgg16_compile_times("smoke", {"arms": arms, "onednn": [True]}, store)
+    assert sorted(times.arm) == ["torch-compile", "torch-script"]
+    frame = vgg_analysis.vgg16_latencies("smoke", {"arms": arms, "onednn": [True]}, store)
+    assert len(vgg_analysis.compiled_table(frame, times)) == 2
+
+
+def pd_isnull(value) -> bool:
+    import pandas as pd
+
+    return value is None or bool(pd.isna(value))

@@ -69,3 +69,155 @@ def test_sampler_gives_both_frameworks_one_order_per_epoch():
     first, second = list(sampler), list(sampler)
     assert sorted(first) == list(range(10)) and first != second
     assert list(sentiment.EpochPermutationSampler(10, seed=5)) == first
+
+
+# -- claim A9 as stated: the whole MXNet model, gluon.rnn.LSTM included, hybridized ---------------------------------
+HYBRID_PROBE = """
+import json
+import numpy as np
+import mxnet as mx
+from mxnet import autograd
+from fwbench.studies import get_study
+
+be = get_study("imdb").arm("mxnet-hybrid-full").load_backend()
+x = mx.nd.array(np.random.RandomState(1).randint(0, 5000, size=(4, 60)))
+y = mx.nd.array([0, 1, 1, 0])
+models = {}
+for variant in ("imperative", "hybrid-partial", "hybrid-full"):
+    be.set_seed(0)
+    models[variant] = be.build_model(5000, 128, 128, 2, variant=variant)
+weights = [p.data().copy() for p in models["imperative"].collect_params().values()]
+out = {}
+for variant, model in models.items():
+    for p, w in zip(model.collect_params().values(), weights):  # the same weights in every variant
+        p.set_data(w)
+    trainer = be.make_trainer(model, 1e-3)
+    with autograd.record():
+        logits = model(x)
+        loss = trainer.loss(logits, y)
+    loss.backward()
+    mx.nd.waitall()
+    out[variant] = {"params": be.count_parameters(model), "logits": logits.asnumpy().tolist(),
+                    "grads": [p.grad().asnumpy().ravel()[:20000].tolist() for p in model.collect_params().values()],
+                    "whole_graph": model._cached_op is not None,
+                    "block_graphs": [b._cached_op is not None for b in (model.embedding, model.output)]}
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def hybrid():
+    proc = subprocess.run([sys.executable, "-c", HYBRID_PROBE], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "OMP_NUM_THREADS": "2"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_the_fully_hybridized_model_is_the_imperative_model(hybrid):
+    import numpy as np
+
+    assert {v["params"] for v in hybrid.values()} == {772354}
+    ref = hybrid["imperative"]
+    for variant in ("hybrid-partial", "hybrid-full"):
+        assert np.abs(np.array(hybrid[variant]["logits"]) - np.array(ref["logits"])).max() < 1e-5, variant
+        for g, g_ref in zip(hybrid[variant]["grads"], ref["grads"]):
+            assert np.abs(np.array(g) - np.array(g_ref)).max() < 1e-5, variant
+
+
+@pytest.mark.slow
+def test_each_mxnet_variant_hybridizes_what_it_says(hybrid):
+    assert not hybrid["imperative"]["whole_graph"] and hybrid["imperative"]["block_graphs"] == [False, False]
+    assert not hybrid["hybrid-partial"]["whole_graph"] and hybrid["hybrid-partial"]["block_graphs"] == [True, True]
+    assert hybrid["hybrid-full"]["whole_graph"]  # one static graph, gluon.rnn.LSTM inside it
+
+
+A9_PROBE = """
+import json, sys
+from fwbench.runner import plan
+from fwbench.studies import get_study
+
+config = next(t.config for t in plan("imdb", "smoke", {"arms": ["mxnet-imperative"],
+              "extra_arms": ["mxnet-hybrid-full"], "workers": [0], "epochs": 1, "scaling": False})
+              if t.config["arm"] == "mxnet-hybrid-full")
+study = get_study("imdb")
+if sys.argv[1] == "break":  # an op a symbol does not have: what a block that cannot be hybridized raises
+    import fwbench.sentiment.mxnet as be
+    plain = be.SentimentLSTM.hybrid_forward
+    def broken(self, F, x):
+        x.asnumpy()
+        return plain(self, F, x)
+    be.SentimentLSTM.hybrid_forward = broken
+result = study.run_trial(config)
+print(json.dumps({"summary": result["summary"], "metrics": sorted({m for _, m, _ in result["measurements"]})}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["as-is", "break"])
+def test_a_model_that_cannot_be_hybridized_is_a_stored_result(how):
+    proc = subprocess.run([sys.executable, "-c", A9_PROBE, how], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "OMP_NUM_THREADS": "2"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    summary = out["summary"]
+    if how == "as-is":
+        assert summary["hybridize_ok"] is True and summary["hybridize_error"] is None
+        assert "train_time_s" in out["metrics"] and summary["median_epoch_s"] is None  # 1 epoch: none timed
+    else:
+        assert summary["hybridize_ok"] is False
+        error = summary["hybridize_error"]
+        assert error.startswith("NotImplementedForSymbol") and "asnumpy" in error  # the exact error, stored
+        assert out["metrics"] == ["peak_rss_mb"]  # no epochs after a failed hybridize, and no crash
+    assert summary["n_parameters"] == 772354
+
+
+# -- claim C3 on the LSTM: the oneDNN switch reaches the LSTM in both frameworks ----------------------------------
+MXNET_ONEDNN_ENV = ("MXNET_MKLDNN_ENABLED", "MXNET_USE_MKLDNN_RNN")
+ONEDNN_PROBE = """
+import sys
+import numpy as np
+from fwbench.studies import get_study
+
+be = get_study("imdb").arm(sys.argv[1]).load_backend()
+with be.onednn(sys.argv[2] == "on"):
+    print("ACTIVE", be.onednn_enabled(), flush=True)
+    model = be.build_model(50, 16, 16, 2)
+    x, y = np.random.RandomState(0).randint(0, 50, size=(4, 6)), np.array([0, 1, 0, 1])
+    be.train_one_epoch(model, be.make_trainer(model, 1e-3), be.make_loader(x, y, 4, 0, shuffle=False, seed=0))
+    be.synchronize()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flag", ["on", "off"])
+@pytest.mark.parametrize("arm", ARMS)
+def test_onednn_switch_decides_whether_the_lstm_runs_in_onednn(arm, flag):
+    env = {**os.environ, "ONEDNN_VERBOSE": "1", "DNNL_VERBOSE": "1", "MKLDNN_VERBOSE": "1", "OMP_NUM_THREADS": "1",
+           **dict.fromkeys(MXNET_ONEDNN_ENV, "1" if flag == "on" else "0")}  # as the IMDB trial sets them
+    proc = subprocess.run([sys.executable, "-c", ONEDNN_PROBE, arm, flag], capture_output=True, text=True,
+                          timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    kinds = {f[f.index("cpu") + 1] for f in (line.split(",") for line in lines) if "exec" in f and "cpu" in f}
+    assert f"ACTIVE {flag == 'on'}" in lines
+    assert ("rnn" in kinds) == (flag == "on"), kinds
+
+
+def test_mxnet_refuses_a_onednn_setting_it_was_not_imported_with():
+    code = ("from fwbench.studies import get_study\nbe = get_study('imdb').arm('mxnet-imperative').load_backend()\n"
+            "be.onednn(True).__enter__()")
+    for env in ({"MXNET_MKLDNN_ENABLED": "0"}, {"MXNET_USE_MKLDNN_RNN": "0"}):  # either switch off is "off"
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                              env={**os.environ, **env, "OMP_NUM_THREADS": "1"})
+        assert proc.returncode != 0 and "before importing mxnet" in proc.stderr
+
+
+@pytest.mark.slow
+def test_mxnet_lstm_backward_needs_both_switches_off():
+    """Why the trial sets two variables: MXNet 1.9.1 with only MXNET_MKLDNN_ENABLED=0 cannot train the LSTM."""
+    env = {**os.environ, "MXNET_MKLDNN_ENABLED": "0", "OMP_NUM_THREADS": "1", "MXNET_STORAGE_FALLBACK_LOG_VERBOSE": "0"}
+    env.pop("MXNET_USE_MKLDNN_RNN", None)
+    proc = subprocess.run([sys.executable, "-c", ONEDNN_PROBE, "mxnet-imperative", "off"], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert proc.returncode != 0 and "in_data.size() == num_inputs" in proc.stderr

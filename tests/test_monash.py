@@ -178,3 +178,38 @@ def test_download_unpacks_the_zenodo_zip(data_dir, monkeypatch):
     assert loc.source == "zenodo" and loc.kind == "original"
     assert loc.path == data_dir / "monash" / "tsf" / "m1_yearly_dataset.tsf" and loc.path.exists()
     assert monash.locate("m1_yearly", allow_download=False).source == "tsf"  # found locally the next time
+
+
+def _last_value_forecasts(data):
+    """A flat forecast at each series' last training value (100 identical sample paths): cheap, no model."""
+    from gluonts.model.forecast import SampleForecast
+
+    out = []
+    for s in data.train:
+        last = float(pd.Series(s["target"]).ffill().fillna(0.0).iloc[-1])
+        samples = np.full((100, data.prediction_length), last)
+        out.append(SampleForecast(samples=samples, start_date=s["start"] + len(s["target"]), item_id=None))
+    return out
+
+
+def _zero_scale_series(data) -> int:
+    """Series whose training part has a seasonal-naive scale of 0, counted here without gluonts."""
+    n = 0
+    for s in data.train:
+        y = np.asarray(s["target"], dtype=float)
+        m = data.seasonality if len(y) > data.seasonality else 1
+        n += bool(np.nanmean(np.abs(y[m:] - y[:-m])) == 0)
+    return n
+
+
+@needs_staged
+@pytest.mark.parametrize("name, expected", [("covid_deaths", 36), ("m1_yearly", 0)])
+def test_zero_scale_series_are_left_out_of_mase_and_counted(staged, name, expected):
+    """covid_deaths has series that are all zero before the test window (deaths not yet recorded): their MASE is
+    infinite, so the Monash evaluation leaves them out; the score is over the rest and the count is stored."""
+    from fwbench.forecast import evaluate
+
+    data = monash.load(name)
+    scores = evaluate(_last_value_forecasts(data), data.full, data.horizons, data.seasonality)
+    assert scores["n_series_dropped"] == _zero_scale_series(data) == expected
+    assert scores["n_series_scored"] == len(data.train) and np.isfinite(scores["MASE"])

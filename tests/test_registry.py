@@ -169,10 +169,3 @@ def test_no_two_modules_import_each_other():
     pairs = sorted({tuple(sorted((a, b))) for a, deps in graph.items() for b in deps
                     if a in graph.get(b, ()) and not (a.startswith(b + ".") or b.startswith(a + "."))})
     assert not pairs, pairs
-
-
-def test_a_deepar_trial_that_stopped_early_is_flagged():
-    from fwbench.studies.deepar import epochs_run
-
-    assert epochs_run(37, 100) == {"epochs_run": 37, "epochs_set": 100, "stopped_early": True}
-    assert epochs_run(100, 100)["stopped_early"] is False

@@ -23,8 +23,13 @@ def test_every_trial_lands_once_with_epochs(swept):
     m = store.measurements("imdb")
     epochs = m[m.step >= 0]
     assert epochs.groupby("trial_id").step.nunique().tolist() == [2, 2]
-    assert set(m[m.step == -1].metric) == {"prepare_time_s"}  # whole-trial values sit at step -1
-    assert set(m.metric) >= {"train_time_s", "train_loss", "test_loss", "test_acc", "samples_per_s", "lr"}
+    assert set(m[m.step == -1].metric) == {"prepare_time_s", "peak_rss_mb"}  # whole-trial values sit at step -1
+    assert set(m.metric) >= {"train_time_s", "train_loss", "test_loss", "test_acc", "samples_per_s", "lr",
+                             "proc_cpu_pct", "worker_cpu_pct"}
+    assert (m[m.metric == "peak_rss_mb"].value > 100).all()  # a framework process is hundreds of MB
+    t = store.trials("imdb")
+    assert set(t["config.worker_lifetime"]) == {"per-epoch"} and set(t["config.onednn"]) == {True}
+    assert t["summary.onednn_active"].astype(bool).all() and (t["summary.peak_rss_mb"] > 100).all()
 
 
 @pytest.mark.slow
@@ -50,12 +55,20 @@ def test_rerun_skips_finished_trials(swept):
 
 def test_profiles_have_the_documented_grid():
     smoke = plan("imdb", "smoke")
-    assert [t.config["part"] for t in smoke].count("main") == 6 and len(smoke) == 9
+    main = [t.config for t in smoke if t.config["part"] == "main"]
+    # 3 arms x (0 workers + 1 worker per-epoch + 1 worker persistent); 2 extra arms; 2 scaling trials
+    assert len(main) == 9 and len(smoke) == 13
+    assert sorted((c["num_workers"], c["worker_lifetime"]) for c in main if c["arm"] == "torch-eager") == [
+        (0, "per-epoch"), (1, "per-epoch"), (1, "persistent")]
+    assert {t.config["arm"] for t in smoke if t.config["part"] == "extra"} == {"mxnet-hybrid-partial",
+                                                                                "mxnet-hybrid-full"}
     full = plan("imdb", "full")
     assert {t.config["arm"] for t in full} == {"torch-eager", "torch-sparse", "mxnet-imperative",
-                                                "mxnet-hybrid-partial", "torch-compile"}
+                                                "mxnet-hybrid-partial", "mxnet-hybrid-full", "torch-compile"}
     settings = {(t.config["batch_size"], t.config["num_workers"]) for t in full if t.config["part"] == "main"}
     assert {b for b, _ in settings} == {64, 128, 256, 512, 1024} and {w for _, w in settings} == {0, 1, 2, 4}
+    lifetimes = {(t.config["num_workers"] > 0, t.config["worker_lifetime"]) for t in full if t.config["part"] == "main"}
+    assert lifetimes == {(False, "per-epoch"), (True, "per-epoch"), (True, "persistent")}
     assert {t.config["n_train"] for t in full} == {25000} and {t.config["epochs"] for t in full} >= {21}
     no_schedule = [t for t in full if t.config["lr_schedule"] is None]
     assert no_schedule and all(t.config["batch_size"] == 256 for t in no_schedule)
@@ -64,7 +77,36 @@ def test_profiles_have_the_documented_grid():
     assert {t.config["threads"] for t in scaling} == {1, 2}
 
 
+def test_every_config_records_worker_lifetime_and_onednn():
+    for profile in ("smoke", "quick", "full"):
+        for t in plan("imdb", profile):
+            assert t.config["worker_lifetime"] in ("per-epoch", "persistent") and t.config["onednn"] in (True, False)
+            if t.config["num_workers"] == 0:  # no workers: one trial, recorded with the default
+                assert t.config["worker_lifetime"] == "per-epoch"
+    both = plan("imdb", "smoke", {"workers": [0, 2], "worker_lifetime": ["persistent", "per-epoch"]})
+    one = plan("imdb", "smoke", {"workers": [0, 2], "worker_lifetime": ["per-epoch"]})
+    assert len(both) == len(one) + 3  # 3 core arms at 2 workers; 0 workers is one trial either way
+    with pytest.raises(Exception, match="worker_lifetime"):
+        plan("imdb", "smoke", {"worker_lifetime": ["forever"]})
+
+
+def test_quick_times_the_reference_arms_with_onednn_on_and_off():
+    quick = [t.config for t in plan("imdb", "quick")]
+    off = [c for c in quick if not c["onednn"]]
+    assert {c["arm"] for c in off} == {"torch-eager", "mxnet-imperative"} and len(off) == 6  # 3 blocks
+    assert {(c["part"], c["batch_size"], c["num_workers"]) for c in off} == {("onednn", 256, 0)}
+    for c in off:  # each "off" trial has its "on" twin in the same block (shared with the main grid)
+        twin = {**c, "onednn": True}
+        assert any({k: v for k, v in q.items() if k != "part"} == {k: v for k, v in twin.items() if k != "part"}
+                   for q in quick)
+    assert all(c["onednn"] for c in plan_configs("smoke"))  # smoke stays small: no oneDNN-off trials
+
+
+def plan_configs(profile):
+    return [t.config for t in plan("imdb", profile)]
+
+
 def test_extra_arms_run_at_one_setting_only():
     extra = [t for t in plan("imdb", "quick") if t.config["part"] == "extra"]
-    assert {t.config["arm"] for t in extra} == {"mxnet-hybrid-partial", "torch-compile"}
+    assert {t.config["arm"] for t in extra} == {"mxnet-hybrid-partial", "mxnet-hybrid-full", "torch-compile"}
     assert {(t.config["batch_size"], t.config["num_workers"]) for t in extra} == {(256, 0)}

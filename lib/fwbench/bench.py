@@ -1,9 +1,14 @@
 """Benchmarks of the harness itself (``fwbench bench`` / ``make bench``); results go to the results store as
 study ``bench`` (one row per benchmark run, raw values kept) and are printed.
 
-- ``harness``: the runner's measured epoch time vs a bare training loop over the same batches, each in a fresh
-  process of the same kind (``python -m fwbench...``), interleaved, for the IMDB study's reference arms (one
-  PyTorch, one MXNet). Goal: overhead <= 2 %.
+- ``harness``: the runner's measured epoch time vs a bare training loop written from scratch in plain framework
+  code (``_bare_torch``, ``_bare_mxnet``: their own model definition, DataLoader, optimizer and loop, no fwbench
+  function anywhere near the clock; only the IMDB arrays come from ``fwbench.data.imdb``, before anything is
+  timed), for the IMDB study's reference arms, on epochs of ``HARNESS_CONFIG`` (>= 20 batches). Blocks of fresh
+  processes (one per arm and side, in a seeded random order) go on until the CI half-width is under 2 % for every
+  arm (at least ``HARNESS_MIN_BLOCKS``; at most ``HARNESS_MAX_BLOCKS`` or ``HARNESS_BUDGET_S``); each process is
+  reduced to the median of its timed epochs (first excluded) and the ratio harness / bare is taken over processes
+  with ``replicates.trial_ratio_ci``. Goal: overhead <= 2 %, resolved by a CI half-width under 2 %.
 - ``deepar``: the runner's ``train_time_s`` of one DeepAR fit vs calling the GluonTS estimator directly (same
   hyperparameters, no harness callback, no fwbench trial code around it), each in a fresh process, interleaved,
   for the DeepAR study's reference arms. Goal: overhead <= 2 %.
@@ -11,13 +16,14 @@ study ``bench`` (one row per benchmark run, raw values kept) and are printed.
   cached arrays (goal <= 1 s), each in a fresh process, timing the ``load_imdb`` call only.
 
 The runner's side is the real thing: trials planned by ``fwbench.runner.plan`` (their ids carry the study's code
-version) and run by ``fwbench.execute.execute``; the bare side loads the arm's backend through the registry.
+version) and run by ``fwbench.execute.execute``.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -25,6 +31,7 @@ import time
 import uuid
 from pathlib import Path
 
+from .analysis.replicates import half_width, trial_ratio_ci
 from .analysis.stats import ratio_ci
 from .execute import PlannedTrial, child_env, execute
 from .measure import median
@@ -34,35 +41,100 @@ from .runner import plan
 from .store import ResultsStore, trial_id
 from .studies import get_study
 
-HARNESS_CONFIG = {"batch_size": 256, "num_workers": 0, "epochs": 4, "n_train": 512, "n_test": 64}
+# 20 batches of 32 reviews of 50 tokens per epoch (the study's architecture; a shorter sequence, so that one
+# process takes seconds on 2 cores and 40 of them about 10 minutes); 4 epochs, the first excluded.
+HARNESS_CONFIG = {"batch_size": 32, "seq_len": 50, "num_workers": 0, "epochs": 4, "n_train": 640, "n_test": 32}
+HARNESS_MIN_BLOCKS, HARNESS_MAX_BLOCKS, HARNESS_BUDGET_S = 6, 30, 540.0  # blocks until resolved, ~10 min at most
+HARNESS_TARGET = 0.02  # the CI half-width (on the ratio) that resolves a 2 % overhead
 ROUNDS = 2
 
 
-def _bare_loop(spec: dict) -> list[float]:
-    """The minimal loop: same model, loader and optimizer, no harness around it. Runs in a child process."""
-    from .data.imdb import Encoding, load_imdb
-    from .studies.imdb import MODEL_VARIANT
+def _bare_torch(spec: dict, x, y) -> list[float]:
+    """Plain PyTorch, written from scratch: Embedding -> LSTM -> Linear on the last step, Adam, one loop."""
+    import torch
+    from torch import nn
 
-    config = spec["config"]
-    arm = get_study("imdb").arm_of(config)
-    be = arm.load_backend()
-    be.configure_threads(config["threads"])
-    be.set_seed(config["seed"])
-    data = load_imdb(encoding=Encoding(**config["encoding"])).subsample(config["n_train"], config["n_test"])
-    m = config["model"]
-    variant, sparse = MODEL_VARIANT[arm.variant]
-    model = be.build_model(m["num_words"], m["embed_dim"], m["hidden_size"], m["num_classes"], sparse=sparse,
-                           variant=variant, device=config.get("device", "cpu"))
-    trainer = be.make_trainer(model, config["lr"])
-    loader = be.make_loader(data.x_train, data.y_train, config["batch_size"], config["num_workers"], True,
-                            config["seed"])
+    m = spec["model"]
+    torch.set_num_threads(spec["threads"])
+    torch.manual_seed(spec["seed"])
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(m["num_words"], m["embed_dim"])
+            self.lstm = nn.LSTM(m["embed_dim"], m["hidden_size"], batch_first=True)
+            self.output = nn.Linear(m["hidden_size"], m["num_classes"])
+
+        def forward(self, tokens):
+            hidden, _ = self.lstm(self.embedding(tokens))
+            return self.output(hidden[:, -1])
+
+    net = Net()
+    data = torch.utils.data.TensorDataset(torch.from_numpy(x.astype("int64")), torch.from_numpy(y.astype("int64")))
+    loader = torch.utils.data.DataLoader(data, batch_size=spec["batch_size"], shuffle=True)
+    optimizer = torch.optim.Adam(net.parameters(), lr=spec["lr"])
+    loss_fn = nn.CrossEntropyLoss()
     times = []
-    for _ in range(config["epochs"]):
+    for _ in range(spec["epochs"]):
         t0 = time.perf_counter()
-        be.train_one_epoch(model, trainer, loader)
-        be.synchronize()
+        for xb, yb in loader:
+            optimizer.zero_grad()
+            loss_fn(net(xb), yb).backward()
+            optimizer.step()
         times.append(time.perf_counter() - t0)
     return times
+
+
+def _bare_mxnet(spec: dict, x, y) -> list[float]:
+    """Plain MXNet Gluon, written from scratch: the same network, Adam, one loop, ``waitall`` before each clock."""
+    import mxnet as mx
+    from mxnet import autograd, gluon
+
+    m = spec["model"]
+    mx.random.seed(spec["seed"])
+
+    class Net(gluon.Block):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.embedding = gluon.nn.Embedding(m["num_words"], m["embed_dim"])
+                self.lstm = gluon.rnn.LSTM(m["hidden_size"], layout="NTC", input_size=m["embed_dim"])
+                self.output = gluon.nn.Dense(m["num_classes"], in_units=m["hidden_size"])
+
+        def forward(self, tokens):
+            return self.output(self.lstm(self.embedding(tokens))[:, -1, :])
+
+    net = Net()
+    net.initialize()
+    data = gluon.data.ArrayDataset(x.astype("float32"), y.astype("float32"))
+    loader = gluon.data.DataLoader(data, batch_size=spec["batch_size"], shuffle=True)
+    trainer = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": spec["lr"]})
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    times = []
+    for _ in range(spec["epochs"]):
+        mx.nd.waitall()
+        t0 = time.perf_counter()
+        for xb, yb in loader:
+            with autograd.record():
+                loss = loss_fn(net(xb), yb)
+            loss.backward()
+            trainer.step(xb.shape[0])
+        mx.nd.waitall()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+BARE_LOOPS = {"torch": _bare_torch, "mxnet": _bare_mxnet}
+
+
+def _bare_loop(spec: dict) -> list[float]:
+    """Runs in a child process: the IMDB arrays of the trial's config (loaded before any framework import and
+    before the clock), then the framework's bare loop."""
+    from .data.imdb import Encoding, load_imdb
+
+    config = spec["config"]
+    data = load_imdb(encoding=Encoding(**config["encoding"])).subsample(config["n_train"], config["n_test"])
+    return BARE_LOOPS[spec["framework"]](config, data.x_train, data.y_train)
 
 
 DEEPAR_OVERRIDES = {"datasets": ["m1_yearly"], "epochs": 2, "num_batches_per_epoch": 25, "breakdown": False}
@@ -127,32 +199,59 @@ def _run_child(mode: str, payload: dict, env: dict) -> dict:
 
 def harness_trial(arm: str) -> PlannedTrial:
     """The quick profile's trial of ``arm`` at ``HARNESS_CONFIG`` (first repeat block, main grid)."""
-    trials = plan("imdb", "quick", {"arms": [arm], "extra_arms": [], "scaling": False, "repeats": 1,
-                                    "batch_sizes": [HARNESS_CONFIG["batch_size"]],
-                                    "workers": [HARNESS_CONFIG["num_workers"]], "epochs": HARNESS_CONFIG["epochs"],
-                                    "n_train": HARNESS_CONFIG["n_train"], "n_test": HARNESS_CONFIG["n_test"]})
+    c = HARNESS_CONFIG
+    trials = plan("imdb", "quick", {"arms": [arm], "extra_arms": [], "scaling": False, "onednn_part": False,
+                                    "repeats": 1, "batch_sizes": [c["batch_size"]], "seq_len": [c["seq_len"]],
+                                    "workers": [c["num_workers"]], "epochs": c["epochs"], "n_train": c["n_train"],
+                                    "n_test": c["n_test"]})
     return next(t for t in trials if t.config["arm"] == arm and t.config["part"] == "main")
 
 
-def harness_overhead(arms=None) -> list[dict]:
-    """``arms``: default the IMDB study's reference arms (PyTorch, MXNet)."""
-    rows = []
-    for arm in arms or _reference_arms("imdb"):
-        trial = harness_trial(arm)
-        config = trial.config
-        runner_times, bare_times = [], []
-        for _ in range(ROUNDS):
-            outcome = execute(trial)
-            if outcome["status"] != "done":
-                raise RuntimeError(f"harness benchmark trial failed: {outcome['error']}")
-            runner_times += [v for step, k, v in outcome["measurements"] if k == "train_time_s" and step > 0]
-            bare = _run_child("bare", {"config": config}, child_env(config["threads"]))["times"]
-            bare_times += bare[1:]
-        r = ratio_ci(runner_times, bare_times)
-        rows.append({"arm": arm, "runner_times": runner_times, "bare_times": bare_times,
-                     "overhead_pct": 100 * (r["ratio"] - 1), "ci_low_pct": 100 * (r["ci_low"] - 1),
-                     "ci_high_pct": 100 * (r["ci_high"] - 1), "config": config})
+def _median_timed(times: list[float]) -> float:
+    return median(times[1:])
+
+
+def harness_overhead(arms=None, min_blocks: int = HARNESS_MIN_BLOCKS, max_blocks: int = HARNESS_MAX_BLOCKS,
+                     budget_s: float = HARNESS_BUDGET_S, seed: int = 0, log=print) -> list[dict]:
+    """``arms``: default the IMDB study's reference arms (PyTorch, MXNet). Each block runs one fresh process per arm
+    and side (harness, bare) in a seeded random order; blocks go on until every arm's CI half-width is under
+    ``HARNESS_TARGET`` (after ``min_blocks``), or ``max_blocks`` or ``budget_s`` seconds are reached."""
+    study = get_study("imdb")
+    trials = {arm: harness_trial(arm) for arm in arms or _reference_arms("imdb")}
+    raw = {(arm, side): [] for arm in trials for side in ("harness", "bare")}
+    rng, t0, rows = random.Random(seed), time.perf_counter(), []
+    for block in range(max_blocks):
+        order = sorted(raw)
+        rng.shuffle(order)
+        for arm, side in order:
+            config = trials[arm].config
+            if side == "harness":
+                outcome = execute(trials[arm])
+                if outcome["status"] != "done":
+                    raise RuntimeError(f"harness benchmark trial failed: {outcome['error']}")
+                times = [v for step, k, v in sorted(outcome["measurements"]) if k == "train_time_s" and step >= 0]
+            else:
+                times = _run_child("bare", {"config": config, "framework": study.framework_of(arm)},
+                                   child_env(config["threads"]))["times"]
+            raw[arm, side].append(times)
+        rows = [_overhead_row(arm, t.config, raw[arm, "harness"], raw[arm, "bare"]) for arm, t in trials.items()]
+        log(f"[bench block {block + 1}] " + "; ".join(
+            f"{r['arm']} {r['overhead_pct']:+.1f} % +-{r['half_width_pct']:.1f} %" for r in rows))
+        done = all(r["half_width_pct"] < 100 * HARNESS_TARGET for r in rows)
+        if block + 1 >= min_blocks and (done or time.perf_counter() - t0 > budget_s):
+            break
     return rows
+
+
+def _overhead_row(arm: str, config: dict, runner_raw: list, bare_raw: list) -> dict:
+    """Each process reduced to the median of its timed epochs; harness / bare over processes with its CI."""
+    runner, bare = [_median_timed(t) for t in runner_raw], [_median_timed(t) for t in bare_raw]
+    r = trial_ratio_ci(runner, bare)
+    width = 100 * half_width(r["ci_low"], r["ci_high"])
+    return {"arm": arm, "runner_times": runner, "bare_times": bare, "runner_raw": runner_raw, "bare_raw": bare_raw,
+            "overhead_pct": 100 * (r["ratio"] - 1), "ci_low_pct": 100 * (r["ci_low"] - 1),
+            "ci_high_pct": 100 * (r["ci_high"] - 1), "half_width_pct": width if width == width else float("inf"),
+            "method": r["method"], "config": config}
 
 
 def data_prep() -> dict:
@@ -181,8 +280,9 @@ def _record(store: ResultsStore, name: str, config: dict, values: dict[str, list
 
 
 def _print_overhead(what: str, row: dict) -> None:
+    resolved = f"; CI half-width {row['half_width_pct']:.1f} %" if "half_width_pct" in row else ""
     print(f"harness overhead, {what}, {row['arm']}: {row['overhead_pct']:+.1f} % (95 % CI "
-          f"{row['ci_low_pct']:+.1f} to {row['ci_high_pct']:+.1f} %; goal <= 2 %) over "
+          f"{row['ci_low_pct']:+.1f} to {row['ci_high_pct']:+.1f} %{resolved}; goal <= 2 %) over "
           f"{len(row['runner_times'])} vs {len(row['bare_times'])} measurements")
 
 
@@ -194,10 +294,17 @@ def main(what: str = "all") -> int:
         print(f"data prep: encode 50k reviews cold {d['cold_s']:.1f} s (goal <= 30 s); cached load "
               f"median {median(d['cached_s']):.2f} s (goal <= 1 s)")
     if what in ("all", "harness"):
+        load = os.getloadavg()[0]
         for row in harness_overhead():
-            _record(store, "harness_overhead", {"arm": row["arm"], **HARNESS_CONFIG},
-                    {"runner_epoch_s": row["runner_times"], "bare_epoch_s": row["bare_times"],
-                     "overhead_pct": row["overhead_pct"]})
+            flat = {f"{side}_epochs_s": [t for times in row[f"{side}_raw"] for t in times]
+                    for side in ("runner", "bare")}
+            _record(store, "harness_overhead", {"arm": row["arm"], "blocks": len(row["runner_times"]),
+                                                "target_half_width_pct": 100 * HARNESS_TARGET,
+                                                "trial_config": row["config"], **HARNESS_CONFIG},
+                    {"runner_epoch_s": row["runner_times"], "bare_epoch_s": row["bare_times"], **flat,
+                     "overhead_pct": row["overhead_pct"], "ci_low_pct": row["ci_low_pct"],
+                     "ci_high_pct": row["ci_high_pct"], "half_width_pct": row["half_width_pct"],
+                     "loadavg_1m_start": load, "loadavg_1m_end": os.getloadavg()[0]})
             _print_overhead("IMDB epoch", row)
     if what in ("all", "deepar"):
         for row in deepar_overhead():

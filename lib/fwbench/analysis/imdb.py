@@ -2,7 +2,9 @@
 
 Arms, their order, frameworks and labels come from the study's arm table (``get_study("imdb")``): MXNet / PyTorch
 ratios put the study's MXNet reference arm over each PyTorch arm of the post (``CORE_ARMS``); a variant beyond the
-post is compared with its framework's reference arm."""
+post is compared with its framework's reference arm. A setting is arm x batch size x workers x worker lifetime x
+oneDNN (``SETTING``); ratios over independent trials (oneDNN, worker lifetime) reduce each trial to its median
+timed epoch first (``replicates.trial_ratio_ci``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,10 +14,12 @@ from ..paths import results_path
 from ..store import ResultsStore
 from ..studies import get_study
 from . import arm_order, profile_measurements, profile_trials
+from .replicates import trial_ratio_ci
 from .stats import ratio_ci, summarize
 
 STUDY = "imdb"
-SETTING = ["arm", "batch_size", "num_workers"]
+SETTING = ["arm", "batch_size", "num_workers", "worker_lifetime", "onednn"]
+WHOLE_TRIAL = ("prepare_time_s", "peak_rss_mb")  # stored at step -1, joined to every epoch row of the trial
 
 
 def _study():
@@ -36,15 +40,20 @@ def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore 
     if long.empty:
         return pd.DataFrame()
     keys = {"trial_id": "trial_id", "config.part": "part", "config.arm": "arm", "config.batch_size": "batch_size",
-            "config.num_workers": "num_workers", "config.seed": "seed", "config.epochs": "epochs",
+            "config.num_workers": "num_workers", "config.worker_lifetime": "worker_lifetime",
+            "config.onednn": "onednn", "config.seed": "seed", "config.epochs": "epochs",
             "config.n_train": "n_train", "config.encoding.maxlen": "seq_len", "config.threads": "threads",
             "host": "host", "step": "epoch"}
+    from ..studies.imdb import DEFAULT_LIFETIME
+
+    defaults = {"config.worker_lifetime": DEFAULT_LIFETIME, "config.onednn": True}  # rows from before the options
+    long = long.assign(**{c: long[c].fillna(v) if c in long else v for c, v in defaults.items()})
     long = long.assign(lr_schedule=long["config.lr_schedule.factor"].notna()
                        if "config.lr_schedule.factor" in long else False)
-    prepare = long[long.metric == "prepare_time_s"].set_index("trial_id").value.rename("prepare_time_s")
+    whole = long[long.metric.isin(WHOLE_TRIAL)].pivot_table(index="trial_id", columns="metric", values="value")
     long = long[long.step >= 0]  # whole-trial values (step -1) are joined as columns below
     wide = long.pivot_table(index=list(keys) + ["lr_schedule"], columns="metric", values="value").reset_index()
-    wide = wide.rename(columns=keys).join(prepare, on="trial_id")
+    wide = wide.rename(columns=keys).join(whole, on="trial_id")
     wide.columns.name = None
     return wide.sort_values(["arm", "batch_size", "num_workers", "seed", "epoch"]).reset_index(drop=True)
 
@@ -62,6 +71,19 @@ def failures(profile: str, overrides: dict | None = None, store: ResultsStore | 
     return failed[["trial_id", "config.arm", "config.batch_size", "config.num_workers", "error"]]
 
 
+def hybridize_table(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
+    """Claim A9 as stated: per MXNet hybrid-arm trial, whether hybridizing (and the first forward+backward)
+    worked, the exact error if not, and the graph-building time."""
+    trials = profile_trials("imdb", profile, overrides, store)
+    if trials.empty or "summary.hybridize_ok" not in trials:
+        return pd.DataFrame()
+    cols = {"config.arm": "arm", "config.batch_size": "batch_size", "config.seed": "seed", "status": "status",
+            "summary.hybridize_ok": "hybridize_ok", "summary.hybridize_error": "hybridize_error",
+            "summary.median_epoch_s": "median_epoch_s", "summary.n_parameters": "n_parameters"}
+    rows = trials[trials["summary.hybridize_ok"].notna()]
+    return rows[[c for c in cols if c in rows]].rename(columns=cols).reset_index(drop=True)
+
+
 def timed_epochs(frame: pd.DataFrame) -> pd.DataFrame:
     """The epochs that count for timing: all but each trial's first (warm-up: allocators, caches, JIT)."""
     return frame[frame.epoch > 0] if not frame.empty else frame
@@ -75,7 +97,8 @@ def epoch_time_table(frame: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     table = summarize(timed, SETTING, value="train_time_s")
     throughput = timed.groupby(SETTING)["samples_per_s"].median().rename("samples_per_s").reset_index()
-    cpu = timed.groupby(SETTING)[["proc_cpu_pct", "sys_cpu_pct"]].median().reset_index()
+    cpu_cols = [c for c in ("proc_cpu_pct", "worker_cpu_pct", "sys_cpu_pct", "peak_rss_mb") if c in timed]
+    cpu = timed.groupby(SETTING)[cpu_cols].median().reset_index()
     table = table.merge(throughput, on=SETTING).merge(cpu, on=SETTING)
     table["arm"] = pd.Categorical(table["arm"], arm_order(STUDY, table["arm"]), ordered=True)
     return table.sort_values(SETTING).reset_index(drop=True)
@@ -92,13 +115,13 @@ def ratio_table(frame: pd.DataFrame, numerator: str | None = None,
     rows = []
     if timed.empty:
         return pd.DataFrame(rows)
-    for (batch, workers), group in timed.groupby(["batch_size", "num_workers"]):
+    for key, group in timed.groupby(SETTING[1:]):
         num = group.loc[group.arm == numerator, "train_time_s"]
         for den_arm in denominators:
             den = group.loc[group.arm == den_arm, "train_time_s"]
             if len(num) and len(den):
-                rows.append({"batch_size": batch, "num_workers": workers, "numerator": numerator,
-                             "denominator": den_arm, **ratio_ci(num, den)})
+                rows.append({**dict(zip(SETTING[1:], key)), "numerator": numerator, "denominator": den_arm,
+                             **ratio_ci(num, den)})
     return pd.DataFrame(rows)
 
 
@@ -121,8 +144,7 @@ def headline(frame: pd.DataFrame) -> dict:
            "n_train": int(part(frame, "main").n_train.iloc[0]), "best": best}
     at_best = {}
     for _, row in best.iterrows():
-        sel = timed[(timed.arm == row.arm) & (timed.batch_size == row.batch_size)
-                    & (timed.num_workers == row.num_workers)]
+        sel = timed[(timed[SETTING] == row[SETTING].to_numpy()).all(axis=1)]
         at_best[row.arm] = sel.train_time_s.to_numpy()
     mx_ref, torch_arms = post_comparison()
     out["best_ratios"] = {den: ratio_ci(at_best[mx_ref], at_best[den]) for den in torch_arms
@@ -150,8 +172,8 @@ def headline_markdown(frame: pd.DataFrame) -> str:
              f"(first epoch of each trial excluded), {h['n_train']} training reviews per epoch."]
     labels = _study().labels()
     for _, row in h["best"].iterrows():
-        lines.append(f"- fastest setting for **{labels[row.arm]}** (`{row.arm}`): batch {row.batch_size}, "
-                     f"{row.num_workers} workers, "
+        workers = f"{row.num_workers} workers" + (f" ({row.worker_lifetime})" if row.num_workers else "")
+        lines.append(f"- fastest setting for **{labels[row.arm]}** (`{row.arm}`): batch {row.batch_size}, {workers}, "
                      f"median {row['median']:.2f} s per epoch (IQR {row.iqr:.2f} s), "
                      f"{row.samples_per_s:.0f} samples/s")
     mx_ref = post_comparison()[0]
@@ -182,16 +204,62 @@ def variant_effects(frame: pd.DataFrame) -> pd.DataFrame:
     timed = timed_epochs(part(frame, "main", "extra", "convergence"))
     rows = []
     for variant, baseline in variant_baselines().items():
-        for (batch, workers), group in timed[timed.arm == variant].groupby(["batch_size", "num_workers"]):
-            base = timed[(timed.arm == baseline) & (timed.batch_size == batch) & (timed.num_workers == workers)]
+        for key, group in timed[timed.arm == variant].groupby(SETTING[1:]):
+            base = timed[(timed.arm == baseline) & (timed[SETTING[1:]] == list(key)).all(axis=1)]
             if base.empty:
                 continue
-            rows.append({"variant": variant, "baseline": baseline, "batch_size": batch, "num_workers": workers,
+            rows.append({"variant": variant, "baseline": baseline, **dict(zip(SETTING[1:], key)),
                          **ratio_ci(group.train_time_s, base.train_time_s),
                          "prepare_time_s": float(group.prepare_time_s.median()),
                          "variant_epoch_s": float(group.train_time_s.median()),
                          "baseline_epoch_s": float(base.train_time_s.median())})
     return pd.DataFrame(rows)
+
+
+def per_trial(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per trial: its setting and the median of its timed epochs (the unit of replication)."""
+    timed = timed_epochs(frame)
+    if timed.empty:
+        return pd.DataFrame()
+    keys = SETTING + ["part", "seq_len", "threads", "n_train", "epochs", "seed", "trial_id"]
+    return timed.groupby(keys, observed=True).train_time_s.median().rename("epoch_s").reset_index()
+
+
+def _paired_settings(trials: pd.DataFrame, factor: str, numerator, denominator, what: str) -> pd.DataFrame:
+    """``factor`` = numerator over ``factor`` = denominator at otherwise equal settings (any grid part): the ratio
+    of per-trial median epoch times with its CI over trials."""
+    same = [c for c in SETTING + ["seq_len", "threads", "n_train", "epochs"] if c != factor]
+    rows = []
+    for key, group in trials.groupby(same, observed=True):
+        num = group.loc[group[factor] == numerator, "epoch_s"]
+        den = group.loc[group[factor] == denominator, "epoch_s"]
+        if len(num) and len(den):
+            rows.append({**dict(zip(same, key)), what: numerator, "baseline": denominator,
+                         "median_s": float(num.median()), "baseline_median_s": float(den.median()),
+                         **trial_ratio_ci(num, den)})
+    return pd.DataFrame(rows)
+
+
+def onednn_effect(frame: pd.DataFrame) -> pd.DataFrame:
+    """Claim C3 on the LSTM: each arm's epoch time with oneDNN off over on (``ratio`` > 1: oneDNN speeds it up),
+    at every setting timed both ways (the ``onednn`` grid part), with a CI over trials."""
+    trials = per_trial(frame)
+    if trials.empty or trials.onednn.nunique() < 2:
+        return pd.DataFrame()
+    out = _paired_settings(trials, "onednn", False, True, "onednn")
+    if not out.empty:
+        out.insert(1, "framework", out.arm.map(_study().framework_of))
+    return out.drop(columns="onednn", errors="ignore")
+
+
+def worker_lifetime_effect(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per-epoch over persistent data-loader workers (``ratio`` > 1: starting workers every epoch costs time) at
+    every setting with workers timed both ways, with a CI over trials."""
+    trials = per_trial(frame)
+    if trials.empty:
+        return pd.DataFrame()
+    trials = trials[trials.num_workers > 0]
+    return _paired_settings(trials, "worker_lifetime", "per-epoch", "persistent", "worker_lifetime")
 
 
 def training_flops_per_sample(seq_len: int, embed_dim: int = 128, hidden_size: int = 128) -> float:

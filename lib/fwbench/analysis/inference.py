@@ -1,4 +1,5 @@
-"""Tables of the studies beyond the posts (``vgg16``, ``gemm``, ``onnx``), computed from the results store.
+"""Tables of the studies beyond the posts (``vgg16``, ``gemm``, ``onnx``), computed from the results store; the
+VGG16 tables live in ``fwbench.analysis.vgg16`` (re-exported here where the prose uses them).
 
 Warm-up calls are stored (``warmup_*`` metrics) and excluded here; every statistic is over the timed repeats.
 Frameworks, labels and the compared pairs come from each study's arm table (``get_study``); the overview article's
@@ -15,8 +16,7 @@ from ..studies import get_study
 from ..vision import vgg16_flops
 from . import profile_measurements, profile_trials
 from .stats import ratio_ci, summarize
-
-VGG16_SETTING = ["arm", "batch_size", "image_size", "onednn", "device"]
+from .vgg16 import compiled_table, vgg16_compile_times, vgg16_latencies, vgg16_ratios, vgg16_table
 
 
 def _frameworks(study: str, arms: pd.Series) -> pd.Series:
@@ -40,84 +40,6 @@ def failures(study: str, profile: str | None = None, overrides: dict | None = No
         return trials
     cols = [c for c in ("trial_id", "config.arm", "config.step", "error") if c in trials]
     return trials.loc[trials.status == "failed", cols].reset_index(drop=True)
-
-
-# -- VGG16 ---------------------------------------------------------------------------------------------------
-def vgg16_latencies(profile: str | None = None, overrides: dict | None = None,
-                    store: ResultsStore | None = None) -> pd.DataFrame:
-    """One row per timed forward pass: arm, framework, batch size, image size, oneDNN, device, threads, repeat,
-    latency in ms and ms per image."""
-    long = _long("vgg16", profile, overrides, store)
-    if long.empty:
-        return pd.DataFrame()
-    long = long[long.metric == "latency_s"]
-    frame = pd.DataFrame({
-        "trial_id": long.trial_id, "arm": long["config.arm"],
-        "framework": _frameworks("vgg16", long["config.arm"]), "batch_size": long["config.batch_size"].astype(int),
-        "image_size": long["config.image_size"].astype(int), "onednn": long["config.onednn"].astype(bool),
-        "device": long["config.device"], "threads": long["config.threads"].astype(int),
-        "repeat": long.step.astype(int), "latency_ms": 1e3 * long.value,
-    })
-    frame["ms_per_image"] = frame.latency_ms / frame.batch_size
-    return frame.sort_values(VGG16_SETTING + ["repeat"]).reset_index(drop=True)
-
-
-def vgg16_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median, quartiles and IQR of the latency per arm x batch x image size x oneDNN x device, and the median
-    time per image."""
-    if frame.empty:
-        return pd.DataFrame()
-    table = summarize(frame, VGG16_SETTING, value="latency_ms")
-    per_image = frame.groupby(VGG16_SETTING)["ms_per_image"].median().rename("median_ms_per_image")
-    return table.join(per_image, on=VGG16_SETTING).rename(columns={"median": "median_ms", "q1": "q1_ms",
-                                                                   "q3": "q3_ms", "iqr": "iqr_ms"})
-
-
-def vgg16_ratios(frame: pd.DataFrame) -> pd.DataFrame:
-    """Latency ratios with percentile-bootstrap 95 % CIs (repeats of both sides resampled independently):
-    PyTorch / MXNet per setting (the reference arms, and the compiled arms: the claim says 30.4 / 20.5 = 1.48),
-    each compiled arm / its framework's reference (eager) arm, and oneDNN off / on per arm (> 1: oneDNN's kernels
-    make it faster)."""
-    rows = []
-    if frame.empty:
-        return pd.DataFrame(rows)
-    from ..studies.vgg16 import COMPILED_VARIANTS
-
-    study = get_study("vgg16")
-    ref = {fw: study.reference_arm(fw) for fw in ("torch", "mxnet")}
-    compiled = {fw: [a.name for a in study.arms if a.framework == fw and a.variant in COMPILED_VARIANTS]
-                for fw in ref}
-    pairs = [("torch / mxnet", ref["torch"], ref["mxnet"])]
-    pairs += [("torch / mxnet", a, b) for a in compiled["torch"] for b in compiled["mxnet"]]
-    pairs += [("compiled / eager", a, ref[fw]) for fw, arms in compiled.items() for a in arms]
-
-    def add(kind, num_label, den_label, num, den, **setting):
-        if len(num) and len(den):
-            rows.append({"comparison": kind, "numerator": num_label, "denominator": den_label, **setting,
-                         **ratio_ci(num, den)})
-
-    for (batch, size, onednn, device), g in frame.groupby(["batch_size", "image_size", "onednn", "device"]):
-        setting = {"batch_size": batch, "image_size": size, "onednn": onednn, "device": device}
-        for kind, a, b in pairs:
-            add(kind, a, b, g.latency_ms[g.arm == a], g.latency_ms[g.arm == b], **setting)
-    for (arm, batch, size, device), g in frame.groupby(["arm", "batch_size", "image_size", "device"]):
-        add("oneDNN off / on", f"{arm} oneDNN off", f"{arm} oneDNN on", g.latency_ms[~g.onednn],
-            g.latency_ms[g.onednn], batch_size=batch, image_size=size, onednn=None, device=device)
-    return pd.DataFrame(rows)
-
-
-def onednn_builds(profile: str | None = None, overrides: dict | None = None,
-                  store: ResultsStore | None = None) -> pd.DataFrame:
-    """What each framework's build says about oneDNN (MKLDNN), and whether the trial ran with it."""
-    trials = _trials("vgg16", profile, overrides, store)
-    if trials.empty:
-        return pd.DataFrame()
-    trials = trials[trials.status == "done"]
-    cols = {"config.arm": "arm", "config.onednn": "onednn_requested", "summary.onednn_active": "onednn_active",
-            "provenance.onednn_available": "onednn_in_build", "provenance.framework_version": "version",
-            "provenance.mxnet_mkldnn_enabled_env": "MXNET_MKLDNN_ENABLED"}
-    out = trials[[c for c in cols if c in trials]].rename(columns=cols).drop_duplicates()
-    return out.sort_values(["arm", "onednn_requested"]).reset_index(drop=True)
 
 
 # -- GEMM ----------------------------------------------------------------------------------------------------
@@ -285,15 +207,16 @@ def summary_markdown(profile: str | None = None, overrides: dict | None = None,
         lines.append("- **VGG16**: no finished trials in the store for this profile.")
     else:
         table, ratios = vgg16_table(vgg), vgg16_ratios(vgg)
+        labels = get_study("vgg16").labels()
         host = ratios[(ratios.comparison == "torch / mxnet") & (ratios.onednn == True)]  # noqa: E712
         claim = VGG16_LATENCY_MS["torch"] / VGG16_LATENCY_MS["mxnet"]
         for r in host.to_dict("records"):
             on = table[(table.onednn) & (table.batch_size == r["batch_size"]) & (table.image_size == r["image_size"])]
             num, den = (on.loc[on.arm == a, "median_ms"].iloc[0] for a in (r["numerator"], r["denominator"]))
             lines.append(
-                f"- **VGG16** ({r['numerator']} vs {r['denominator']}), batch {r['batch_size']}, "
-                f"{r['image_size']}x{r['image_size']}, oneDNN on, {r['device']}: {r['numerator']} {num:.1f} ms, "
-                f"{r['denominator']} {den:.1f} ms (medians of {r['n_num']} and {r['n_den']} timed passes); "
+                f"- **VGG16** ({labels[r['numerator']]} vs {labels[r['denominator']]}), batch {r['batch_size']}, "
+                f"{r['image_size']}x{r['image_size']}, oneDNN on, {r['device']}: {num:.1f} ms vs "
+                f"{den:.1f} ms (medians of {r['n_num']} and {r['n_den']} timed passes); "
                 f"PyTorch / MXNet = {_fmt_ratio(r)}: "
                 f"{_verdict(r, 'PyTorch is slower', 'PyTorch is faster')}. The article's "
                 f"{VGG16_LATENCY_MS['torch']} / {VGG16_LATENCY_MS['mxnet']} ms is a "
@@ -305,16 +228,23 @@ def summary_markdown(profile: str | None = None, overrides: dict | None = None,
                 lines.append(f"  In absolute terms the article's {VGG16_LATENCY_MS['torch']} ms means {need:.0f} "
                              f"GFLOP/s for VGG16's "
                              f"{vgg16_flops(224) / 1e9:.1f} GFLOP per image, while this host ran "
-                             f"{vgg16_flops(224) / (num / 1e3) / 1e9:.1f} GFLOP/s ({r['numerator']})"
+                             f"{vgg16_flops(224) / (num / 1e3) / 1e9:.1f} GFLOP/s ({labels[r['numerator']]})"
                              + _of_peak(vgg16_flops(224) / (num / 1e3) / 1e9, r["numerator"], vgg, store)
                              + ": the article's setting was most likely a GPU, not a CPU.")
         for r in ratios[ratios.comparison == "oneDNN off / on"].to_dict("records"):
             arm = r["numerator"].split()[0]
             lines.append(f"- **oneDNN** ({arm}, batch {r['batch_size']}, {r['image_size']}px): off / on = "
                          f"{_fmt_ratio(r)}: {_verdict(r, 'oneDNN on is faster', 'oneDNN on is slower')}.")
-        for r in ratios[ratios.comparison == "compiled / eager"].to_dict("records"):
-            lines.append(f"- **{r['numerator']}** / {r['denominator']} (batch {r['batch_size']}, oneDNN "
-                         f"{'on' if r['onednn'] else 'off'}): {_fmt_ratio(r)}.")
+        times = vgg16_compile_times(profile, overrides.get("vgg16"), store)
+        for r in compiled_table(vgg, times).to_dict("records"):
+            r = {**r, "ratio": r["speedup"]}
+            paid = ("" if np.isnan(r["break_even_calls"]) else
+                    f"; it pays for itself after {r['break_even_calls']:,.0f} forward passes")
+            compile_s = "" if np.isnan(r["compile_s"]) else f", compiling took {r['compile_s']:.1f} s{paid}"
+            lines.append(f"- **{labels[r['arm']]}** vs {labels[r['reference']]} (batch {r['batch_size']}, "
+                         f"{r['image_size']}px, oneDNN {'on' if r['onednn'] else 'off'}): {r['compiled_ms']:.1f} vs "
+                         f"{r['eager_ms']:.1f} ms, eager / compiled = {_fmt_ratio(r)}: "
+                         f"{_verdict(r, 'compiled is faster', 'compiled is slower')}{compile_s}.")
     peak = gemm_peak(store, profile=profile, overrides=overrides.get("gemm"))
     if len(peak):
         parts = [f"{r.framework} {int(r.threads)} thread(s) {r.gflops:.1f} GFLOP/s (n={int(r.n)})"

@@ -129,10 +129,17 @@ class Data:
 
     @property
     def vgg16(self) -> pd.DataFrame:
+        """The VGG16 latencies on one device (``device_of``): a GPU's and a CPU's are never pooled."""
         from ..analysis import inference
 
-        return self._cached("vgg16", lambda: inference.vgg16_latencies(*self._args("vgg16"))
-                            if self.has("vgg16") else pd.DataFrame())
+        def make() -> pd.DataFrame:
+            f = inference.vgg16_latencies(*self._args("vgg16")) if self.has("vgg16") else pd.DataFrame()
+            device = self.device_of("vgg16")
+            if f.empty or device is None:
+                return f
+            return f[f.device.fillna("cpu") == device].reset_index(drop=True)
+
+        return self._cached("vgg16", make)
 
     def device_of(self, study: str) -> str | None:
         """The device a study's judged rows ran on ("cuda" or "cpu"; None without rows)."""

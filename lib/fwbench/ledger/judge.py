@@ -57,6 +57,6 @@ def judge(claim: Claim, d: Data) -> dict:
     widths = [half_width(p.ci_low, p.ci_high) for p in judged]
     widths = [w for w in widths if not math.isnan(w)]
     return {"parts": parts, "verdict": verdict, "verdict_band10": wide, "analogue": analogue, "reason": reason,
-            "parts_agree": f"{agree} of {len(judged)} parts reproduced" if judged else "",
+            "parts_agree": f"{agree} of {len(judged)} parts reproduced" if judged and not analogue else "",
             "confidence": corrected or parts[0].confidence if parts else None,
             "min_detectable": max(widths) if widths else math.nan, "our_hardware": ours}

@@ -227,9 +227,11 @@ def fastest_is(samples: dict, claimed) -> Part:
         v = verdict_above(r["ci_low"], r["ci_high"])
         v = INCONCLUSIVE if v == CONTRADICTED else v
         return Part(label, f"time at {runner_up} / time at {claimed}", r["ratio"], r["ci_low"], r["ci_high"], v,
-                    NO_CI if v == INSUFFICIENT else "")
+                    NO_CI if v == INSUFFICIENT else "", n=f"n={r['n_num']}/{r['n_den']} trials",
+                    confidence=r["confidence"])
     r = ratio_ci(samples[claimed], samples[best])
     v = verdict_above(r["ci_low"], r["ci_high"])  # claimed slower than the measured best: contradicted
     v = {REPRODUCED: CONTRADICTED, CONTRADICTED: INCONCLUSIVE}.get(v, v)
     return Part(label, f"time at {claimed} / time at {best} (measured fastest)", r["ratio"], r["ci_low"],
-                r["ci_high"], v, NO_CI if v == INSUFFICIENT else "")
+                r["ci_high"], v, NO_CI if v == INSUFFICIENT else "", n=f"n={r['n_num']}/{r['n_den']} trials",
+                confidence=r["confidence"])

@@ -16,17 +16,22 @@ def epoch_time_figure(frame: pd.DataFrame):
     fig, axes = plt.subplots(1, len(workers), figsize=(4.2 * len(workers), 3.6), sharey=True, squeeze=False)
     for ax, w in zip(axes[0], workers):
         sub = table[table.num_workers == w]
-        for arm, g in sub.groupby("arm", observed=True):
+        for (arm, lifetime, onednn), g in sub.groupby(["arm", "worker_lifetime", "onednn"], observed=True):
             g = g.sort_values("batch_size")
             med, q1, q3 = (g[c].to_numpy(dtype=float) for c in ("median", "q1", "q3"))
-            ax.errorbar(g.batch_size.to_numpy(), med, yerr=[med - q1, q3 - med], marker="o",
-                        capsize=3, **arm_style(STUDY, arm))
+            look = arm_style(STUDY, arm)
+            look["label"] += (" [persistent workers]" if w and lifetime == "persistent" else "") + \
+                ("" if onednn else " [oneDNN off]")
+            style = "--" if w and lifetime == "persistent" else (":" if not onednn else "-")
+            ax.errorbar(g.batch_size.to_numpy(), med, yerr=[med - q1, q3 - med], marker="o", ls=style,
+                        capsize=3, **look)
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted(table.batch_size.unique()), labels=[str(b) for b in sorted(table.batch_size.unique())])
         ax.set_title(f"{w} data-loader workers")
         ax.set_xlabel("batch size")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("training time per epoch (s)\nmedian, IQR bars; first epoch excluded")
+    fig.suptitle("dashed: persistent data-loader workers; solid: workers started every epoch", fontsize=8)
     handles = {}
     for ax in axes[0]:  # extra arms may appear in one panel only: collect every arm once
         for handle, label in zip(*ax.get_legend_handles_labels()):
@@ -43,14 +48,15 @@ def ratio_figure(frame: pd.DataFrame):
     if ratios.empty:
         ax.text(0.5, 0.5, "no pairs of arms to compare", ha="center", va="center", transform=ax.transAxes)
         return fig
-    settings = ratios[["batch_size", "num_workers"]].drop_duplicates().sort_values(["num_workers", "batch_size"])
-    labels = [f"b{b}/w{w}" for b, w in settings.itertuples(index=False)]
+    keys = ["batch_size", "num_workers", "worker_lifetime", "onednn"]
+    settings = ratios[keys].drop_duplicates().sort_values(["num_workers", "worker_lifetime", "batch_size"])
+    labels = [f"b{b}/w{w}" + ("p" if w and life == "persistent" else "") + ("" if flag else " no-oneDNN")
+              for b, w, life, flag in settings.itertuples(index=False)]
     x = np.arange(len(labels))
     pairs = list(ratios[["numerator", "denominator"]].drop_duplicates().itertuples(index=False))
     width = 0.8 / len(pairs)
     for i, (num, den) in enumerate(pairs):
-        sub = settings.merge(ratios[(ratios.numerator == num) & (ratios.denominator == den)],
-                             on=["batch_size", "num_workers"], how="left")
+        sub = settings.merge(ratios[(ratios.numerator == num) & (ratios.denominator == den)], on=keys, how="left")
         low = (sub.ratio - sub.ci_low).fillna(0).clip(lower=0).to_numpy(dtype=float)
         high = (sub.ci_high - sub.ratio).fillna(0).clip(lower=0).to_numpy(dtype=float)
         ax.bar(x + (i - (len(pairs) - 1) / 2) * width, sub.ratio.to_numpy(dtype=float), width, yerr=[low, high],
@@ -58,7 +64,7 @@ def ratio_figure(frame: pd.DataFrame):
                color=arm_style(STUDY, den)["color"], alpha=0.8)
     ax.axhline(1.0, color="black", lw=1)
     ax.set_xticks(x, labels=labels)
-    ax.set_xlabel("setting (batch size / data-loader workers)")
+    ax.set_xlabel("setting (batch size / data-loader workers; p: persistent workers)")
     ax.set_ylabel("epoch-time ratio (>1: MXNet slower)")
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)

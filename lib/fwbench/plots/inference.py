@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import arm_order
-from ..analysis.inference import gemm_table, onnx_latency_table, vgg16_table
+from ..analysis.inference import gemm_table, onnx_latency_table
+from ..analysis.vgg16 import compiled_table, vgg16_table
 from ..ledger.sources.overview import VGG16_LATENCY_MS
 from ..studies import FRAMEWORKS, get_study
 from . import arm_style
@@ -52,6 +53,38 @@ def vgg16_latency_figure(frame: pd.DataFrame):
         ax.set_title(f"batch {batch}, {size}x{size}")
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("forward-pass latency (ms)\nbar: median, whiskers: IQR, dots: repeats")
+    fig.tight_layout()
+    return fig
+
+
+def vgg16_compiled_figure(frame: pd.DataFrame, compile_times: pd.DataFrame | None = None):
+    """Compiled vs eager (claim C4 on a model the compilers trace): eager / compiled latency per compiled arm
+    against the batch size (bootstrap 95 % CI; above 1: compiling helps), one line per arm x image size x
+    oneDNN (dashed: off); and each compiled arm's median compile time (first call included)."""
+    table = compiled_table(frame, compile_times)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [3, 2]})
+    if table.empty:
+        _empty(ax, "no compiled-arm VGG16 trials in the store")
+        bx.set_axis_off()
+        return fig
+    for (arm, size, onednn), g in table.groupby(["arm", "image_size", "onednn"]):
+        g = g.sort_values("batch_size")
+        look = arm_style("vgg16", arm)
+        err = [np.nan_to_num(g.speedup - g.ci_low), np.nan_to_num(g.ci_high - g.speedup)]
+        ax.errorbar(g.batch_size, g.speedup, yerr=err, marker="o", capsize=3, color=look["color"],
+                    ls="-" if onednn else "--", label=f"{look['label']}, {size}px, oneDNN {'on' if onednn else 'off'}")
+    ax.axhline(1.0, color="grey", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("batch size")
+    ax.set_ylabel("eager / compiled latency (>1: compiled faster)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    comp = table.dropna(subset=["compile_s"]).groupby("arm").compile_s.median()
+    arms = arm_order("vgg16", comp.index)
+    bx.barh(range(len(arms)), [comp[a] for a in arms], color=[arm_style("vgg16", a)["color"] for a in arms])
+    bx.set_yticks(range(len(arms)), labels=[arm_style("vgg16", a)["label"] for a in arms], fontsize=8)
+    bx.set_xlabel("compile time (s, median; first call included)")
+    bx.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return fig
 

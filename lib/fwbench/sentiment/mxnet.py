@@ -2,9 +2,20 @@
 
 Thread count: MXNet's OpenMP pool is sized by ``OMP_NUM_THREADS`` at import; the trial runner sets it in the
 child's environment before this module is imported, and ``configure_threads`` only checks it.
+oneDNN: fixed at import by ``MXNET_MKLDNN_ENABLED`` and, for the LSTM, ``MXNET_USE_MKLDNN_RNN`` (``ONEDNN_ENV``;
+the trial sets both first); ``onednn(enabled)`` only checks. Both must be 0 for oneDNN off: with
+``MXNET_MKLDNN_ENABLED=0`` alone, MXNet 1.9.1 fails the LSTM's backward pass ("Check failed: in_data.size() ==
+num_inputs (4 vs. 3)", rnn-inl.h:581); with both off the LSTM runs MXNet's own CPU kernels.
+
+Data-loader workers (``make_loader(..., persistent=)``): MXNet 1.9.1 builds a ``multiprocessing.Pool`` in
+``DataLoader.__init__`` and keeps it, so ``persistent=True`` is its own behaviour (pool built before the timed
+epochs). ``persistent=False`` does what PyTorch's default does (and what MXNet 1.0 did in 2018, starting its
+workers per pass): each pass builds the DataLoader, and so its pool, and closes and joins the pool when the pass
+ends, inside the timed epoch. With 0 workers there is no pool and both are the same.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
 import mxnet as mx
@@ -16,9 +27,10 @@ from ..frameworks import mxnet_info
 from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, uniform_range
 
 FRAMEWORK = "mxnet"
+ONEDNN_ENV = ("MXNET_MKLDNN_ENABLED", "MXNET_USE_MKLDNN_RNN")  # read at import; "0" turns oneDNN off
 __all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "SentimentLSTM", "build_model",
            "count_parameters", "make_loader", "Trainer", "make_trainer", "set_learning_rate", "train_one_epoch",
-           "synchronize", "prepare", "evaluate"]
+           "synchronize", "prepare", "evaluate", "onednn", "onednn_enabled"]
 
 
 def _context(device: str = "cpu"):
@@ -47,17 +59,20 @@ def configure_threads(n: int) -> None:
         raise RuntimeError(f"MXNet reads OMP_NUM_THREADS at import; set it to {n} before importing mxnet")
 
 
-class SentimentLSTM(gluon.Block):
+class SentimentLSTM(gluon.HybridBlock):
     """Embedding -> LSTM -> Dense(num_classes) on the last time step (softmax lives in the loss).
 
-    ``hybridize_around_lstm``: the MXNet team's advice to the 2018 post, which could not hybridize
-    ``gluon.rnn.LSTM``: compile the pre-LSTM (embedding) and post-LSTM (dense) blocks into static graphs and keep
-    the LSTM (already one fused cuDNN/oneDNN operator) imperative between them.
+    A HybridBlock, so the same code runs three ways (``build_model(variant=)``): ``imperative`` (nothing
+    hybridized), ``hybrid-partial`` (the MXNet team's advice to the 2018 post, which could not hybridize
+    ``gluon.rnn.LSTM``: only the pre-LSTM embedding and post-LSTM dense blocks become static graphs) and
+    ``hybrid-full`` (the whole model, ``gluon.rnn.LSTM`` included, one static graph). The last time step is taken
+    with ``F.slice_axis``: ``F.SequenceLast(axis=1)`` gives wrong input gradients in MXNet 1.9.1 (and corrupts
+    the heap on exit).
     """
 
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, num_classes: int = 2):
         super().__init__()
-        self.ctx = mx.cpu()
+        self.ctx, self.variant = mx.cpu(), "imperative"
         k = uniform_range(hidden_size)
         with self.name_scope():
             self.embedding = nn.Embedding(vocab_size, embed_dim,
@@ -68,24 +83,31 @@ class SentimentLSTM(gluon.Block):
             self.output = nn.Dense(num_classes, in_units=hidden_size, weight_initializer=mx.init.Uniform(k),
                                    bias_initializer=mx.init.Uniform(k))
 
-    def forward(self, x):
-        hidden = self.lstm(self.embedding(x))
-        return self.output(hidden[:, -1, :])
+    def hybrid_forward(self, F, x):
+        hidden = self.lstm(self.embedding(x))  # (batch, time, hidden)
+        last = F.slice_axis(hidden, axis=1, begin=-1, end=None)
+        return self.output(F.reshape(last, shape=(0, -1)))
+
+
+_VARIANTS = ("imperative", "hybrid-partial", "hybrid-full")
 
 
 def build_model(vocab_size: int, embed_dim: int, hidden_size: int, num_classes: int = 2,
                 sparse: bool = False, variant: str = "imperative", device: str = "cpu") -> SentimentLSTM:
-    """``variant``: ``imperative`` (the plain Gluon arm) or ``hybrid`` (pre/post-LSTM blocks hybridized)."""
+    """``variant``: ``imperative``, ``hybrid-partial`` (pre/post-LSTM blocks hybridized) or ``hybrid-full``
+    (everything hybridized); the graphs are built by the first forward pass (``prepare``)."""
     if sparse:
         raise ValueError("the MXNet arm uses dense embedding gradients (the sparse arm is PyTorch's)")
-    if variant not in ("imperative", "hybrid"):
-        raise ValueError(f"unknown MXNet variant {variant!r}")
+    if variant not in _VARIANTS:
+        raise ValueError(f"unknown MXNet variant {variant!r}; choose one of {_VARIANTS}")
     model = SentimentLSTM(vocab_size, embed_dim, hidden_size, num_classes)
-    model.ctx = _context(device)
+    model.ctx, model.variant = _context(device), variant
     model.initialize(ctx=model.ctx)
-    if variant == "hybrid":
+    if variant == "hybrid-partial":
         model.embedding.hybridize(static_alloc=True, static_shape=True)
         model.output.hybridize(static_alloc=True, static_shape=True)
+    elif variant == "hybrid-full":
+        model.hybridize(static_alloc=True, static_shape=True)
     return model
 
 
@@ -93,10 +115,40 @@ def count_parameters(model: SentimentLSTM) -> int:
     return sum(int(np.prod(p.shape)) for p in model.collect_params().values())
 
 
-def make_loader(x: np.ndarray, y: np.ndarray, batch_size: int, num_workers: int, shuffle: bool, seed: int):
+class _Loader:
+    """The training/test loader: a DataLoader kept for every pass (``persistent``, or 0 workers), or one built
+    per pass whose worker pool is closed and joined when the pass ends."""
+
+    def __init__(self, dataset, batch_size: int, num_workers: int, sampler, persistent: bool):
+        self.dataset, self.batch_size, self.num_workers, self.sampler = dataset, batch_size, num_workers, sampler
+        self.per_pass = num_workers > 0 and not persistent
+        self.loader = None if self.per_pass else self._build()
+
+    def _build(self):
+        return gluon.data.DataLoader(self.dataset, batch_size=self.batch_size, num_workers=self.num_workers,
+                                     sampler=self.sampler)
+
+    def __iter__(self):
+        if not self.per_pass:
+            yield from self.loader
+            return
+        loader = self._build()
+        try:
+            yield from loader
+        finally:
+            pool = loader._worker_pool  # MXNet only terminates it in __del__: shut it down here, as PyTorch does
+            pool.close()
+            pool.join()
+
+    def __len__(self) -> int:
+        return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+
+
+def make_loader(x: np.ndarray, y: np.ndarray, batch_size: int, num_workers: int, shuffle: bool, seed: int,
+                persistent: bool = False):
+    """Batches in the shared sample order; ``persistent``: one worker pool built now, before the timed epochs."""
     dataset = gluon.data.ArrayDataset(x.astype(np.float32), y.astype(np.float32))
-    return gluon.data.DataLoader(dataset, batch_size=batch_size, num_workers=num_workers,
-                                 sampler=EpochPermutationSampler(len(y), seed, shuffle))
+    return _Loader(dataset, batch_size, num_workers, EpochPermutationSampler(len(y), seed, shuffle), persistent)
 
 
 class Trainer:
@@ -133,9 +185,23 @@ def synchronize() -> None:
 
 
 def prepare(model: SentimentLSTM, trainer: Trainer, loader) -> float:
-    """Nothing to compile ahead for MXNet (hybridized blocks build their graph on the first call, inside
-    epoch 0, which is excluded from the statistics); returns 0 seconds."""
-    return 0.0
+    """Ahead-of-epoch work, timed apart from the epochs: for a hybridized model, one forward+backward on the
+    first ``batch_size`` samples builds its static graphs (gradients are left unused: no training step), as
+    ``torch.compile`` is triggered in PyTorch's ``prepare``. Errors (a block that cannot be hybridized) propagate.
+    Returns seconds (0 for the imperative model)."""
+    if model.variant == "imperative":
+        return 0.0
+    import time
+
+    data, labels = loader.dataset[: loader.batch_size]  # the first samples, not the loader: its order stays
+    x, y = mx.nd.array(data, ctx=model.ctx), mx.nd.array(labels, ctx=model.ctx)
+    mx.nd.waitall()
+    t0 = time.perf_counter()
+    with autograd.record():
+        loss = trainer.loss(model(x), y)
+    loss.backward()
+    mx.nd.waitall()
+    return time.perf_counter() - t0
 
 
 def evaluate(model: SentimentLSTM, loader) -> tuple[float, float]:
@@ -149,3 +215,18 @@ def evaluate(model: SentimentLSTM, loader) -> tuple[float, float]:
         correct += int((logits.argmax(axis=1) == y).sum().asscalar())
         seen += x.shape[0]
     return total / max(seen, 1), correct / max(seen, 1)
+
+
+@contextlib.contextmanager
+def onednn(enabled: bool):
+    """MXNet fixes oneDNN use at import (``ONEDNN_ENV``): this only checks the process matches."""
+    if onednn_enabled() != enabled:
+        found = {v: os.environ.get(v) for v in ONEDNN_ENV}
+        raise RuntimeError(f"oneDNN must be {'on' if enabled else 'off'} but {found} at import; set "
+                           f"{' and '.join(ONEDNN_ENV)} to {int(enabled)} before importing mxnet")
+    yield
+
+
+def onednn_enabled() -> bool:
+    """Whether this process's MXNet runs oneDNN kernels, the LSTM's included."""
+    return mx.runtime.Features().is_enabled("MKLDNN") and all(os.environ.get(v, "1") != "0" for v in ONEDNN_ENV)

@@ -1,4 +1,12 @@
-"""PyTorch backend of the IMDB sentiment model (same public names as ``fwbench.sentiment.mxnet``)."""
+"""PyTorch backend of the IMDB sentiment model (same public names as ``fwbench.sentiment.mxnet``).
+
+Data-loader workers (``make_loader(..., persistent=)``): ``persistent=False`` is PyTorch's default (and all that
+PyTorch 0.3 had in 2018): every pass over the loader starts its workers and joins them when the pass ends, inside
+the timed epoch. ``persistent=True`` sets ``persistent_workers`` and starts the workers in ``make_loader``, before
+the timed epochs, as MXNet 1.9.1 builds its worker pool in ``DataLoader.__init__``.
+oneDNN: ``onednn(enabled)`` is ``torch.backends.mkldnn.flags``; it decides whether ``nn.LSTM`` on the CPU runs
+oneDNN's fused RNN (``aten::mkldnn_rnn_layer``) or PyTorch's own cell-by-cell kernels.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +19,7 @@ from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, uniform_range
 FRAMEWORK = "torch"
 __all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "SentimentLSTM", "build_model",
            "count_parameters", "make_loader", "Trainer", "make_trainer", "set_learning_rate", "train_one_epoch",
-           "synchronize", "prepare", "evaluate"]
+           "synchronize", "prepare", "evaluate", "onednn", "onednn_enabled"]
 
 
 def framework_info() -> dict:
@@ -73,10 +81,18 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in _core(model).parameters())
 
 
-def make_loader(x: np.ndarray, y: np.ndarray, batch_size: int, num_workers: int, shuffle: bool, seed: int):
+def make_loader(x: np.ndarray, y: np.ndarray, batch_size: int, num_workers: int, shuffle: bool, seed: int,
+                persistent: bool = False):
+    """A DataLoader in the shared sample order; with workers and ``persistent``, its workers are started here
+    (outside the timed epochs) and kept for every pass."""
     dataset = torch.utils.data.TensorDataset(torch.from_numpy(x.astype(np.int64)), torch.from_numpy(y))
-    return torch.utils.data.DataLoader(dataset, batch_size=batch_size, num_workers=num_workers,
-                                       sampler=EpochPermutationSampler(len(y), seed, shuffle))
+    sampler = EpochPermutationSampler(len(y), seed, shuffle)
+    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, num_workers=num_workers, sampler=sampler,
+                                         persistent_workers=persistent and num_workers > 0)
+    if loader.persistent_workers:
+        iter(loader)  # starts the workers (they prefetch a few batches, dropped at the first epoch's reset)
+        sampler.epoch = 0  # that start drew one epoch's order: epoch 0 must still see order 0
+    return loader
 
 
 class Trainer:
@@ -136,19 +152,19 @@ def synchronize() -> None:
 
 def prepare(model: nn.Module, trainer: Trainer, loader) -> float:
     """Ahead-of-epoch work, timed apart from the epochs: for a compiled model, one forward+backward on the
-    first batch triggers compilation (gradients are then dropped, so no training step happens). Returns seconds."""
+    first ``batch_size`` samples triggers compilation (gradients are then dropped, so no training step happens).
+    Returns seconds."""
     if not hasattr(model, "_orig_mod"):
         return 0.0
     import time
 
     device = getattr(model, "device", torch.device("cpu"))
-    x, y = next(iter(loader))
+    x, y = loader.dataset[: loader.batch_size]  # the first samples, not the loader: its order stays untouched
     t0 = time.perf_counter()
     trainer.loss(model(x.to(device)), y.to(device)).backward()
     synchronize()
     seconds = time.perf_counter() - t0
     trainer.zero_grad()
-    loader.sampler.epoch = 0  # the probe batch must not shift the epochs' sample order
     return seconds
 
 
@@ -166,3 +182,12 @@ def evaluate(model: SentimentLSTM, loader) -> tuple[float, float]:
         correct += int((logits.argmax(1) == y).sum())
         seen += len(y)
     return total / max(seen, 1), correct / max(seen, 1)
+
+
+def onednn(enabled: bool):
+    """Context in which oneDNN is on or off for this process's CPU ops (``nn.LSTM`` included)."""
+    return torch.backends.mkldnn.flags(enabled=enabled)
+
+
+def onednn_enabled() -> bool:
+    return bool(torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled)

@@ -6,6 +6,21 @@ Assumptions where the post is silent (recorded in every trial config):
 - both frameworks see the same sample order (``EpochPermutationSampler``) and the same init distributions;
 - epoch time = wall time of the training pass over the DataLoader (MXNet synchronized before the clock is
   read); evaluation on the test split is timed separately; the first epoch is stored but excluded from stats.
+
+Treated alike in every timed region (options recorded in each config):
+- ``worker_lifetime`` (data-loader workers, when ``num_workers`` > 0): ``per-epoch`` (the default: what both
+  frameworks did in 2018 and PyTorch's default today) starts the workers inside every timed epoch and joins them
+  at its end, in both (MXNet builds its DataLoader and worker pool per pass); ``persistent`` starts them once,
+  before the timed epochs, in both (MXNet's pool as 1.9.1 builds it; PyTorch ``persistent_workers=True``).
+  At 0 workers there are none and the config records the default.
+- ``onednn`` (default on): PyTorch ``torch.backends.mkldnn.flags`` around ``prepare`` and the epochs; MXNet
+  ``MXNET_MKLDNN_ENABLED`` and ``MXNET_USE_MKLDNN_RNN`` set before ``import mxnet`` (the first alone breaks the
+  LSTM's backward in 1.9.1). The ``onednn`` grid part times the reference arms with it on and off (claim C3).
+- CPU use (``proc_cpu_pct``, ``worker_cpu_pct``) counts the trial process and every worker, live or reaped, and
+  ``peak_rss_mb`` the process plus its live workers (``fwbench.sampling``), for both frameworks.
+- Compiled/hybridized arms build their graphs in ``prepare`` (one forward+backward, timed apart). For the MXNet
+  hybrid arms the trial stores ``hybridize_ok``/``hybridize_error``: a model that cannot be hybridized is a stored
+  result (claim A9 as stated: ``mxnet-hybrid-full`` hybridizes the whole model, ``gluon.rnn.LSTM`` included).
 """
 from __future__ import annotations
 
@@ -13,6 +28,7 @@ import os
 import time
 
 from ..devices import device_option
+from ..errors import FwbenchError
 from ..measure import median
 from . import options as opt
 from .blocks import interleave
@@ -24,39 +40,56 @@ ARM_TABLE = (
     Arm("torch-sparse", "torch", _TORCH, "sparse", "PyTorch (sparse embedding gradients)", "#17becf"),
     Arm("mxnet-imperative", "mxnet", _MXNET, "imperative", "MXNet Gluon (imperative)", "#d62728"),
     # beyond the post: MXNet with hybridized pre/post-LSTM blocks, PyTorch with torch.compile
-    Arm("mxnet-hybrid-partial", "mxnet", _MXNET, "hybrid-partial", "MXNet (hybrid blocks around the LSTM)",
-        "#ff7f0e"),
+    Arm("mxnet-hybrid-partial", "mxnet", _MXNET, "hybrid-partial", "MXNet (hybrid blocks around the LSTM)", "#ff7f0e"),
     Arm("torch-compile", "torch", _TORCH, "compiled", "PyTorch (torch.compile)", "#9467bd"),
+    # claim A9 as stated: the whole model, gluon.rnn.LSTM included, hybridized
+    Arm("mxnet-hybrid-full", "mxnet", _MXNET, "hybrid-full", "MXNet (whole model hybridized)", "#8c564b"),
 )
 ARMS = tuple(a.name for a in ARM_TABLE)
 CORE_ARMS = ["torch-eager", "torch-sparse", "mxnet-imperative"]
 # the backends' build_model(variant=..., sparse=...) per arm variant
 MODEL_VARIANT = {"eager": ("eager", False), "sparse": ("eager", True), "compiled": ("compiled", False),
-                 "imperative": ("imperative", False), "hybrid-partial": ("hybrid", False)}
+                 "imperative": ("imperative", False), "hybrid-partial": ("hybrid-partial", False),
+                 "hybrid-full": ("hybrid-full", False)}
+HYBRID_VARIANTS = ("hybrid-partial", "hybrid-full")  # their trials record hybridize_ok / hybridize_error
 WORKER_CHOICES = (0, 1, 2, 4)
+LIFETIMES, DEFAULT_LIFETIME = ("per-epoch", "persistent"), "per-epoch"
 
 MODEL = {"num_words": 5000, "embed_dim": 128, "hidden_size": 128, "num_classes": 2}
 
 _COMMON = {"repeats": 1, "threads": 2, "seq_len": 500, "lr": 1e-3, "lr_schedule": True, "convergence": False,
-           "device": "cpu"}
+           "device": "cpu", "worker_lifetime": [DEFAULT_LIFETIME], "onednn": [True], "onednn_part": False}
 PROFILES = {
-    # seconds: for tests and CI
-    "smoke": {**_COMMON, "arms": CORE_ARMS, "extra_arms": ["mxnet-hybrid-partial"], "batch_sizes": [32],
-              "workers": [0, 1], "epochs": 2, "n_train": 64, "n_test": 64,
+    # seconds: for tests and CI (both worker lifetimes at 1 worker: 3 trials more; both hybrid arms: 2 trials)
+    "smoke": {**_COMMON, "arms": CORE_ARMS, "extra_arms": ["mxnet-hybrid-partial", "mxnet-hybrid-full"],
+              "batch_sizes": [32], "workers": [0, 1], "worker_lifetime": list(LIFETIMES), "epochs": 2,
+              "n_train": 64, "n_test": 64,
               "scaling": {"seq_lens": [50], "threads": [1], "batch_size": 32, "epochs": 2, "n_train": 64}},
-    # minutes: the default of `make reproduce`
-    # (3 repeat blocks: the least a CI over independent trials needs; one batch size to stay in minutes)
-    "quick": {**_COMMON, "arms": CORE_ARMS, "extra_arms": ["mxnet-hybrid-partial", "torch-compile"],
+    # minutes: the default of `make reproduce` (3 repeat blocks: the least a CI over trials needs; one batch size;
+    # per-epoch workers only: persistent ones would add 9 trials; the oneDNN part shares its "on" trials with main)
+    "quick": {**_COMMON, "arms": CORE_ARMS,
+              "extra_arms": ["mxnet-hybrid-partial", "mxnet-hybrid-full", "torch-compile"],
               "batch_sizes": [256], "workers": [0, 2], "epochs": 4, "n_train": 512, "n_test": 256, "repeats": 3,
+              "onednn_part": {"batch_size": 256, "epochs": 4, "n_train": 512},
               "scaling": {"seq_lens": [125, 500], "threads": [1, 2], "batch_size": 128, "epochs": 2,
                           "n_train": 256}},
     # the post's scale: days of CPU, meant for a cluster
     "full": {**_COMMON, "arms": list(ARMS), "extra_arms": [], "batch_sizes": [64, 128, 256, 512, 1024],
-             "workers": list(WORKER_CHOICES), "epochs": 21, "n_train": 25000, "n_test": 25000, "repeats": 3,
-             "convergence": True,
+             "workers": list(WORKER_CHOICES), "worker_lifetime": list(LIFETIMES), "epochs": 21, "n_train": 25000,
+             "n_test": 25000, "repeats": 3, "convergence": True,
+             "onednn_part": {"batch_size": 256, "epochs": 6, "n_train": 25000},
              "scaling": {"seq_lens": [100, 200, 300, 400, 500], "threads": [1, 2], "batch_size": 256,
                          "epochs": 6, "n_train": 25000}},
 }
+
+
+def _onednn_part(name: str, value):
+    """The oneDNN on/off part: {"batch_size": n, "epochs": n, "n_train": n}, or False for none."""
+    keys = {"batch_size": opt.int_range(1, 65536), "epochs": opt.int_range(1, 1000), "n_train": opt.int_range(2, 25000)}
+    if value is not False and (not isinstance(value, dict) or set(value) != set(keys)):
+        raise FwbenchError(f"{name} must be a dict with keys {sorted(keys)} or False, got {value!r}")
+    return value and {k: keys[k](f"{name}.{k}", v) for k, v in value.items()}
+
 
 OPTIONS = {
     "arms": opt.list_of(opt.string, ARMS),
@@ -74,10 +107,13 @@ OPTIONS = {
     "convergence": opt.boolean,
     "device": device_option,
     "scaling": opt.scaling_spec,
+    "worker_lifetime": opt.list_of(opt.string, LIFETIMES),
+    "onednn": opt.list_of(opt.boolean),
+    "onednn_part": _onednn_part,
 }
-# How cost grows (beyond the post): torch-eager and mxnet-imperative at one batch size / 0 workers, crossed over sequence
-# lengths and thread counts; n_test is the profile's.
-SCALING_ARMS = ["torch-eager", "mxnet-imperative"]
+# How cost grows (beyond the post), and oneDNN on/off: the reference arms at one batch size / 0 workers (the
+# cost-growth part crossed over sequence lengths and thread counts); n_test is the profile's.
+SCALING_ARMS = ONEDNN_ARMS = ["torch-eager", "mxnet-imperative"]
 
 LR_FACTOR, LR_EVERY = 0.9, 10
 BASE_SEED = 42
@@ -97,23 +133,30 @@ def prepare(options: dict) -> dict:
 
 
 def grid(options: dict) -> list[dict]:
-    """One config per (arm, batch size, workers, sequence length, threads, repeat), the arms of each setting
-    back to back in a seeded random order per repeat block (``blocks.interleave``). ``extra_arms`` run only at
-    the largest batch size with the fewest workers (a cheap look at them in small profiles); with
-    ``convergence``, the post's convergence runs are added (``CONVERGENCE_SETTINGS`` for
-    ``max(epochs, CONVERGENCE_EPOCHS)`` epochs). Duplicates are merged, so a setting in two lists is one trial."""
+    """One config per (arm, batch size, workers, worker lifetime, oneDNN, sequence length, threads, repeat), the
+    arms of each setting back to back in a seeded random order per repeat block (``blocks.interleave``).
+    ``extra_arms`` run only at the largest batch size with the fewest workers (a cheap look at them in small
+    profiles); with ``convergence``, the post's convergence runs are added (``CONVERGENCE_SETTINGS`` for
+    ``max(epochs, CONVERGENCE_EPOCHS)`` epochs); ``onednn_part`` adds ``ONEDNN_ARMS`` at one batch size, 0 workers,
+    oneDNN on and off, every repeat block. Worker lifetimes apply to settings with workers (0 workers records
+    ``DEFAULT_LIFETIME``); parts other than main use the first listed lifetime and oneDNN value. Duplicates are
+    merged, so a setting in two parts is one trial (labelled with the part that lists it first)."""
     from ..data.imdb import Encoding  # framework-free
 
     schedule = {"factor": LR_FACTOR, "every_epochs": LR_EVERY}
+    lifetime, onednn = options["worker_lifetime"][0], options["onednn"][0]
 
-    def setting(batch_size, workers, lr_schedule=options["lr_schedule"], epochs=options["epochs"], part="main"):
+    def setting(batch_size, workers, lr_schedule=options["lr_schedule"], epochs=options["epochs"], part="main",
+                life=lifetime, flag=onednn):
         return {"batch_size": batch_size, "num_workers": workers, "lr_schedule": lr_schedule, "epochs": epochs,
-                "part": part}
+                "part": part, "worker_lifetime": life if workers else DEFAULT_LIFETIME, "onednn": flag}
 
-    main = [setting(b, w) for b in options["batch_sizes"] for w in options["workers"]]
+    main = list({repr(s): s for s in (setting(b, w, life=life, flag=flag) for b in options["batch_sizes"]
+                                      for w in options["workers"] for life in options["worker_lifetime"]
+                                      for flag in options["onednn"])}.values())
     if options.get("convergence"):
-        main += [{**s, "epochs": max(options["epochs"], CONVERGENCE_EPOCHS), "part": "convergence"}
-                 for s in CONVERGENCE_SETTINGS]
+        main += [setting(s["batch_size"], s["num_workers"], s["lr_schedule"], max(options["epochs"],
+                 CONVERGENCE_EPOCHS), "convergence", DEFAULT_LIFETIME) for s in CONVERGENCE_SETTINGS]
     plan = [(arm, s) for arm in options["arms"] for s in main]
     plan += [(arm, setting(max(options["batch_sizes"]), min(options["workers"]), part="extra"))
              for arm in options.get("extra_arms", [])]
@@ -124,6 +167,11 @@ def grid(options: dict) -> list[dict]:
         runs += [(arm, setting(scaling["batch_size"], 0, epochs=scaling["epochs"], part="scaling"), seq_len,
                   threads, scaling["n_train"])
                  for arm in SCALING_ARMS for seq_len in scaling["seq_lens"] for threads in scaling["threads"]]
+    part = options.get("onednn_part")
+    if part:
+        runs += [(arm, setting(part["batch_size"], 0, epochs=part["epochs"], part="onednn", flag=flag),
+                  options["seq_len"][0],
+                  options["threads"][0], part["n_train"]) for arm in ONEDNN_ARMS for flag in (True, False)]
     configs, seen = [], set()
     for repeat in range(options["repeats"]):
         for arm, s, seq_len, threads, n_train in runs:
@@ -135,7 +183,8 @@ def grid(options: dict) -> list[dict]:
                 "lr_schedule": dict(schedule) if s["lr_schedule"] else None,
                 "seed": BASE_SEED + repeat, "repeat": repeat, "model": dict(MODEL),
                 "encoding": vars(Encoding(num_words=MODEL["num_words"], maxlen=seq_len)).copy(),
-                "device": options["device"], "part": s["part"],
+                "device": options["device"], "part": s["part"], "worker_lifetime": s["worker_lifetime"],
+                "onednn": s["onednn"] if options["device"] == "cpu" else True,
             }
             key = repr(sorted((k, v) for k, v in config.items() if k != "part"))
             if key not in seen:
@@ -150,6 +199,8 @@ def describe(config: dict) -> str:
     extra = "" if seq_len == 500 else f" seq_len={seq_len}"
     extra += "" if config["threads"] == 2 else f" threads={config['threads']}"
     extra += "" if config.get("device", "cpu") == "cpu" else f" device={config['device']}"
+    extra += f" {config.get('worker_lifetime', DEFAULT_LIFETIME)}" if config["num_workers"] else ""
+    extra += "" if config.get("onednn", True) else " oneDNN=off"
     return (f"imdb {config['arm']:<20} batch={config['batch_size']:<5} workers={config['num_workers']} "
             f"epochs={config['epochs']} seed={config['seed']}{schedule}{extra}")
 
@@ -163,11 +214,13 @@ def learning_rate(config: dict, epoch: int) -> float:
 
 def run_trial(config: dict, report=None) -> dict:
     """Train and evaluate one arm; returns summary, per-epoch measurements and provenance."""
-    import psutil
-
     from ..data.imdb import Encoding, load_imdb
+    from ..sampling import ProcessTreeSampler
 
     arm = STUDY.arm_of(config)
+    onednn = config.get("onednn", True)
+    if arm.framework == "mxnet":  # read by MXNet at import: set before the backend module is imported
+        os.environ.update({v: str(int(onednn)) for v in ("MXNET_MKLDNN_ENABLED", "MXNET_USE_MKLDNN_RNN")})
     be = arm.load_backend()  # the one framework of this process
     be.configure_threads(config["threads"])
     be.set_seed(config["seed"])
@@ -177,22 +230,54 @@ def run_trial(config: dict, report=None) -> dict:
     model = be.build_model(m["num_words"], m["embed_dim"], m["hidden_size"], m["num_classes"], sparse=sparse,
                            variant=variant, device=config.get("device", "cpu"))
     trainer = be.make_trainer(model, config["lr"])
+    sampler = ProcessTreeSampler().start()  # CPU and memory of this process and its workers, live or reaped
+    persistent = config.get("worker_lifetime", DEFAULT_LIFETIME) == "persistent"
     train_loader = be.make_loader(data.x_train, data.y_train, config["batch_size"], config["num_workers"],
-                                  shuffle=True, seed=config["seed"])
+                                  shuffle=True, seed=config["seed"], persistent=persistent)
     test_loader = be.make_loader(data.x_test, data.y_test, 512, 0, shuffle=False, seed=config["seed"])
-    # compilation (torch.compile) happens here, timed apart from the epochs
-    measurements = [(-1, "prepare_time_s", be.prepare(model, trainer, train_loader))]
+    summary = {"n_parameters": be.count_parameters(model)}
+    measurements = []
+    try:
+        with be.onednn(onednn):
+            summary["onednn_active"] = be.onednn_enabled()
+            # compilation (torch.compile) and graph building (hybridize) happen here, timed apart from the epochs
+            try:
+                measurements.append((-1, "prepare_time_s", be.prepare(model, trainer, train_loader)))
+                if arm.variant in HYBRID_VARIANTS:
+                    summary.update(hybridize_ok=True, hybridize_error=None)
+            except Exception as exc:  # noqa: BLE001 - a model that cannot be hybridized is a result (claim A9)
+                if arm.variant not in HYBRID_VARIANTS:
+                    raise
+                summary.update(hybridize_ok=False, hybridize_error=f"{type(exc).__name__}: {exc}"[:4000])
+            if summary.get("hybridize_ok", True):
+                measurements += _epochs(config, be, model, trainer, train_loader, test_loader, sampler, report)
+    finally:
+        sampler.stop()
+    peak = sampler.peak_rss_bytes / 2 ** 20
+    measurements.append((-1, "peak_rss_mb", peak))
+    timed = [v for step, k, v in measurements if k == "train_time_s" and step > 0]
+    final = {k: v for step, k, v in measurements if step == config["epochs"] - 1}
+    summary.update(median_epoch_s=median(timed) if timed else None, final_test_acc=final.get("test_acc"),
+                   final_train_loss=final.get("train_loss"), peak_rss_mb=peak)
+    return {"summary": summary, "measurements": measurements,
+            "provenance": {**be.framework_info(), "dataset_source": os.path.basename(data.source),
+                           "dataset_checksum": data.checksum}}
 
-    proc = psutil.Process()
+
+def _epochs(config, be, model, trainer, train_loader, test_loader, sampler, report) -> list:
+    """The timed epochs: (epoch, metric, value) rows."""
+    import psutil
+
+    rows = []
     for epoch in range(config["epochs"]):
         lr = learning_rate(config, epoch)
         be.set_learning_rate(trainer, lr)
-        cpu0, sys0 = _cpu_seconds(proc), psutil.cpu_times()
+        snap0, sys0 = sampler.snapshot(), psutil.cpu_times()
         t0 = time.perf_counter()
         train_loss, seen = be.train_one_epoch(model, trainer, train_loader)
         be.synchronize()
         train_time = time.perf_counter() - t0
-        cpu1, sys1 = _cpu_seconds(proc), psutil.cpu_times()
+        snap1, sys1 = sampler.snapshot(), psutil.cpu_times()
         t1 = time.perf_counter()
         test_loss, test_acc = be.evaluate(model, test_loader)
         be.synchronize()
@@ -200,31 +285,15 @@ def run_trial(config: dict, report=None) -> dict:
         values = {
             "train_time_s": train_time, "train_loss": train_loss, "test_loss": test_loss, "test_acc": test_acc,
             "samples_per_s": seen / train_time, "lr": lr, "eval_time_s": eval_time,
-            "proc_cpu_pct": 100.0 * (cpu1 - cpu0) / train_time,
+            "proc_cpu_pct": 100.0 * sampler.cpu_seconds(snap0, snap1) / train_time,
+            "worker_cpu_pct": 100.0 * sampler.worker_cpu_seconds(snap0, snap1) / train_time,
             "sys_cpu_pct": 100.0 * _busy(sys0, sys1) * (os.cpu_count() or 1),
         }
-        measurements += [(epoch, k, v) for k, v in values.items()]
+        rows += [(epoch, k, v) for k, v in values.items()]
         if report:
             report(f"epoch {epoch + 1}/{config['epochs']}: {train_time:.2f}s loss={train_loss:.4f} "
                    f"test_acc={test_acc:.3f}")
-    timed = [v for step, k, v in measurements if k == "train_time_s" and step > 0]
-    final = {k: v for step, k, v in measurements if step == config["epochs"] - 1}
-    return {
-        "summary": {
-            "n_parameters": be.count_parameters(model),
-            "median_epoch_s": median(timed) if timed else None,
-            "final_test_acc": final["test_acc"], "final_train_loss": final["train_loss"],
-        },
-        "measurements": measurements,
-        "provenance": {**be.framework_info(), "dataset_source": os.path.basename(data.source),
-                       "dataset_checksum": data.checksum},
-    }
-
-
-def _cpu_seconds(proc) -> float:
-    """CPU seconds of this process and its reaped children (DataLoader workers are joined per epoch)."""
-    t = proc.cpu_times()
-    return t.user + t.system + t.children_user + t.children_system
+    return rows
 
 
 def _busy(a, b) -> float:
@@ -275,4 +344,4 @@ STUDY = register(Study(
     name="imdb", title="IMDB sentiment LSTM sweep (after Borealis AI, 2018)", module=__name__,
     profiles=PROFILES, options=OPTIONS, prepare=prepare, grid=grid, run_trial=run_trial, describe=describe,
     preflight=preflight, arms=ARM_TABLE, reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"},
-    code=("fwbench.sentiment", "fwbench.data.imdb"), figure_prefix="imdb_"))
+    code=("fwbench.sentiment", "fwbench.data.imdb", "fwbench.sampling"), figure_prefix="imdb_"))

@@ -2,20 +2,31 @@
 "MXNet has optimized CPU kernels" / "PyTorch's JIT optimizes computations".
 
 One trial = one framework x batch size x image size x oneDNN on/off (x compiled or eager) in a fresh process:
-build VGG16 with random weights, ``warmup`` forward passes (stored, excluded), then ``repeats`` timed passes,
-each read with ``time.perf_counter`` after the framework's synchronize (``mx.nd.waitall``).
+build VGG16 with random weights, compile it where the arm says (timed apart: ``compile_time_s``, the compile
+call plus the first forward pass that triggers it), ``warmup`` forward passes (stored, excluded), then ``repeats``
+timed passes, each read with ``time.perf_counter`` after the framework's synchronize (``mx.nd.waitall``).
 
-Arms: ``torch-eager`` (``no_grad``), ``torch-script`` (``torch.jit.trace`` + ``freeze``), ``mxnet-imperative``
-(Gluon), ``mxnet-hybrid-full`` (the whole net ``hybridize(static_alloc, static_shape)``).
-oneDNN off: PyTorch ``torch.backends.mkldnn.flags(enabled=False)`` around warm-up and timing; MXNet
+Arms: ``torch-eager`` (``no_grad``), ``torch-script`` (``torch.jit.trace`` + ``freeze``), ``torch-compile``
+(``torch.compile`` of the eager model, Inductor, default mode; its cache directory is fresh per trial, so every
+trial pays a cold compile), ``mxnet-imperative`` (Gluon), ``mxnet-hybrid-full`` (the whole net
+``hybridize(static_alloc, static_shape)``). VGG16 has no data-dependent control flow, so both compilers trace the
+whole network (unlike the IMDB LSTM, where ``torch.compile`` breaks the graph).
+oneDNN off: PyTorch ``torch.backends.mkldnn.flags(enabled=False)`` around compiling, warm-up and timing; MXNet
 ``MXNET_MKLDNN_ENABLED=0`` set before ``import mxnet``. On ``cuda`` the oneDNN switch does not apply.
+
+Option ``compiled`` adds a part (``part: "compiled"``) that runs the compiled-vs-eager comparison at its own arms,
+batch sizes and image size, oneDNN on only, ``blocks`` independent trials per setting.
 """
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
+import tempfile
+import time
 
 from ..devices import check_device_available, device_option
+from ..errors import FwbenchError
 from ..measure import time_calls
 from ..vision import vgg16_flops
 from . import options as opt
@@ -26,23 +37,45 @@ _TORCH, _MXNET = "fwbench.vision.torch", "fwbench.vision.mxnet"
 ARM_TABLE = (
     Arm("torch-eager", "torch", _TORCH, "eager", "PyTorch (eager)", "#1f77b4"),
     Arm("torch-script", "torch", _TORCH, "script", "PyTorch (TorchScript, frozen)", "#9467bd"),
+    Arm("torch-compile", "torch", _TORCH, "compile", "PyTorch (torch.compile, Inductor)", "#17becf"),
     Arm("mxnet-imperative", "mxnet", _MXNET, "imperative", "MXNet Gluon (imperative)", "#d62728"),
     Arm("mxnet-hybrid-full", "mxnet", _MXNET, "hybrid-full", "MXNet (hybridized)", "#ff7f0e"),
 )
 ARMS = tuple(a.name for a in ARM_TABLE)
-COMPILED_VARIANTS = ("script", "hybrid-full")
+COMPILED_VARIANTS = ("script", "compile", "hybrid-full")
+TORCH_COMPILED = ["torch-eager", "torch-script", "torch-compile"]
 
 PROFILES = {
     # seconds: a 32x32 input exercises every path (the classifier still sees 512x7x7 via the adaptive pool)
     "smoke": {"arms": ["torch-eager", "mxnet-imperative"], "batch_sizes": [1], "image_size": 32,
-              "onednn": [True, False], "warmup": 1, "repeats": 2, "threads": 2, "device": "cpu", "blocks": 1},
-    # ~2 min on an idle 2-core CPU: the claim's setting (batch 1, 224x224), oneDNN on and off, 3 blocks
+              "onednn": [True, False], "warmup": 1, "repeats": 2, "threads": 2, "device": "cpu", "blocks": 1,
+              "compiled": None},
+    # ~2 min on an idle 2-core CPU: the claim's setting (batch 1, 224x224), oneDNN on and off, 3 blocks; plus
+    # the compiled part at 112x112 (~2.5 min more): eager, TorchScript and torch.compile at batch 1 and 8, oneDNN
+    # on, one block. At 224x224 that part took 5.6 min on the shared 2-core host (each cold torch.compile is
+    # 35-55 s), over the quick budget; 112x112 keeps every layer and the whole graph, at a quarter of the FLOPs.
     "quick": {"arms": ["torch-eager", "mxnet-imperative"], "batch_sizes": [1], "image_size": 224,
-              "onednn": [True, False], "warmup": 1, "repeats": 3, "threads": 2, "device": "cpu", "blocks": 3},
-    # tens of minutes: batch 1 and 8, compiled arms, enough repeats for tight CIs
-    "full": {"arms": list(ARMS), "batch_sizes": [1, 8], "image_size": 224, "onednn": [True, False],
-             "warmup": 2, "repeats": 10, "threads": 2, "device": "cpu", "blocks": 5},
+              "onednn": [True, False], "warmup": 1, "repeats": 3, "threads": 2, "device": "cpu", "blocks": 3,
+              "compiled": {"arms": TORCH_COMPILED, "batch_sizes": [1, 8], "image_size": 112, "blocks": 1}},
+    # hours on 2 cores (batch 32 at 224x224 is ~1 TFLOP a pass): batch 1, 8 and 32, every arm, oneDNN on and
+    # off, enough repeats for tight CIs
+    "full": {"arms": list(ARMS), "batch_sizes": [1, 8, 32], "image_size": 224, "onednn": [True, False],
+             "warmup": 2, "repeats": 10, "threads": 2, "device": "cpu", "blocks": 5, "compiled": None},
 }
+
+
+def _compiled_part(name, value):
+    """``None`` or ``{"arms": [...], "batch_sizes": [...], "image_size": n, "blocks": n}``."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != {"arms", "batch_sizes", "image_size", "blocks"}:
+        raise FwbenchError(f"{name} must be None or a dict with keys arms, batch_sizes, image_size, blocks; "
+                           f"got {value!r}")
+    return {"arms": opt.list_of(opt.string, ARMS)(f"{name}.arms", value["arms"]),
+            "batch_sizes": opt.list_of(opt.int_range(1, 256))(f"{name}.batch_sizes", value["batch_sizes"]),
+            "image_size": opt.int_range(32, 1024)(f"{name}.image_size", value["image_size"]),
+            "blocks": opt.int_range(1, 100)(f"{name}.blocks", value["blocks"])}
+
 
 OPTIONS = {
     "arms": opt.list_of(opt.string, ARMS),
@@ -54,6 +87,7 @@ OPTIONS = {
     "threads": opt.int_range(1, 256),
     "device": device_option,
     "blocks": opt.int_range(1, 100),
+    "compiled": _compiled_part,
 }
 
 SEED = 0
@@ -65,18 +99,27 @@ def preflight(options: dict) -> None:
 
 def grid(options: dict) -> list[dict]:
     """``blocks`` independent trials (fresh processes) per setting; in each block the arms of a setting run back
-    to back in a seeded random order (``blocks.interleave``). ``repeats`` are timed calls inside one trial."""
-    configs = []
+    to back in a seeded random order (``blocks.interleave``). ``repeats`` are timed calls inside one trial. The
+    ``compiled`` part adds its settings (oneDNN on); a setting already in the main part is not run twice."""
     onednn = options["onednn"] if options["device"] == "cpu" else [True]  # a CPU library: no GPU arm
-    for block in range(options["blocks"]):
-        for batch in options["batch_sizes"]:
-            for flag in onednn:
-                for arm in options["arms"]:
-                    configs.append({"arm": arm, "model": "vgg16", "batch_size": batch,
-                                    "image_size": options["image_size"], "onednn": flag,
-                                    "warmup": options["warmup"], "repeats": options["repeats"],
-                                    "threads": options["threads"], "device": options["device"], "seed": SEED,
-                                    "block": block})
+    parts = [("main", options["arms"], options["batch_sizes"], options["image_size"], onednn, options["blocks"])]
+    if options["compiled"]:
+        c = options["compiled"]
+        parts.append(("compiled", c["arms"], c["batch_sizes"], c["image_size"], [True], c["blocks"]))
+    configs, seen = [], set()
+    for part, arms, batch_sizes, image_size, flags, blocks in parts:
+        for block in range(blocks):
+            for batch in batch_sizes:
+                for flag in flags:
+                    for arm in arms:
+                        config = {"arm": arm, "model": "vgg16", "batch_size": batch, "image_size": image_size,
+                                  "onednn": flag, "warmup": options["warmup"], "repeats": options["repeats"],
+                                  "threads": options["threads"], "device": options["device"], "seed": SEED,
+                                  "block": block, "part": part}
+                        key = repr(sorted((k, v) for k, v in config.items() if k != "part"))
+                        if key not in seen:
+                            seen.add(key)
+                            configs.append(config)
     return interleave(configs, seed=SEED)
 
 
@@ -89,6 +132,18 @@ def run_trial(config: dict, report=None) -> dict:
     arm = STUDY.arm_of(config)
     if arm.framework == "mxnet":  # read by MXNet at import: must be set before the backend module is imported
         os.environ["MXNET_MKLDNN_ENABLED"] = "1" if config["onednn"] else "0"
+    cache = None
+    if arm.variant == "compile":  # a cold Inductor cache in every trial: each one pays the whole compile
+        cache = tempfile.mkdtemp(prefix="fwbench-inductor-")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+    try:
+        return _measure(arm, config, report)
+    finally:
+        if cache:
+            shutil.rmtree(cache, ignore_errors=True)
+
+
+def _measure(arm, config: dict, report) -> dict:
     be = arm.load_backend()
     be.configure_threads(config["threads"])
     be.set_seed(config["seed"])
@@ -96,19 +151,27 @@ def run_trial(config: dict, report=None) -> dict:
     model = be.build_vgg16(device)
     n_parameters = be.count_parameters(model)  # before compiling (a frozen TorchScript module has none left)
     x = be.make_images(config["batch_size"], config["image_size"], device, seed=config["seed"])
+    compile_s = None
     with be.onednn(config["onednn"]):
         active = be.onednn_enabled()
         if arm.variant in COMPILED_VARIANTS:
-            model = be.compile_for_inference(model, x)
+            be.synchronize(device)
+            t0 = time.perf_counter()
+            model = be.compile_for_inference(model, x, arm.variant)
+            be.synchronize(device)
+            compile_s = time.perf_counter() - t0
         out = be.to_numpy(be.infer(model, x))
         warm, timed = time_calls(lambda: be.infer(model, x), lambda: be.synchronize(device),
                                  config["warmup"], config["repeats"])
     if report:
-        report(f"{describe(config)}: median {1e3 * statistics.median(timed):.1f} ms")
+        report(f"{describe(config)}: median {1e3 * statistics.median(timed):.1f} ms"
+               + ("" if compile_s is None else f", compile {compile_s:.1f} s"))
     batch = config["batch_size"]
     median = statistics.median(timed)
     measurements = ([(i, "warmup_latency_s", v) for i, v in enumerate(warm)]
                     + [(i, "latency_s", v) for i, v in enumerate(timed)])
+    if compile_s is not None:
+        measurements.append((-1, "compile_time_s", compile_s))
     return {
         "summary": {
             "n_parameters": n_parameters,
@@ -116,6 +179,7 @@ def run_trial(config: dict, report=None) -> dict:
             "median_ms_per_image": 1e3 * median / batch, "images_per_s": batch / median,
             "achieved_gflops": vgg16_flops(config["image_size"]) * batch / median / 1e9,
             "onednn_active": active, "output_shape": list(out.shape), "output_finite": bool((out == out).all()),
+            "compile_time_s": compile_s, **be.compile_report(),
         },
         "measurements": measurements,
         "provenance": be.framework_info(device),

@@ -15,8 +15,8 @@ from . import NUM_CLASSES, POOLED, VGG16_CONFIG
 
 FRAMEWORK = "torch"
 __all__ = ["FRAMEWORK", "framework_info", "configure_threads", "set_seed", "resolve_device", "VGG16", "build_vgg16",
-           "count_parameters", "make_images", "compile_for_inference", "onednn", "onednn_enabled", "infer",
-           "to_numpy", "synchronize", "random_matrix", "matmul"]
+           "count_parameters", "make_images", "compile_for_inference", "compile_report", "onednn", "onednn_enabled",
+           "infer", "to_numpy", "synchronize", "random_matrix", "matmul"]
 
 
 def framework_info(device: str = "cpu") -> dict:
@@ -88,10 +88,33 @@ def make_images(batch: int, image_size: int, device: str = "cpu", seed: int = 0)
     return torch.from_numpy(x).to(resolve_device(device))
 
 
-def compile_for_inference(model, example):
-    """TorchScript: ``torch.jit.trace`` then ``torch.jit.freeze`` (weights folded as constants)."""
+def compile_for_inference(model, example, variant: str):
+    """The model compiled the way the arm's ``variant`` says, then called once on ``example`` (no grad) so the
+    compilation work lands here, where the trial times it, and not in the warm-up:
+
+    - ``"script"``: TorchScript, ``torch.jit.trace`` then ``torch.jit.freeze`` (weights folded as constants);
+    - ``"compile"``: ``torch.compile`` (TorchDynamo + Inductor, default mode) of the eager model; Inductor
+      compiles on the first call, with its cache directory as the caller set it (``TORCHINDUCTOR_CACHE_DIR``).
+    """
     with torch.no_grad():
-        return torch.jit.freeze(torch.jit.trace(model, example).eval())
+        if variant == "script":
+            compiled = torch.jit.freeze(torch.jit.trace(model, example).eval())
+        elif variant == "compile":
+            compiled = torch.compile(model)
+        else:
+            raise ValueError(f"unknown PyTorch compile variant {variant!r}; choose 'script' or 'compile'")
+        compiled(example)
+    return compiled
+
+
+def compile_report() -> dict:
+    """What TorchDynamo captured in this process (``torch.compile``): graphs compiled and graph breaks (0 breaks
+    and 1 graph: the compiler traced the whole model). Empty where Dynamo never ran (eager, TorchScript)."""
+    from torch._dynamo.utils import counters
+
+    graphs = int(counters["stats"].get("unique_graphs", 0))
+    breaks = int(sum(counters["graph_break"].values()))
+    return {"dynamo_graphs": graphs, "graph_breaks": breaks} if graphs or breaks else {}
 
 
 def onednn(enabled: bool):

@@ -63,9 +63,10 @@ def _gpu_claim(d: Data) -> list[Part]:
             med = t.groupby("arm")["proc_cpu_pct"].median()
             cpu = "; for context, process CPU % on this CPU-only run (median): " + ", ".join(
                 f"{a} {v:.0f} %" for a, v in med.items())
+        ran = ("the store's GPU trials do not record it" if d.device == "cuda"
+               else f"every IMDB trial in the store ran on CPU{cpu}")
         return [Part("GPU", verdict=NOT_TESTABLE,
-                     reason=f"needs GPU utilisation ({GPU_UTIL_METRIC}) from GPU trials; every IMDB trial in the "
-                            f"store ran on CPU{cpu}")]
+                     reason=f"needs GPU utilisation ({GPU_UTIL_METRIC}) from GPU trials; {ran}")]
     return []
 
 

@@ -1,0 +1,151 @@
+"""Tables of the VGG16 inference study (claim C), computed from the results store.
+
+Warm-up calls are stored (``warmup_latency_s``) and excluded here; every latency statistic is over the timed
+repeats. A compiled arm's compile time (``compile_time_s``: the compile call plus the first forward pass that
+triggers it, measured once per trial) is its own table, never mixed into a latency. Frameworks, labels, the
+reference (eager) arms and which arms are compiled come from the study's arm table (``get_study("vgg16")``,
+``fwbench.studies.vgg16.COMPILED_VARIANTS``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..store import ResultsStore
+from ..studies import get_study
+from . import profile_measurements, profile_trials
+from .stats import ratio_ci, summarize
+
+STUDY = "vgg16"
+VGG16_SETTING = ["arm", "batch_size", "image_size", "onednn", "device"]
+SETTING = ["batch_size", "image_size", "onednn", "device"]
+
+
+def compiled_arms() -> dict:
+    """``{framework: [compiled arm, ...]}`` for PyTorch and MXNet, from the arm table."""
+    from ..studies.vgg16 import COMPILED_VARIANTS
+
+    study = get_study(STUDY)
+    return {fw: [a.name for a in study.arms if a.framework == fw and a.variant in COMPILED_VARIANTS]
+            for fw in ("torch", "mxnet")}
+
+
+def _settings(long: pd.DataFrame) -> dict:
+    return {"trial_id": long.trial_id, "arm": long["config.arm"],
+            "framework": long["config.arm"].map(get_study(STUDY).framework_of),
+            "batch_size": long["config.batch_size"].astype(int), "image_size": long["config.image_size"].astype(int),
+            "onednn": long["config.onednn"].astype(bool), "device": long["config.device"],
+            "threads": long["config.threads"].astype(int)}
+
+
+def vgg16_latencies(profile: str | None = None, overrides: dict | None = None,
+                    store: ResultsStore | None = None) -> pd.DataFrame:
+    """One row per timed forward pass: arm, framework, batch size, image size, oneDNN, device, threads, repeat,
+    latency in ms and ms per image."""
+    long = profile_measurements(STUDY, profile, overrides, store)
+    if long.empty:
+        return pd.DataFrame()
+    long = long[long.metric == "latency_s"]
+    frame = pd.DataFrame({**_settings(long), "repeat": long.step.astype(int), "latency_ms": 1e3 * long.value})
+    frame["ms_per_image"] = frame.latency_ms / frame.batch_size
+    return frame.sort_values(VGG16_SETTING + ["repeat"]).reset_index(drop=True)
+
+
+def vgg16_compile_times(profile: str | None = None, overrides: dict | None = None,
+                        store: ResultsStore | None = None) -> pd.DataFrame:
+    """One row per trial of a compiled arm: its setting and ``compile_s`` (seconds to compile, first call
+    included)."""
+    long = profile_measurements(STUDY, profile, overrides, store)
+    if long.empty or not (long.metric == "compile_time_s").any():
+        return pd.DataFrame(columns=["trial_id", *VGG16_SETTING, "compile_s"])
+    long = long[long.metric == "compile_time_s"]
+    return pd.DataFrame({**_settings(long), "compile_s": long.value}).reset_index(drop=True)
+
+
+def vgg16_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Median, quartiles and IQR of the latency per arm x batch x image size x oneDNN x device, and the median
+    time per image."""
+    if frame.empty:
+        return pd.DataFrame()
+    table = summarize(frame, VGG16_SETTING, value="latency_ms")
+    per_image = frame.groupby(VGG16_SETTING)["ms_per_image"].median().rename("median_ms_per_image")
+    return table.join(per_image, on=VGG16_SETTING).rename(columns={"median": "median_ms", "q1": "q1_ms",
+                                                                   "q3": "q3_ms", "iqr": "iqr_ms"})
+
+
+def vgg16_ratios(frame: pd.DataFrame) -> pd.DataFrame:
+    """Latency ratios with percentile-bootstrap 95 % CIs (repeats of both sides resampled independently):
+    PyTorch / MXNet per setting (the reference arms, and the compiled arms: the claim says 30.4 / 20.5 = 1.48),
+    each compiled arm / its framework's reference (eager) arm, and oneDNN off / on per arm (> 1: oneDNN's kernels
+    make it faster)."""
+    rows = []
+    if frame.empty:
+        return pd.DataFrame(rows)
+    study = get_study(STUDY)
+    ref = {fw: study.reference_arm(fw) for fw in ("torch", "mxnet")}
+    compiled = compiled_arms()
+    pairs = [("torch / mxnet", ref["torch"], ref["mxnet"])]
+    pairs += [("torch / mxnet", a, b) for a in compiled["torch"] for b in compiled["mxnet"]]
+    pairs += [("compiled / eager", a, ref[fw]) for fw, arms in compiled.items() for a in arms]
+
+    def add(kind, num_label, den_label, num, den, **setting):
+        if len(num) and len(den):
+            rows.append({"comparison": kind, "numerator": num_label, "denominator": den_label, **setting,
+                         **ratio_ci(num, den)})
+
+    for (batch, size, onednn, device), g in frame.groupby(SETTING):
+        setting = {"batch_size": batch, "image_size": size, "onednn": onednn, "device": device}
+        for kind, a, b in pairs:
+            add(kind, a, b, g.latency_ms[g.arm == a], g.latency_ms[g.arm == b], **setting)
+    for (arm, batch, size, device), g in frame.groupby(["arm", "batch_size", "image_size", "device"]):
+        add("oneDNN off / on", f"{arm} oneDNN off", f"{arm} oneDNN on", g.latency_ms[~g.onednn],
+            g.latency_ms[g.onednn], batch_size=batch, image_size=size, onednn=None, device=device)
+    return pd.DataFrame(rows)
+
+
+def compiled_table(frame: pd.DataFrame, compile_times: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Compiled vs eager, per compiled arm (TorchScript, torch.compile, hybridized Gluon) and setting: the median
+    latency of the arm and of its framework's eager reference arm, ``speedup`` = eager / compiled with its
+    bootstrap 95 % CI (>1: compiling made inference faster; the form claim C4 is judged in), the median compile
+    time, and ``break_even_calls``: forward passes after which the compile time is paid back (NaN where the
+    compiled arm is not faster)."""
+    cols = ["arm", "reference", *SETTING, "compiled_ms", "eager_ms", "speedup", "ci_low", "ci_high", "n_num",
+            "n_den", "compile_s", "n_compiles", "break_even_calls"]
+    if frame.empty:
+        return pd.DataFrame(columns=cols)
+    study = get_study(STUDY)
+    times = compile_times if compile_times is not None else pd.DataFrame(columns=[*VGG16_SETTING, "compile_s"])
+    rows = []
+    for fw, arms in compiled_arms().items():
+        eager = study.reference_arm(fw)
+        for key, g in frame.groupby(SETTING):
+            e = g.latency_ms[g.arm == eager].to_numpy(float)
+            for arm in arms:
+                c = g.latency_ms[g.arm == arm].to_numpy(float)
+                if not (len(c) and len(e)):
+                    continue
+                r = ratio_ci(e, c)
+                match = times[(times.arm == arm) & np.logical_and.reduce(
+                    [times[k] == v for k, v in zip(SETTING, key)])] if len(times) else times
+                comp = float(match.compile_s.median()) if len(match) else np.nan
+                gain = np.median(e) - np.median(c)
+                rows.append({"arm": arm, "reference": eager, **dict(zip(SETTING, key)),
+                             "compiled_ms": float(np.median(c)), "eager_ms": float(np.median(e)),
+                             "speedup": r["ratio"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                             "n_num": r["n_num"], "n_den": r["n_den"], "compile_s": comp, "n_compiles": len(match),
+                             "break_even_calls": 1e3 * comp / gain if gain > 0 else np.nan})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def onednn_builds(profile: str | None = None, overrides: dict | None = None,
+                  store: ResultsStore | None = None) -> pd.DataFrame:
+    """What each framework's build says about oneDNN (MKLDNN), and whether the trial ran with it."""
+    trials = profile_trials(STUDY, profile, overrides, store)
+    if trials.empty:
+        return pd.DataFrame()
+    trials = trials[trials.status == "done"]
+    cols = {"config.arm": "arm", "config.onednn": "onednn_requested", "summary.onednn_active": "onednn_active",
+            "provenance.onednn_available": "onednn_in_build", "provenance.framework_version": "version",
+            "provenance.mxnet_mkldnn_enabled_env": "MXNET_MKLDNN_ENABLED"}
+    out = trials[[c for c in cols if c in trials]].rename(columns=cols).drop_duplicates()
+    return out.sort_values(["arm", "onednn_requested"]).reset_index(drop=True)

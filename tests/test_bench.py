@@ -1,0 +1,128 @@
+"""The harness-overhead benchmark: bare loops written from scratch (no fwbench code near the clock), epochs of at
+least 20 batches, fresh processes interleaved in a random order per block, a ratio over processes with its CI."""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import os
+import textwrap
+
+import pytest
+
+from fwbench import bench
+from fwbench.studies import get_study
+
+
+def _globals_used(fn) -> set[str]:
+    """Names a function reads from its module (not its own locals, imports, parameters or builtins)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    local = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            local.add(node.name)
+        if isinstance(node, ast.FunctionDef):
+            local |= {a.arg for a in node.args.args + node.args.kwonlyargs}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            local.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            local |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return used - local - set(dir(builtins))
+
+
+def _imports(fn) -> set[str]:
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            out.add("." * node.level + (node.module or ""))
+    return out
+
+
+@pytest.mark.parametrize("framework", ["torch", "mxnet"])
+def test_bare_loops_use_nothing_of_fwbench(framework):
+    fn = bench.BARE_LOOPS[framework]
+    assert _globals_used(fn) <= {"time"}, _globals_used(fn)  # the stdlib clock, nothing of the module
+    assert all(m.split(".")[0] == framework for m in _imports(fn)), _imports(fn)
+
+
+def test_the_checks_catch_a_loop_that_calls_the_harness():
+    def leaky(spec, x, y):
+        from fwbench.sentiment import torch as be
+
+        return bench.median(be.train_one_epoch(spec, x, y))
+
+    assert _globals_used(leaky) == {"bench"} and "fwbench.sentiment" in _imports(leaky)
+
+
+def test_harness_epochs_have_at_least_20_batches_and_match_the_bare_setting():
+    c = bench.HARNESS_CONFIG
+    assert c["n_train"] // c["batch_size"] >= 20 and c["n_train"] % c["batch_size"] == 0
+    assert c["epochs"] >= 3  # at least 2 timed epochs per process after the excluded first
+    study = get_study("imdb")
+    for framework in ("torch", "mxnet"):
+        config = bench.harness_trial(study.reference_arm(framework)).config
+        assert (config["batch_size"], config["n_train"], config["epochs"], config["num_workers"]) == (
+            c["batch_size"], c["n_train"], c["epochs"], c["num_workers"])
+        assert config["encoding"]["maxlen"] == c["seq_len"] and config["part"] == "main"
+
+
+def test_overhead_is_a_ratio_over_interleaved_processes(monkeypatch):
+    """A planted 5 % harness overhead is found, with a CI over processes; sides run in a random order per block."""
+    calls, state = [], {"i": 0}
+
+    def noise():
+        state["i"] += 1
+        return 1 + 0.002 * ((state["i"] * 7) % 5 - 2)
+
+    def fake_execute(trial):
+        calls.append((trial.config["arm"], "harness"))
+        return {"status": "done", "measurements": [[e, "train_time_s", 1.05 * noise()] for e in range(4)]}
+
+    def fake_child(mode, payload, env):
+        calls.append((payload["config"]["arm"], "bare"))
+        assert payload["framework"] == get_study("imdb").framework_of(payload["config"]["arm"])
+        return {"times": [noise() for _ in range(4)]}
+
+    monkeypatch.setattr(bench, "execute", fake_execute)
+    monkeypatch.setattr(bench, "_run_child", fake_child)
+    rows = bench.harness_overhead(min_blocks=6, max_blocks=6, log=lambda msg: None)
+    assert len(calls) == 6 * 4 and len(set(calls)) == 4
+    blocks = [calls[i:i + 4] for i in range(0, 24, 4)]
+    assert all(len(set(b)) == 4 for b in blocks) and len({tuple(b) for b in blocks}) > 1  # shuffled per block
+    for row in rows:
+        assert len(row["runner_times"]) == len(row["bare_times"]) == 6
+        assert row["overhead_pct"] == pytest.approx(5.0, abs=0.5)
+        assert row["ci_low_pct"] > 0 and row["half_width_pct"] < 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", ["torch", "mxnet"])
+def test_bare_loop_child_runs(framework):
+    config = dict(bench.harness_trial(get_study("imdb").reference_arm(framework)).config, n_train=64, epochs=2)
+    env = bench.child_env(config["threads"])
+    env.setdefault("FWBENCH_DATA_DIR", os.environ.get("FWBENCH_DATA_DIR", ""))
+    times = bench._run_child("bare", {"config": config, "framework": framework}, env)["times"]
+    assert len(times) == 2 and all(t > 0 for t in times)
+
+
+def test_blocks_go_on_until_the_overhead_is_resolved(monkeypatch):
+    """Noisy processes need more blocks than quiet ones; the loop stops once every CI half-width is under 2 %."""
+    def run(spread):
+        state = {"i": 0}
+
+        def noise():
+            state["i"] += 1
+            return 1 + spread * ((state["i"] * 7) % 5 - 2)
+
+        monkeypatch.setattr(bench, "execute", lambda trial: {"status": "done", "measurements": [
+            [e, "train_time_s", 1.01 * noise()] for e in range(4)]})
+        monkeypatch.setattr(bench, "_run_child", lambda mode, payload, env: {"times": [noise() for _ in range(4)]})
+        return bench.harness_overhead(min_blocks=3, max_blocks=40, budget_s=1e9, log=lambda msg: None)
+
+    quiet, noisy = run(0.001), run(0.02)
+    assert len(quiet[0]["runner_times"]) == 3 and all(r["half_width_pct"] < 2 for r in quiet)
+    assert len(noisy[0]["runner_times"]) > 3 and all(r["half_width_pct"] < 2 for r in noisy)

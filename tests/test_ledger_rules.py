@@ -1,0 +1,383 @@
+"""The rules every ledger verdict goes through (issue 11, "verdicts that hold up"), each driven both ways on planted
+stores: matched hardware (a GPU claim on CPU rows is a labelled analogue, on GPU rows a verdict), scale floors
+("below scale" naming the need, a verdict at scale), held-out selection for "best setting" claims, Bonferroni-
+corrected parts, the verdict under the wider band, trial-level CIs (n counts trials), A9 as stated, and the
+stability check of two runs (agreeing runs pass, disagreeing runs fail naming the claim)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fwbench import ledger as L
+from fwbench.analysis.replicates import bonferroni, trial_ratio_ci
+from fwbench.cli import main as cli_main
+from fwbench.ledger import floors, judge, rules, stability
+from fwbench.ledger.sources import borealis2018, deepar2024, overview
+from fwbench.store import ResultsStore
+from test_ledger import (BLOCKS, FULL_HYBRID, HYBRID, IMDB, MX, PT, SPARSE, VGG_MX, VGG_PT, VGG_SCRIPT, add_blocks,
+                         add_deepar, add_imdb, add_vgg, add_vgg_8gpu, plant, verdicts)
+
+CLAIMS = {c.id: c for c in L.CLAIMS}
+A1_RATIO = borealis2018.TORCH_SPEEDUP_0_WORKERS
+GPU_CLAIMS = ("A1", "A2", "A3", "A4", "A5", "A6", "A7")
+
+
+def ledger(store) -> pd.DataFrame:
+    return L.build(store, profile="all").set_index("claim_id")
+
+
+def plant_a1(store, ratio=A1_RATIO, *, batches=(64, 1024), blocks=BLOCKS, **kw):
+    """A1's rows: PyTorch and MXNet at 0 workers, MXNet ``ratio`` x slower, one trial per block and batch."""
+    for batch in batches:
+        scale = 4.0 if batch == 64 else 1.0
+        add_blocks(store, PT, batch, 0, scale, blocks=blocks, **kw)
+        add_blocks(store, MX, batch, 0, ratio * scale, blocks=blocks, **kw)
+    return store
+
+
+def new(tmp_path, name="s"):
+    return ResultsStore(tmp_path / f"{name}.sqlite")
+
+
+# ------------------------------------------------------------------------------------------------ matched hardware
+def test_gpu_claim_on_cpu_rows_is_a_labelled_analogue_and_on_gpu_rows_a_verdict(tmp_path):
+    cpu = ledger(plant_a1(new(tmp_path, "cpu"), device="cpu")).loc["A1"]
+    gpu = ledger(plant_a1(new(tmp_path, "gpu"), device="cuda")).loc["A1"]
+    # CPU rows: not testable here, the number shown as a labelled analogue (estimate and CI kept), no verdict
+    assert cpu.verdict == L.NOT_TESTABLE and cpu.verdict_band10 == L.NOT_TESTABLE
+    assert cpu.measurement.startswith("on this CPU (analogue, not judged)") and "analogue" in cpu.measurement
+    assert "->" not in cpu.measurement  # no part verdict in an analogue
+    assert cpu.our_hardware == "CPU" and "V100" in cpu.source_hardware and "V100" in cpu.reason
+    assert "labelled analogue" in cpu.reason and "at its scale floor: yes" in cpu.reason
+    assert cpu.ci_low <= cpu.estimate <= cpu.ci_high and abs(cpu.estimate / A1_RATIO - 1) < 0.02
+    assert cpu.parts_agree == ""  # no part verdicts to count on an analogue
+    # the same rows with device cuda: a verdict
+    assert gpu.verdict == L.REPRODUCED and gpu.our_hardware == "GPU"
+    assert "analogue" not in gpu.measurement and "-> reproduced" in gpu.measurement
+    assert gpu.parts_agree == "2 of 2 parts reproduced"
+    assert abs(gpu.estimate / cpu.estimate - 1) < 0.02
+
+
+@pytest.mark.parametrize("device,why", [("cpu", "every IMDB trial in the store ran on CPU"),
+                                        ("cuda", "the store's GPU trials do not record it")])
+def test_gpu_utilisation_claims_without_the_metric_are_not_testable(tmp_path, device, why):
+    table = ledger(plant_a1(new(tmp_path), device=device))
+    for claim_id in ("A2", "A3"):
+        assert table.loc[claim_id, "verdict"] == L.NOT_TESTABLE and why in table.loc[claim_id, "reason"]
+
+
+def test_full_plant_on_cpu_gives_gpu_claims_as_analogues_and_judges_the_rest(tmp_path):
+    table = ledger(plant(new(tmp_path), matches=True, device="cpu"))
+    for claim_id in GPU_CLAIMS:
+        assert table.loc[claim_id, "verdict"] == L.NOT_TESTABLE, claim_id
+    for claim_id in ("A1", "A4", "A5", "A6", "A7"):  # measured: shown as analogues
+        assert "(analogue, not judged)" in table.loc[claim_id, "measurement"], claim_id
+        assert not math.isnan(table.loc[claim_id, "estimate"]), claim_id
+    # claims that do not depend on a GPU (training quality, whether something works) and the CPU claims still get
+    # verdicts on CPU rows
+    for claim_id in ("A8", "A9", "A10", "B", "C3", "C4"):
+        assert table.loc[claim_id, "verdict"] == L.REPRODUCED, claim_id
+        assert "analogue" not in table.loc[claim_id, "measurement"], claim_id
+
+
+@pytest.mark.parametrize("matches", [True, False])
+def test_vgg16_gpu_claims_get_verdicts_on_gpu_rows_and_the_cpu_claim_does_not(tmp_path, matches):
+    store = new(tmp_path)
+    ms = overview.VGG16_LATENCY_MS
+    for arm, latency in ((VGG_PT, ms["torch"]), (VGG_MX, ms["mxnet"] if matches else 25.0)):
+        add_vgg(store, arm, latency / 1e3, device="cuda")
+    add_vgg(store, VGG_SCRIPT, (0.8 if matches else 1.2) * ms["torch"] / 1e3, device="cuda")
+    add_vgg_8gpu(store, "torch", 21.6)
+    add_vgg_8gpu(store, "mxnet", 15.4 if matches else 21.6)
+    table = ledger(store)
+    expected = L.REPRODUCED if matches else L.CONTRADICTED
+    assert table.loc["C1", "verdict"] == expected and table.loc["C1", "our_hardware"] == "GPU"
+    assert table.loc["C2", "verdict"] == expected
+    assert table.loc["C2", "n"] == "n=3/3 trials"  # one value per 8-GPU trial, not per timed step
+    assert table.loc["C4", "verdict"] == expected  # compiled vs eager: any hardware
+    # C3 ("optimized CPU kernels") needs CPU rows
+    assert table.loc["C3", "verdict"] == L.NOT_TESTABLE and "CPU rows" in table.loc["C3", "reason"]
+
+
+def test_c1_on_cpu_vgg16_rows_is_an_analogue(tmp_path):
+    store = new(tmp_path)
+    ms = overview.VGG16_LATENCY_MS
+    add_vgg(store, VGG_PT, ms["torch"] / 1e3)
+    add_vgg(store, VGG_MX, ms["mxnet"] / 1e3)
+    c1 = ledger(store).loc["C1"]
+    assert c1.verdict == L.NOT_TESTABLE and c1.measurement.startswith("on this CPU (analogue, not judged)")
+    assert abs(c1.estimate / (ms["torch"] / ms["mxnet"]) - 1) < 0.02
+
+
+def test_vgg16_rows_of_two_devices_are_not_pooled(tmp_path):
+    """A store with CPU and GPU VGG16 trials judges C1 on the GPU's rows only (one device, as for IMDB)."""
+    store = new(tmp_path)
+    ms = overview.VGG16_LATENCY_MS
+    add_vgg(store, VGG_PT, ms["torch"] / 1e3, device="cuda")
+    add_vgg(store, VGG_MX, ms["mxnet"] / 1e3, device="cuda")
+    add_vgg(store, VGG_PT, 0.100)  # the CPU: PyTorch 2x MXNet's latency
+    add_vgg(store, VGG_MX, 0.050)
+    c1 = ledger(store).loc["C1"]
+    assert c1.verdict == L.REPRODUCED and c1.n == "n=3/3 trials"
+    assert abs(c1.estimate / (ms["torch"] / ms["mxnet"]) - 1) < 0.02
+
+
+# ------------------------------------------------------------------------------------------------ scale floors
+@pytest.mark.parametrize("below,need", [
+    ({"n_train": 512, "batches": (256,)}, "epochs of >= 20 batches (this run: 2)"),
+    ({"blocks": (0, 1)}, ">= 3 trials per arm and setting (this run: 2)"),
+    ({"epochs": 2}, ">= 2 timed epochs (this run: 1)"),
+])
+def test_imdb_timing_below_its_floor_is_below_scale_and_at_scale_a_verdict(tmp_path, below, need):
+    kw = dict(below)
+    batches = kw.pop("batches", (64, 1024))
+    small = ledger(plant_a1(new(tmp_path, "small"), batches=batches, **kw)).loc["A1"]
+    assert small.verdict == L.BELOW_SCALE and small.verdict_band10 == L.BELOW_SCALE
+    assert small.reason.startswith("below the scale floor: needs") and need in small.reason
+    assert not math.isnan(small.estimate)  # the measurement is still shown
+    at_scale = ledger(plant_a1(new(tmp_path, "scale"))).loc["A1"]
+    assert at_scale.verdict == L.REPRODUCED and "below the scale floor" not in at_scale.reason
+
+
+def plant_a7(store, mx_w2_judged, mx_w4, *, blocks=BLOCKS):
+    """A7's rows at batch 1024: PyTorch best at 4 workers (1 / 1.02 s), sparse PyTorch best at 4 workers (0.588 s:
+    1.2 x MXNet's claimed best), and MXNet at 2 workers 0.40 s in block 0 but ``mx_w2_judged`` in the others, at 4
+    workers ``mx_w4`` in every block (block 0 always picks 2 workers)."""
+    pt_best = 1 / 1.02
+    for block in blocks:
+        add_imdb(store, PT, 1024, 0, 1.0, block=block)
+        add_imdb(store, PT, 1024, 4, pt_best, block=block)
+        add_imdb(store, SPARSE, 1024, 4, 1.2 * pt_best / 2.0, block=block)
+        add_imdb(store, MX, 1024, 2, 0.40 if block == 0 else mx_w2_judged, block=block)
+        add_imdb(store, MX, 1024, 4, mx_w4, block=block)
+    return store
+
+
+def test_best_setting_is_chosen_on_block_0_and_judged_on_the_others(tmp_path):
+    pt_best = 1 / 1.02
+    # block 0: MXNet is fastest at 2 workers (0.40 s < 0.45 s). The judged blocks at 2 workers: 0.49 s, PyTorch /
+    # MXNet = 2.0 as claimed -> reproduced; pooled over all blocks 4 workers (0.45 s) would be the best and give
+    # 2.18 (contradicted), block 0 alone 2.45
+    good = ledger(plant_a7(new(tmp_path, "good"), pt_best / 2.0, 0.45)).loc["A7"]
+    assert good.verdict == L.REPRODUCED
+    assert f"{MX} at batch 1024/2 workers (best chosen on block [0], judged on blocks [1, 2, 3])" in good.measurement
+    assert abs(good.estimate / 2.0 - 1) < 0.02
+    # the other way: block 0 still picks 2 workers (0.40 s < 0.49 s), which the judged blocks show slow (0.54 s:
+    # PyTorch / MXNet 1.82, below the band) though 4 workers (pooled best, 0.49 s) would reproduce the claim
+    bad = ledger(plant_a7(new(tmp_path, "bad"), 0.54, 0.49)).loc["A7"]
+    assert bad.verdict == L.CONTRADICTED and "1024/2 workers (best chosen on block [0]" in bad.measurement
+    assert abs(bad.estimate / (pt_best / 0.54) - 1) < 0.02
+
+
+def test_best_setting_claims_need_four_blocks(tmp_path):
+    three = ledger(plant_a7(new(tmp_path, "three"), 1 / 1.02 / 2.0, 0.45, blocks=(0, 1, 2))).loc["A7"]
+    assert three.verdict == L.BELOW_SCALE and ">= 4 repeat blocks (1 chooses, 3 judge; this run: 3)" in three.reason
+    four = ledger(plant_a7(new(tmp_path, "four"), 1 / 1.02 / 2.0, 0.45)).loc["A7"]
+    assert four.verdict == L.REPRODUCED and four.scale == floors.HELDOUT
+
+
+@pytest.mark.parametrize("below,need", [({"n_train": 5000}, "all 25,000 training reviews (this run: 5,000)"),
+                                        ({"acc": 0.6}, ">= 85% final test accuracy")])
+def test_a8_needs_the_full_data_and_trained_models(tmp_path, below, need):
+    def a8(store, **kw):
+        for arm, loss in ((PT, 0.35), (MX, 0.40)):
+            add_blocks(store, arm, 256, 0, 1.0, final_loss=loss, **kw)
+        return ledger(store).loc["A8"]
+
+    small = a8(new(tmp_path, "small"), **below)
+    assert small.verdict == L.BELOW_SCALE and need in small.reason and not math.isnan(small.estimate)
+    assert a8(new(tmp_path, "scale")).verdict == L.REPRODUCED
+
+
+@pytest.mark.parametrize("below,need", [({"epochs": 10}, "100 epochs x 50 batches per trial (this run: 500 batches)"),
+                                        ({"datasets": ("m1_yearly",)}, ">= 3 dataset x seed pairs (this run: 2)")])
+def test_deepar_needs_the_protocols_length_and_three_pairs(tmp_path, below, need):
+    small = new(tmp_path, "small")
+    add_deepar(small, deepar2024.CLAIMED_SPEEDUP, **below)
+    b = ledger(small).loc["B"]
+    assert b.verdict == L.BELOW_SCALE and need in b.reason and not math.isnan(b.estimate)
+    scale = new(tmp_path, "scale")
+    add_deepar(scale, deepar2024.CLAIMED_SPEEDUP)
+    b = ledger(scale).loc["B"]
+    assert b.verdict == L.REPRODUCED and b.n == "6 dataset x seed pairs" and "subset total" in b.measurement
+
+
+@pytest.mark.parametrize("trials,expected", [((0, 1), L.BELOW_SCALE), ((0, 1, 2), L.REPRODUCED)])
+def test_latency_claims_need_three_trials_per_arm_and_setting(tmp_path, trials, expected):
+    store = new(tmp_path)
+    for arm in (VGG_PT, VGG_MX):
+        add_vgg(store, arm, 0.03, onednn=True, blocks=trials)
+        add_vgg(store, arm, 0.21, onednn=False, blocks=trials)
+    c3 = ledger(store).loc["C3"]
+    assert c3.verdict == expected
+    if expected == L.BELOW_SCALE:
+        assert ">= 3 independent trials per arm and setting (this run: 2)" in c3.reason
+
+
+# ------------------------------------------------------------------------------------------------ Bonferroni
+def _bonferroni_store(tmp_path, name, batches, ratio):
+    """A1 with exact per-trial times (no jitter): PyTorch's trials 1.00/1.02/0.98/1.01 s, MXNet's ``ratio`` x."""
+    store = new(tmp_path, name)
+    per_trial = (1.00, 1.02, 0.98, 1.01)
+    for batch in batches:
+        for block, v in zip(BLOCKS, per_trial):
+            for arm, t in ((PT, v), (MX, ratio * v)):
+                add_imdb(store, arm, batch, 0, t, block=block, epoch_times=[1.4 * t, t, t])
+    return store
+
+
+def test_multi_part_claims_have_bonferroni_corrected_intervals(tmp_path):
+    per_trial = np.array([1.00, 1.02, 0.98, 1.01])
+    # place the ratio so that the band's upper edge (1.10 x 1.05) lies between the 95 % and the 97.5 % upper ends
+    h95, h975 = (math.log(trial_ratio_ci(per_trial, per_trial, c)["ci_high"]) for c in (0.95, bonferroni(2)))
+    assert h975 > h95 > 0
+    ratio = rules.band_about(A1_RATIO)[1] / math.exp((h95 + h975) / 2)
+    one = _bonferroni_store(tmp_path, "one", (1024,), ratio)
+    two = _bonferroni_store(tmp_path, "two", (64, 1024), ratio)
+    a1_one, a1_two = ledger(one).loc["A1"], ledger(two).loc["A1"]
+    # one part: the plain 95 % interval lies inside the band -> reproduced
+    assert a1_one.verdict == L.REPRODUCED and a1_one.parts_agree == "1 of 1 parts reproduced"
+    assert "95.0% CI" in a1_one.measurement
+    # the same data at two batch sizes: each interval at 1 - 0.05/2 reaches past the band's edge -> inconclusive
+    assert a1_two.verdict == L.INCONCLUSIVE and a1_two.parts_agree == "0 of 2 parts reproduced"
+    assert "97.5% CI" in a1_two.measurement
+    assert a1_two.ci_high > rules.band_about(A1_RATIO)[1] > a1_one.ci_high
+    # the judged parts' CIs are those of rules.settings(confidence=0.975), wider than the same parts at 95 %
+    d = L.load(two, "all")
+    judged = judge.judge(CLAIMS["A1"], d)["parts"]
+    plain = CLAIMS["A1"].evaluate(d)
+    with rules.settings(confidence=bonferroni(2)):
+        corrected = CLAIMS["A1"].evaluate(d)
+    assert len(judged) == len(plain) == 2
+    for j, p, c in zip(judged, plain, corrected):
+        assert j.confidence == pytest.approx(0.975) and p.confidence == pytest.approx(0.95)
+        assert (j.ci_low, j.ci_high) == pytest.approx((c.ci_low, c.ci_high))
+        assert j.ci_low < p.ci_low and p.ci_high < j.ci_high
+    # the single-part claim is judged at 95 %: its CI equals the plain one
+    d1 = L.load(one, "all")
+    (j,), (p,) = judge.judge(CLAIMS["A1"], d1)["parts"], CLAIMS["A1"].evaluate(d1)
+    assert (j.ci_low, j.ci_high) == pytest.approx((p.ci_low, p.ci_high))
+
+
+def test_parts_agree_counts_the_reproduced_parts(tmp_path):
+    store = new(tmp_path)
+    add_blocks(store, PT, 1024, 0, 1.0)
+    add_blocks(store, MX, 1024, 0, A1_RATIO)
+    add_blocks(store, PT, 64, 0, 4.0)
+    add_blocks(store, MX, 64, 0, 4.0 * 0.8)  # MXNet faster at batch 64: that part contradicts
+    a1 = ledger(store).loc["A1"]
+    assert a1.verdict == L.CONTRADICTED and a1.parts_agree == "1 of 2 parts reproduced"
+    assert "batch 64, 0 workers" in a1.measurement and "-> contradicted" in a1.measurement
+
+
+# ------------------------------------------------------------------------------------------------ band sensitivity
+@pytest.mark.parametrize("factor,at5,at10", [
+    (1.00, {L.REPRODUCED}, L.REPRODUCED),
+    (1.07, {L.INCONCLUSIVE, L.CONTRADICTED}, L.REPRODUCED),  # outside +-5 %, inside +-10 %
+    (1.15, {L.CONTRADICTED}, L.CONTRADICTED),
+])
+def test_verdict_under_the_wider_band(tmp_path, factor, at5, at10):
+    a1 = ledger(plant_a1(new(tmp_path), factor * A1_RATIO, batches=(1024,))).loc["A1"]
+    assert a1.verdict in at5 and a1.verdict_band10 == at10
+    assert 0 < a1.min_detectable < 0.03  # the widest judged CI's half-width: +-3 % at most on this jitter
+
+
+# ------------------------------------------------------------------------------------------------ trial-level CI
+def _trial_store(tmp_path, name, trials, epochs):
+    """A1 at one batch size: ``trials`` trials a side of ``epochs`` epochs, each trial at its own level (+-3 %
+    between trials) with a little epoch jitter; returns the store and the per-trial medians of the timed epochs."""
+    store = new(tmp_path, name)
+    medians = {PT: [], MX: []}
+    rng = np.random.default_rng(len(name))
+    for block in range(trials):
+        for arm, ratio in ((PT, 1.0), (MX, A1_RATIO)):
+            level = ratio * (1 + 0.03 * rng.standard_normal())
+            times = list(level * (1 + 0.002 * rng.standard_normal(epochs)))
+            times[0] *= 1.4
+            add_imdb(store, arm, 1024, 0, level, block=block, epochs=epochs, epoch_times=times)
+            medians[arm].append(float(np.median(times[1:])))
+    return store, medians
+
+
+@pytest.mark.parametrize("trials,epochs", [(3, 30), (6, 3)])
+def test_ratio_ci_is_over_trials_not_epochs(tmp_path, trials, epochs):
+    store, medians = _trial_store(tmp_path, f"t{trials}", trials, epochs)
+    a1 = ledger(store).loc["A1"]
+    assert a1.n == f"n={trials}/{trials} trials"  # trials, however many epochs each ran
+    expected = trial_ratio_ci(medians[MX], medians[PT])
+    assert (a1.estimate, a1.ci_low, a1.ci_high) == pytest.approx((expected["ratio"], expected["ci_low"],
+                                                                   expected["ci_high"]))
+    if epochs > 3:
+        # pooling the 29 timed epochs a side would pretend to 29 replicates: a far narrower interval
+        t = L.load(store, "all").timed()
+        pooled = trial_ratio_ci(t[t.arm == MX].train_time_s, t[t.arm == PT].train_time_s)
+        assert pooled["n_num"] == trials * (epochs - 1)
+        assert (pooled["ci_high"] - pooled["ci_low"]) < 0.5 * (a1.ci_high - a1.ci_low)
+
+
+# ------------------------------------------------------------------------------------------------ A9 as stated
+@pytest.mark.parametrize("works", [False, True])
+def test_a9_reads_whether_the_whole_model_hybridizes(tmp_path, works):
+    store = new(tmp_path)
+    add_blocks(store, MX, 1024, 0, 1.0)
+    add_blocks(store, HYBRID, 1024, 0, 0.8)
+    if works:
+        add_blocks(store, FULL_HYBRID, 1024, 0, 0.5, summary={"hybridize_ok": True})
+    else:
+        add_imdb(store, FULL_HYBRID, 1024, 0, 0.5, timed=False,
+                 summary={"hybridize_ok": False, "hybridize_error": "planted: cannot hybridize LSTM"})
+    a9 = ledger(store).loc["A9"]
+    if works:  # the 2018 limitation is gone
+        assert a9.verdict == L.CONTRADICTED and "hybridizes gluon.rnn.LSTM" in a9.reason
+        assert f"{MX} / {FULL_HYBRID}" in a9.measurement
+    else:
+        assert a9.verdict == L.REPRODUCED and "planted: cannot hybridize LSTM" in a9.reason
+    # what the hybrid arms buy over imperative Gluon: context, never judged
+    assert f"epoch time {MX} / {HYBRID} (what it buys; context)" in a9.measurement
+    assert a9.parts_agree == ("0 of 1 parts reproduced" if works else "1 of 1 parts reproduced")
+
+
+@pytest.mark.skipif(FULL_HYBRID not in IMDB.arm_names,
+                    reason="mxnet-hybrid-full is being added to the imdb arm table (lib/fwbench/studies/imdb.py)")
+def test_a9_arm_is_in_the_imdb_arm_table():
+    assert IMDB.framework_of(FULL_HYBRID) == "mxnet"
+
+
+# ------------------------------------------------------------------------------------------------ stability
+@pytest.fixture(scope="module")
+def two_good_runs(tmp_path_factory):
+    """Two independent 'good' plants (the jitter continues between them: independent noise)."""
+    root = tmp_path_factory.mktemp("runs")
+    return tuple(plant(ResultsStore(root / f"run{i}.sqlite"), matches=True) for i in (1, 2))
+
+
+def test_two_independent_runs_agree(two_good_runs, capsys):
+    a, b = two_good_runs
+    table, summary = stability.compare(a, b, "all")
+    assert summary["disagreeing_claims"] == [] and summary["verdicts_agree"] == summary["claims"] == len(L.CLAIMS)
+    assert 0 < summary["estimates_compared"] and 0 <= summary["share_inside_other_ci"] <= 1
+    assert {"a_in_b", "b_in_a", "estimate_a", "estimate_b"} <= set(table.columns)
+    assert cli_main(["ledger", "--profile", "all", "--compare", str(a.path), str(b.path)]) == 0
+    out = capsys.readouterr().out
+    assert f"verdicts agree on {len(L.CLAIMS)} of {len(L.CLAIMS)} claims" in out and "differ" not in out
+
+
+def test_two_runs_that_disagree_fail_the_check_naming_the_claim(tmp_path, capsys):
+    a = plant_a1(new(tmp_path, "a"))  # A1 reproduced
+    b = plant_a1(new(tmp_path, "b"), 0.9)  # A1 contradicted: MXNet faster
+    assert verdicts(a)["A1"] == L.REPRODUCED and verdicts(b)["A1"] == L.CONTRADICTED
+    table, summary = stability.compare(a, b, "all")
+    assert summary["disagreeing_claims"] == ["A1"]
+    a1 = table[table.claim_id == "A1"]  # 1.10 vs 0.90: neither estimate inside the other's CI
+    assert len(a1) == 2 and (a1.a_in_b == 0).all() and (a1.b_in_a == 0).all()
+    assert cli_main(["ledger", "--profile", "all", "--compare", str(a.path), str(b.path)]) == 1
+    assert "(differ: A1)" in capsys.readouterr().out
+
+
+def test_compare_needs_two_stores(tmp_path, capsys):
+    a = plant_a1(new(tmp_path, "a"), batches=(1024,))
+    assert cli_main(["ledger", "--profile", "all", "--compare", str(a.path), str(tmp_path / "missing.sqlite")]) == 2
+    assert "no results store" in capsys.readouterr().err
