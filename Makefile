@@ -69,8 +69,8 @@ status: $(STAMP) ## what is done / missing / failed in the results store
 readme: $(STAMP) ## regenerate the README's headline block from the results store (PROFILE=...)
 	$(BIN)/python -m fwbench.readme --profile $(PROFILE)
 
-export: $(STAMP) ## tidy CSV of every measurement -> results/measurements.csv
-	$(BIN)/fwbench export -o results/measurements.csv
+export: $(STAMP) ## tables measurements/trials/environments as CSV and Parquet -> results/
+	$(BIN)/fwbench export --format csv --format parquet -o results
 
 lock: ## regenerate requirements.lock from requirements.in (needs the package registry)
 	rm -rf build/lockenv && $(PYTHON_BOOT) -m venv build/lockenv

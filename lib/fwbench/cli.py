@@ -4,7 +4,7 @@
     fwbench run imdb --profile full --scheduler tcp://HOST:8786 [--trials-per-host 1] [--tls-ca-file ...]
     fwbench estimate imdb --workers 8 [--profile full]
     fwbench status [--study imdb] [--profile quick]
-    fwbench export [-o measurements.csv] [--study imdb]
+    fwbench export [--format csv|parquet ...] [-o DIR] [--study imdb]   (or -o FILE.csv: the single wide CSV)
     fwbench bench [harness|data]
     fwbench ledger [-o ledger.csv] [--profile quick|all]
 
@@ -70,8 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--study", default=None)
     status.add_argument("--profile", default=None, help="also count the trials of this profile still missing")
 
-    export = sub.add_parser("export", help="tidy CSV of all measurements")
-    export.add_argument("-o", "--output", default=None, help="file to write (default: standard output)")
+    export = sub.add_parser("export", help="the results as tables: measurements, trials, environments")
+    export.add_argument("-o", "--output", default=None, metavar="DIR",
+                        help="folder for measurements/trials/environments.<format> (default with --format: the "
+                             "store's folder); a FILE.csv writes the single wide CSV instead (so does no -o and no "
+                             "--format, on standard output)")
+    export.add_argument("--format", dest="formats", action="append", choices=["csv", "parquet"], default=None,
+                        help="table format, repeatable (--format csv --format parquet); default csv")
     export.add_argument("--study", default=None)
 
     ledger = sub.add_parser("ledger", help="the claims ledger: one verdict per claim, computed from the store")
@@ -108,7 +113,7 @@ def cmd_status(args) -> int:
     from .runner import plan
     from .store import ResultsStore
 
-    store = ResultsStore(results_path())
+    store = ResultsStore.open_read(results_path())
     trials = store.trials(args.study)
     print(f"results store: {store.path}")
     if trials.empty:
@@ -133,15 +138,25 @@ def cmd_status(args) -> int:
 
 
 def cmd_export(args) -> int:
+    from . import export
     from .paths import results_path
     from .store import ResultsStore
 
-    frame = ResultsStore(results_path()).measurements(args.study)
-    if args.output:
-        frame.to_csv(args.output, index=False)
-        print(f"wrote {len(frame)} rows to {args.output}", file=sys.stderr)
-    else:
-        frame.to_csv(sys.stdout, index=False)
+    output, formats = args.output, args.formats
+    if output and output.lower().endswith(".parquet"):
+        raise FwbenchError(f"-o {output}: the export is three tables; name a folder (-o results)")
+    store = ResultsStore.open_read(results_path())
+    if output is None and not formats or output and output.lower().endswith(".csv"):
+        if formats and formats != ["csv"] * len(formats):
+            raise FwbenchError(f"-o {output} writes the single wide CSV; for Parquet name a folder (-o results)")
+        frame = export.wide(store, args.study)
+        frame.to_csv(output or sys.stdout, index=False)
+        if output:
+            print(f"wrote {len(frame)} rows to {output}", file=sys.stderr)
+        return 0
+    out = output or results_path().parent
+    files = export.write_tables(store, out, formats or ["csv"], args.study)
+    print(f"wrote {', '.join(p.name for p in files)} to {out}", file=sys.stderr)
     return 0
 
 
@@ -154,7 +169,7 @@ def cmd_estimate(args) -> int:
     if not path.exists():
         raise FwbenchError(f"no results store at {path}; run `fwbench run {args.study} --profile quick` first "
                            "or set FWBENCH_RESULTS")
-    print("\n".join(estimate_full_runtime(ResultsStore(path), args.study, args.workers, args.profile).lines()))
+    print("\n".join(estimate_full_runtime(ResultsStore.open_read(path), args.study, args.workers, args.profile).lines()))
     return 0
 
 
