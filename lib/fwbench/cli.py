@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
+from pathlib import Path
 
 from .errors import FwbenchError
 
@@ -150,6 +151,8 @@ def cmd_export(args) -> int:
         if formats and formats != ["csv"] * len(formats):
             raise FwbenchError(f"-o {output} writes the single wide CSV; for Parquet name a folder (-o results)")
         frame = export.wide(store, args.study)
+        if output:
+            Path(output).parent.mkdir(parents=True, exist_ok=True)
         frame.to_csv(output or sys.stdout, index=False)
         if output:
             print(f"wrote {len(frame)} rows to {output}", file=sys.stderr)

@@ -14,7 +14,10 @@ Decisions:
   else every trial would have an environment of its own. ``loadavg_1m`` goes to ``trials``: it says how busy
   the machine was when the trial started (trials run side by side show it).
 - Nested values (lists such as ``build_config``, dicts the flattening leaves) become JSON text, and columns whose
-  values mix types become text, so CSV and Parquet hold the same cells and Parquet gets one type per column.
+  values mix types become text, so CSV and Parquet hold the same cells and Parquet gets one type per column;
+  integer config values stay integers where another study has no such key (nullable ``Int64``).
+- Parquet is written by pyarrow with zstd compression and without pandas' schema metadata (which alone doubled
+  the size of a small export); ``pd.read_parquet`` reads it back with the same columns.
 - The three tables come from one read transaction of the store (``ResultsStore.snapshot``), so they agree even
   while sweeps are writing; each file is written beside its final name and renamed into place.
 - ``fwbench export -o FILE.csv`` still writes the former single wide CSV (every value with its trial's full
@@ -44,11 +47,12 @@ TRIAL_COLUMNS = ["trial_id", "study", "arm", "framework", "status", "profile", "
 
 
 def unit_of(metric: str) -> str:
-    """The unit of a metric, from its name: ``*_ms`` ms, ``*_s`` s, ``*_pct`` %, ``*gflops*`` GFLOP/s, else ""."""
+    """The unit of a metric, from its name: ``*_per_s`` 1/s (``samples_per_s``), ``*_ms`` ms, ``*_s`` s,
+    ``*_pct`` %, ``*gflops*`` GFLOP/s, else "" (losses, accuracies, MASE, counts)."""
     name = metric.lower()
     if "gflops" in name:
         return "GFLOP/s"
-    for suffix, unit in (("_ms", "ms"), ("_pct", "%"), ("_s", "s")):
+    for suffix, unit in (("_per_s", "1/s"), ("_ms", "ms"), ("_pct", "%"), ("_s", "s")):
         if name.endswith(suffix):
             return unit
     return ""
@@ -81,6 +85,10 @@ def _cell(value):
 
 def _one_type_per_column(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.copy()
+    for col in [c for c in frame.columns if c.startswith("config.") and frame[c].dtype == float]:
+        values = frame[col].dropna()
+        if len(values) and (values == values.round()).all():  # integers made floats by another study's gaps
+            frame[col] = frame[col].astype("Int64")
     for col in frame.columns[frame.dtypes == object]:
         values = frame[col].map(_cell)
         kinds = {type(v) for v in values if _present(v)}
@@ -124,8 +132,12 @@ def _write_atomic(frame: pd.DataFrame, path: Path, fmt: str) -> None:
     try:
         if fmt == "csv":
             frame.to_csv(tmp, index=False)
-        else:
-            frame.to_parquet(tmp, index=False, engine="pyarrow")
+        else:  # without pandas' metadata (it doubles a small file's size; the tables have no index to restore)
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            pq.write_table(table.replace_schema_metadata(None), tmp, compression="zstd")
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
