@@ -15,6 +15,9 @@ NOTEBOOKS   := $(filter-out $(READER_NB),$(sort $(wildcard notebooks/*.ipynb))) 
 EXECUTED    := build/executed
 REPORTS     := reports
 TIMEOUT     ?= 14400
+# make lab: where JupyterLab listens (loopback by default; LAB_IP=0.0.0.0 to reach it from another machine)
+LAB_PORT    ?= 8888
+LAB_IP      ?= 127.0.0.1
 
 # The staged datasets beside this checkout (this workplace); elsewhere the user cache dir + download is used.
 ifneq ($(wildcard ../shared/data),)
@@ -26,7 +29,7 @@ export MPLBACKEND := agg
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
-	@echo "  variables: PROFILE=smoke|quick|full (default quick), SCHEDULER=tcp://HOST:8786 (Dask), FWBENCH_DATA_DIR, FWBENCH_RESULTS"
+	@echo "  variables: PROFILE=smoke|quick|full (default quick), SCHEDULER=tcp://HOST:8786 (Dask), LAB_PORT, LAB_IP, FWBENCH_DATA_DIR, FWBENCH_RESULTS"
 
 $(STAMP): requirements.lock constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON_BOOT) -m venv $(VENV)
@@ -60,8 +63,9 @@ test: $(STAMP) browser ## run the test suite (notebooks included, smoke profile)
 bench: $(STAMP) ## measure the harness overhead and data preparation
 	$(BIN)/fwbench bench
 
-lab: $(STAMP) ## open JupyterLab on the repo
-	$(BIN)/jupyter lab --notebook-dir=.
+lab: $(STAMP) ## JupyterLab on the repo, headless: prints the URL with its token (LAB_PORT=8888 LAB_IP=127.0.0.1)
+	$(BIN)/jupyter lab --notebook-dir=. --no-browser --ip=$(LAB_IP) --port=$(LAB_PORT) \
+	  $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 status: $(STAMP) ## what is done / missing / failed in the results store
 	$(BIN)/fwbench status --profile $(PROFILE)
