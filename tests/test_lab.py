@@ -77,6 +77,10 @@ def lab(lab_store, tmp_path_factory):
                JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), JUPYTER_CONFIG_DIR=str(tmp / "config"),
                JUPYTER_DATA_DIR=str(tmp / "data"), JUPYTERLAB_SETTINGS_DIR=str(tmp / "settings"),
                JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"), IPYTHONDIR=str(tmp / "ipython"))
+    # the lab saves a checkpoint of every notebook it opens: into tmp, not notebooks/.ipynb_checkpoints
+    (tmp / "config").mkdir()
+    (tmp / "config" / "jupyter_server_config.json").write_text(json.dumps(
+        {"FileCheckpoints": {"checkpoint_dir": str(tmp / "checkpoints")}}))
     command = lab_command(port)
     assert "--no-browser" in command and f"--port={port}" in command and "--ip=127.0.0.1" in command
     log = tmp / "server.log"
@@ -123,7 +127,12 @@ def test_a_notebook_renders_in_a_headless_browser(lab, tmp_path):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
         pytest.fail("no chromium on PATH: run `make browser` (apt-get install -y chromium) before the tests")
-    before = hashlib.sha256(NOTEBOOK.read_bytes()).hexdigest()
+    checkpoints = NOTEBOOK.parent / ".ipynb_checkpoints"
+
+    def listing():
+        return sorted(p.name for p in checkpoints.iterdir()) if checkpoints.exists() else None
+
+    before = hashlib.sha256(NOTEBOOK.read_bytes()).hexdigest(), listing()
     url = f"{base}/lab/tree/notebooks/{NOTEBOOK.name}?token={token}"
     with tempfile.TemporaryDirectory(prefix="fwbench-chromium-") as profile:
         proc = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--window-size=1280,2000",
@@ -142,7 +151,8 @@ def test_a_notebook_renders_in_a_headless_browser(lab, tmp_path):
     heading = next(line for c in nb.cells if c.cell_type == "markdown" for line in c.source.splitlines()
                    if line.startswith("# "))
     assert heading[2:].strip()[:30] in text, "the notebook's title is not rendered"
-    assert hashlib.sha256(NOTEBOOK.read_bytes()).hexdigest() == before, "opening the notebook changed it"
+    after = hashlib.sha256(NOTEBOOK.read_bytes()).hexdigest(), listing()
+    assert after == before, "opening the notebook changed it or wrote a checkpoint beside it"
 
 
 async def _execute(base: str, token: str, kernel_id: str, cells: list[str], timeout: float = 300) -> list[dict]:
