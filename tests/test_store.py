@@ -164,7 +164,8 @@ NOBODY = 65534
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to become nobody")
 def test_a_wal_store_in_a_folder_the_reader_cannot_write(tmp_path):
     """As root chmod proves nothing, so the reader runs as nobody: SQLite cannot create the -shm file there, and
-    the store (closed by its writers, no -wal) is read immutable; with a -wal file it is a one-line error."""
+    the store (closed by its writers: no -wal, or an empty one) is read immutable; with a non-empty -wal it is a
+    one-line error."""
     folder = Path(tempfile.mkdtemp(prefix="fwbench-ro-"))  # pytest's tmp_path is private to root
     try:
         _check_read_only_folder(folder)
@@ -192,7 +193,9 @@ def _check_read_only_folder(folder: Path) -> None:
         pytest.skip("nobody cannot reach the temporary folder")
     assert read_as_nobody() == "2"
     assert sorted(p.name for p in folder.iterdir()) == ["s.sqlite"]
-    (folder / "s.sqlite-wal").write_bytes(b"")  # as if a writer had it open
+    (folder / "s.sqlite-wal").write_bytes(b"")  # an empty -wal, as readers leave it: nothing pending
     (folder / "s.sqlite-wal").chmod(0o644)
+    assert read_as_nobody() == "2"
+    (folder / "s.sqlite-wal").write_bytes(b"\0" * 4096)  # frames a writer has not copied into the store yet
     out = read_as_nobody()
     assert out.startswith("error: cannot read results store") and "-wal" in out

@@ -33,10 +33,11 @@ Reads never write (``ResultsStore.open_read(path)`` = ``ResultsStore(path, reado
   and cannot delete them when it closes: empty ``-wal``/``-shm`` files left next to a store are harmless.
 - When the folder is not writable for the reader (a store shared read-only), SQLite cannot create the ``-shm``
   file and refuses to open a WAL store ("attempt to write a readonly database"/"unable to open database file").
-  If no ``-wal`` file exists, no writer has the store open and every committed row is in the main file, so the
-  store is then read with ``immutable=1`` (SQLite reads the file without any locking: a writer that opens the
-  store later, with other permissions, is not seen by this reader). Otherwise the error says what to do:
-  copy the store (with its ``-wal``) somewhere writable, or let its owner checkpoint it.
+  If the ``-wal`` file is missing or empty (left by an earlier reader), every committed row is in the main file,
+  so the store is then read with ``immutable=1`` (SQLite reads the file without any locking: rows a writer with
+  other permissions adds meanwhile are not seen, and a checkpoint it runs during the read could give a torn
+  read; rerun the read then). A non-empty ``-wal`` holds rows not yet in the main file: the error says what to
+  do (copy the store with its ``-wal`` somewhere writable, or let its owner checkpoint it).
 """
 from __future__ import annotations
 
@@ -220,7 +221,8 @@ class ResultsStore:
             retrying(check)
         except sqlite3.OperationalError as exc:
             wal = self.path.with_name(self.path.name + "-wal")
-            if self._immutable or is_busy(exc) or not _header_says_wal(self.path) or wal.exists():
+            pending = wal.exists() and wal.stat().st_size > 0  # frames not yet copied into the store
+            if self._immutable or is_busy(exc) or not _header_says_wal(self.path) or pending:
                 raise FwbenchError(
                     f"cannot read results store {self.path} ({exc}); a WAL store is read through its -wal/-shm "
                     "files, which need a folder you can write: copy the store with its -wal file to such a "
