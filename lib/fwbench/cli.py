@@ -146,16 +146,18 @@ def cmd_export(args) -> int:
     output, formats = args.output, args.formats
     if output and output.lower().endswith(".parquet"):
         raise FwbenchError(f"-o {output}: the export is three tables; name a folder (-o results)")
+    single_csv = bool(output and output.lower().endswith(".csv"))
+    if single_csv and formats and set(formats) != {"csv"}:
+        raise FwbenchError(f"-o {output} writes the single wide CSV; for Parquet name a folder (-o results)")
     store = ResultsStore.open_read(results_path())
-    if output is None and not formats or output and output.lower().endswith(".csv"):
-        if formats and formats != ["csv"] * len(formats):
-            raise FwbenchError(f"-o {output} writes the single wide CSV; for Parquet name a folder (-o results)")
+    if single_csv or (output is None and not formats):  # the former wide table: a file, or standard output
         frame = export.wide(store, args.study)
         if output:
             Path(output).parent.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(output or sys.stdout, index=False)
-        if output:
+            frame.to_csv(output, index=False)
             print(f"wrote {len(frame)} rows to {output}", file=sys.stderr)
+        else:
+            frame.to_csv(sys.stdout, index=False)
         return 0
     out = output or results_path().parent
     files = export.write_tables(store, out, formats or ["csv"], args.study)
