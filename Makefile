@@ -9,9 +9,8 @@ STAMP       := $(VENV)/.installed
 PROFILE     ?= quick
 SCHEDULER   ?=
 NB_PARAMS   := -p profile $(PROFILE) $(if $(SCHEDULER),-p scheduler $(SCHEDULER))
-# The notebooks that run trials first; 03 only reads the store (its ledger must see every study's rows).
-READER_NB   := notebooks/03_convergence_curves.ipynb
-NOTEBOOKS   := $(filter-out $(READER_NB),$(sort $(wildcard notebooks/*.ipynb))) $(READER_NB)
+# In file-name order: the study notebooks, then 05_claims_ledger (reads the store only, so it sees every study's rows).
+NOTEBOOKS   := $(sort $(wildcard notebooks/*.ipynb))
 EXECUTED    := build/executed
 REPORTS     := reports
 TIMEOUT     ?= 14400

@@ -13,8 +13,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
-# Same order as the Makefile: 03 only reads the store, so it runs after every notebook that makes trials.
-NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"), key=lambda p: (p.name.startswith("03_"), p.name))
+# Same order as the Makefile: by file name (the ledger, 05, reads the store after every notebook that makes trials).
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
 
 def pytest_configure(config):

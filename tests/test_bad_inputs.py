@@ -31,7 +31,7 @@ from fwbench.store import ResultsStore
 
 REPO = Path(__file__).resolve().parents[1]
 EVIDENCE = REPO / "build" / "test-evidence"
-IMDB_ARCHIVE = Path("/work/shared/data/imdb/aclImdb_v1_labeled.tar.gz")
+IMDB_ARCHIVE = Path(os.environ.get("FWBENCH_DATA_DIR", "/nonexistent")) / "imdb" / "aclImdb_v1_labeled.tar.gz"
 CLOSED_PORT = "tcp://127.0.0.1:9"  # discard port: nothing listens on loopback
 
 
@@ -222,7 +222,7 @@ def call_entry(case: Case, tmp: Path, store: Path):
         monash = pytest.importorskip("fwbench.data.monash")
         return monash.read_tsf(tmp / "data" / "broken.tsf")
     if what == "estimate":
-        from fwbench.cluster import estimate_full_runtime
+        from fwbench.estimate import estimate_full_runtime
 
         return estimate_full_runtime(ResultsStore(store), "imdb", case.args[1])
     raise AssertionError(what)
@@ -235,7 +235,7 @@ RESULTS: dict[str, dict] = {}
 def test_bad_input(case: Case, tmp_path, monkeypatch):
     store = tmp_path / "results.sqlite"
     monkeypatch.setenv("FWBENCH_RESULTS", str(store))
-    monkeypatch.setenv("FWBENCH_DATA_DIR", "/work/shared/data")
+    monkeypatch.setenv("FWBENCH_DATA_DIR", os.environ["FWBENCH_DATA_DIR"])  # set by .ci/run or conftest
     monkeypatch.setenv("FWBENCH_OFFLINE", "1")  # never try a download
     monkeypatch.setenv("FWBENCH_CONNECT_TIMEOUT", "3")
     monkeypatch.setattr("fwbench.cluster.CONNECT_TIMEOUT_S", 3.0)
@@ -252,7 +252,8 @@ def test_bad_input(case: Case, tmp_path, monkeypatch):
     def tripwire(*args, **kwargs):
         raise AssertionError(f"case {case.id}: a trial was started")
 
-    monkeypatch.setattr(runner, "execute", tripwire)
+    monkeypatch.setattr("fwbench.executors.execute", tripwire)
+    monkeypatch.setattr("fwbench.cluster.execute", tripwire)
     t0 = time.perf_counter()
     if case.kind == "cli":
         proc = subprocess.run([sys.executable, "-m", "fwbench.cli", *case.args], capture_output=True, text=True,

@@ -18,10 +18,10 @@ def fwbench(*args, env=None):
 
 def _seed_store(path):
     store = ResultsStore(path)
-    store.record(trial_id="a1", study="imdb", status="done", config={"arm": "mxnet", "batch_size": 64},
+    store.record(trial_id="a1", study="imdb", status="done", config={"arm": "mxnet-imperative", "batch_size": 64},
                  provenance={"host": "node-1"}, summary={}, measurements=[(0, "train_time_s", 2.0),
                                                                           (1, "train_time_s", 1.5)])
-    store.record(trial_id="b2", study="imdb", status="failed", config={"arm": "torch-dense", "batch_size": 64},
+    store.record(trial_id="b2", study="imdb", status="failed", config={"arm": "torch-eager", "batch_size": 64},
                  provenance={"host": "node-1"}, summary={}, error="killed by signal SIGABRT")
 
 
@@ -31,7 +31,7 @@ def test_export_writes_one_row_per_raw_value(tmp_path):
     out = fwbench("export", env=env)
     assert out.returncode == 0, out.stderr
     frame = pd.read_csv(io.StringIO(out.stdout))
-    assert len(frame) == 2 and set(frame["config.arm"]) == {"mxnet"} and sorted(frame.value) == [1.5, 2.0]
+    assert len(frame) == 2 and set(frame["config.arm"]) == {"mxnet-imperative"} and sorted(frame.value) == [1.5, 2.0]
     assert fwbench("export", "-o", str(tmp_path / "m.csv"), env=env).returncode == 0
     assert len(pd.read_csv(tmp_path / "m.csv")) == 2
 

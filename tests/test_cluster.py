@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fwbench.cluster import estimate_full_runtime, makespan
+from fwbench.estimate import estimate_full_runtime, makespan
 from fwbench.runner import plan, run_sweep
 from fwbench.store import ResultsStore
 
@@ -42,7 +42,7 @@ def cluster():
 def store_env(tmp_path, monkeypatch):
     path = tmp_path / "results.sqlite"
     monkeypatch.setenv("FWBENCH_RESULTS", str(path))
-    monkeypatch.setenv("FWBENCH_DATA_DIR", "/work/shared/data")
+    monkeypatch.setenv("FWBENCH_DATA_DIR", os.environ["FWBENCH_DATA_DIR"])
     return path
 
 
@@ -99,7 +99,7 @@ def test_trials_per_host_allows_sharing_and_records_it(cluster, store_env):
 
 
 def test_cli_scheduler_flag_and_failures_come_back(cluster, store_env):
-    env = {**os.environ, "FWBENCH_RESULTS": str(store_env), "FWBENCH_DATA_DIR": "/work/shared/data"}
+    env = {**os.environ, "FWBENCH_RESULTS": str(store_env), "FWBENCH_DATA_DIR": os.environ["FWBENCH_DATA_DIR"]}
     cmd = [sys.executable, "-m", "fwbench.cli", "run", "selftest", "--profile", "smoke", "--set", "n_trials=4",
            "--set", "modes=['ok','raise']", "--scheduler", cluster.scheduler_address, "--progress", "lines"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
@@ -117,11 +117,11 @@ def test_estimate_extrapolates_from_stored_trials(tmp_path):
     # two measured IMDB trials per arm, at two batch sizes: per-sample cost halves as the batch quadruples
     from fwbench.runner import store_outcome
 
-    for arm in ("torch-dense", "torch-sparse", "mxnet"):
+    for arm in ("torch-eager", "torch-sparse", "mxnet-imperative"):
         for t in plan("imdb", "smoke", {"arms": [arm], "batch_sizes": [64, 256], "workers": [0]}):
             if t.config.get("part", "main") != "main" or t.config["arm"] != arm:
                 continue
-            c_train = (1e-3 if t.config["batch_size"] == 64 else 5e-4) * (2 if arm == "mxnet" else 1)
+            c_train = (1e-3 if t.config["batch_size"] == 64 else 5e-4) * (2 if arm == "mxnet-imperative" else 1)
             per_epoch = [(e, "train_time_s", c_train * t.config["n_train"]) for e in range(t.config["epochs"])]
             per_epoch += [(e, "eval_time_s", 1e-4 * t.config["n_test"]) for e in range(t.config["epochs"])]
             wall = 3.0 + sum(v for _, _, v in per_epoch)
@@ -131,16 +131,16 @@ def test_estimate_extrapolates_from_stored_trials(tmp_path):
     est = estimate_full_runtime(store, "imdb", 4, profile="full")
     full = plan("imdb", "full")
     assert est.n_trials == len(full) and est.measured_trials == 6  # 3 arms x 2 batch sizes
-    stored_arms = {"torch-dense", "torch-sparse", "mxnet"}
+    stored_arms = {"torch-eager", "torch-sparse", "mxnet-imperative"}
     assert est.estimated_trials == sum(t.config["arm"] in stored_arms for t in full)
     assert sum(est.not_estimated.values()) == len(full) - est.estimated_trials
-    # hand computation for the torch-dense arm at batch 1024 (power law: c = 1e-3 * (b/64)^-0.5)
+    # hand computation for the torch-eager arm at batch 1024 (power law: c = 1e-3 * (b/64)^-0.5)
     c1024 = 1e-3 * (1024 / 64) ** -0.5
     expected = 3.0 + 25000 * c1024 * 21 + 21 * 25000 * 1e-4
-    torch_1024 = [t for t in full if t.config["arm"] == "torch-dense" and t.config["batch_size"] == 1024
+    torch_1024 = [t for t in full if t.config["arm"] == "torch-eager" and t.config["batch_size"] == 1024
                   and t.config["epochs"] == 21 and t.config["encoding"]["maxlen"] == 500]
-    assert est.by_group["torch-dense"] > 0
-    from fwbench.cluster import _imdb_predictor
+    assert est.by_group["torch-eager"] > 0
+    from fwbench.estimate import _imdb_predictor
 
     predict, _, _ = _imdb_predictor(store.measurements("imdb"))
     assert predict(torch_1024[0].config) == pytest.approx(expected, rel=1e-9)

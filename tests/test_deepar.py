@@ -3,6 +3,7 @@ the smoke profile through the real runner."""
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,14 +18,17 @@ from fwbench.store import ResultsStore
 from fwbench.studies import deepar as study
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_MONASH = REPO.parent / "shared" / "data" / "monash"
-needs_staged = pytest.mark.skipif(not (SHARED_MONASH / "MANIFEST.csv").exists(), reason="staged Monash data absent")
+# the staged Monash files, found only through FWBENCH_DATA_DIR (tests/conftest.py sets a default)
+STAGED_MONASH = Path(os.environ["FWBENCH_DATA_DIR"]) / "monash" if os.environ.get("FWBENCH_DATA_DIR") else None
+needs_staged = pytest.mark.skipif(STAGED_MONASH is None or not (STAGED_MONASH / "MANIFEST.csv").exists(),
+                                  reason="FWBENCH_DATA_DIR is unset or has no staged Monash data (monash/MANIFEST.csv)")
+MX, PT = study.STUDY.reference_arm("mxnet"), study.STUDY.reference_arm("torch")
 
 
 def test_profiles_plan():
     smoke = plan("deepar", "smoke")
-    assert [(t.config["dataset"], t.config["arm"], t.config["seed"]) for t in smoke] == [
-        ("m1_yearly", "torch", 42), ("m1_yearly", "mxnet", 42)]
+    assert sorted((t.config["dataset"], t.config["arm"], t.config["seed"]) for t in smoke) == [
+        ("m1_yearly", "mxnet-hybrid-partial", 42), ("m1_yearly", "torch-eager", 42)]
     quick = plan("deepar", "quick")
     assert {t.config["dataset"] for t in quick} == set(study.QUICK_DATASETS) and len(quick) == 2 * len(study.QUICK_DATASETS)
     full = plan("deepar", "full")
@@ -32,9 +36,9 @@ def test_profiles_plan():
     assert all(t.config["epochs"] == 100 and t.config["num_batches_per_epoch"] == 50 for t in full)
     assert len({t.trial_id for t in full}) == len(full)
     gap = plan("deepar", "gap")
-    assert {t.config["arm"] for t in gap} == {"torch", "mxnet", "mxnet-imperative"}
+    assert {t.config["arm"] for t in gap} == set(study.STUDY.arm_names)
     hyb = {t.config["arm"]: t.config["hybridize"] for t in gap}
-    assert hyb == {"torch": None, "mxnet": True, "mxnet-imperative": False}
+    assert hyb == {"torch-eager": None, "mxnet-hybrid-partial": True, "mxnet-imperative": False}
 
 
 def test_protocol_values_in_every_config():
@@ -84,7 +88,7 @@ def test_preflight_rejects_a_corrupt_file_before_any_trial(tmp_path, tmp_store, 
     monkeypatch.setenv("FWBENCH_OFFLINE", "1")
     bad = tmp_path / "data" / "monash" / "tsf" / "m1_yearly_dataset.tsf"
     bad.parent.mkdir(parents=True)
-    good = (SHARED_MONASH / "tsf" / "m1_yearly_dataset.tsf").read_bytes()
+    good = (STAGED_MONASH / "tsf" / "m1_yearly_dataset.tsf").read_bytes()
     bad.write_bytes(good[: len(good) // 2].rstrip(b"0123456789\n") + b"\n")  # cut in a series, after a comma
     with pytest.raises(FwbenchError, match="corrupt or truncated .tsf file"):
         run_sweep("deepar", "smoke", progress="none")
@@ -92,10 +96,12 @@ def test_preflight_rejects_a_corrupt_file_before_any_trial(tmp_path, tmp_store, 
 
 
 # -- analysis on a store with planted values ------------------------------------------------------------------
-def _plant(store: ResultsStore, overrides: dict, slow: float, seeds_noise: float = 0.05) -> None:
+def _plant(store: ResultsStore, overrides: dict, slow: float, seeds_noise: float = 0.05,
+           factors: dict | None = None) -> None:
+    """Planted trials: the MXNet reference arm ``slow`` times the rest (other arms by ``factors``)."""
     rng = np.random.default_rng(0)
     for t in plan("deepar", "smoke", overrides):
-        factor = slow if t.config["arm"] == "mxnet" else 1.0
+        factor = (factors or {}).get(t.config["arm"], slow if t.config["arm"] == MX else 1.0)
         train = 10.0 * factor * (1 + seeds_noise * rng.standard_normal())
         values = {"train_time_s": train, "predict_time_s": 2.0 * factor, "MASE": 1.0 + 0.1 * factor,
                   "sMAPE": 0.2, "mean_wQL": 0.1, "fit_overhead_s": 1.0, "data_time_s": 0.5}
@@ -115,15 +121,16 @@ def test_analysis_recovers_a_planted_ratio(tmp_store):
     r = ratios.iloc[0]
     assert r.dataset == "m1_yearly" and 2.5 < r.ratio < 3.5 and r.ci_low < 3.0 < r.ci_high
     tot = analysis.totals(trials)
-    assert tot.loc["mxnet", "n_trials"] == 5 and math.isclose(
-        tot.loc["mxnet", "predict_time_s"] / tot.loc["torch", "predict_time_s"], 3.0)
+    assert tot.loc[MX, "n_trials"] == 5 and math.isclose(
+        tot.loc[MX, "predict_time_s"] / tot.loc[PT, "predict_time_s"], 3.0)
+    assert tot.loc[MX, "post_total_s"] == 395_807 and tot.loc[PT, "post_total_s"] == 88_756  # the post's totals
     acc = analysis.accuracy_table(trials)
-    assert acc.loc["m1_yearly", ("MASE", "torch")] < acc.loc["m1_yearly", ("MASE", "mxnet")]
+    assert acc.loc["m1_yearly", ("MASE", PT)] < acc.loc["m1_yearly", ("MASE", MX)]
     text = analysis.headline_markdown(trials, "smoke")
     assert "MXNet was slower on 1 of 1 dataset(s)" in text and "95 % CI" in text
     assert "PyTorch had the lower MASE on 1 of 1" in text
     br = analysis.breakdown_table(trials)
-    assert math.isclose(br.loc[br.arm == "torch", "share_data"].iloc[0], 0.5 / trials[trials.arm == "torch"]
+    assert math.isclose(br.loc[br.arm == PT, "share_data"].iloc[0], 0.5 / trials[trials.arm == PT]
                         .train_time_s.median(), rel_tol=1e-9)
     # a different profile's trials are not mixed in
     assert analysis.load_trials("smoke", {"seeds": [42]}, store).seed.tolist() == [42, 42]
@@ -134,17 +141,30 @@ def test_one_seed_gives_a_nan_ci_and_says_so(tmp_store):
     _plant(store, {}, slow=2.0)
     trials = analysis.load_trials("smoke", None, store)
     r = analysis.ratio_table(trials).iloc[0]
-    assert math.isclose(r.ratio, trials.loc[trials.arm == "mxnet", "total_time_s"].iloc[0]
-                        / trials.loc[trials.arm == "torch", "total_time_s"].iloc[0])
+    assert math.isclose(r.ratio, trials.loc[trials.arm == MX, "total_time_s"].iloc[0]
+                        / trials.loc[trials.arm == PT, "total_time_s"].iloc[0])
     assert np.isnan(r.ci_low) and np.isnan(r.ci_high)
     assert "no CI: one seed per arm" in analysis.headline_markdown(trials, "smoke")
+
+
+def test_hybridize_effect_compares_the_other_mxnet_arms_with_the_reference(tmp_store):
+    store = ResultsStore(tmp_store)
+    overrides = {"arms": list(study.STUDY.arm_names), "seeds": [42, 43, 44]}
+    _plant(store, overrides, slow=2.0, factors={"mxnet-imperative": 6.0})
+    trials = analysis.load_trials("smoke", overrides, store)
+    effect = analysis.hybridize_effect(trials)
+    assert set(effect.arm) == {"mxnet-imperative"} and set(effect.baseline) == {MX}
+    predict = effect[effect.metric == "predict_time_s"].iloc[0]
+    assert math.isclose(predict.ratio, 3.0)  # planted: predict time 2 s x factor, no noise
+    labels = study.STUDY.labels()
+    assert f"{labels['mxnet-imperative']} / {labels[MX]}, forecasting: 3.00x" in analysis.gap_markdown(trials)
 
 
 def test_unavailable_dataset_is_listed(tmp_store, monkeypatch):
     monkeypatch.setenv("FWBENCH_OFFLINE", "1")
     ResultsStore(tmp_store)  # an empty store: reading a missing one is an error
     missing = analysis.unavailable("full", {"datasets": ["m4_daily", "m1_yearly"], "seeds": [42]})
-    if (SHARED_MONASH / "MANIFEST.csv").exists():
+    if STAGED_MONASH is not None and (STAGED_MONASH / "MANIFEST.csv").exists():
         assert missing.dataset.tolist() == ["m4_daily"]
     assert "m4_daily" in missing.dataset.tolist() and missing.reason.str.len().min() > 0
 
@@ -163,7 +183,7 @@ def test_smoke_sweep_through_the_runner(tmp_store, monkeypatch):
     assert set(trials["provenance.dataset_kind"]) == {"original"}
     m = store.measurements("deepar")
     whole = m[m.step == -1]
-    for arm in ("torch", "mxnet"):
+    for arm in (PT, MX):
         metrics = set(whole.loc[whole["config.arm"] == arm, "metric"])
         assert {"train_time_s", "predict_time_s", "MASE", "sMAPE", "mean_wQL"} <= metrics
         values = whole[whole["config.arm"] == arm].set_index("metric").value

@@ -13,8 +13,14 @@ import pytest
 
 from fwbench.errors import FwbenchError
 from fwbench.store import ResultsStore
+from fwbench.studies import get_study
 
 VGG16_PARAMETERS = 138_357_544
+
+
+def ref(study: str, framework: str) -> str:
+    """The arm standing for ``framework`` in ``study`` (its arm table's reference)."""
+    return get_study(study).reference_arm(framework)
 
 
 def _run_smoke(study: str, tmp_path_factory):
@@ -46,25 +52,6 @@ def test_vgg16_layer_table_has_the_published_parameter_count():
     assert 30.9e9 < vgg16_flops(224) < 31.0e9  # 15.5 G multiply-adds
 
 
-def test_vision_twins_expose_the_same_public_names():
-    import ast
-    from pathlib import Path
-
-    import fwbench.vision
-
-    def public(path):
-        tree = ast.parse(path.read_text())
-        names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-        names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-        return {n for n in names if not n.startswith("_")}
-
-    root = Path(fwbench.vision.__file__).parent
-    torch_names, mxnet_names = public(root / "torch.py"), public(root / "mxnet.py")
-    assert torch_names == mxnet_names
-    assert {"build_vgg16", "count_parameters", "infer", "framework_info", "synchronize", "onednn",
-            "matmul"} <= torch_names
-
-
 @pytest.fixture(scope="module")
 def vgg16_smoke(tmp_path_factory):
     return _run_smoke("vgg16", tmp_path_factory)
@@ -77,13 +64,13 @@ def test_vgg16_smoke_records_raw_latencies_and_onednn_state(vgg16_smoke):
     from fwbench.studies import vgg16
 
     summary, store, _ = vgg16_smoke
-    options = vgg16.resolve("smoke")
+    options = vgg16.STUDY.resolve("smoke")
     assert summary.ok and summary.done == len(vgg16.grid(options)) == 4
     trials = store.trials("vgg16")
     assert (trials["summary.n_parameters"] == VGG16_PARAMETERS).all()
     assert (trials["summary.onednn_active"] == trials["config.onednn"]).all()
     assert all(len(f) == 1 for f in trials["provenance.frameworks_imported"])
-    mx_off = trials[(trials["config.arm"] == "mxnet") & ~trials["config.onednn"].astype(bool)]
+    mx_off = trials[(trials["config.arm"] == ref("vgg16", "mxnet")) & ~trials["config.onednn"].astype(bool)]
     assert (mx_off["provenance.mxnet_mkldnn_enabled_env"] == "0").all()
     long = store.measurements("vgg16")
     counts = long.groupby(["trial_id", "metric"]).size().unstack()
@@ -99,8 +86,9 @@ def test_vgg16_smoke_records_raw_latencies_and_onednn_state(vgg16_smoke):
 def _plant(store, study, config, values, summary=None, metric="latency_s"):
     from fwbench.store import trial_id
 
-    store.record(trial_id=trial_id(study, config), study=study, status="done", config=config, provenance={},
-                 summary=summary or {}, measurements=[(i, metric, v) for i, v in enumerate(values)])
+    store.record(trial_id=trial_id(study, config, get_study(study).code_version()), study=study, status="done",
+                 config=config, provenance={}, summary=summary or {},
+                 measurements=[(i, metric, v) for i, v in enumerate(values)])
 
 
 def test_vgg16_ratio_and_prose_follow_planted_latencies(tmp_path):
@@ -109,12 +97,19 @@ def test_vgg16_ratio_and_prose_follow_planted_latencies(tmp_path):
     store = ResultsStore(tmp_path / "s.sqlite")
     base = {"model": "vgg16", "batch_size": 1, "image_size": 224, "device": "cpu", "threads": 2}
     rng = np.random.default_rng(0)
-    _plant(store, "vgg16", {**base, "arm": "torch", "onednn": True}, 0.040 + 0.001 * rng.random(8))
-    _plant(store, "vgg16", {**base, "arm": "mxnet", "onednn": True}, 0.020 + 0.001 * rng.random(8))
-    _plant(store, "vgg16", {**base, "arm": "mxnet", "onednn": False}, 0.010 + 0.001 * rng.random(8))
-    ratios = inference.vgg16_ratios(inference.vgg16_latencies(store=store))
+    torch_arm, mxnet_arm = ref("vgg16", "torch"), ref("vgg16", "mxnet")
+    _plant(store, "vgg16", {**base, "arm": torch_arm, "onednn": True}, 0.040 + 0.001 * rng.random(8))
+    _plant(store, "vgg16", {**base, "arm": "torch-script", "onednn": True}, 0.030 + 0.001 * rng.random(8))
+    _plant(store, "vgg16", {**base, "arm": mxnet_arm, "onednn": True}, 0.020 + 0.001 * rng.random(8))
+    _plant(store, "vgg16", {**base, "arm": mxnet_arm, "onednn": False}, 0.010 + 0.001 * rng.random(8))
+    frame = inference.vgg16_latencies(store=store)
+    assert dict(zip(frame.arm, frame.framework)) == {torch_arm: "torch", "torch-script": "torch", mxnet_arm: "mxnet"}
+    ratios = inference.vgg16_ratios(frame)
     main = ratios[(ratios.comparison == "torch / mxnet") & (ratios.onednn == True)].iloc[0]  # noqa: E712
+    assert (main.numerator, main.denominator) == (torch_arm, mxnet_arm)
     assert 1.8 < main.ratio < 2.2 and main.ci_low > 1
+    compiled = ratios[ratios.comparison == "compiled / eager"].iloc[0]  # the compiled arm over its reference arm
+    assert (compiled.numerator, compiled.denominator) == ("torch-script", torch_arm) and compiled.ci_high < 1
     off = ratios[ratios.comparison == "oneDNN off / on"].iloc[0]
     assert off.ratio < 1 and off.ci_high < 1
     text = inference.summary_markdown(store=store)
@@ -145,7 +140,8 @@ def test_gemm_peak_is_the_best_median_over_sizes(tmp_path):
     store = ResultsStore(tmp_path / "s.sqlite")
     for fw, threads, n, values in (("torch", 1, 1024, [10, 11, 12]), ("torch", 1, 2048, [20, 21, 90]),
                                    ("torch", 2, 1024, [30, 31, 32]), ("mxnet", 1, 1024, [5, 6, 7])):
-        _plant(store, "gemm", {"arm": fw, "threads": threads, "n": n, "device": "cpu"}, values, metric="gflops")
+        _plant(store, "gemm", {"arm": ref("gemm", fw), "threads": threads, "n": n, "device": "cpu"}, values,
+               metric="gflops")
     peak = inference.gemm_peak(store).set_index(["framework", "threads"])
     assert peak.loc[("torch", 1), "gflops"] == 21 and peak.loc[("torch", 1), "n"] == 2048
     assert peak.loc[("torch", 1), "max_repeat_gflops"] == 90
@@ -155,6 +151,29 @@ def test_gemm_peak_is_the_best_median_over_sizes(tmp_path):
 
 
 # -- ONNX -----------------------------------------------------------------------------------------------------
+def test_onnx_tables_follow_the_arm_table_on_planted_steps(tmp_path):
+    from fwbench.analysis import inference
+
+    store = ResultsStore(tmp_path / "s.sqlite")
+    ok = {"step_status": "ok", "error": None, "reason": None}
+    _plant(store, "onnx", {"step": "torch-export"}, [0.010, 0.011, 0.012], summary=ok, metric="latency_s_b1")
+    _plant(store, "onnx", {"step": "onnxruntime"}, [0.005, 0.0055, 0.006], metric="latency_s_b1",
+           summary={**ok, "max_abs_diff": 1e-6, "argmax_agreement": 1.0, "n_compared": 64, "test_acc": 0.5})
+    _plant(store, "onnx", {"step": "mxnet-import"}, [], summary={
+        "step_status": "step_failed", "error": "NotImplementedError: LSTM", "reason": "no LSTM translation",
+        "failed_at": "mx.contrib.onnx.import_model"})
+    steps = inference.onnx_steps(store=store)
+    assert steps.step.tolist() == list(get_study("onnx").arm_names)
+    assert steps.runtime.tolist() == ["torch", "onnxruntime", "mxnet"]
+    assert steps.loc[0, "max_abs_diff"] == 0.0  # the export step is the reference itself
+    lat = inference.onnx_latency_table(inference.onnx_latencies(store=store)).set_index("step")
+    assert lat.loc["torch-export", "ratio_to_torch"] == 1.0 and lat.loc["onnxruntime", "ratio_to_torch"] == 0.5
+    labels = get_study("onnx").labels()
+    text = inference.summary_markdown(store=store)
+    assert f"**{labels['onnxruntime']}** latency, batch 1" in text
+    assert f"**{labels['mxnet-import']}**: step_failed" in text
+
+
 @pytest.fixture(scope="module")
 def onnx_smoke(tmp_path_factory):
     return _run_smoke("onnx", tmp_path_factory)
@@ -167,13 +186,13 @@ def test_onnx_round_trip_parity_and_recorded_errors(onnx_smoke):
     summary, store, root = onnx_smoke
     assert summary.ok and summary.done == 3
     steps = inference.onnx_steps("smoke", store=store).set_index("step")
-    assert steps.loc["export", "status"] == "ok"
-    if steps.loc["ort", "status"] == "unavailable":
-        pytest.skip(f"onnxruntime not installed: {steps.loc['ort', 'error']}")
-    assert steps.loc["ort", "status"] == "ok"
-    assert steps.loc["ort", "max_abs_diff"] < 1e-4 and steps.loc["ort", "argmax_agreement"] == 1.0
-    assert steps.loc["ort", "n_compared"] == 64
-    mx = steps.loc["mxnet"]
+    assert steps.loc["torch-export", "status"] == "ok"
+    if steps.loc["onnxruntime", "status"] == "unavailable":
+        pytest.skip(f"onnxruntime not installed: {steps.loc['onnxruntime', 'error']}")
+    assert steps.loc["onnxruntime", "status"] == "ok"
+    assert steps.loc["onnxruntime", "max_abs_diff"] < 1e-4 and steps.loc["onnxruntime", "argmax_agreement"] == 1.0
+    assert steps.loc["onnxruntime", "n_compared"] == 64
+    mx = steps.loc["mxnet-import"]
     if mx.status == "ok":
         assert mx.max_abs_diff < 1e-4 and mx.argmax_agreement == 1.0
     else:  # MXNet 1.9.1's importer has no LSTM translation: the exact error and the reason are stored
@@ -207,7 +226,7 @@ def test_cuda_grid_drops_the_onednn_switch_and_needs_a_gpu():
     from fwbench.runner import preflight
     from fwbench.studies import vgg16
 
-    configs = vgg16.grid(vgg16.resolve("smoke", {"device": "cuda"}))
+    configs = vgg16.grid(vgg16.STUDY.resolve("smoke", {"device": "cuda"}))
     assert configs and all(c["onednn"] is True and c["device"] == "cuda" for c in configs)
     if _has_nvidia_gpu():
         pytest.skip("an NVIDIA GPU is present: the missing-GPU error cannot be shown here")
@@ -242,10 +261,11 @@ def test_vgg16_and_gemm_on_cuda(tmp_path):
     from fwbench.analysis import inference
     from fwbench.runner import run_sweep
 
-    arms = ["torch", "mxnet"] if _mxnet_cuda() else ["torch"]  # MXNet needs the mxnet-cu112 wheel
+    frameworks = ["torch", "mxnet"] if _mxnet_cuda() else ["torch"]  # MXNet needs the mxnet-cu112 wheel
     store = ResultsStore(tmp_path / "gpu.sqlite")
-    assert run_sweep("vgg16", "smoke", {"device": "cuda", "arms": arms}, store=store, progress="none").ok
-    assert run_sweep("gemm", "smoke", {"device": "cuda", "arms": arms}, store=store, progress="none").ok
+    for study in ("vgg16", "gemm"):
+        arms = [ref(study, fw) for fw in frameworks]
+        assert run_sweep(study, "smoke", {"device": "cuda", "arms": arms}, store=store, progress="none").ok
     frame = inference.vgg16_latencies(store=store)
     assert set(frame.device) == {"cuda"} and (frame.latency_ms > 0).all()
     assert not inference.gemm_peak(store, device="cuda").empty
@@ -260,11 +280,11 @@ def test_onnx_runtime_step_rebuilds_missing_artifacts_in_a_separate_process(tmp_
 
     monkeypatch.setenv("FWBENCH_ARTIFACTS", str(tmp_path / "artifacts"))
     store = ResultsStore(tmp_path / "s.sqlite")
-    assert run_sweep("onnx", "smoke", {"steps": ["ort"]}, store=store, progress="none", timeout_s=600).ok
+    assert run_sweep("onnx", "smoke", {"steps": ["onnxruntime"]}, store=store, progress="none", timeout_s=600).ok
     trial = store.trials("onnx").iloc[0]
     if trial["summary.step_status"] == "unavailable":
         pytest.skip(f"onnxruntime not installed: {trial['summary.error']}")
     assert trial["summary.artifacts_rebuilt"] is True or trial["summary.artifacts_rebuilt"] == 1
     assert trial["provenance.frameworks_imported"] == []  # torch ran in the rebuild process, not here
-    steps = inference.onnx_steps("smoke", {"steps": ["ort"]}, store=store)
+    steps = inference.onnx_steps("smoke", {"steps": ["onnxruntime"]}, store=store)
     assert steps.loc[0, "max_abs_diff"] < 1e-4 and steps.loc[0, "argmax_agreement"] == 1.0

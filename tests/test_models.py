@@ -1,45 +1,44 @@
-"""The twin backends: same public names, same parameter count, same init ranges (one framework per process)."""
+"""The IMDB twin backends at run time: same parameter count, same init ranges, one framework per process (their
+public names are checked in ``test_twins``)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
 import fwbench.sentiment as sentiment
+from fwbench.studies import get_study
 
 PROBE = """
 import json, sys, numpy as np
-from fwbench.studies.imdb import backend_module
-be = backend_module(sys.argv[1])
+from fwbench.studies import get_study
+be = get_study("imdb").arm(sys.argv[1]).load_backend()
 be.set_seed(0)
 model = be.build_model(5000, 128, 128, 2)
 x = np.random.RandomState(0).randint(0, 5000, size=(3, 500))
 loader = be.make_loader(x, np.array([0, 1, 0]), batch_size=3, num_workers=0, shuffle=False, seed=0)
-emb = (model.embedding.weight.detach().numpy().copy() if sys.argv[1] == 'torch-dense'
+emb = (model.embedding.weight.detach().numpy().copy() if be.FRAMEWORK == 'torch'
        else model.embedding.weight.data().asnumpy())
 trainer = be.make_trainer(model, 1e-3)
 loss, seen = be.train_one_epoch(model, trainer, loader)
 be.synchronize()
 test_loss, acc = be.evaluate(model, loader)
-names = [n for n in dir(be) if not n.startswith('_')]
 print(json.dumps({"params": be.count_parameters(model), "loss": loss, "seen": seen, "acc": acc,
-                  "emb_absmax": float(abs(emb).max()), "names": names,
+                  "emb_absmax": float(abs(emb).max()), "framework": be.FRAMEWORK,
                   "frameworks": sorted(m for m in ("torch", "mxnet") if m in sys.modules)}))
 """
-
-PUBLIC = {"framework_info", "set_seed", "configure_threads", "build_model", "count_parameters", "make_loader",
-          "make_trainer", "set_learning_rate", "train_one_epoch", "synchronize", "evaluate"}
+STUDY = get_study("imdb")
+ARMS = (STUDY.reference_arm("torch"), STUDY.reference_arm("mxnet"))
 
 
 @pytest.fixture(scope="module")
 def probes():
     env_threads = {"OMP_NUM_THREADS": "2"}
-    import os
-
     out = {}
-    for arm in ("torch-dense", "mxnet"):
+    for arm in ARMS:
         proc = subprocess.run([sys.executable, "-c", PROBE, arm], capture_output=True, text=True,
                               env={**os.environ, **env_threads}, timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]
@@ -50,17 +49,12 @@ def probes():
 def test_same_parameter_count(probes):
     # 5000*128 embedding + 4*128*(128+128) + 2*4*128 LSTM + 128*2 + 2 dense
     expected = 5000 * 128 + 4 * 128 * 256 + 8 * 128 + 128 * 2 + 2
-    assert probes["torch-dense"]["params"] == probes["mxnet"]["params"] == expected
-
-
-def test_same_public_names(probes):
-    for arm, probe in probes.items():
-        assert PUBLIC <= set(probe["names"]), f"{arm} lacks {PUBLIC - set(probe['names'])}"
+    assert [probes[arm]["params"] for arm in ARMS] == [expected, expected]
 
 
 def test_each_probe_imported_one_framework(probes):
-    assert probes["torch-dense"]["frameworks"] == ["torch"]
-    assert probes["mxnet"]["frameworks"] == ["mxnet"]
+    for arm, probe in probes.items():
+        assert probe["frameworks"] == [STUDY.framework_of(arm)] == [probe["framework"]]
 
 
 def test_same_embedding_init_range_and_sane_loss(probes):

@@ -3,6 +3,7 @@ for broken input."""
 from __future__ import annotations
 
 import io
+import os
 import zipfile
 from pathlib import Path
 
@@ -13,8 +14,11 @@ import pytest
 from fwbench.data import monash
 from fwbench.errors import DataUnavailable, FwbenchError
 
-SHARED_MONASH = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "monash"
-needs_staged = pytest.mark.skipif(not (SHARED_MONASH / "MANIFEST.csv").exists(), reason="staged Monash data absent")
+# the staged Monash files, found only through FWBENCH_DATA_DIR (tests/conftest.py sets a default)
+STAGED_ROOT = Path(os.environ["FWBENCH_DATA_DIR"]) if os.environ.get("FWBENCH_DATA_DIR") else None
+SHARED_MONASH = STAGED_ROOT / "monash" if STAGED_ROOT else Path("/nonexistent")
+needs_staged = pytest.mark.skipif(not (SHARED_MONASH / "MANIFEST.csv").exists(),
+                                  reason="FWBENCH_DATA_DIR is unset or has no staged Monash data (monash/MANIFEST.csv)")
 
 HEADER = "# comment\n@relation t\n@attribute series_name string\n@attribute start_timestamp date\n@frequency monthly\n" \
          "@horizon 2\n@missing true\n@equallength false\n@data\n"
@@ -30,7 +34,7 @@ def data_dir(tmp_path, monkeypatch):
 
 @pytest.fixture
 def staged(monkeypatch):
-    monkeypatch.setenv("FWBENCH_DATA_DIR", str(SHARED_MONASH.parent))
+    monkeypatch.setenv("FWBENCH_DATA_DIR", str(STAGED_ROOT))
     monkeypatch.setenv("FWBENCH_OFFLINE", "1")
 
 

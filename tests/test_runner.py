@@ -6,7 +6,7 @@ import pytest
 from fwbench.runner import plan, run_sweep
 from fwbench.store import ResultsStore
 
-OVERRIDES = {"arms": ["torch-dense", "mxnet"], "extra_arms": [], "scaling": False, "workers": [0], "epochs": 2}
+OVERRIDES = {"arms": ["torch-eager", "mxnet-imperative"], "extra_arms": [], "scaling": False, "workers": [0], "epochs": 2}
 
 
 @pytest.fixture(scope="module")
@@ -31,14 +31,14 @@ def test_every_trial_lands_once_with_epochs(swept):
 def test_provenance_names_one_framework_threads_and_data(swept):
     store, _ = swept
     t = store.trials("imdb").set_index("config.arm")
-    for arm, framework in (("torch-dense", "torch"), ("mxnet", "mxnet")):
+    for arm, framework in (("torch-eager", "torch"), ("mxnet-imperative", "mxnet")):
         row = t.loc[arm]
         assert row["provenance.framework"] == framework
         assert row["provenance.frameworks_imported"] == [framework]
         assert row["provenance.thread_env.OMP_NUM_THREADS"] == "2"
         assert row["provenance.dataset_checksum"].startswith("3c7d06d2")
         assert row["provenance.cpu_model"] and row["provenance.git_sha"] is not None
-    assert t.loc["torch-dense", "provenance.torch_num_threads"] == 2
+    assert t.loc["torch-eager", "provenance.torch_num_threads"] == 2
 
 
 @pytest.mark.slow
@@ -52,8 +52,8 @@ def test_profiles_have_the_documented_grid():
     smoke = plan("imdb", "smoke")
     assert [t.config["part"] for t in smoke].count("main") == 6 and len(smoke) == 9
     full = plan("imdb", "full")
-    assert {t.config["arm"] for t in full} == {"torch-dense", "torch-sparse", "mxnet", "mxnet-hybrid",
-                                                "torch-compile"}
+    assert {t.config["arm"] for t in full} == {"torch-eager", "torch-sparse", "mxnet-imperative",
+                                                "mxnet-hybrid-partial", "torch-compile"}
     settings = {(t.config["batch_size"], t.config["num_workers"]) for t in full if t.config["part"] == "main"}
     assert {b for b, _ in settings} == {64, 128, 256, 512, 1024} and {w for _, w in settings} == {0, 1, 2, 4}
     assert {t.config["n_train"] for t in full} == {25000} and {t.config["epochs"] for t in full} >= {21}
@@ -66,5 +66,5 @@ def test_profiles_have_the_documented_grid():
 
 def test_extra_arms_run_at_one_setting_only():
     extra = [t for t in plan("imdb", "quick") if t.config["part"] == "extra"]
-    assert {t.config["arm"] for t in extra} == {"mxnet-hybrid", "torch-compile"}
+    assert {t.config["arm"] for t in extra} == {"mxnet-hybrid-partial", "torch-compile"}
     assert {(t.config["batch_size"], t.config["num_workers"]) for t in extra} == {(256, 0)}

@@ -19,15 +19,16 @@ from fwbench.store import SCHEMA_VERSION, ResultsStore, trial_id
 
 
 def _record(store, tid="t1", status="done", values=((0, "train_time_s", 1.5), (1, "train_time_s", 1.2))):
-    store.record(trial_id=tid, study="imdb", status=status, config={"arm": "mxnet", "batch_size": 64},
+    store.record(trial_id=tid, study="imdb", status=status, config={"arm": "mxnet-imperative", "batch_size": 64},
                  provenance={"host": "h1", "git_sha": "abc"}, summary={"median_epoch_s": 1.2},
                  measurements=values, profile="smoke", error=None if status == "done" else "boom")
 
 
 def test_trial_id_depends_on_config_not_key_order():
-    assert trial_id("imdb", {"a": 1, "b": 2}) == trial_id("imdb", {"b": 2, "a": 1})
-    assert trial_id("imdb", {"a": 1}) != trial_id("imdb", {"a": 2})
-    assert trial_id("imdb", {"a": 1}) != trial_id("deepar", {"a": 1})
+    assert trial_id("imdb", {"a": 1, "b": 2}, "c1") == trial_id("imdb", {"b": 2, "a": 1}, "c1")
+    assert trial_id("imdb", {"a": 1}, "c1") != trial_id("imdb", {"a": 2}, "c1")
+    assert trial_id("imdb", {"a": 1}, "c1") != trial_id("deepar", {"a": 1}, "c1")
+    assert trial_id("imdb", {"a": 1}, "c1") != trial_id("imdb", {"a": 1}, "c2")  # other code, other trial
 
 
 def test_round_trip_flattens_config_and_keeps_raw_values(tmp_path):
@@ -35,7 +36,7 @@ def test_round_trip_flattens_config_and_keeps_raw_values(tmp_path):
     _record(store)
     m = store.measurements("imdb")
     assert sorted(m.value) == [1.2, 1.5]
-    assert set(m["config.arm"]) == {"mxnet"} and set(m["provenance.git_sha"]) == {"abc"}
+    assert set(m["config.arm"]) == {"mxnet-imperative"} and set(m["provenance.git_sha"]) == {"abc"}
     assert store.status_of(["t1", "nope"]) == {"t1": "done"}
 
 

@@ -2,16 +2,20 @@
 study ``bench`` (one row per benchmark run, raw values kept) and are printed.
 
 - ``harness``: the runner's measured epoch time vs a bare training loop over the same batches, each in a fresh
-  process of the same kind (``python -m fwbench...``), interleaved, for one PyTorch and one MXNet arm.
-  Goal: overhead <= 2 %.
+  process of the same kind (``python -m fwbench...``), interleaved, for the IMDB study's reference arms (one
+  PyTorch, one MXNet). Goal: overhead <= 2 %.
 - ``deepar``: the runner's ``train_time_s`` of one DeepAR fit vs calling the GluonTS estimator directly (same
-  hyperparameters, no harness callback, no fwbench trial code around it), each in a fresh process, interleaved.
-  Goal: overhead <= 2 %.
+  hyperparameters, no harness callback, no fwbench trial code around it), each in a fresh process, interleaved,
+  for the DeepAR study's reference arms. Goal: overhead <= 2 %.
 - ``data``: encoding the 50k IMDB reviews from the archive with a cold cache (goal <= 30 s) and loading the
   cached arrays (goal <= 1 s), each in a fresh process, timing the ``load_imdb`` call only.
+
+The runner's side is the real thing: trials planned by ``fwbench.runner.plan`` (their ids carry the study's code
+version) and run by ``fwbench.execute.execute``; the bare side loads the arm's backend through the registry.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -22,10 +26,13 @@ import uuid
 from pathlib import Path
 
 from .analysis.stats import ratio_ci
+from .execute import PlannedTrial, child_env, execute
+from .measure import median
 from .paths import results_path
 from .provenance import host_info
-from .runner import PlannedTrial, child_env, execute
+from .runner import plan
 from .store import ResultsStore, trial_id
+from .studies import get_study
 
 HARNESS_CONFIG = {"batch_size": 256, "num_workers": 0, "epochs": 4, "n_train": 512, "n_test": 64}
 ROUNDS = 2
@@ -34,16 +41,18 @@ ROUNDS = 2
 def _bare_loop(spec: dict) -> list[float]:
     """The minimal loop: same model, loader and optimizer, no harness around it. Runs in a child process."""
     from .data.imdb import Encoding, load_imdb
-    from .studies.imdb import backend_module
+    from .studies.imdb import MODEL_VARIANT
 
     config = spec["config"]
-    be = backend_module(config["arm"])
+    arm = get_study("imdb").arm_of(config)
+    be = arm.load_backend()
     be.configure_threads(config["threads"])
     be.set_seed(config["seed"])
     data = load_imdb(encoding=Encoding(**config["encoding"])).subsample(config["n_train"], config["n_test"])
     m = config["model"]
-    model = be.build_model(m["num_words"], m["embed_dim"], m["hidden_size"], m["num_classes"],
-                           sparse=config["arm"] == "torch-sparse")
+    variant, sparse = MODEL_VARIANT[arm.variant]
+    model = be.build_model(m["num_words"], m["embed_dim"], m["hidden_size"], m["num_classes"], sparse=sparse,
+                           variant=variant, device=config.get("device", "cpu"))
     trainer = be.make_trainer(model, config["lr"])
     loader = be.make_loader(data.x_train, data.y_train, config["batch_size"], config["num_workers"], True,
                             config["seed"])
@@ -64,11 +73,11 @@ def _bare_deepar_fit(spec: dict) -> float:
     import tempfile as _tempfile
 
     from .data import monash
-    from .studies.deepar import backend_module, estimator_kwargs
+    from .studies.deepar import estimator_kwargs
 
     config = spec["config"]
     data = monash.load(config["dataset"])
-    be = backend_module(config["framework"])
+    be = get_study("deepar").arm_of(config).load_backend()
     be.configure_threads(config["threads"])
     be.set_seed(config["seed"])
     kwargs = estimator_kwargs(config, data)
@@ -80,14 +89,18 @@ def _bare_deepar_fit(spec: dict) -> float:
         return time.perf_counter() - t0
 
 
-def deepar_overhead(arms=("torch", "mxnet")) -> list[dict]:
-    from .studies import deepar
+def _reference_arms(study: str) -> list[str]:
+    s = get_study(study)
+    return [s.reference_arm("torch"), s.reference_arm("mxnet")]
 
+
+def deepar_overhead(arms=None) -> list[dict]:
+    """``arms``: default the DeepAR study's reference arms (PyTorch, MXNet)."""
     rows = []
-    for config in deepar.grid(deepar.resolve("smoke", {**DEEPAR_OVERRIDES, "arms": list(arms)})):
+    for trial in plan("deepar", "smoke", {**DEEPAR_OVERRIDES, "arms": list(arms or _reference_arms("deepar"))}):
+        config = trial.config
         runner_times, bare_times = [], []
         for _ in range(ROUNDS + 1):
-            trial = PlannedTrial(trial_id("deepar", config), "deepar", config, deepar.describe(config))
             outcome = execute(trial)
             if outcome["status"] != "done":
                 raise RuntimeError(f"DeepAR benchmark trial failed: {outcome['error']}")
@@ -112,18 +125,23 @@ def _run_child(mode: str, payload: dict, env: dict) -> dict:
         return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def harness_overhead(arms=("torch-dense", "mxnet")) -> list[dict]:
-    from .studies import imdb
+def harness_trial(arm: str) -> PlannedTrial:
+    """The quick profile's trial of ``arm`` at ``HARNESS_CONFIG`` (first repeat block, main grid)."""
+    trials = plan("imdb", "quick", {"arms": [arm], "extra_arms": [], "scaling": False, "repeats": 1,
+                                    "batch_sizes": [HARNESS_CONFIG["batch_size"]],
+                                    "workers": [HARNESS_CONFIG["num_workers"]], "epochs": HARNESS_CONFIG["epochs"],
+                                    "n_train": HARNESS_CONFIG["n_train"], "n_test": HARNESS_CONFIG["n_test"]})
+    return next(t for t in trials if t.config["arm"] == arm and t.config["part"] == "main")
 
-    options = imdb.resolve("quick", {"batch_sizes": [HARNESS_CONFIG["batch_size"]],
-                                     "workers": [HARNESS_CONFIG["num_workers"]], "epochs": HARNESS_CONFIG["epochs"],
-                                     "n_train": HARNESS_CONFIG["n_train"], "n_test": HARNESS_CONFIG["n_test"]})
+
+def harness_overhead(arms=None) -> list[dict]:
+    """``arms``: default the IMDB study's reference arms (PyTorch, MXNet)."""
     rows = []
-    for arm in arms:
-        config = next(c for c in imdb.grid(options) if c["arm"] == arm)
+    for arm in arms or _reference_arms("imdb"):
+        trial = harness_trial(arm)
+        config = trial.config
         runner_times, bare_times = [], []
         for _ in range(ROUNDS):
-            trial = PlannedTrial(trial_id("imdb", config), "imdb", config, imdb.describe(config))
             outcome = execute(trial)
             if outcome["status"] != "done":
                 raise RuntimeError(f"harness benchmark trial failed: {outcome['error']}")
@@ -145,13 +163,18 @@ def data_prep() -> dict:
     return {"cold_s": cold["seconds"], "cached_s": warm, "checksum": cold["checksum"]}
 
 
+def _code_version() -> str:
+    """Fingerprint of this module (the bench rows' trial ids carry it, as a study's trials carry its code's)."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+
+
 def _record(store: ResultsStore, name: str, config: dict, values: dict[str, list[float] | float]) -> None:
     measurements = []
     for metric, v in values.items():
         for i, x in enumerate(v if isinstance(v, list) else [v]):
             measurements.append((i, metric, x))
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-    store.record(trial_id=trial_id("bench", {"name": name, "run": uuid.uuid4().hex}), study="bench",
+    store.record(trial_id=trial_id("bench", {"name": name, "run": uuid.uuid4().hex}, _code_version()), study="bench",
                  status="done", config={"benchmark": name, **config}, provenance=host_info(),
                  summary={k: v for k, v in values.items() if not isinstance(v, list)}, measurements=measurements,
                  started_at=stamp, ended_at=stamp)
@@ -169,7 +192,7 @@ def main(what: str = "all") -> int:
         d = data_prep()
         _record(store, "data_prep", {}, {"cold_s": d["cold_s"], "cached_s": d["cached_s"]})
         print(f"data prep: encode 50k reviews cold {d['cold_s']:.1f} s (goal <= 30 s); cached load "
-              f"median {sorted(d['cached_s'])[1]:.2f} s (goal <= 1 s)")
+              f"median {median(d['cached_s']):.2f} s (goal <= 1 s)")
     if what in ("all", "harness"):
         for row in harness_overhead():
             _record(store, "harness_overhead", {"arm": row["arm"], **HARNESS_CONFIG},

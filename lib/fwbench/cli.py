@@ -6,7 +6,7 @@
     fwbench status [--study imdb] [--profile quick]
     fwbench export [--format csv|parquet ...] [-o DIR] [--study imdb]   (or -o FILE.csv: the single wide CSV)
     fwbench bench [harness|data]
-    fwbench ledger [-o ledger.csv] [--profile quick|all]
+    fwbench ledger [-o ledger.csv] [--profile quick|all] [--compare STORE_A STORE_B]
 
 Errors in the input are one line (``fwbench: error: ...``) with exit status 2; a sweep in which any trial
 failed ends with exit status 1 after its summary.
@@ -83,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     ledger = sub.add_parser("ledger", help="the claims ledger: one verdict per claim, computed from the store")
     ledger.add_argument("-o", "--output", default=None, help="CSV file to write (default: a table on standard output)")
     ledger.add_argument("--profile", default="quick", help="whose trials to judge ('all': every row of the store)")
+    ledger.add_argument("--compare", nargs=2, metavar=("STORE_A", "STORE_B"), default=None,
+                        help="stability check: two independent runs of one profile; exit 1 if a verdict differs")
 
     bench = sub.add_parser("bench", help="benchmarks of the harness itself")
     bench.add_argument("what", nargs="?", default="all", choices=["all", "harness", "deepar", "data"])
@@ -111,30 +113,10 @@ def cmd_run(args) -> int:
 
 def cmd_status(args) -> int:
     from .paths import results_path
-    from .runner import plan
+    from .status import status_lines
     from .store import ResultsStore
 
-    store = ResultsStore.open_read(results_path())
-    trials = store.trials(args.study)
-    print(f"results store: {store.path}")
-    if trials.empty:
-        print("no trials recorded yet")
-    else:
-        counts = trials.groupby(["study", "status"]).size().unstack(fill_value=0)
-        print(counts.to_string())
-        failed = trials[trials.status == "failed"]
-        for _, row in failed.iterrows():
-            print(f"failed {row.study} {row.trial_id}: {row.error}")
-    if args.profile:
-        from .studies import get_study
-
-        studies = [args.study] if args.study else ["imdb", "deepar"]
-        for study in [name for name in studies if args.profile in get_study(name).PROFILES]:
-            planned = plan(study, args.profile)
-            status = store.status_of(t.trial_id for t in planned)
-            missing = [t for t in planned if status.get(t.trial_id) != "done"]
-            print(f"{study}/{args.profile}: {len(planned) - len(missing)} of {len(planned)} done, "
-                  f"{len(missing)} missing or failed")
+    print("\n".join(status_lines(ResultsStore.open_read(results_path()), args.study, args.profile)))
     return 0
 
 
@@ -166,7 +148,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_estimate(args) -> int:
-    from .cluster import estimate_full_runtime
+    from .estimate import estimate_full_runtime
     from .paths import results_path
     from .store import ResultsStore
 
@@ -181,13 +163,34 @@ def cmd_estimate(args) -> int:
 def cmd_ledger(args) -> int:
     from . import ledger
 
+    if args.compare:
+        return _compare(args)
+
     table = ledger.build(profile=args.profile)
     if args.output:
         table.to_csv(args.output, index=False)
         print(f"wrote {len(table)} claims to {args.output}", file=sys.stderr)
     else:
-        print(table[["claim_id", "verdict", "estimate", "ci_low", "ci_high"]].to_string(index=False))
+        print(table[["claim_id", "verdict", "estimate", "ci_low", "ci_high", "n", "our_hardware",
+                     "verdict_band10"]].to_string(index=False))
     return 0
+
+
+def _compare(args) -> int:
+    from pathlib import Path
+
+    from .ledger.stability import compare, summary_lines
+    from .store import ResultsStore
+
+    for path in args.compare:
+        if not Path(path).is_file():
+            raise FwbenchError(f"no results store at {path}; give two stores of independent runs of one profile")
+    table, summary = compare(*(ResultsStore.open_read(p) for p in args.compare), profile=args.profile)
+    if args.output:
+        table.to_csv(args.output, index=False)
+        print(f"wrote {len(table)} parts to {args.output}", file=sys.stderr)
+    print("\n".join(summary_lines(summary)))
+    return 0 if not summary["disagreeing_claims"] else 1
 
 
 def cmd_bench(args) -> int:

@@ -58,9 +58,33 @@ def unit_of(metric: str) -> str:
     return ""
 
 
+def _registered_arm(trial_row):
+    """The trial's arm in its study's arm table (None for a study or arm this checkout does not declare)."""
+    from .errors import FwbenchError
+    from .studies import get_study
+
+    try:
+        study = get_study(trial_row["study"])
+        return study.arm(trial_row.get(f"config.{study.arm_field}"))
+    except FwbenchError:
+        return None
+
+
+def arm_of(trial_row) -> str:
+    """The trial's arm: its study's arm field (``arm``; the onnx study's ``step``, the self-test's ``mode``)."""
+    arm = _registered_arm(trial_row)
+    if arm is not None:
+        return arm.name
+    value = trial_row.get("config.arm")
+    return value if isinstance(value, str) else ""
+
+
 def framework_of(trial_row) -> str:
-    """The framework a trial ran: the ``framework`` its trial process recorded in the provenance ("" when none,
-    e.g. a trial that failed before importing one). The one place to change when it comes from the registry."""
+    """The framework of a trial's arm from the study's arm table; for a study or arm this checkout does not
+    declare (old rows, benchmarks), the ``framework`` its trial process recorded ("" when none)."""
+    arm = _registered_arm(trial_row)
+    if arm is not None:
+        return arm.framework
     value = trial_row.get("provenance.framework")
     return value if isinstance(value, str) else ""
 
@@ -113,7 +137,7 @@ def tables(store: ResultsStore, study: str | None = None) -> dict[str, pd.DataFr
     env_ids = [environment_id(e) for e in envs]
     rows = []
     for (_, row), prov, env_id in zip(trials.iterrows(), provenance, env_ids):
-        rows.append({"trial_id": row.trial_id, "study": row.study, "arm": row.get("config.arm", ""),
+        rows.append({"trial_id": row.trial_id, "study": row.study, "arm": arm_of(row),
                      "framework": framework_of(row), "status": row.status, "profile": row.profile,
                      "code_version": prov.get("code_version") or "", "started_at": row.started_at,
                      "ended_at": row.ended_at, "trial_wall_s": prov.get("trial_wall_s"),

@@ -75,3 +75,56 @@ def host_info() -> dict:
 def imported_frameworks() -> list[str]:
     """Which of the two frameworks are loaded in this process (the isolation rule says at most one)."""
     return sorted(name for name in ("torch", "mxnet") if name in sys.modules)
+
+
+# A trial counts as run on a busy machine when, during it, other processes kept more than this share of the
+# machine's CPUs busy, the hypervisor stole more than STEAL_LIMIT of the time, or the 1-minute load average at
+# its start exceeded the cores (another trial or job was running).
+OTHER_BUSY_LIMIT = 0.25
+STEAL_LIMIT = 0.05
+
+
+class MachineLoad:
+    """CPU time of the whole machine and of this process tree between ``start()`` and ``stop()``: how busy the
+    machine was with other work (``other_busy_frac``) and the hypervisor's steal (``steal_frac``)."""
+
+    def __init__(self):
+        import psutil
+
+        self.psutil = psutil
+        self.proc = psutil.Process()
+        self.sys0 = psutil.cpu_times()
+        self.own0 = self._own()
+
+    def _own(self) -> float:
+        t = self.proc.cpu_times()
+        total = t.user + t.system + t.children_user + t.children_system
+        for child in self.proc.children(recursive=True):  # live workers (not reaped yet)
+            try:
+                c = child.cpu_times()
+                total += c.user + c.system
+            except self.psutil.Error:
+                pass
+        return total
+
+    def stop(self, loadavg_start: float | None = None) -> dict:
+        sys1 = self.psutil.cpu_times()
+        total = sum(sys1) - sum(self.sys0)
+        idle = (sys1.idle + getattr(sys1, "iowait", 0)) - (self.sys0.idle + getattr(self.sys0, "iowait", 0))
+        steal = getattr(sys1, "steal", 0.0) - getattr(self.sys0, "steal", 0.0)
+        ncpu = os.cpu_count() or 1
+        wall_cpu = total or 1e-9  # CPU-seconds the machine had (all CPUs)
+        busy = max(total - idle - steal, 0.0)
+        own = max(self._own() - self.own0, 0.0)
+        other = max(busy - own, 0.0) / wall_cpu
+        out = {"steal_frac": steal / wall_cpu, "other_busy_frac": other, "machine_busy_frac": busy / wall_cpu}
+        reasons = []
+        if out["other_busy_frac"] > OTHER_BUSY_LIMIT:
+            reasons.append(f"other processes used {100 * other:.0f} % of the CPUs")
+        if out["steal_frac"] > STEAL_LIMIT:
+            reasons.append(f"CPU steal {100 * out['steal_frac']:.0f} %")
+        if loadavg_start is not None and loadavg_start > ncpu:
+            reasons.append(f"load average {loadavg_start:.1f} > {ncpu} cores at the start")
+        out["busy_machine"] = bool(reasons)
+        out["busy_reasons"] = reasons
+        return out

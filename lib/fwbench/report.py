@@ -9,6 +9,8 @@ results store at build time, viewable offline from any static host as it is.
 - ``figures/``: the PNGs the post shows, copied from ``fwbench.paths.figures_dir()`` (only those written by this
   run of the notebooks, so a stale figure from an older run never appears);
 - ``ledger.csv``: the claims ledger (``fwbench.ledger``).
+The post has one section per registered study (``fwbench.studies.all_studies``: its title, arm table and the
+figures whose names start with its ``figure_prefix``), plus the convergence curves and the ledger.
 All links are relative.
 """
 from __future__ import annotations
@@ -28,10 +30,12 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from . import ledger as ledger_mod
+from . import ledger
 from .errors import FwbenchError
+from .ledger.render import host_text
 from .paths import figures_dir, results_path
 from .store import ResultsStore
+from .studies import all_studies, arm_table
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TITLE = "PyTorch vs MXNet, measured again: two published comparisons rerun from scratch"
@@ -59,7 +63,12 @@ CAPTIONS = {
     "onnx_latency": "The IMDB LSTM exported to ONNX: inference latency in PyTorch and onnxruntime (MXNet's import "
                     "fails; see the ledger's A10).",
 }
-SECTIONS = (("results", "imdb_"), ("convergence", "convergence_"), ("deepar", "deepar_"))
+CONVERGENCE_PREFIX = "convergence_"  # notebook 03's figures (IMDB and DeepAR curves)
+
+
+def sections() -> list[tuple[str, str]]:
+    """(section, figure-name prefix): one per registered study that names a prefix, then the convergence curves."""
+    return [(s.name, s.figure_prefix) for s in all_studies() if s.figure_prefix] + [("convergence", CONVERGENCE_PREFIX)]
 
 
 # ---------------------------------------------------------------------------------------------------- notebooks
@@ -143,8 +152,10 @@ def assumptions() -> list[str]:
 
 
 def deepar_numbers(store: ResultsStore, profile: str) -> tuple[list, list]:
-    data = ledger_mod.load(store, profile)
-    f = data.deepar
+    from .analysis import deepar as deepar_analysis
+    from .ledger.sources import deepar2024
+
+    f = deepar_analysis.load_trials(profile, store=store)
     if f.empty or "train_time_s" not in f:
         return [], []
     setup = [f"GluonTS DeepAR (study B): {f.dataset.nunique()} Monash dataset(s) "
@@ -153,16 +164,12 @@ def deepar_numbers(store: ResultsStore, profile: str) -> tuple[list, list]:
     lines = []
     totals = f.groupby("arm")["train_time_s"].sum()
     lines.append("Total training time: " + ", ".join(f"{a} {v:,.1f} s" for a, v in totals.items()) + ".")
-    piv = f.pivot_table(index=["dataset", "seed"], columns="arm", values="train_time_s")
-    if {"mxnet", "torch"} <= set(piv.columns):
-        pairs = piv[["mxnet", "torch"]].dropna()
-        if len(pairs):
-            r = ledger_mod.sum_ratio_ci(pairs["mxnet"], pairs["torch"])
-            ci = (f" (paired bootstrap 95 % CI {_fmt(r['ci_low'])}-{_fmt(r['ci_high'])})"
-                  if not math.isnan(r["ci_low"]) else " (no CI: one pair)")
-            lines.append(f"MXNet / PyTorch total training time over {len(pairs)} dataset x seed pairs: "
-                         f"{_fmt(r['ratio'])}{ci}; the 2024 post's totals give {ledger_mod.B_TOTALS_S['mxnet'] / ledger_mod.B_TOTALS_S['torch']:.2f} "
-                         f"over 40 datasets x 5 seeds at 100 epochs.")
+    r = deepar2024.total_ratio(f)
+    if r:
+        ci = (f" (paired bootstrap 95 % CI {_fmt(r['ci_low'])}-{_fmt(r['ci_high'])})"
+              if not math.isnan(r["ci_low"]) else " (no CI: one pair)")
+        lines.append(f"MXNet / PyTorch total training time over {r['n']} dataset x seed pairs: {_fmt(r['ratio'])}{ci}; "
+                     f"the 2024 post's totals give {deepar2024.post_ratio():.2f} ({deepar2024.CONDITIONS}).")
     for metric in ("MASE", "sMAPE", "mean_wQL"):
         if metric in f:
             med = f.groupby("arm")[metric].median()
@@ -185,15 +192,12 @@ def environment(store: ResultsStore, metas: list[dict]) -> list[tuple[str, str]]
     if not trials.empty:
         done = trials[trials.status == "done"]
         row = done.iloc[-1] if len(done) else trials.iloc[-1]
-        for key, label in (("provenance.cpu_model", "CPU"), ("provenance.cpu_count", "CPU cores"),
-                           ("provenance.os", "OS"), ("provenance.python", "Python"),
+        if len(done):
+            env.append(("CPU and frameworks", host_text(done)))
+        for key, label in (("provenance.os", "OS"), ("provenance.python", "Python"),
                            ("provenance.numpy_version", "NumPy"), ("host", "host")):
             if key in row and pd.notna(row[key]):
                 env.append((label, str(row[key])))
-        if "provenance.framework" in done:
-            versions = done.dropna(subset=["provenance.framework"]).groupby("provenance.framework")[
-                "provenance.framework_version"].agg(lambda s: ", ".join(sorted(set(map(str, s)))))
-            env += [(f"{fw} version", v) for fw, v in versions.items()]
         if "provenance.git_sha" in done and len(done):
             env.append(("git SHA of the trials", ", ".join(sorted(set(done["provenance.git_sha"].dropna()))[:3])))
         env.append(("trials in the store", f"{len(done)} done, {int((trials.status == 'failed').sum())} failed"))
@@ -217,9 +221,10 @@ def _parse_time(value: str | None) -> float | None:
 
 def collect_figures(source: Path, out: Path, since: float | None) -> dict:
     """Copy this run's PNGs into ``out/figures`` and sort them into the post's sections."""
-    sections = {name: [] for name, _ in SECTIONS} | {"other": []}
+    known = sections()
+    found = {name: [] for name, _ in known} | {"other": []}
     if not source.is_dir():
-        return sections
+        return found
     target = out / "figures"
     target.mkdir(parents=True, exist_ok=True)
     for png in sorted(source.glob("*.png")):
@@ -227,12 +232,19 @@ def collect_figures(source: Path, out: Path, since: float | None) -> dict:
             continue  # written before this run of the notebooks: stale
         shutil.copy2(png, target / png.name)
         caption = CAPTIONS.get(png.stem, png.stem.replace("_", " "))
-        section = next((name for name, prefix in SECTIONS if png.stem.startswith(prefix)), "other")
-        sections[section].append({"src": f"figures/{png.name}", "caption": caption, "name": png.stem})
+        section = next((name for name, prefix in known if png.stem.startswith(prefix)), "other")
+        found[section].append({"src": f"figures/{png.name}", "caption": caption, "name": png.stem})
     order = {name: i for i, name in enumerate(CAPTIONS)}  # the known figures in the post's order, then the rest
-    for figs in sections.values():
+    for figs in found.values():
         figs.sort(key=lambda f: (order.get(f["name"], len(order)), f["name"]))
-    return sections
+    return found
+
+
+def study_sections(prose: dict, figures: dict) -> list[dict]:
+    """One post section per registered study: title, arm table, prose lines where the post has them (``prose``:
+    study -> lines), figures."""
+    return [{"name": s.name, "title": s.title, "arms": arm_table(s.name), "has_prose": s.name in prose,
+             "lines": prose.get(s.name, []), "figures": figures.get(s.name, [])} for s in all_studies()]
 
 
 # ---------------------------------------------------------------------------------------------------- the post
@@ -268,11 +280,8 @@ def build(executed: Path, out: Path, profile: str | None = None, store: ResultsS
         page = render_notebook(meta, out, profile)
         pages.append({"href": page.name, "title": meta["title"], "source": Path(str(meta["source"])).name})
 
-    table = ledger_mod.build(store, profile=profile)
+    table = ledger.build(store, profile=profile)
     table.to_csv(out / "ledger.csv", index=False)
-    counts = table.verdict.value_counts()
-    ledger_summary = (f"{len(table)} claims: " + ", ".join(f"{counts[v]} {v}" for v in ledger_mod.PRECEDENCE
-                                                        if v in counts) + ".")
     rows = [dict(r._asdict(), estimate_text=estimate_text(r)) for r in table.itertuples(index=False)]
 
     imdb_setup, headline = imdb_numbers(profile, store)
@@ -290,11 +299,12 @@ def build(executed: Path, out: Path, profile: str | None = None, store: ResultsS
         "n_trials_failed": int((trials.status == "failed").sum()) if not trials.empty else 0,
         "git_sha": git.get("git_sha"), "git_dirty": git.get("git_dirty"),
         "profile_note": profile_note(profile, store),
-        "setup": imdb_setup + deepar_setup + [f"Timing: {ledger_mod.conditions(ledger_mod.load(store, profile))}."],
-        "assumptions": assumptions(), "headline": headline, "convergence": convergence_lines(store, profile),
-        "deepar": deepar, "figures": figs, "ledger": rows, "ledger_summary": ledger_summary,
+        "setup": imdb_setup + deepar_setup + [f"Timing: {ledger.conditions(ledger.load(store, profile))}."],
+        "assumptions": assumptions(), "studies": study_sections({"imdb": headline, "deepar": deepar}, figs),
+        "convergence": convergence_lines(store, profile), "figures": figs, "ledger": rows,
+        "ledger_summary": ledger.render.summary(table, ledger.PRECEDENCE),
         "ledger_tolerance": (f"A claimed ratio r counts as matched when the 95 % CI lies inside "
-                             f"[r / {1 + ledger_mod.TOL:g}, r x {1 + ledger_mod.TOL:g}]."),
+                             f"[r / {1 + ledger.TOL:g}, r x {1 + ledger.TOL:g}]."),
         "pages": pages, "environment": environment(store, metas),
     }
     jenv = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "j2"]))

@@ -6,40 +6,21 @@
 - With ``memory_limit_mb`` the child's address space is capped (``RLIMIT_AS``); going over fails the trial.
 - A study may define ``preflight(options)``: it runs here, in the parent, before any trial is launched, so
   missing or broken data is a one-line error and not N failed trials.
-- With ``scheduler`` the trials go to a Dask cluster (``fwbench.cluster``); the store stays on this machine.
-- The child gets the thread settings in its environment before any framework import and its own scratch
-  working directory (Lightning and friends write logs into the cwd).
+- Trials go to an executor (``fwbench.executors.LocalExecutor``, or with ``scheduler`` the Dask cluster's
+  ``fwbench.cluster.DaskExecutor``); each runs ``fwbench.execute.execute`` and hands the outcome back through a
+  callback. The store stays on this machine and only the runner writes to it.
 """
 from __future__ import annotations
 
-import ctypes
-import json
-import os
-import resource
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .errors import FwbenchError
+from .execute import PlannedTrial
+from .executors import Executor, LocalExecutor
 from .progress import Progress, make_progress
-from .provenance import host_info
 from .store import ResultsStore, trial_id
 from .studies import get_study
-
-STDERR_TAIL_LINES = 40
-
-
-@dataclass
-class PlannedTrial:
-    trial_id: str
-    study: str
-    config: dict
-    label: str
-
 
 @dataclass
 class SweepSummary:
@@ -68,19 +49,26 @@ def _resolve(study_name: str, profile: str, overrides: dict | None):
     return study, study.resolve(profile, overrides)
 
 
+def _planned(study, options: dict) -> list[PlannedTrial]:
+    code, root = study.code_version(), study.import_root()
+    trials = []
+    for position, config in enumerate(study.grid(options)):
+        study.arm_of(config)  # an arm missing from the study's arm table is an error before anything runs
+        trials.append(PlannedTrial(trial_id(study.name, config, code), study.name, config, study.describe(config),
+                                   study.module, root, position, code))
+    return trials
+
+
 def plan(study_name: str, profile: str, overrides: dict | None = None) -> list[PlannedTrial]:
     """The trials of a profile (validated before anything runs)."""
-    study, options = _resolve(study_name, profile, overrides)
-    return [PlannedTrial(trial_id(study_name, c), study_name, c, study.describe(c)) for c in study.grid(options)]
+    return _planned(*_resolve(study_name, profile, overrides))
 
 
 def preflight(study_name: str, profile: str, overrides: dict | None = None) -> list[PlannedTrial]:
-    """``plan`` plus the study's optional ``preflight(options)`` check (data present and readable)."""
+    """``plan`` plus the study's ``preflight(options)`` check (data present and readable)."""
     study, options = _resolve(study_name, profile, overrides)
-    hook = getattr(study, "preflight", None)
-    if hook is not None:
-        hook(options)
-    return [PlannedTrial(trial_id(study_name, c), study_name, c, study.describe(c)) for c in study.grid(options)]
+    study.preflight(options)
+    return _planned(study, options)
 
 
 def _check_number(name: str, value, minimum: float, integer: bool = False, flag: str | None = None) -> None:
@@ -109,73 +97,9 @@ def check_run_args(progress, timeout_s, memory_limit_mb, trials_per_host, schedu
         check_address(scheduler)
 
 
-def child_env(threads: int) -> dict:
-    env = dict(os.environ)
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        env[var] = str(threads)
-    env["PYTHONUNBUFFERED"] = "1"
-    env.setdefault("MPLBACKEND", "agg")
-    return env
-
-
-def _die_with_parent() -> None:
-    """Linux: the child gets SIGKILL if the sweep process dies, so no orphan keeps loading the CPU."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-
-
-def _child_preexec(memory_limit_mb: int | None):
-    def preexec() -> None:
-        if memory_limit_mb:
-            limit = int(memory_limit_mb) << 20
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        _die_with_parent()
-
-    return preexec
-
-
-def execute(trial: PlannedTrial, timeout_s: float | None = None, memory_limit_mb: int | None = None) -> dict:
-    """Run one trial in a fresh process; returns a record for ``ResultsStore.record`` (framework-free).
-
-    ``memory_limit_mb`` caps the child's address space (virtual memory, not RSS: frameworks reserve more than
-    they touch, so give them room); a trial going over is recorded as failed."""
-    with tempfile.TemporaryDirectory(prefix="fwbench-trial-") as tmp:
-        tmp = Path(tmp)
-        spec, result, stderr_path = tmp / "spec.json", tmp / "result.json", tmp / "stderr.txt"
-        spec.write_text(json.dumps({"study": trial.study, "config": trial.config}))
-        threads = int(trial.config.get("threads", os.cpu_count() or 1))
-        started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        error = None
-        with open(stderr_path, "wb") as err:
-            try:
-                proc = subprocess.run([sys.executable, "-m", "fwbench.trial", str(spec), str(result)],
-                                      cwd=tmp, env=child_env(threads), stdout=err, stderr=err,
-                                      timeout=timeout_s, preexec_fn=_child_preexec(memory_limit_mb))
-                rc = proc.returncode
-            except subprocess.TimeoutExpired:
-                rc, error = None, f"timed out after {timeout_s:.0f} s"
-        tail = stderr_path.read_text(errors="replace").splitlines()[-STDERR_TAIL_LINES:]
-        if rc == 0 and result.exists():
-            out = json.loads(result.read_text())
-            return {"status": "done", "summary": out["summary"], "measurements": out["measurements"],
-                    "provenance": out["provenance"], "started_at": out["started_at"],
-                    "ended_at": out["ended_at"], "error": None, "stderr_tail": None}
-        if error is None:
-            if rc is not None and rc < 0:
-                error = f"killed by signal {signal.Signals(-rc).name}"
-            else:
-                last = next((line for line in reversed(tail) if line.strip()), "no output")
-                error = f"exit status {rc}: {last.strip()}"
-            if memory_limit_mb and any("MemoryError" in line or "bad_alloc" in line for line in tail):
-                error = f"exceeded the memory limit of {memory_limit_mb} MB ({error})"
-        return {"status": "failed", "summary": {}, "measurements": [], "provenance": host_info(),
-                "started_at": started, "ended_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "error": error,
-                "stderr_tail": "\n".join(tail)}
-
-
 def store_outcome(store: ResultsStore, trial: PlannedTrial, outcome: dict, profile: str, extra: dict) -> None:
+    """Write one outcome; the provenance gains where it ran (``extra``) and the study's code version."""
+    extra = {**extra, "code_version": trial.code_version, "plan_position": trial.position}
     store.record(trial_id=trial.trial_id, study=trial.study, profile=profile, config=trial.config,
                  status=outcome["status"], summary=outcome["summary"], measurements=outcome["measurements"],
                  provenance={**outcome["provenance"], **extra}, error=outcome["error"],
@@ -197,43 +121,36 @@ def run_sweep(study_name: str, profile: str, overrides: dict | None = None, stor
 
     check_run_args(progress, timeout_s, memory_limit_mb, trials_per_host, scheduler)
     trials = preflight(study_name, profile, overrides)
-    client = None
     if scheduler is not None:
-        from .cluster import connect
+        from .cluster import DaskExecutor, connect
 
-        client = connect(scheduler, security=security)
+        executor = DaskExecutor(connect(scheduler, security=security), timeout_s=timeout_s,
+                                memory_limit_mb=memory_limit_mb, trials_per_host=trials_per_host or 1)
+    else:
+        executor = LocalExecutor(timeout_s=timeout_s, memory_limit_mb=memory_limit_mb)
     try:
         store = store or ResultsStore(results_path())
-        return _run(trials, study_name, profile, store, progress, timeout_s, memory_limit_mb, client,
-                    trials_per_host or 1)
+        return _run(trials, study_name, profile, store, progress, executor)
     finally:
-        if client is not None:
-            client.close()
+        executor.close()
 
 
-def _run(trials, study_name, profile, store, progress, timeout_s, memory_limit_mb, client, trials_per_host):
+def _run(trials, study_name, profile, store, progress, executor: Executor) -> SweepSummary:
     status = store.status_of(t.trial_id for t in trials)
     todo = [t for t in trials if status.get(t.trial_id) != "done"]
     summary = SweepSummary(study_name, profile, planned=len(trials), skipped=len(trials) - len(todo))
     bar = make_progress(progress) if isinstance(progress, str) else progress
     t0 = time.perf_counter()
     bar.start(f"{study_name}/{profile}", total=len(trials), already=summary.skipped)
-    if client is not None:
-        from .cluster import run_trials
 
-        run_trials(client, todo, store, profile, summary, bar, timeout_s=timeout_s,
-                   memory_limit_mb=memory_limit_mb, trials_per_host=trials_per_host)
-        todo = []
-    for trial in todo:
-        bar.trial_started(trial.label)
-        outcome = execute(trial, timeout_s=timeout_s, memory_limit_mb=memory_limit_mb)
-        store_outcome(store, trial, outcome, profile, {"runner": "local", "trials_sharing_host": 1,
-                                                       "memory_limit_mb": memory_limit_mb})
+    def record(trial: PlannedTrial, outcome: dict, placement: dict) -> None:
+        store_outcome(store, trial, outcome, profile, placement)
         if outcome["status"] == "done":
             summary.done += 1
         else:
             summary.failed.append({"trial_id": trial.trial_id, "label": trial.label, "error": outcome["error"]})
-        bar.trial_finished(trial.label, outcome["status"], outcome["error"])
+
+    executor.run(todo, record, bar)
     summary.wall_s = time.perf_counter() - t0
     bar.close(summary.line())
     return summary

@@ -89,9 +89,12 @@ def canonical_json(obj) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def trial_id(study: str, config: dict) -> str:
-    """Stable identity of a trial: same study and config -> same id, whatever the profile that asked."""
-    return hashlib.sha256(canonical_json({"study": study, "config": config}).encode()).hexdigest()[:16]
+def trial_id(study: str, config: dict, code_version: str) -> str:
+    """Stable identity of a trial: same study, config and trial code (``Study.code_version``) -> same id,
+    whatever the profile that asked. Rows measured with other code keep their old ids: they stay in the store
+    but are no longer part of any plan (``fwbench status`` counts them as stale)."""
+    key = {"study": study, "config": config, "code_version": code_version}
+    return hashlib.sha256(canonical_json(key).encode()).hexdigest()[:16]
 
 
 def is_busy(exc: BaseException) -> bool:

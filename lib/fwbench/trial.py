@@ -21,20 +21,22 @@ def now_iso() -> str:
 def main(argv: list[str]) -> int:
     spec_path, result_path = Path(argv[0]), Path(argv[1])
     spec = json.loads(spec_path.read_text())
-    from .provenance import host_info, imported_frameworks
+    from .provenance import MachineLoad, host_info, imported_frameworks
     from .studies import get_study
 
     started = now_iso()
     host = host_info()  # before the framework import: the load average is the load the trial starts on
+    load = MachineLoad()
     t0 = time.perf_counter()
-    study = get_study(spec["study"])
+    study = get_study(spec["study"], spec.get("module") or None)
     result = study.run_trial(spec["config"],
                              report=lambda msg: print(f"[trial] {msg}", file=sys.stderr, flush=True))
     frameworks = imported_frameworks()
     if len(frameworks) > 1:
         raise RuntimeError(f"isolation broken: both frameworks imported in one trial process ({frameworks})")
     result["provenance"] = {**host, **result["provenance"], "frameworks_imported": frameworks,
-                            "pid": os.getpid(), "trial_wall_s": time.perf_counter() - t0}
+                            "pid": os.getpid(), "trial_wall_s": time.perf_counter() - t0,
+                            **load.stop(host.get("loadavg_1m"))}
     result["started_at"], result["ended_at"] = started, now_iso()
     tmp = result_path.with_suffix(".tmp")
     tmp.write_text(json.dumps(result, default=float))

@@ -1,11 +1,25 @@
 """Tables computed from the results store (never typed in): one module per study, shared statistics in
-``stats``, and here the one way every table selects its rows: the trials of a profile's plan."""
+``stats``, and here the one way every table selects its rows (the trials of a profile's plan) and orders its arms
+(the study's arm table)."""
 from __future__ import annotations
 
 import pandas as pd
 
 from ..paths import results_path
 from ..store import ResultsStore
+from ..studies import get_study
+
+
+def arm_order(study: str, arms=None) -> list[str]:
+    """The study's arms in its arm-table order (only those in ``arms`` when given); an arm the table does not
+    declare is an error (``FwbenchError``), never dropped."""
+    s = get_study(study)
+    if arms is None:
+        return list(s.arm_names)
+    present = set(arms)
+    for arm in present:
+        s.arm(arm)
+    return [a for a in s.arm_names if a in present]
 
 
 def planned_ids(study: str, profile: str | None, overrides: dict | None = None) -> set | None:

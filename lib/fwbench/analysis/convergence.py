@@ -8,10 +8,9 @@ import pandas as pd
 
 from ..paths import results_path
 from ..store import ResultsStore
-from . import profile_measurements
+from . import arm_order, profile_measurements
 from . import imdb as imdb_analysis
 
-ARM_ORDER = imdb_analysis.ARM_ORDER
 DEEPAR_MAX_DATASETS = 4
 
 
@@ -139,7 +138,7 @@ def summary_sentences(profile: str, store: ResultsStore | None = None, imdb: pd.
             loss = _final_by_arm(imdb, s, "train_loss")
             acc = _final_by_arm(imdb, s, "test_acc")
             if loss:
-                arms = [a for a in ARM_ORDER if a in loss]
+                arms = arm_order("imdb", loss)
                 lines.append(f"{s}: final train loss " + ", ".join(f"{a} {loss[a]:.3f}" for a in arms) +
                              "; final test accuracy " + ", ".join(f"{a} {acc[a]:.3f}" for a in arms if a in acc) + ".")
         missing = missing_convergence(profile, imdb)

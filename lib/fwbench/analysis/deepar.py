@@ -1,28 +1,36 @@
 """Tables of the DeepAR / Monash study, computed from the results store (restricted to one profile's trials).
 
-Runtime of a trial = ``train_time_s`` (the whole ``estimator.train`` call, as the 2024 post timed runs) +
-``predict_time_s`` (forecasting every test window); both are also reported separately. Per dataset and arm the
-median over seeds is used; ratios MXNet / PyTorch carry a bootstrap 95 % CI over seeds (NaN with one seed).
+The 2024 post compared total *training* time (395,807 s vs 88,756 s): the headline ratio and the per-dataset ratios
+here are of ``train_time_s`` (the whole ``estimator.train`` call), with training + forecasting (``total_time_s``,
+adding ``predict_time_s``: forecasting every test window) shown beside them. Per dataset and arm the median over
+seeds is used; ratios MXNet / PyTorch carry a bootstrap 95 % CI over seeds (NaN with one seed). Accuracy is over
+the series where each metric is finite (``n_series_dropped``: series left out of MASE, zero seasonal-naive scale).
+Trials that trained fewer epochs than set (GluonTS' MXNet learning-rate floor) are flagged (``stopped_early``).
+"MXNet" and "PyTorch" are the study's reference arms (``get_study("deepar").reference_arm``); arm order, labels and
+frameworks come from its arm table, the 2024 post's totals from ``fwbench.ledger.sources.deepar2024``. Where the
+time goes (breakdown, cProfile, hybridization) is in ``fwbench.analysis.deepar_gap``.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from ..ledger.sources.deepar2024 import TOTAL_TRAIN_S, post_ratio
 from ..runner import plan
 from ..store import ResultsStore
-from . import profile_measurements, profile_trials
+from ..studies import get_study
+from . import arm_order, profile_measurements, profile_trials
 from .stats import ratio_ci
 
 STUDY = "deepar"
-ARM_ORDER = ["torch", "mxnet", "mxnet-imperative"]
-ARM_LABELS = {"torch": "PyTorch", "mxnet": "MXNet (hybridized)", "mxnet-imperative": "MXNet (imperative)"}
 ACCURACY = ["MASE", "sMAPE", "mean_wQL"]
-POST_TOTALS_S = {"mxnet": 395_807.0, "torch": 88_756.0}  # the 2024 post (shared/reference/PROTOCOLS.md B)
+TIMES = ["train_time_s", "predict_time_s", "total_time_s"]
 
 
-def _planned(profile: str, overrides: dict | None):
-    return plan(STUDY, profile, overrides)
+def reference_arms() -> tuple[str, str]:
+    """(MXNet arm, PyTorch arm) standing for the frameworks in the 2024 post's comparison."""
+    study = get_study(STUDY)
+    return study.reference_arm("mxnet"), study.reference_arm("torch")
 
 
 def load_trials(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
@@ -40,6 +48,11 @@ def load_trials(profile: str, overrides: dict | None = None, store: ResultsStore
     wide = long.pivot_table(index=list(keys), columns="metric", values="value").reset_index().rename(columns=keys)
     wide.columns.name = None
     wide["total_time_s"] = wide["train_time_s"] + wide["predict_time_s"]
+    wide["window"] = wide["context_length"] + wide["prediction_length"]  # steps MXNet unrolls per training window
+    for key in ("n_series_dropped", "epochs_run"):  # rows stored before these were measured: unknown
+        if key not in wide:
+            wide[key] = np.nan
+    wide["stopped_early"] = wide["epochs_run"] < wide["epochs"]
     return wide.sort_values(["dataset", "arm", "seed"]).reset_index(drop=True)
 
 
@@ -63,7 +76,7 @@ def unavailable(profile: str, overrides: dict | None = None, store: ResultsStore
     failed with ``DataUnavailable``. Never empty-by-omission: every dataset of the profile is checked."""
     from ..data import monash
 
-    datasets = sorted({t.config["dataset"] for t in _planned(profile, overrides)})
+    datasets = sorted({t.config["dataset"] for t in plan(STUDY, profile, overrides)})
     local = monash.availability(datasets, allow_download=False).set_index("dataset")
     trials = profile_trials(STUDY, profile, overrides, store)
     failed_unavail = set()
@@ -91,25 +104,44 @@ def failures(profile: str, overrides: dict | None = None, store: ResultsStore | 
         ["trial_id", "dataset", "arm", "seed", "error"]].reset_index(drop=True)
 
 
-def _arm_sorted(arms) -> list[str]:
-    return [a for a in ARM_ORDER if a in set(arms)]
-
-
 def runtime_table(trials: pd.DataFrame) -> pd.DataFrame:
-    """Median train, predict and total seconds per dataset x arm (over seeds), with the seed count."""
+    """Median train, predict and total seconds per dataset x arm (over seeds), with the seed count and how many
+    of those trials stopped early (``n_stopped_early``: trained fewer epochs than set)."""
     if trials.empty:
         return pd.DataFrame()
     g = trials.groupby(["dataset", "arm"])
-    table = g[["train_time_s", "predict_time_s", "total_time_s"]].median()
+    table = g[TIMES].median()
     table["n_seeds"] = g.size()
+    table["n_stopped_early"] = g["stopped_early"].sum().astype(int)
     table["dataset_kind"] = g["dataset_kind"].first()
     return table.reset_index()
 
 
-def ratio_table(trials: pd.DataFrame, numerator: str = "mxnet", denominator: str = "torch",
-                metric: str = "total_time_s") -> pd.DataFrame:
+def stopped_early(trials: pd.DataFrame) -> pd.DataFrame:
+    """The trials that trained fewer epochs than set: their times and accuracy describe less training."""
+    cols = ["dataset", "arm", "seed", "epochs_run", "epochs"]
+    if trials.empty:
+        return pd.DataFrame(columns=cols)
+    return trials.loc[trials.stopped_early, cols].reset_index(drop=True)
+
+
+def stopped_early_markdown(trials: pd.DataFrame) -> str:
+    """A footnote for the runtime and accuracy tables: which trials stopped early, or that none did."""
+    early = stopped_early(trials)
+    if early.empty:
+        return "No trial stopped early: every trial trained the epochs it was set."
+    items = "; ".join(f"{r.dataset} / {r.arm} / seed {int(r.seed)}: {int(r.epochs_run)} of {int(r.epochs)}"
+                      for r in early.itertuples())
+    return (f"**{len(early)} trial(s) stopped early** (GluonTS' learning-rate floor; `n_stopped_early` in the "
+            f"runtime table), so their times and accuracy describe fewer epochs: {items}.")
+
+
+def ratio_table(trials: pd.DataFrame, numerator: str | None = None, denominator: str | None = None,
+                metric: str = "train_time_s") -> pd.DataFrame:
     """numerator / denominator of the median ``metric`` per dataset, bootstrap 95 % CI over seeds (>1: the
-    numerator is slower). With one seed per arm the CI is NaN."""
+    numerator is slower); by default the reference arms, MXNet / PyTorch. With one seed per arm the CI is NaN."""
+    mx, pt = reference_arms()
+    numerator, denominator = numerator or mx, denominator or pt
     rows = []
     if trials.empty:
         return pd.DataFrame(columns=["dataset", "ratio", "ci_low", "ci_high", "n_num", "n_den"])
@@ -124,75 +156,54 @@ def ratio_table(trials: pd.DataFrame, numerator: str = "mxnet", denominator: str
 
 def totals(trials: pd.DataFrame) -> pd.DataFrame:
     """Sum over every finished trial, per arm, of train, predict and total seconds, over the datasets that both
-    main arms finished (so the totals compare like with like), with the post's totals for scale."""
+    reference arms finished (so the totals compare like with like), with the post's totals (training seconds per
+    framework) next to the reference arms for scale."""
     if trials.empty:
         return pd.DataFrame()
-    both = set(trials.loc[trials.arm == "torch", "dataset"]) & set(trials.loc[trials.arm == "mxnet", "dataset"])
+    mx, pt = reference_arms()
+    both = set(trials.loc[trials.arm == pt, "dataset"]) & set(trials.loc[trials.arm == mx, "dataset"])
     sub = trials[trials.dataset.isin(both)]
     table = sub.groupby("arm")[["train_time_s", "predict_time_s", "total_time_s"]].sum()
     table["n_trials"] = sub.groupby("arm").size()
     table["n_datasets"] = sub.groupby("arm")["dataset"].nunique()
-    table = table.reindex(_arm_sorted(table.index))
-    table["post_total_s"] = [POST_TOTALS_S.get(a, np.nan) for a in table.index]
+    table = table.reindex(arm_order(STUDY, table.index))
+    post = {mx: TOTAL_TRAIN_S["mxnet"], pt: TOTAL_TRAIN_S["torch"]}
+    table["post_train_s"] = [post.get(a, np.nan) for a in table.index]
     return table
 
 
 def accuracy_table(trials: pd.DataFrame) -> pd.DataFrame:
-    """Median (over seeds) MASE, sMAPE and mean weighted quantile loss per dataset, arms side by side."""
+    """Median (over seeds) MASE, sMAPE and mean weighted quantile loss per dataset, arms side by side, each over
+    the series where it is finite, and ``n_series_dropped``: the series left out of MASE (zero seasonal-naive
+    scale; a property of the data, so the same for every arm)."""
     if trials.empty:
         return pd.DataFrame()
-    med = trials.groupby(["dataset", "arm"])[ACCURACY].median().unstack("arm")
-    arms = _arm_sorted(med.columns.get_level_values("arm"))
-    med = med.reindex(columns=pd.MultiIndex.from_product([ACCURACY, arms], names=["metric", "arm"]))
-    return med
+    cols = ACCURACY + ["n_series_dropped"]
+    med = trials.groupby(["dataset", "arm"])[cols].median().unstack("arm")
+    arms = arm_order(STUDY, med.columns.get_level_values("arm"))
+    return med.reindex(columns=pd.MultiIndex.from_product([cols, arms], names=["metric", "arm"]))
 
 
-BREAKDOWN_PHASES = ["data_pipeline", "model_code", "trainer_loop", "framework", "other"]
+def window_ratio_table(trials: pd.DataFrame) -> pd.DataFrame:
+    """MXNet / PyTorch per dataset against the unrolled window (context + prediction length, the steps MXNet's
+    DeepAR steps through per training window): the training-time ratio (the post's measure) and the
+    training + forecasting ratio, each with its bootstrap 95 % CI over seeds; sorted by window."""
+    cols = ["dataset", "window", "context_length", "prediction_length"]
+    if trials.empty:
+        return pd.DataFrame(columns=cols + ["train_ratio", "total_ratio"])
+    windows = trials.groupby("dataset")[cols[1:]].first()
+    out = windows.copy()
+    for metric, name in (("train_time_s", "train"), ("total_time_s", "total")):
+        r = ratio_table(trials, metric=metric).set_index("dataset")
+        out = out.join(r[["ratio", "ci_low", "ci_high"]].rename(columns=lambda c: f"{name}_{c}"), how="inner")
+    return out.reset_index().sort_values(["window", "dataset"]).reset_index(drop=True)
 
 
-def breakdown_table(trials: pd.DataFrame) -> pd.DataFrame:
-    """Where the time goes, per dataset x arm (trials run with ``breakdown``): training split into the data
-    pipeline alone (same number of batches), the epochs' remainder (network step: forward, backward, update), and
-    the fit overhead outside the epochs (setup, checkpointing); plus prediction; and the cProfile own-time shares
-    of one profiled training epoch and of forecasting 64 windows."""
-    if trials.empty or "data_time_s" not in trials:
-        return pd.DataFrame()
-    sub = trials[trials.data_time_s.notna()]
-    if sub.empty:
-        return pd.DataFrame()
-    cols = ["train_time_s", "data_time_s", "fit_overhead_s", "predict_time_s"]
-    sub = sub.assign(window=sub.context_length + sub.prediction_length)
-    table = sub.groupby(["dataset", "arm", "window"])[cols].median()
-    epochs_s = table.train_time_s - table.fit_overhead_s
-    table["network_step_s"] = (epochs_s - table.data_time_s).clip(lower=0)
-    table["share_data"] = table.data_time_s / table.train_time_s
-    table["share_network_step"] = table.network_step_s / table.train_time_s
-    table["share_fit_overhead"] = table.fit_overhead_s / table.train_time_s
-    return table.reset_index()
-
-
-def cprofile_table(trials: pd.DataFrame, part: str = "train") -> pd.DataFrame:
-    """cProfile own-time share of each phase (``part``: ``train`` = one profiled epoch, ``predict`` = forecasting
-    32 windows) per dataset x arm; phases as columns. cProfile inflates Python-heavy code, so read shares, not
-    seconds."""
-    prefix = f"cprofile_{part}_frac_"
-    cols = [c for c in trials.columns if c.startswith(prefix)] if not trials.empty else []
-    if not cols:
-        return pd.DataFrame()
-    table = trials.dropna(subset=cols).groupby(["dataset", "arm"])[cols].median()
-    return table.rename(columns=lambda c: c.removeprefix(prefix)).reset_index()
-
-
-def hybridize_effect(trials: pd.DataFrame) -> pd.DataFrame:
-    """MXNet imperative / hybridized train and predict time per dataset (>1: hybridizing helps)."""
-    rows = []
-    for dataset, g in trials.groupby("dataset") if not trials.empty else []:
-        for metric in ("train_time_s", "predict_time_s"):
-            a = g.loc[g.arm == "mxnet-imperative", metric].to_numpy(float)
-            b = g.loc[g.arm == "mxnet", metric].to_numpy(float)
-            if a.size and b.size:
-                rows.append({"dataset": dataset, "metric": metric, **ratio_ci(a, b)})
-    return pd.DataFrame(rows)
+def window_trend(table: pd.DataFrame, column: str = "train_ratio") -> float:
+    """Spearman rank correlation of ``column`` with the window (NaN with fewer than three windows)."""
+    if len(table) < 3 or table.window.nunique() < 3:
+        return float("nan")
+    return float(table[column].corr(table.window.astype(float), method="spearman"))
 
 
 def _fmt_ratio(r: dict) -> str:
@@ -202,19 +213,20 @@ def _fmt_ratio(r: dict) -> str:
 
 
 def headline(trials: pd.DataFrame) -> dict:
-    """Numbers for the notebook's prose."""
+    """Numbers for the notebook's prose. ``train_ratio`` (total training time MXNet / PyTorch over the datasets
+    both finished) is the post's measure; ``total_ratio`` adds forecasting."""
     out: dict = {"n_trials": int(len(trials))}
     if trials.empty:
         return out
+    mx, pt = reference_arms()
     tot = totals(trials)
-    if {"mxnet", "torch"} <= set(tot.index):
-        out["total_mxnet_s"] = float(tot.loc["mxnet", "total_time_s"])
-        out["total_torch_s"] = float(tot.loc["torch", "total_time_s"])
-        out["total_ratio"] = out["total_mxnet_s"] / out["total_torch_s"]
-        out["train_ratio"] = float(tot.loc["mxnet", "train_time_s"] / tot.loc["torch", "train_time_s"])
-        out["predict_ratio"] = float(tot.loc["mxnet", "predict_time_s"] / tot.loc["torch", "predict_time_s"])
-        out["n_datasets"] = int(tot.loc["torch", "n_datasets"])
-    out["post_ratio"] = POST_TOTALS_S["mxnet"] / POST_TOTALS_S["torch"]
+    if {mx, pt} <= set(tot.index):
+        for what in ("train", "predict", "total"):
+            out[f"{what}_mxnet_s"] = float(tot.loc[mx, f"{what}_time_s"])
+            out[f"{what}_torch_s"] = float(tot.loc[pt, f"{what}_time_s"])
+            out[f"{what}_ratio"] = out[f"{what}_mxnet_s"] / out[f"{what}_torch_s"]
+        out["n_datasets"] = int(tot.loc[pt, "n_datasets"])
+    out["post_ratio"] = post_ratio()
     ratios = ratio_table(trials)
     if not ratios.empty:
         out["ratio_min"] = ratios.iloc[-1].to_dict()
@@ -222,40 +234,56 @@ def headline(trials: pd.DataFrame) -> dict:
         out["n_mxnet_slower"] = int((ratios.ratio > 1).sum())
         out["n_ratio"] = int(len(ratios))
         out["one_seed"] = bool(ratios.ci_low.isna().all())
+    out["window_rho"] = window_trend(window_ratio_table(trials))
     acc = accuracy_table(trials)
-    if not acc.empty and ("MASE", "torch") in acc and ("MASE", "mxnet") in acc:
-        m = acc["MASE"][["torch", "mxnet"]].dropna()
-        out["mase_torch_better"] = int((m.torch < m.mxnet).sum())
+    if not acc.empty and ("MASE", pt) in acc and ("MASE", mx) in acc:
+        m = acc["MASE"][[pt, mx]].dropna()
+        out["mase_torch_better"] = int((m[pt] < m[mx]).sum())
         out["mase_n"] = int(len(m))
-        out["mase_median_torch"] = float(m.torch.median())
-        out["mase_median_mxnet"] = float(m.mxnet.median())
+        out["mase_median_torch"] = float(m[pt].median())
+        out["mase_median_mxnet"] = float(m[mx].median())
+        dropped = acc["n_series_dropped"].max(axis=1).dropna()
+        out["n_series_dropped"] = {d: int(v) for d, v in dropped.items() if v > 0}
+    out["n_stopped_early"] = int(trials.stopped_early.sum())
     return out
 
 
 def headline_markdown(trials: pd.DataFrame, profile: str) -> str:
     h = headline(trials)
-    if "total_ratio" not in h:
+    if "train_ratio" not in h:
         return (f"No dataset of profile `{profile}` has finished trials of both PyTorch and MXNet yet; "
                 "run the sweep first.")
     lines = [
-        f"Over the {h['n_datasets']} dataset(s) that both frameworks finished under profile `{profile}`, MXNet "
-        f"took **{h['total_mxnet_s']:,.0f} s** and PyTorch **{h['total_torch_s']:,.0f} s** in all (training + "
-        f"forecasting): MXNet / PyTorch = **{h['total_ratio']:.2f}x** (training alone {h['train_ratio']:.2f}x, "
-        f"forecasting alone {h['predict_ratio']:.2f}x). The 2024 post reported {h['post_ratio']:.2f}x "
-        f"({POST_TOTALS_S['mxnet']:,.0f} s vs {POST_TOTALS_S['torch']:,.0f} s) for 100 epochs on a laptop.",
+        f"**Training time, the post's measure.** Over the {h['n_datasets']} dataset(s) that both frameworks "
+        f"finished under profile `{profile}`, MXNet trained for **{h['train_mxnet_s']:,.0f} s** and PyTorch for "
+        f"**{h['train_torch_s']:,.0f} s**: MXNet / PyTorch = **{h['train_ratio']:.2f}x**, against the post's "
+        f"**{h['post_ratio']:.2f}x** ({TOTAL_TRAIN_S['mxnet']:,.0f} s vs {TOTAL_TRAIN_S['torch']:,.0f} s of "
+        f"training, 100 epochs on a laptop). With forecasting added (which the post did not time): "
+        f"{h['total_mxnet_s']:,.0f} s vs {h['total_torch_s']:,.0f} s, {h['total_ratio']:.2f}x; forecasting alone "
+        f"{h['predict_ratio']:.2f}x (MXNet's default forecasting runs imperatively).",
     ]
     if "n_ratio" in h:
-        spread = (f"the per-dataset ratio ranges from {_fmt_ratio(h['ratio_min'])} on {h['ratio_min']['dataset']} "
-                  f"to {_fmt_ratio(h['ratio_max'])} on {h['ratio_max']['dataset']}." if h["n_ratio"] > 1 else
-                  f"the ratio is {_fmt_ratio(h['ratio_max'])} on {h['ratio_max']['dataset']}.")
+        spread = (f"the per-dataset training-time ratio ranges from {_fmt_ratio(h['ratio_min'])} on "
+                  f"{h['ratio_min']['dataset']} to {_fmt_ratio(h['ratio_max'])} on {h['ratio_max']['dataset']}."
+                  if h["n_ratio"] > 1 else
+                  f"the training-time ratio is {_fmt_ratio(h['ratio_max'])} on {h['ratio_max']['dataset']}.")
         lines.append(
-            f"MXNet was slower on {h['n_mxnet_slower']} of {h['n_ratio']} dataset(s); " + spread
+            f"MXNet trained slower on {h['n_mxnet_slower']} of {h['n_ratio']} dataset(s); " + spread
             + (" With one seed per arm there is no spread to resample, so the confidence intervals are NaN; "
-               "the `full` profile runs 5 seeds." if h.get("one_seed") else ""))
+               "the `full` profile runs 5 seeds." if h.get("one_seed") else "")
+            + ("" if np.isnan(h["window_rho"]) else
+               f" Against the unrolled window (context + prediction length) the ratio has Spearman rank "
+               f"correlation {h['window_rho']:.2f}."))
     if "mase_n" in h:
+        dropped = ", ".join(f"{d} {n}" for d, n in sorted(h["n_series_dropped"].items()))
         lines.append(
             f"Accuracy: PyTorch had the lower MASE on {h['mase_torch_better']} of {h['mase_n']} datasets (median "
-            f"MASE {h['mase_median_torch']:.3f} PyTorch vs {h['mase_median_mxnet']:.3f} MXNet).")
+            f"MASE {h['mase_median_torch']:.3f} PyTorch vs {h['mase_median_mxnet']:.3f} MXNet). Each metric is "
+            "averaged over the series where it is finite, as the Monash evaluation does; "
+            + (f"series left out of MASE for a zero seasonal-naive scale: {dropped}." if dropped else
+               "no series was left out of MASE here."))
+    if h["n_stopped_early"]:
+        lines.append(stopped_early_markdown(trials))
     epochs = sorted(set(trials.epochs.astype(int)))
     batches = sorted(set(trials.num_batches_per_epoch.astype(int)))
     if epochs != [100] or batches != [50]:
@@ -263,62 +291,3 @@ def headline_markdown(trials: pd.DataFrame, profile: str) -> str:
                      "batches, not the protocol's 100 x 50: the accuracy is that of barely trained models and the "
                      "runtimes weigh fixed start-up costs more than a full run would.")
     return "\n\n".join(lines)
-
-
-def _trend_text(ratio: pd.Series) -> str:
-    """Whether the MXNet / PyTorch step ratio rises with the unrolled window, by Spearman rank correlation."""
-    windows = ratio.index.get_level_values("window").to_numpy(float)
-    if len(ratio) < 3 or len(set(windows)) < 3:
-        return "Too few window lengths here to tell how the ratio changes with the window (the `gap` profile has three)."
-    rho = float(pd.Series(ratio.to_numpy(float)).corr(pd.Series(windows), method="spearman"))
-    if rho >= 0.8:
-        return f"The ratio rises with the window (Spearman rank correlation {rho:.2f})."
-    if rho <= -0.8:
-        return f"The ratio falls as the window grows (Spearman rank correlation {rho:.2f})."
-    return f"No consistent trend with the window in these trials (Spearman rank correlation {rho:.2f})."
-
-
-def gap_markdown(trials: pd.DataFrame) -> str:
-    """Prose on where the time goes, from ``breakdown_table`` and ``hybridize_effect``."""
-    table = breakdown_table(trials)
-    if table.empty:
-        return "No trial of this profile recorded a time breakdown (profile option `breakdown`)."
-    med = table.groupby("arm")[["share_data", "share_network_step", "share_fit_overhead"]].median()
-    lines = []
-    for arm in _arm_sorted(med.index):
-        r = med.loc[arm]
-        lines.append(f"- **{ARM_LABELS[arm]}**: of the training time, the data pipeline alone accounts for "
-                     f"{100 * r.share_data:.0f} %, the network steps (forward, backward, update) for "
-                     f"{100 * r.share_network_step:.0f} %, and setup outside the epochs for "
-                     f"{100 * r.share_fit_overhead:.0f} % (median over datasets).")
-    step = table.pivot_table(index=["dataset", "window"], columns="arm", values="network_step_s")
-    if {"mxnet", "torch"} <= set(step.columns):
-        ratio = (step.mxnet / step.torch).replace([np.inf, -np.inf], np.nan).dropna().sort_index(level="window")
-        if len(ratio):
-            by_window = ", ".join(f"{r:.1f}x on {d} ({w} steps)" for (d, w), r in ratio.items())
-            lines.append(f"- The network steps alone (training epochs minus the data pipeline) are "
-                         f"{ratio.median():.1f}x slower in MXNet (median over {len(ratio)} dataset(s)); by unrolled "
-                         f"window (context + prediction length): {by_window}. MXNet steps through LSTMCell/"
-                         "ZoneoutCell/ResidualCell once per time step; PyTorch runs the whole window in one fused "
-                         f"`nn.LSTM` call. {_trend_text(ratio)}")
-    pred = table.pivot_table(index="dataset", columns="arm", values="predict_time_s")
-    if {"mxnet", "torch"} <= set(pred.columns):
-        pr = (pred.mxnet / pred.torch).dropna()
-        if len(pr):
-            lines.append(f"- Forecasting (100 sample paths, one network call per step of the horizon) is "
-                         f"{pr.median():.1f}x slower in MXNet (median over {len(pr)} dataset(s)).")
-    prof = cprofile_table(trials, "train")
-    if not prof.empty:
-        fw = prof.groupby("arm")[[c for c in BREAKDOWN_PHASES if c in prof]].median()
-        for arm in _arm_sorted(fw.index):
-            top = fw.loc[arm].sort_values(ascending=False)
-            parts = ", ".join(f"{name.replace('_', ' ')} {100 * v:.0f} %" for name, v in top.items() if v >= 0.02)
-            lines.append(f"- cProfile, {ARM_LABELS[arm]}, one training epoch (own time by module, median over "
-                         f"datasets): {parts}.")
-    hyb = hybridize_effect(trials)
-    if not hyb.empty:
-        for metric, g in hyb.groupby("metric"):
-            what = "training" if metric == "train_time_s" else "forecasting"
-            lines.append(f"- Imperative / hybridized MXNet, {what}: {g.ratio.median():.2f}x (median over "
-                         f"{len(g)} dataset(s); >1 means hybridizing speeds it up).")
-    return "\n".join(lines)

@@ -1,4 +1,8 @@
-"""Tables of the IMDB sweep, computed from the results store (first epoch stored, excluded from timing stats)."""
+"""Tables of the IMDB sweep, computed from the results store (first epoch stored, excluded from timing stats).
+
+Arms, their order, frameworks and labels come from the study's arm table (``get_study("imdb")``): MXNet / PyTorch
+ratios put the study's MXNet reference arm over each PyTorch arm of the post (``CORE_ARMS``); a variant beyond the
+post is compared with its framework's reference arm."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,11 +10,24 @@ import pandas as pd
 
 from ..paths import results_path
 from ..store import ResultsStore
-from . import profile_measurements, profile_trials
+from ..studies import get_study
+from . import arm_order, profile_measurements, profile_trials
 from .stats import ratio_ci, summarize
 
+STUDY = "imdb"
 SETTING = ["arm", "batch_size", "num_workers"]
-ARM_ORDER = ["torch-dense", "torch-sparse", "mxnet", "mxnet-hybrid", "torch-compile"]
+
+
+def _study():
+    return get_study(STUDY)
+
+
+def post_comparison() -> tuple[str, tuple[str, ...]]:
+    """(MXNet reference arm, the post's PyTorch arms): the pairs of the post's MXNet / PyTorch ratio."""
+    from ..studies.imdb import CORE_ARMS
+
+    study = _study()
+    return study.reference_arm("mxnet"), tuple(a for a in CORE_ARMS if study.framework_of(a) == "torch")
 
 
 def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
@@ -60,14 +77,17 @@ def epoch_time_table(frame: pd.DataFrame) -> pd.DataFrame:
     throughput = timed.groupby(SETTING)["samples_per_s"].median().rename("samples_per_s").reset_index()
     cpu = timed.groupby(SETTING)[["proc_cpu_pct", "sys_cpu_pct"]].median().reset_index()
     table = table.merge(throughput, on=SETTING).merge(cpu, on=SETTING)
-    table["arm"] = pd.Categorical(table["arm"], [a for a in ARM_ORDER if a in set(table["arm"])], ordered=True)
+    table["arm"] = pd.Categorical(table["arm"], arm_order(STUDY, table["arm"]), ordered=True)
     return table.sort_values(SETTING).reset_index(drop=True)
 
 
-def ratio_table(frame: pd.DataFrame, numerator: str = "mxnet",
-                denominators: tuple[str, ...] = ("torch-dense", "torch-sparse")) -> pd.DataFrame:
+def ratio_table(frame: pd.DataFrame, numerator: str | None = None,
+                denominators: tuple[str, ...] | None = None) -> pd.DataFrame:
     """Epoch-time ratio numerator / denominator (>1: the numerator is slower) per batch size x workers, with a
-    bootstrap 95 % CI over the timed epochs (and repeats) of both arms."""
+    bootstrap 95 % CI over the timed epochs (and repeats) of both arms. Defaults: ``post_comparison()``."""
+    mx_ref, torch_arms = post_comparison()
+    numerator = numerator or mx_ref
+    denominators = denominators or torch_arms
     timed = timed_epochs(part(frame, "main", "extra", "convergence"))
     rows = []
     if timed.empty:
@@ -104,10 +124,9 @@ def headline(frame: pd.DataFrame) -> dict:
         sel = timed[(timed.arm == row.arm) & (timed.batch_size == row.batch_size)
                     & (timed.num_workers == row.num_workers)]
         at_best[row.arm] = sel.train_time_s.to_numpy()
-    if "mxnet" in at_best:
-        for den in ("torch-dense", "torch-sparse"):
-            if den in at_best:
-                out[f"best_ratio_mxnet_{den}"] = ratio_ci(at_best["mxnet"], at_best[den])
+    mx_ref, torch_arms = post_comparison()
+    out["best_ratios"] = {den: ratio_ci(at_best[mx_ref], at_best[den]) for den in torch_arms
+                          if mx_ref in at_best and den in at_best}
     ratios = ratio_table(frame)
     if not ratios.empty:
         out["ratio_range"] = (float(ratios.ratio.min()), float(ratios.ratio.max()))
@@ -129,15 +148,16 @@ def headline_markdown(frame: pd.DataFrame) -> str:
         return "**No finished IMDB trials for this profile in the store yet.**"
     lines = [f"Measured over {h['n_trials']} trials and {h['n_timed_epochs']} timed epochs "
              f"(first epoch of each trial excluded), {h['n_train']} training reviews per epoch."]
+    labels = _study().labels()
     for _, row in h["best"].iterrows():
-        lines.append(f"- fastest setting for **{row.arm}**: batch {row.batch_size}, {row.num_workers} workers, "
+        lines.append(f"- fastest setting for **{labels[row.arm]}** (`{row.arm}`): batch {row.batch_size}, "
+                     f"{row.num_workers} workers, "
                      f"median {row['median']:.2f} s per epoch (IQR {row.iqr:.2f} s), "
                      f"{row.samples_per_s:.0f} samples/s")
-    for den in ("torch-dense", "torch-sparse"):
-        key = f"best_ratio_mxnet_{den}"
-        if key in h:
-            lines.append(f"- MXNet / {den} epoch time, each at its best setting: {_ci_text(h[key])}; "
-                         "above 1 means MXNet is slower")
+    mx_ref = post_comparison()[0]
+    for den, r in h["best_ratios"].items():
+        lines.append(f"- {labels[mx_ref]} / {labels[den]} epoch time, each at its best setting: {_ci_text(r)}; "
+                     "above 1 means MXNet is slower")
     if "ratio_range" in h:
         lo, hi = h["ratio_range"]
         lines.append(f"- across all batch sizes and worker counts the MXNet / PyTorch ratio spans {lo:.2f}-{hi:.2f}")
@@ -147,7 +167,13 @@ def headline_markdown(frame: pd.DataFrame) -> str:
 
 
 # -- beyond the post ---------------------------------------------------------------------------------------
-VARIANT_BASELINES = {"mxnet-hybrid": "mxnet", "torch-compile": "torch-dense"}
+def variant_baselines() -> dict[str, str]:
+    """Each arm beyond the post (not in ``CORE_ARMS``) -> its framework's reference arm (e.g. hybridized MXNet ->
+    imperative MXNet, compiled PyTorch -> eager PyTorch)."""
+    from ..studies.imdb import CORE_ARMS
+
+    study = _study()
+    return {a.name: study.reference_arm(a.framework) for a in study.arms if a.name not in CORE_ARMS}
 
 
 def variant_effects(frame: pd.DataFrame) -> pd.DataFrame:
@@ -155,7 +181,7 @@ def variant_effects(frame: pd.DataFrame) -> pd.DataFrame:
     setting (bootstrap 95 % CI; < 1 means the variant is faster), and the one-off preparation (compile) time."""
     timed = timed_epochs(part(frame, "main", "extra", "convergence"))
     rows = []
-    for variant, baseline in VARIANT_BASELINES.items():
+    for variant, baseline in variant_baselines().items():
         for (batch, workers), group in timed[timed.arm == variant].groupby(["batch_size", "num_workers"]):
             base = timed[(timed.arm == baseline) & (timed.batch_size == batch) & (timed.num_workers == workers)]
             if base.empty:
@@ -187,7 +213,7 @@ def scaling_table(frame: pd.DataFrame, gemm_peak: dict | None = None) -> pd.Data
     table["achieved_gflops"] = [training_flops_per_sample(s) * r / 1e9
                                 for s, r in zip(table.seq_len, table.samples_per_s)]
     if gemm_peak:
-        framework = table.arm.str.split("-").str[0]
+        framework = table.arm.map(_study().framework_of)
         table["gemm_peak_gflops"] = [gemm_peak.get((f, t), np.nan) for f, t in zip(framework, table.threads)]
         table["fraction_of_peak"] = table.achieved_gflops / table.gemm_peak_gflops
     return table

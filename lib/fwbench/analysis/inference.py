@@ -1,21 +1,27 @@
 """Tables of the studies beyond the posts (``vgg16``, ``gemm``, ``onnx``), computed from the results store.
 
 Warm-up calls are stored (``warmup_*`` metrics) and excluded here; every statistic is over the timed repeats.
+Frameworks, labels and the compared pairs come from each study's arm table (``get_study``); the overview article's
+VGG16 numbers from ``fwbench.ledger.sources.overview``.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from ..ledger.sources.overview import VGG16_LATENCY_MS
 from ..store import ResultsStore
-from . import profile_measurements, profile_trials
+from ..studies import get_study
 from ..vision import vgg16_flops
+from . import profile_measurements, profile_trials
 from .stats import ratio_ci, summarize
 
-# The overview article's numbers (Colab, no setup given): average VGG16 inference time.
-CLAIM_VGG16_MS = {"torch": 30.4, "mxnet": 20.5}
 VGG16_SETTING = ["arm", "batch_size", "image_size", "onednn", "device"]
-ONNX_RUNTIMES = {"export": "torch", "ort": "onnxruntime", "mxnet": "mxnet"}
+
+
+def _frameworks(study: str, arms: pd.Series) -> pd.Series:
+    """The framework of each arm (step) by the study's arm table; an undeclared arm is an error."""
+    return arms.map(get_study(study).framework_of)
 
 
 def _long(study: str, profile: str | None, overrides: dict | None, store: ResultsStore | None) -> pd.DataFrame:
@@ -47,7 +53,7 @@ def vgg16_latencies(profile: str | None = None, overrides: dict | None = None,
     long = long[long.metric == "latency_s"]
     frame = pd.DataFrame({
         "trial_id": long.trial_id, "arm": long["config.arm"],
-        "framework": long["config.arm"].str.split("-").str[0], "batch_size": long["config.batch_size"].astype(int),
+        "framework": _frameworks("vgg16", long["config.arm"]), "batch_size": long["config.batch_size"].astype(int),
         "image_size": long["config.image_size"].astype(int), "onednn": long["config.onednn"].astype(bool),
         "device": long["config.device"], "threads": long["config.threads"].astype(int),
         "repeat": long.step.astype(int), "latency_ms": 1e3 * long.value,
@@ -69,11 +75,21 @@ def vgg16_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 def vgg16_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     """Latency ratios with percentile-bootstrap 95 % CIs (repeats of both sides resampled independently):
-    PyTorch / MXNet per setting (the claim says 30.4 / 20.5 = 1.48), each compiled arm / its eager arm, and
-    oneDNN off / on per arm (> 1: oneDNN's kernels make it faster)."""
+    PyTorch / MXNet per setting (the reference arms, and the compiled arms: the claim says 30.4 / 20.5 = 1.48),
+    each compiled arm / its framework's reference (eager) arm, and oneDNN off / on per arm (> 1: oneDNN's kernels
+    make it faster)."""
     rows = []
     if frame.empty:
         return pd.DataFrame(rows)
+    from ..studies.vgg16 import COMPILED_VARIANTS
+
+    study = get_study("vgg16")
+    ref = {fw: study.reference_arm(fw) for fw in ("torch", "mxnet")}
+    compiled = {fw: [a.name for a in study.arms if a.framework == fw and a.variant in COMPILED_VARIANTS]
+                for fw in ref}
+    pairs = [("torch / mxnet", ref["torch"], ref["mxnet"])]
+    pairs += [("torch / mxnet", a, b) for a in compiled["torch"] for b in compiled["mxnet"]]
+    pairs += [("compiled / eager", a, ref[fw]) for fw, arms in compiled.items() for a in arms]
 
     def add(kind, num_label, den_label, num, den, **setting):
         if len(num) and len(den):
@@ -82,8 +98,6 @@ def vgg16_ratios(frame: pd.DataFrame) -> pd.DataFrame:
 
     for (batch, size, onednn, device), g in frame.groupby(["batch_size", "image_size", "onednn", "device"]):
         setting = {"batch_size": batch, "image_size": size, "onednn": onednn, "device": device}
-        pairs = [("torch / mxnet", "torch", "mxnet"), ("torch / mxnet", "torch-jit", "mxnet-hybrid"),
-                 ("compiled / eager", "torch-jit", "torch"), ("compiled / eager", "mxnet-hybrid", "mxnet")]
         for kind, a, b in pairs:
             add(kind, a, b, g.latency_ms[g.arm == a], g.latency_ms[g.arm == b], **setting)
     for (arm, batch, size, device), g in frame.groupby(["arm", "batch_size", "image_size", "device"]):
@@ -109,23 +123,24 @@ def onednn_builds(profile: str | None = None, overrides: dict | None = None,
 # -- GEMM ----------------------------------------------------------------------------------------------------
 def gemm_results(profile: str | None = None, overrides: dict | None = None,
                  store: ResultsStore | None = None) -> pd.DataFrame:
-    """One row per timed matmul: framework, device, threads, n, repeat, seconds, GFLOP/s."""
+    """One row per timed matmul: arm, framework, device, threads, n, repeat, GFLOP/s."""
     long = _long("gemm", profile, overrides, store)
     if long.empty:
         return pd.DataFrame()
     long = long[long.metric == "gflops"]
     return pd.DataFrame({
-        "trial_id": long.trial_id, "framework": long["config.arm"], "device": long["config.device"],
+        "trial_id": long.trial_id, "arm": long["config.arm"], "framework": _frameworks("gemm", long["config.arm"]),
+        "device": long["config.device"],
         "threads": long["config.threads"].astype(int), "n": long["config.n"].astype(int),
         "repeat": long.step.astype(int), "gflops": long.value,
     }).sort_values(["framework", "device", "threads", "n", "repeat"]).reset_index(drop=True)
 
 
 def gemm_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median GFLOP/s (IQR) per framework x device x threads x n."""
+    """Median GFLOP/s (IQR) per arm (framework) x device x threads x n."""
     if frame.empty:
         return pd.DataFrame()
-    return summarize(frame, ["framework", "device", "threads", "n"], value="gflops")
+    return summarize(frame, ["arm", "framework", "device", "threads", "n"], value="gflops")
 
 
 def gemm_peak(store: ResultsStore | None = None, device: str = "cpu", profile: str | None = None,
@@ -162,53 +177,59 @@ def onnx_steps(profile: str | None = None, overrides: dict | None = None,
     trials = _trials("onnx", profile, overrides, store)
     if trials.empty:
         return pd.DataFrame()
+    study = get_study("onnx")
     rows = []
     for _, t in trials.iterrows():
         get = lambda key: t.get(f"summary.{key}") if f"summary.{key}" in t and t.get(f"summary.{key}") == t.get(f"summary.{key}") else None  # noqa: E731
         status = get("step_status") if t.status == "done" else "failed"
-        row = {"step": t["config.step"], "runtime": ONNX_RUNTIMES.get(t["config.step"], t["config.step"]),
+        row = {"step": t["config.step"], "runtime": study.framework_of(t["config.step"]),
                "status": status, "error": get("error") if t.status == "done" else t.error,
                "reason": get("reason"), "max_abs_diff": get("max_abs_diff"),
                "argmax_agreement": get("argmax_agreement"), "test_acc": get("test_acc"),
                "n_compared": get("n_compared")}
-        if t["config.step"] == "export" and status == "ok":
+        if t["config.step"] == study.reference_arm("torch") and status == "ok":
             row.update(max_abs_diff=0.0, argmax_agreement=1.0, n_compared=None)  # the reference itself
         rows.append(row)
-    order = {s: i for i, s in enumerate(ONNX_RUNTIMES)}
+    order = {s: i for i, s in enumerate(study.arm_names)}
     return pd.DataFrame(rows).sort_values("step", key=lambda s: s.map(order)).reset_index(drop=True)
 
 
 def onnx_latencies(profile: str | None = None, overrides: dict | None = None,
                    store: ResultsStore | None = None) -> pd.DataFrame:
-    """One row per timed inference call: runtime, batch size, repeat, latency in ms."""
+    """One row per timed inference call: step (arm), runtime (its framework), batch size, repeat, latency in ms."""
     long = _long("onnx", profile, overrides, store)
     if long.empty:
         return pd.DataFrame()
     long = long[long.metric.str.startswith("latency_s_b")]
     return pd.DataFrame({
-        "runtime": long["config.step"].map(ONNX_RUNTIMES), "batch_size": long.metric.str[11:].astype(int),
+        "step": long["config.step"], "runtime": _frameworks("onnx", long["config.step"]),
+        "batch_size": long.metric.str[11:].astype(int),
         "repeat": long.step.astype(int), "latency_ms": 1e3 * long.value,
     }).reset_index(drop=True)
 
 
 def onnx_latency_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median (IQR) latency per runtime x batch, and the ratio to PyTorch with a bootstrap 95 % CI."""
+    """Median (IQR) latency per step x batch, and the ratio to PyTorch's (the reference step's) with a bootstrap
+    95 % CI."""
     if frame.empty:
         return pd.DataFrame()
-    table = summarize(frame, ["runtime", "batch_size"], value="latency_ms")
+    key = ["step", "runtime", "batch_size"]
+    table = summarize(frame, key, value="latency_ms")
+    torch_step = get_study("onnx").reference_arm("torch")
     ratios = []
-    for (runtime, batch), g in frame.groupby(["runtime", "batch_size"]):
-        ref = frame.latency_ms[(frame.runtime == "torch") & (frame.batch_size == batch)]
+    for (step, runtime, batch), g in frame.groupby(key):
+        ref = frame.latency_ms[(frame.step == torch_step) & (frame.batch_size == batch)]
         r = ratio_ci(g.latency_ms, ref) if len(ref) else {"ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan}
-        ratios.append({"runtime": runtime, "batch_size": batch, "ratio_to_torch": r["ratio"],
+        ratios.append({"step": step, "runtime": runtime, "batch_size": batch, "ratio_to_torch": r["ratio"],
                        "ci_low": r["ci_low"], "ci_high": r["ci_high"]})
-    return table.merge(pd.DataFrame(ratios), on=["runtime", "batch_size"])
+    return table.merge(pd.DataFrame(ratios), on=key)
 
 
 def onnx_errors_markdown(profile: str | None = None, overrides: dict | None = None,
                          store: ResultsStore | None = None) -> str:
     """Each ONNX step that did not work: the exact error, where it was raised, and why (from the store)."""
     trials = _trials("onnx", profile, overrides, store)
+    labels = get_study("onnx").labels()
     out = []
     for _, t in (trials.iterrows() if not trials.empty else []):
         step = t["config.step"]
@@ -218,7 +239,7 @@ def onnx_errors_markdown(profile: str | None = None, overrides: dict | None = No
         if t.status == "failed":
             out.append(f"**{step}** trial failed: `{t.error}`")
             continue
-        out.append(f"**{ONNX_RUNTIMES.get(step, step)}**: `{status}` at `{t.get('summary.failed_at', step)}`. "
+        out.append(f"**{labels[step]}**: `{status}` at `{t.get('summary.failed_at', step)}`. "
                    f"{t.get('summary.reason') or ''}\n")
         attempts = t.get("summary.attempts")
         if isinstance(attempts, list) and attempts:
@@ -233,9 +254,8 @@ def onnx_errors_markdown(profile: str | None = None, overrides: dict | None = No
 # -- prose ---------------------------------------------------------------------------------------------------
 def _of_peak(gflops: float, arm: str, frame: pd.DataFrame, store) -> str:
     """' = N % of its fp32 GEMM peak' where the gemm study measured that framework at the trial's threads."""
-    framework = arm.split("-")[0]
-    threads = frame.loc[frame.arm == arm, "threads"]
-    peak = peak_gflops(store).get((framework, int(threads.iloc[0]))) if len(threads) else None
+    rows = frame[frame.arm == arm]
+    peak = peak_gflops(store).get((rows.framework.iloc[0], int(rows.threads.iloc[0]))) if len(rows) else None
     return f", {100 * gflops / peak:.0f} % of its measured fp32 GEMM peak ({peak:.1f} GFLOP/s)" if peak else ""
 
 
@@ -266,7 +286,7 @@ def summary_markdown(profile: str | None = None, overrides: dict | None = None,
     else:
         table, ratios = vgg16_table(vgg), vgg16_ratios(vgg)
         host = ratios[(ratios.comparison == "torch / mxnet") & (ratios.onednn == True)]  # noqa: E712
-        claim = CLAIM_VGG16_MS["torch"] / CLAIM_VGG16_MS["mxnet"]
+        claim = VGG16_LATENCY_MS["torch"] / VGG16_LATENCY_MS["mxnet"]
         for r in host.to_dict("records"):
             on = table[(table.onednn) & (table.batch_size == r["batch_size"]) & (table.image_size == r["image_size"])]
             num, den = (on.loc[on.arm == a, "median_ms"].iloc[0] for a in (r["numerator"], r["denominator"]))
@@ -275,13 +295,15 @@ def summary_markdown(profile: str | None = None, overrides: dict | None = None,
                 f"{r['image_size']}x{r['image_size']}, oneDNN on, {r['device']}: {r['numerator']} {num:.1f} ms, "
                 f"{r['denominator']} {den:.1f} ms (medians of {r['n_num']} and {r['n_den']} timed passes); "
                 f"PyTorch / MXNet = {_fmt_ratio(r)}: "
-                f"{_verdict(r, 'PyTorch is slower', 'PyTorch is faster')}. The article's 30.4 / 20.5 ms is a "
+                f"{_verdict(r, 'PyTorch is slower', 'PyTorch is faster')}. The article's "
+                f"{VGG16_LATENCY_MS['torch']} / {VGG16_LATENCY_MS['mxnet']} ms is a "
                 f"ratio of {claim:.2f}"
                 + ("" if r["image_size"] == 224 else " (at 224x224; this profile's input is smaller, so only the "
                    "direction is comparable)") + ".")
             if r["image_size"] == 224 and r["batch_size"] == 1:
-                need = vgg16_flops(224) / (CLAIM_VGG16_MS["torch"] / 1e3) / 1e9
-                lines.append(f"  In absolute terms the article's 30.4 ms means {need:.0f} GFLOP/s for VGG16's "
+                need = vgg16_flops(224) / (VGG16_LATENCY_MS["torch"] / 1e3) / 1e9
+                lines.append(f"  In absolute terms the article's {VGG16_LATENCY_MS['torch']} ms means {need:.0f} "
+                             f"GFLOP/s for VGG16's "
                              f"{vgg16_flops(224) / 1e9:.1f} GFLOP per image, while this host ran "
                              f"{vgg16_flops(224) / (num / 1e3) / 1e9:.1f} GFLOP/s ({r['numerator']})"
                              + _of_peak(vgg16_flops(224) / (num / 1e3) / 1e9, r["numerator"], vgg, store)
@@ -301,20 +323,22 @@ def summary_markdown(profile: str | None = None, overrides: dict | None = None,
     else:
         lines.append("- **fp32 GEMM peak**: no finished trials in the store for this profile.")
     steps = onnx_steps(profile, overrides.get("onnx"), store)
+    onnx = get_study("onnx")
+    labels, torch_step = onnx.labels(), onnx.reference_arm("torch")
     for r in steps.to_dict("records") if len(steps) else []:
-        if r["step"] == "export":
+        if r["step"] == torch_step:
             lines.append(f"- **ONNX export** from PyTorch: {r['status']}" + (f" -- `{r['error']}`" if r["error"] else "")
                          + ".")
         elif r["status"] == "ok":
-            lines.append(f"- **{r['runtime']}** runs the exported model: max |logit difference| to PyTorch "
+            lines.append(f"- **{labels[r['step']]}** runs the exported model: max |logit difference| to PyTorch "
                          f"{r['max_abs_diff']:.2e}, argmax agreement {100 * r['argmax_agreement']:.1f} % on "
                          f"{int(r['n_compared'])} test reviews.")
         else:
-            lines.append(f"- **{r['runtime']}**: {r['status']} -- `{r['error']}`"
+            lines.append(f"- **{labels[r['step']]}**: {r['status']} -- `{r['error']}`"
                          + (f"; {r['reason']}" if r["reason"] else "") + ".")
     lat = onnx_latency_table(onnx_latencies(profile, overrides.get("onnx"), store))
-    for r in lat[lat.runtime != "torch"].to_dict("records") if len(lat) else []:
-        lines.append(f"- **{r['runtime']}** latency, batch {r['batch_size']}: {r['median']:.2f} ms median, "
+    for r in lat[lat.step != torch_step].to_dict("records") if len(lat) else []:
+        lines.append(f"- **{labels[r['step']]}** latency, batch {r['batch_size']}: {r['median']:.2f} ms median, "
                      f"{r['ratio_to_torch']:.2f}x PyTorch's" + ("" if np.isnan(r["ci_low"]) else
                                                                  f" (95 % CI {r['ci_low']:.2f}-{r['ci_high']:.2f})")
                      + ".")

@@ -1,9 +1,9 @@
 """GluonTS DeepAR in twin backends (d2l style): ``fwbench.forecast.torch`` and ``fwbench.forecast.mxnet`` expose the
 same public names, so a trial swaps frameworks by one import.
 
-Public names in both: ``FRAMEWORK``, ``framework_info``, ``set_seed``, ``configure_threads``, ``make_estimator``,
-``train`` (-> predictor, per-epoch records), ``predict`` (-> forecasts, synchronized), ``time_data_pipeline``,
-``synchronize``.
+Each twin's public names are its ``__all__`` (the same list in both; ``tests/test_twins.py`` checks it), among them
+``train`` (-> predictor, per-epoch records) and ``predict`` (-> forecasts, synchronized). The arm table of the
+``deepar`` study names the twin an arm loads (``Arm.load_backend``).
 
 Only framework-free pieces live here (importing this package imports neither framework): the hyperparameters both
 backends share, the accuracy evaluation with gluonts' ``Evaluator``, and the cProfile breakdown by phase.
@@ -54,18 +54,40 @@ def truncate(forecasts: list, horizons: list[int]) -> list:
     return out
 
 
+# Per-series metrics behind each aggregate; a series whose value is NaN or infinite (MASE of a series whose
+# seasonal-naive scale is 0: constant or all-zero history, as in covid_deaths, car_parts, vehicle_trips) is left
+# out of that metric's aggregate, as the Monash evaluation does (gluonts' ``aggregate_valid``), and counted.
+DROP_COUNTED = {"MASE": "n_series_dropped", "sMAPE": "n_series_dropped_sMAPE",
+                "QuantileLoss[0.5]": "n_series_dropped_wQL"}
+
+
 def evaluate(forecasts: list, full: list[dict], horizons: list[int], seasonality: int) -> dict:
     """MASE and sMAPE of the median forecast (seasonal-naive scaling on the training part) and mean weighted
-    quantile loss over ``QUANTILES``, aggregated over series by gluonts' ``Evaluator``."""
-    from gluonts.evaluation import Evaluator
+    quantile loss over ``QUANTILES``, aggregated over series by gluonts' ``Evaluator`` with
+    ``aggregate_valid``: each metric over the series where it is finite. ``n_series_dropped`` counts the series
+    left out of MASE (zero seasonal-naive scale); ``n_series_dropped_sMAPE`` and ``n_series_dropped_wQL`` the
+    series left out of those metrics; ``n_series_scored`` the series evaluated. A metric with no finite series
+    at all is NaN."""
+    from gluonts.evaluation import Evaluator, aggregate_valid
 
     forecasts = truncate(forecasts, horizons)
     series = [pd.Series(s["target"], index=pd.period_range(s["start"], periods=len(s["target"]),
                                                             freq=s["start"].freq)) for s in full]
-    evaluator = Evaluator(quantiles=QUANTILES, seasonality=seasonality, num_workers=0)
-    agg, _ = evaluator(iter(series), iter(forecasts), num_series=len(series))
-    return {"MASE": float(agg["MASE"]), "sMAPE": float(agg["sMAPE"]), "mean_wQL": float(agg["mean_wQuantileLoss"]),
-            "ND": float(agg["ND"]), "RMSE": float(agg["RMSE"])}
+    evaluator = Evaluator(quantiles=QUANTILES, seasonality=seasonality, num_workers=0,
+                          aggregation_strategy=aggregate_valid)
+    agg, per_series = evaluator(iter(series), iter(forecasts), num_series=len(series))
+    out = {"MASE": _float(agg["MASE"]), "sMAPE": _float(agg["sMAPE"]),
+           "mean_wQL": _float(agg["mean_wQuantileLoss"]), "ND": _float(agg["ND"]), "RMSE": _float(agg["RMSE"]),
+           "n_series_scored": len(per_series)}
+    for column, key in DROP_COUNTED.items():
+        out[key] = int((~np.isfinite(per_series[column].to_numpy(float))).sum())
+    return out
+
+
+def _float(value) -> float:
+    """An aggregate as a float; ``aggregate_valid`` gives ``np.ma.masked`` when no series is finite (NaN here;
+    ``float(np.ma.masked)`` would be 0.0)."""
+    return float("nan") if value is np.ma.masked or np.ma.is_masked(value) else float(value)
 
 
 # -- where the time goes -------------------------------------------------------------------------------------------

@@ -1,7 +1,12 @@
 """MXNet backend: ``gluonts.mx.DeepAREstimator`` (Gluon trainer), same public names as ``fwbench.forecast.torch``.
 
-Backend option ``hybridize`` (default True, the gluonts default): False runs the network imperatively, the arm
-``mxnet-imperative`` that isolates what graph compilation of the unrolled LSTM cells buys or costs.
+Backend option ``hybridize`` (default True, the gluonts default): the *training* network is hybridized; False runs
+it imperatively (the arm ``mxnet-imperative``). Forecasting is a separate network: gluonts 0.17's
+``DeepAREstimator.create_predictor`` builds a fresh ``DeepARPredictionNetwork``, copies the trained weights into it
+and wraps it in a ``RepresentableBlockPredictor`` without hybridizing it, so by default forecasting runs
+imperatively whatever ``hybridize`` says. ``predict(..., hybridize=True)`` hybridizes that prediction network
+first (``prediction_net.hybridize(active=True)``, what ``GluonPredictor.hybridize`` does; the graph is built on
+the first forecast batch, inside the timed call); ``predictor_hybridized`` says whether a cached graph ran.
 """
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ from gluonts.mx.trainer import Trainer
 from . import HYPERPARAMETERS, EpochRecord
 
 FRAMEWORK = "mxnet"
+__all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "synchronize", "make_estimator", "train",
+           "predict", "predictor_hybridized", "time_data_pipeline"]
 
 
 def framework_info() -> dict:
@@ -84,10 +91,19 @@ def train(train_data: list[dict], **estimator_kwargs):
     return predictor, records
 
 
-def predict(predictor, data: list[dict]) -> list:
+def predict(predictor, data: list[dict], hybridize: bool = False) -> list:
+    """Forecasts of every window (synchronized); ``hybridize``: hybridize the prediction network first."""
+    if hybridize:
+        predictor.prediction_net.hybridize(active=True)
     forecasts = list(predictor.predict(data))
     synchronize()
     return forecasts
+
+
+def predictor_hybridized(predictor) -> bool:
+    """Whether the predictor's network ran as a hybridized graph (active and a cached graph was built)."""
+    net = predictor.prediction_net
+    return bool(getattr(net, "_active", False) and getattr(net, "_cached_op", None) is not None)
 
 
 def time_data_pipeline(train_data: list[dict], n_batches: int, **estimator_kwargs) -> float:

@@ -14,6 +14,8 @@ import torch
 from . import HYPERPARAMETERS, EpochRecord
 
 FRAMEWORK = "torch"
+__all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "synchronize", "make_estimator", "train",
+           "predict", "predictor_hybridized", "time_data_pipeline"]
 
 
 class _NoMXNet(importlib.abc.MetaPathFinder):
@@ -103,10 +105,18 @@ def train(train_data: list[dict], **estimator_kwargs):
     return predictor, records
 
 
-def predict(predictor, data: list[dict]) -> list:
+def predict(predictor, data: list[dict], hybridize: bool = False) -> list:
+    """Forecasts of every window; ``hybridize`` is an MXNet (Gluon) notion: asking for it here is an error."""
+    if hybridize:
+        raise ValueError("hybridize=True: a gluonts.torch predictor has no Gluon network to hybridize")
     forecasts = list(predictor.predict(data))
     synchronize()
     return forecasts
+
+
+def predictor_hybridized(predictor) -> bool:
+    """Always False: PyTorch runs the prediction network eagerly (twin of the MXNet backend's check)."""
+    return False
 
 
 def time_data_pipeline(train_data: list[dict], n_batches: int, **estimator_kwargs) -> float:

@@ -1,19 +1,14 @@
-"""Convergence figures: one line per arm (the median over seeds) with a band (min-max over seeds, IQR darker)."""
+"""Convergence figures: one line per arm (the median over seeds) with a band (min-max over seeds, IQR darker),
+in the arm's colour and with its label from the study's arm table."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from ..analysis import arm_order
 from ..analysis import convergence as conv
-
-COLORS = {"torch-dense": "#1f77b4", "torch-sparse": "#17becf", "mxnet": "#d62728", "mxnet-hybrid": "#ff7f0e",
-          "torch-compile": "#2ca02c", "torch": "#1f77b4", "mxnet-imperative": "#ff7f0e"}
-
-
-def _arms(frame: pd.DataFrame) -> list[str]:
-    present = set(frame.arm)
-    return [a for a in conv.ARM_ORDER if a in present] + sorted(present - set(conv.ARM_ORDER))
+from . import arm_style
 
 
 def _band(ax, b: pd.DataFrame, x: str, label: str, color: str) -> None:
@@ -44,8 +39,8 @@ def imdb_metric_figure(frame: pd.DataFrame, metrics: tuple[str, ...], x: str = "
             b = conv.bands(sub, metric, x=x)
             if b.empty:
                 ax.text(0.5, 0.5, f"no {metric} rows", ha="center", va="center", transform=ax.transAxes)
-            for arm in _arms(sub) if not b.empty else []:
-                _band(ax, b[b.arm == arm], x, arm, COLORS.get(arm, "grey"))
+            for arm in arm_order("imdb", sub.arm) if not b.empty else []:
+                _band(ax, b[b.arm == arm], x, **arm_style("imdb", arm))
             ax.set_title(f"{metric.replace('_', ' ')}\n{setting}", fontsize=9)
             ax.set_xlabel("epoch (0 = first)" if x == "epoch" else "cumulative training seconds")
             if x == "epoch":
@@ -82,8 +77,8 @@ def deepar_loss_figure(frame: pd.DataFrame):
         ax = axes[k // ncols, k % ncols]
         sub = frame[frame.dataset == ds]
         b = conv.bands(sub, "train_loss", by=("arm",))
-        for arm in _arms(sub):
-            _band(ax, b[b.arm == arm], "epoch", arm, COLORS.get(arm, "grey"))
+        for arm in arm_order("deepar", sub.arm):
+            _band(ax, b[b.arm == arm], "epoch", **arm_style("deepar", arm))
         ax.set_title(f"DeepAR {ds}", fontsize=9)
         ax.set_xlabel("epoch (0 = first)")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))

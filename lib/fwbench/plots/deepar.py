@@ -1,13 +1,18 @@
-"""Figures of the DeepAR / Monash study (from ``fwbench.analysis.deepar`` tables)."""
+"""Figures of the DeepAR / Monash study (from ``fwbench.analysis.deepar`` tables); colours and legend labels from
+the arm table, "MXNet" and "PyTorch" are the study's reference arms."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..analysis.deepar import ARM_LABELS, ARM_ORDER, breakdown_table, ratio_table, runtime_table
+from ..analysis import arm_order
+from ..analysis.deepar import STUDY, ratio_table, reference_arms, runtime_table, window_ratio_table, window_trend
+from ..analysis.deepar_gap import breakdown_table
+from ..ledger.sources.deepar2024 import post_ratio
+from . import arm_style
 
-ARM_COLORS = {"torch": "#1f77b4", "mxnet": "#d62728", "mxnet-imperative": "#ff7f0e"}
+_WHAT = {"total_time_s": "training + forecasting", "train_time_s": "training", "predict_time_s": "forecasting"}
 
 
 def runtime_figure(trials: pd.DataFrame, metric: str = "total_time_s"):
@@ -15,40 +20,39 @@ def runtime_figure(trials: pd.DataFrame, metric: str = "total_time_s"):
     chart; log scale, since datasets differ by orders of magnitude."""
     table = runtime_table(trials)
     wide = table.pivot(index="dataset", columns="arm", values=metric)
-    arms = [a for a in ARM_ORDER if a in wide.columns]
-    key = "mxnet" if "mxnet" in wide.columns else arms[0]
+    arms = arm_order(STUDY, wide.columns)
+    mx = reference_arms()[0]
+    key = mx if mx in wide.columns else arms[0]
     wide = wide.sort_values(key)
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(wide) + 1.6))
     y = np.arange(len(wide))
     height = 0.8 / len(arms)
     for i, arm in enumerate(arms):
         ax.barh(y + (i - (len(arms) - 1) / 2) * height, wide[arm].to_numpy(float), height=height,
-                color=ARM_COLORS[arm], label=ARM_LABELS[arm])
+                **arm_style(STUDY, arm))
     ax.set_yticks(y, labels=list(wide.index))
     ax.set_xscale("log")
-    what = {"total_time_s": "training + forecasting", "train_time_s": "training",
-            "predict_time_s": "forecasting"}[metric]
-    ax.set_xlabel(f"{what} time per trial (s, log scale; median over seeds)")
+    ax.set_xlabel(f"{_WHAT[metric]} time per trial (s, log scale; median over seeds)")
     ax.grid(axis="x", alpha=0.3, which="both")
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     return fig
 
 
-def ratio_figure(trials: pd.DataFrame):
-    """MXNet / PyTorch total-time ratio per dataset with its bootstrap 95 % CI over seeds (no bar with one
-    seed); 1 = parity, the post's 4.46x dashed."""
-    ratios = ratio_table(trials).sort_values("ratio")
+def ratio_figure(trials: pd.DataFrame, metric: str = "train_time_s"):
+    """MXNet / PyTorch time ratio per dataset (training by default, the post's measure) with its bootstrap 95 % CI
+    over seeds (no bar with one seed); 1 = parity, the post's ratio of training totals (4.46x) dashed."""
+    ratios = ratio_table(trials, metric=metric).sort_values("ratio")
     fig, ax = plt.subplots(figsize=(6.5, 0.4 * len(ratios) + 1.6))
     y = np.arange(len(ratios))
     r = ratios.ratio.to_numpy(float)
     lo = np.nan_to_num(r - ratios.ci_low.to_numpy(float), nan=0.0)
     hi = np.nan_to_num(ratios.ci_high.to_numpy(float) - r, nan=0.0)
-    ax.errorbar(r, y, xerr=[lo, hi], fmt="o", color=ARM_COLORS["mxnet"], capsize=3)
+    ax.errorbar(r, y, xerr=[lo, hi], fmt="o", color=arm_style(STUDY, reference_arms()[0])["color"], capsize=3)
     ax.axvline(1.0, color="grey", lw=1)
-    ax.axvline(395_807 / 88_756, color="black", lw=1, ls="--", label="2024 post (totals)")
+    ax.axvline(post_ratio(), color="black", lw=1, ls="--", label="2024 post (total training time)")
     ax.set_yticks(y, labels=list(ratios.dataset))
-    ax.set_xlabel("MXNet / PyTorch time (training + forecasting)")
+    ax.set_xlabel(f"MXNet / PyTorch {_WHAT[metric]} time")
     ax.legend(fontsize=8)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
@@ -64,9 +68,9 @@ def breakdown_figure(trials: pd.DataFrame):
         ax.text(0.5, 0.5, "no trial with a time breakdown", ha="center", va="center")
         ax.axis("off")
         return fig
-    table = table.assign(order=table.arm.map({a: i for i, a in enumerate(ARM_ORDER)}))
+    table = table.assign(order=table.arm.map({a: i for i, a in enumerate(arm_order(STUDY, table.arm))}))
     table = table.sort_values(["dataset", "order"])
-    labels = [f"{d} / {ARM_LABELS[a]}" for d, a in zip(table.dataset, table.arm)]
+    labels = [f"{d} / {arm_style(STUDY, a)['label']}" for d, a in zip(table.dataset, table.arm)]
     parts = [("data_time_s", "data pipeline", "#2ca02c"), ("network_step_s", "network steps", "#9467bd"),
              ("fit_overhead_s", "setup outside epochs", "#8c564b"), ("predict_time_s", "forecasting", "#7f7f7f")]
     fig, ax = plt.subplots(figsize=(7.5, 0.4 * len(table) + 1.6))
@@ -81,5 +85,37 @@ def breakdown_figure(trials: pd.DataFrame):
     ax.set_xlabel("seconds per trial (median over seeds)")
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def window_figure(trials: pd.DataFrame):
+    """MXNet / PyTorch per dataset against the unrolled window (context + prediction length, log scale):
+    training time (filled, the post's measure) and training + forecasting (hollow), bootstrap 95 % CIs over
+    seeds; 1 = parity, the post's ratio of training totals dashed."""
+    table = window_ratio_table(trials)
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    if table.empty:
+        ax.text(0.5, 0.5, "no dataset finished by both frameworks", ha="center", va="center")
+        ax.axis("off")
+        return fig
+    color = arm_style(STUDY, reference_arms()[0])["color"]
+    x = table.window.to_numpy(float)
+    for name, face, shift in (("train", color, 0.97), ("total", "white", 1.03)):
+        r = table[f"{name}_ratio"].to_numpy(float)
+        err = [np.nan_to_num(r - table[f"{name}_ci_low"].to_numpy(float)),
+               np.nan_to_num(table[f"{name}_ci_high"].to_numpy(float) - r)]
+        rho = window_trend(table, f"{name}_ratio")
+        ax.errorbar(x * shift, r, yerr=err, fmt="o", mfc=face, mec=color, color=color, capsize=3,
+                    label=_WHAT[f"{name}_time_s"] + ("" if np.isnan(rho) else f" (Spearman {rho:.2f})"))
+    for d, w, r in zip(table.dataset, x, table.train_ratio):
+        ax.annotate(d, (w, r), textcoords="offset points", xytext=(5, 4), fontsize=7)
+    ax.axhline(1.0, color="grey", lw=1)
+    ax.axhline(post_ratio(), color="black", lw=1, ls="--", label="2024 post (total training time)")
+    ax.set_xscale("log")
+    ax.set_xlabel("unrolled window: context + prediction length (steps, log scale)")
+    ax.set_ylabel("MXNet / PyTorch time")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     return fig

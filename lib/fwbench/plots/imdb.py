@@ -1,14 +1,12 @@
-"""Figures of the IMDB sweep (from ``fwbench.analysis.imdb`` tables)."""
+"""Figures of the IMDB sweep (from ``fwbench.analysis.imdb`` tables); colours and legend labels from the arm table."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..analysis.imdb import epoch_time_table, ratio_table, scaling_table
-
-ARM_COLORS = {"torch-dense": "#1f77b4", "torch-sparse": "#17becf", "mxnet": "#d62728",
-              "mxnet-hybrid": "#ff7f0e", "torch-compile": "#9467bd"}
+from ..analysis.imdb import STUDY, epoch_time_table, ratio_table, scaling_table
+from . import arm_style
 
 
 def epoch_time_figure(frame: pd.DataFrame):
@@ -22,7 +20,7 @@ def epoch_time_figure(frame: pd.DataFrame):
             g = g.sort_values("batch_size")
             med, q1, q3 = (g[c].to_numpy(dtype=float) for c in ("median", "q1", "q3"))
             ax.errorbar(g.batch_size.to_numpy(), med, yerr=[med - q1, q3 - med], marker="o",
-                        capsize=3, label=arm, color=ARM_COLORS.get(arm))
+                        capsize=3, **arm_style(STUDY, arm))
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted(table.batch_size.unique()), labels=[str(b) for b in sorted(table.batch_size.unique())])
         ax.set_title(f"{w} data-loader workers")
@@ -48,15 +46,16 @@ def ratio_figure(frame: pd.DataFrame):
     settings = ratios[["batch_size", "num_workers"]].drop_duplicates().sort_values(["num_workers", "batch_size"])
     labels = [f"b{b}/w{w}" for b, w in settings.itertuples(index=False)]
     x = np.arange(len(labels))
-    dens = list(ratios.denominator.unique())
-    width = 0.8 / len(dens)
-    for i, den in enumerate(dens):
-        sub = settings.merge(ratios[ratios.denominator == den], on=["batch_size", "num_workers"], how="left")
+    pairs = list(ratios[["numerator", "denominator"]].drop_duplicates().itertuples(index=False))
+    width = 0.8 / len(pairs)
+    for i, (num, den) in enumerate(pairs):
+        sub = settings.merge(ratios[(ratios.numerator == num) & (ratios.denominator == den)],
+                             on=["batch_size", "num_workers"], how="left")
         low = (sub.ratio - sub.ci_low).fillna(0).clip(lower=0).to_numpy(dtype=float)
         high = (sub.ci_high - sub.ratio).fillna(0).clip(lower=0).to_numpy(dtype=float)
-        ax.bar(x + (i - (len(dens) - 1) / 2) * width, sub.ratio.to_numpy(dtype=float), width, yerr=[low, high],
-               capsize=3,
-               label=f"MXNet / {den}", color=ARM_COLORS.get(den), alpha=0.8)
+        ax.bar(x + (i - (len(pairs) - 1) / 2) * width, sub.ratio.to_numpy(dtype=float), width, yerr=[low, high],
+               capsize=3, label=f"{arm_style(STUDY, num)['label']} / {arm_style(STUDY, den)['label']}",
+               color=arm_style(STUDY, den)["color"], alpha=0.8)
     ax.axhline(1.0, color="black", lw=1)
     ax.set_xticks(x, labels=labels)
     ax.set_xlabel("setting (batch size / data-loader workers)")
@@ -76,11 +75,11 @@ def scaling_figure(frame: pd.DataFrame, gemm_peak: dict | None = None):
     for (arm, threads), g in table.groupby(["arm", "threads"]):
         g = g.sort_values("seq_len")
         style = "-" if threads == table.threads.max() else "--"
-        axes[0][0].plot(g.seq_len, g["median"], style, marker="o", color=ARM_COLORS.get(arm),
-                        label=f"{arm}, {threads} thread(s)")
+        look = arm_style(STUDY, arm)
+        look["label"] = f"{look['label']}, {threads} thread(s)"
+        axes[0][0].plot(g.seq_len, g["median"], style, marker="o", **look)
         if has_peak:
-            axes[0][1].plot(g.seq_len, 100 * g.fraction_of_peak, style, marker="o", color=ARM_COLORS.get(arm),
-                            label=f"{arm}, {threads} thread(s)")
+            axes[0][1].plot(g.seq_len, 100 * g.fraction_of_peak, style, marker="o", **look)
     axes[0][0].set_xlabel("sequence length (tokens)")
     axes[0][0].set_ylabel("training time per epoch (s), median")
     axes[0][0].legend(fontsize=8)

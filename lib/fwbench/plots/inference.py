@@ -1,14 +1,16 @@
-"""Figures of the studies beyond the posts (from ``fwbench.analysis.inference`` tables)."""
+"""Figures of the studies beyond the posts (from ``fwbench.analysis.inference`` tables); colours and legend labels
+from each study's arm table."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..analysis.inference import CLAIM_VGG16_MS, gemm_table, onnx_latency_table, vgg16_table
-
-ARM_COLORS = {"torch": "#1f77b4", "torch-jit": "#9467bd", "mxnet": "#d62728", "mxnet-hybrid": "#ff7f0e",
-              "onnxruntime": "#2ca02c"}
+from ..analysis import arm_order
+from ..analysis.inference import gemm_table, onnx_latency_table, vgg16_table
+from ..ledger.sources.overview import VGG16_LATENCY_MS
+from ..studies import FRAMEWORKS, get_study
+from . import arm_style
 
 
 def _empty(ax, text: str) -> None:
@@ -18,7 +20,8 @@ def _empty(ax, text: str) -> None:
 
 def vgg16_latency_figure(frame: pd.DataFrame):
     """Latency per arm, oneDNN on (filled) and off (hollow), one panel per batch x image size: every timed
-    pass as a dot, the median as a bar; the article's 30.4 / 20.5 ms as dashed lines at batch 1, 224x224."""
+    pass as a dot, the median as a bar; the article's latencies (30.4 / 20.5 ms) as dashed lines at batch 1, 224x224,
+    in the colours of the frameworks' reference arms."""
     settings = [] if frame.empty else sorted(frame[["batch_size", "image_size"]].drop_duplicates().itertuples(index=False))
     fig, axes = plt.subplots(1, max(len(settings), 1), figsize=(4.5 * max(len(settings), 1), 3.8), squeeze=False)
     if not settings:
@@ -30,7 +33,7 @@ def vgg16_latency_figure(frame: pd.DataFrame):
         tab = table[(table.batch_size == batch) & (table.image_size == size)]
         labels = []
         for i, ((arm, onednn), g) in enumerate(sub.groupby(["arm", "onednn"], sort=True)):
-            color = ARM_COLORS.get(arm, "gray")
+            color = arm_style("vgg16", arm)["color"]
             med = tab[(tab.arm == arm) & (tab.onednn == onednn)]
             ax.bar(i, med.median_ms.iloc[0], color=color if onednn else "white", edgecolor=color, alpha=0.7)
             ax.errorbar(i, med.median_ms.iloc[0], yerr=[[med.median_ms.iloc[0] - med.q1_ms.iloc[0]],
@@ -38,10 +41,12 @@ def vgg16_latency_figure(frame: pd.DataFrame):
                         color="black", capsize=3)
             jitter = np.linspace(-0.15, 0.15, len(g)) if len(g) > 1 else [0.0]
             ax.scatter(i + np.asarray(jitter), g.latency_ms, s=10, color="black", zorder=3)
-            labels.append(f"{arm}\noneDNN {'on' if onednn else 'off'}")
+            labels.append(f"{arm_style('vgg16', arm)['label']}\noneDNN {'on' if onednn else 'off'}")
         if batch == 1 and size == 224:
-            for fw, ms in CLAIM_VGG16_MS.items():
-                ax.axhline(ms, ls="--", lw=1, color=ARM_COLORS[fw], label=f"article: {fw} {ms} ms")
+            study = get_study("vgg16")
+            for fw, ms in VGG16_LATENCY_MS.items():
+                ax.axhline(ms, ls="--", lw=1, color=arm_style("vgg16", study.reference_arm(fw))["color"],
+                           label=f"article: {FRAMEWORKS[fw]} {ms} ms")
             ax.legend(fontsize=7)
         ax.set_xticks(range(len(labels)), labels=labels, fontsize=7)
         ax.set_title(f"batch {batch}, {size}x{size}")
@@ -52,17 +57,19 @@ def vgg16_latency_figure(frame: pd.DataFrame):
 
 
 def gemm_figure(frame: pd.DataFrame):
-    """fp32 GEMM GFLOP/s against matrix size per framework x threads: median line, IQR band."""
+    """fp32 GEMM GFLOP/s against matrix size per arm (framework) x threads: median line, IQR band."""
     fig, ax = plt.subplots(figsize=(6, 3.6))
     if frame.empty:
         _empty(ax, "no GEMM trials in the store")
         return fig
     table = gemm_table(frame)
-    for (fw, device, threads), g in table.groupby(["framework", "device", "threads"]):
+    for (arm, device, threads), g in table.groupby(["arm", "device", "threads"]):
         g = g.sort_values("n")
         style = "-" if threads == table.threads.max() else ":"
-        ax.plot(g.n, g["median"], style, marker="o", color=ARM_COLORS.get(fw), label=f"{fw} {device} {threads} thr")
-        ax.fill_between(g.n, g.q1, g.q3, color=ARM_COLORS.get(fw), alpha=0.2)
+        look = arm_style("gemm", arm)
+        ax.plot(g.n, g["median"], style, marker="o", color=look["color"],
+                label=f"{look['label']} {device} {threads} thr")
+        ax.fill_between(g.n, g.q1, g.q3, color=look["color"], alpha=0.2)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("matrix size n (n x n by n x n, float32)")
     ax.set_ylabel("GFLOP/s (2n³ / time)")
@@ -80,14 +87,14 @@ def onnx_latency_figure(frame: pd.DataFrame):
         _empty(ax, "no ONNX latencies in the store")
         return fig
     batches = sorted(table.batch_size.unique())
-    runtimes = list(table.runtime.unique())
-    width = 0.8 / len(runtimes)
-    for i, rt in enumerate(runtimes):
-        sub = pd.DataFrame({"batch_size": batches}).merge(table[table.runtime == rt], how="left")
-        x = np.arange(len(batches)) + (i - (len(runtimes) - 1) / 2) * width
+    steps = arm_order("onnx", table.step)
+    width = 0.8 / len(steps)
+    for i, step in enumerate(steps):
+        sub = pd.DataFrame({"batch_size": batches}).merge(table[table.step == step], how="left")
+        x = np.arange(len(batches)) + (i - (len(steps) - 1) / 2) * width
         med = sub["median"].to_numpy(dtype=float)
         err = [np.nan_to_num(med - sub.q1.to_numpy(dtype=float)), np.nan_to_num(sub.q3.to_numpy(dtype=float) - med)]
-        ax.bar(x, med, width, yerr=err, capsize=3, label=rt, color=ARM_COLORS.get(rt, "gray"), alpha=0.8)
+        ax.bar(x, med, width, yerr=err, capsize=3, alpha=0.8, **arm_style("onnx", step))
     ax.set_yscale("log")
     ax.set_xticks(range(len(batches)), labels=[f"batch {b}" for b in batches])
     ax.set_ylabel("latency per call (ms, median, IQR)")

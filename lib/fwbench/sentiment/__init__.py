@@ -1,9 +1,8 @@
 """The IMDB sentiment model in twin backends (d2l style): ``fwbench.sentiment.torch`` and
 ``fwbench.sentiment.mxnet`` expose the same public names, so a trial swaps frameworks by one import.
 
-Public names in both: ``framework_info``, ``set_seed``, ``configure_threads``, ``build_model``,
-``count_parameters``, ``make_loader``, ``make_trainer``, ``set_learning_rate``, ``train_one_epoch``,
-``synchronize``, ``evaluate``.
+Each twin's public names are its ``__all__`` (the same list in both; ``tests/test_twins.py`` checks it). The
+arm table of the ``imdb`` study names the twin an arm loads (``Arm.load_backend``).
 
 Only the framework-free pieces live here (importing this package imports neither framework).
 """

@@ -16,9 +16,12 @@ from ..frameworks import mxnet_info
 from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, uniform_range
 
 FRAMEWORK = "mxnet"
+__all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "SentimentLSTM", "build_model",
+           "count_parameters", "make_loader", "Trainer", "make_trainer", "set_learning_rate", "train_one_epoch",
+           "synchronize", "prepare", "evaluate"]
 
 
-def context(device: str = "cpu"):
+def _context(device: str = "cpu"):
     """``cpu`` or ``cuda`` (needs an ``mxnet-cu11x``/``cu12x`` build instead of the CPU wheel)."""
     if device == "cpu":
         return mx.cpu()
@@ -78,7 +81,7 @@ def build_model(vocab_size: int, embed_dim: int, hidden_size: int, num_classes: 
     if variant not in ("imperative", "hybrid"):
         raise ValueError(f"unknown MXNet variant {variant!r}")
     model = SentimentLSTM(vocab_size, embed_dim, hidden_size, num_classes)
-    model.ctx = context(device)
+    model.ctx = _context(device)
     model.initialize(ctx=model.ctx)
     if variant == "hybrid":
         model.embedding.hybridize(static_alloc=True, static_shape=True)

@@ -9,6 +9,9 @@ from ..frameworks import torch_info
 from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, uniform_range
 
 FRAMEWORK = "torch"
+__all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "SentimentLSTM", "build_model",
+           "count_parameters", "make_loader", "Trainer", "make_trainer", "set_learning_rate", "train_one_epoch",
+           "synchronize", "prepare", "evaluate"]
 
 
 def framework_info() -> dict:

@@ -7,13 +7,17 @@ matrices, ``warmup`` products (stored, excluded), then ``repeats`` timed product
 """
 from __future__ import annotations
 
-import importlib
-import statistics
-
-from ..vision import check_device_available, device_option, gemm_flops, time_calls
+from ..devices import check_device_available, device_option
+from ..measure import median, time_calls
+from ..vision import gemm_flops
 from . import options as opt
+from .registry import Arm, Study, register
 
-ARMS = ("torch", "mxnet")
+ARM_TABLE = (
+    Arm("torch-eager", "torch", "fwbench.vision.torch", "eager", "PyTorch (torch.matmul)", "#1f77b4"),
+    Arm("mxnet-imperative", "mxnet", "fwbench.vision.mxnet", "imperative", "MXNet (mx.nd.dot)", "#d62728"),
+)
+ARMS = tuple(a.name for a in ARM_TABLE)
 
 PROFILES = {
     "smoke": {"arms": list(ARMS), "sizes": [256], "threads": [1], "warmup": 1, "repeats": 3, "device": "cpu"},
@@ -35,10 +39,6 @@ OPTIONS = {
 SEED = 0
 
 
-def resolve(profile: str, overrides: dict | None = None) -> dict:
-    return opt.resolve("gemm", PROFILES, OPTIONS, profile, overrides)
-
-
 def preflight(options: dict) -> None:
     check_device_available(options["device"])
 
@@ -50,11 +50,11 @@ def grid(options: dict) -> list[dict]:
 
 
 def describe(config: dict) -> str:
-    return f"gemm {config['arm']:<6} n={config['n']:<5} threads={config['threads']} {config['device']}"
+    return f"gemm {config['arm']:<16} n={config['n']:<5} threads={config['threads']} {config['device']}"
 
 
 def run_trial(config: dict, report=None) -> dict:
-    be = importlib.import_module(f"fwbench.vision.{config['arm']}")
+    be = STUDY.arm_of(config).load_backend()
     be.configure_threads(config["threads"])
     device, n = config["device"], config["n"]
     a = be.random_matrix(n, device, seed=config["seed"])
@@ -64,11 +64,18 @@ def run_trial(config: dict, report=None) -> dict:
     flops = gemm_flops(n)
     gflops = [flops / t / 1e9 for t in timed]
     if report:
-        report(f"{describe(config)}: median {statistics.median(gflops):.1f} GFLOP/s")
+        report(f"{describe(config)}: median {median(gflops):.1f} GFLOP/s")
     return {
-        "summary": {"median_gflops": statistics.median(gflops), "max_gflops": max(gflops),
-                    "median_s": statistics.median(timed)},
+        "summary": {"median_gflops": median(gflops), "max_gflops": max(gflops),
+                    "median_s": median(timed)},
         "measurements": ([(i, "warmup_s", v) for i, v in enumerate(warm)] + [(i, "seconds", v) for i, v in enumerate(timed)]
                          + [(i, "gflops", v) for i, v in enumerate(gflops)]),
         "provenance": be.framework_info(device),
     }
+
+
+STUDY = register(Study(
+    name="gemm", title="fp32 GEMM throughput (the peak behind 'fraction of peak')", module=__name__,
+    profiles=PROFILES, options=OPTIONS, grid=grid, run_trial=run_trial, describe=describe, preflight=preflight,
+    arms=ARM_TABLE, reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"}, code=("fwbench.vision",),
+    figure_prefix="gemm_"))

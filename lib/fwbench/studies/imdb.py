@@ -9,25 +9,31 @@ Assumptions where the post is silent (recorded in every trial config):
 """
 from __future__ import annotations
 
-import importlib
 import os
 import time
 
+from ..devices import device_option
+from ..measure import median
 from . import options as opt
+from .blocks import interleave
+from .registry import Arm, Study, register
 
-# arm -> (backend module, model variant, sparse embedding gradients)
-ARM_BACKENDS = {
-    "torch-dense": ("torch", "eager", False),
-    "torch-sparse": ("torch", "eager", True),
-    "mxnet": ("mxnet", "imperative", False),
+_TORCH, _MXNET = "fwbench.sentiment.torch", "fwbench.sentiment.mxnet"
+ARM_TABLE = (
+    Arm("torch-eager", "torch", _TORCH, "eager", "PyTorch (dense embedding gradients)", "#1f77b4"),
+    Arm("torch-sparse", "torch", _TORCH, "sparse", "PyTorch (sparse embedding gradients)", "#17becf"),
+    Arm("mxnet-imperative", "mxnet", _MXNET, "imperative", "MXNet Gluon (imperative)", "#d62728"),
     # beyond the post: MXNet with hybridized pre/post-LSTM blocks, PyTorch with torch.compile
-    "mxnet-hybrid": ("mxnet", "hybrid", False),
-    "torch-compile": ("torch", "compiled", False),
-}
-ARMS = tuple(ARM_BACKENDS)
-CORE_ARMS = ["torch-dense", "torch-sparse", "mxnet"]
+    Arm("mxnet-hybrid-partial", "mxnet", _MXNET, "hybrid-partial", "MXNet (hybrid blocks around the LSTM)",
+        "#ff7f0e"),
+    Arm("torch-compile", "torch", _TORCH, "compiled", "PyTorch (torch.compile)", "#9467bd"),
+)
+ARMS = tuple(a.name for a in ARM_TABLE)
+CORE_ARMS = ["torch-eager", "torch-sparse", "mxnet-imperative"]
+# the backends' build_model(variant=..., sparse=...) per arm variant
+MODEL_VARIANT = {"eager": ("eager", False), "sparse": ("eager", True), "compiled": ("compiled", False),
+                 "imperative": ("imperative", False), "hybrid-partial": ("hybrid", False)}
 WORKER_CHOICES = (0, 1, 2, 4)
-DEVICES = ("cpu", "cuda")
 
 MODEL = {"num_words": 5000, "embed_dim": 128, "hidden_size": 128, "num_classes": 2}
 
@@ -35,12 +41,13 @@ _COMMON = {"repeats": 1, "threads": 2, "seq_len": 500, "lr": 1e-3, "lr_schedule"
            "device": "cpu"}
 PROFILES = {
     # seconds: for tests and CI
-    "smoke": {**_COMMON, "arms": CORE_ARMS, "extra_arms": ["mxnet-hybrid"], "batch_sizes": [32],
+    "smoke": {**_COMMON, "arms": CORE_ARMS, "extra_arms": ["mxnet-hybrid-partial"], "batch_sizes": [32],
               "workers": [0, 1], "epochs": 2, "n_train": 64, "n_test": 64,
               "scaling": {"seq_lens": [50], "threads": [1], "batch_size": 32, "epochs": 2, "n_train": 64}},
     # minutes: the default of `make reproduce`
-    "quick": {**_COMMON, "arms": CORE_ARMS, "extra_arms": ["mxnet-hybrid", "torch-compile"],
-              "batch_sizes": [64, 256], "workers": [0, 2], "epochs": 4, "n_train": 512, "n_test": 256,
+    # (3 repeat blocks: the least a CI over independent trials needs; one batch size to stay in minutes)
+    "quick": {**_COMMON, "arms": CORE_ARMS, "extra_arms": ["mxnet-hybrid-partial", "torch-compile"],
+              "batch_sizes": [256], "workers": [0, 2], "epochs": 4, "n_train": 512, "n_test": 256, "repeats": 3,
               "scaling": {"seq_lens": [125, 500], "threads": [1, 2], "batch_size": 128, "epochs": 2,
                           "n_train": 256}},
     # the post's scale: days of CPU, meant for a cluster
@@ -65,12 +72,12 @@ OPTIONS = {
     "lr": opt.positive_float,
     "lr_schedule": opt.boolean,
     "convergence": opt.boolean,
-    "device": opt.choice(DEVICES),
+    "device": device_option,
     "scaling": opt.scaling_spec,
 }
-# How cost grows (beyond the post): torch-dense and mxnet at one batch size / 0 workers, crossed over sequence
+# How cost grows (beyond the post): torch-eager and mxnet-imperative at one batch size / 0 workers, crossed over sequence
 # lengths and thread counts; n_test is the profile's.
-SCALING_ARMS = ["torch-dense", "mxnet"]
+SCALING_ARMS = ["torch-eager", "mxnet-imperative"]
 
 LR_FACTOR, LR_EVERY = 0.9, 10
 BASE_SEED = 42
@@ -82,8 +89,7 @@ CONVERGENCE_SETTINGS = ({"batch_size": 256, "num_workers": 0, "lr_schedule": Fal
 CONVERGENCE_EPOCHS = 30
 
 
-def resolve(profile: str, overrides: dict | None = None) -> dict:
-    options = opt.resolve("imdb", PROFILES, OPTIONS, profile, overrides)
+def prepare(options: dict) -> dict:
     for key in ("seq_len", "threads"):  # a profile may give one value or a list; the grid takes lists
         if not isinstance(options[key], list):
             options[key] = [options[key]]
@@ -91,7 +97,8 @@ def resolve(profile: str, overrides: dict | None = None) -> dict:
 
 
 def grid(options: dict) -> list[dict]:
-    """One config per (arm, batch size, workers, sequence length, threads, repeat). ``extra_arms`` run only at
+    """One config per (arm, batch size, workers, sequence length, threads, repeat), the arms of each setting
+    back to back in a seeded random order per repeat block (``blocks.interleave``). ``extra_arms`` run only at
     the largest batch size with the fewest workers (a cheap look at them in small profiles); with
     ``convergence``, the post's convergence runs are added (``CONVERGENCE_SETTINGS`` for
     ``max(epochs, CONVERGENCE_EPOCHS)`` epochs). Duplicates are merged, so a setting in two lists is one trial."""
@@ -120,6 +127,8 @@ def grid(options: dict) -> list[dict]:
     configs, seen = [], set()
     for repeat in range(options["repeats"]):
         for arm, s, seq_len, threads, n_train in runs:
+            if s["part"] == "scaling" and repeat:  # the cost-growth curves feed no verdict: one block
+                continue
             config = {
                 "arm": arm, "batch_size": s["batch_size"], "num_workers": s["num_workers"], "epochs": s["epochs"],
                 "n_train": n_train, "n_test": options["n_test"], "threads": threads, "lr": options["lr"],
@@ -132,7 +141,7 @@ def grid(options: dict) -> list[dict]:
             if key not in seen:
                 seen.add(key)
                 configs.append(config)
-    return configs
+    return interleave(configs, seed=BASE_SEED)
 
 
 def describe(config: dict) -> str:
@@ -141,13 +150,8 @@ def describe(config: dict) -> str:
     extra = "" if seq_len == 500 else f" seq_len={seq_len}"
     extra += "" if config["threads"] == 2 else f" threads={config['threads']}"
     extra += "" if config.get("device", "cpu") == "cpu" else f" device={config['device']}"
-    return (f"imdb {config['arm']:<13} batch={config['batch_size']:<5} workers={config['num_workers']} "
+    return (f"imdb {config['arm']:<20} batch={config['batch_size']:<5} workers={config['num_workers']} "
             f"epochs={config['epochs']} seed={config['seed']}{schedule}{extra}")
-
-
-def backend_module(arm: str):
-    """The twin backend for an arm; imported here, inside the trial process only."""
-    return importlib.import_module(f"fwbench.sentiment.{ARM_BACKENDS[arm][0]}")
 
 
 def learning_rate(config: dict, epoch: int) -> float:
@@ -163,12 +167,13 @@ def run_trial(config: dict, report=None) -> dict:
 
     from ..data.imdb import Encoding, load_imdb
 
-    be = backend_module(config["arm"])
+    arm = STUDY.arm_of(config)
+    be = arm.load_backend()  # the one framework of this process
     be.configure_threads(config["threads"])
     be.set_seed(config["seed"])
     data = load_imdb(encoding=Encoding(**config["encoding"])).subsample(config["n_train"], config["n_test"])
     m = config["model"]
-    _, variant, sparse = ARM_BACKENDS[config["arm"]]
+    variant, sparse = MODEL_VARIANT[arm.variant]
     model = be.build_model(m["num_words"], m["embed_dim"], m["hidden_size"], m["num_classes"], sparse=sparse,
                            variant=variant, device=config.get("device", "cpu"))
     trainer = be.make_trainer(model, config["lr"])
@@ -207,7 +212,7 @@ def run_trial(config: dict, report=None) -> dict:
     return {
         "summary": {
             "n_parameters": be.count_parameters(model),
-            "median_epoch_s": sorted(timed)[len(timed) // 2] if timed else None,
+            "median_epoch_s": median(timed) if timed else None,
             "final_test_acc": final["test_acc"], "final_train_loss": final["train_loss"],
         },
         "measurements": measurements,
@@ -264,3 +269,10 @@ def preflight(options: dict) -> None:
     if problem:
         raise DataUnavailable(f"IMDB archive {source} is truncated or corrupt ({problem}); delete it and rerun to "
                               "download it again, or copy a good aclImdb_v1.tar.gz there")
+
+
+STUDY = register(Study(
+    name="imdb", title="IMDB sentiment LSTM sweep (after Borealis AI, 2018)", module=__name__,
+    profiles=PROFILES, options=OPTIONS, prepare=prepare, grid=grid, run_trial=run_trial, describe=describe,
+    preflight=preflight, arms=ARM_TABLE, reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"},
+    code=("fwbench.sentiment", "fwbench.data.imdb"), figure_prefix="imdb_"))

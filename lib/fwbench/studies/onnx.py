@@ -2,17 +2,18 @@
 
 Three steps, each a trial in its own process, so no two runtimes share a timed process:
 
-- ``export`` (imports torch + onnx): trains the IMDB sentiment LSTM (``fwbench.sentiment.torch``, 5000 words,
+- ``torch-export`` (imports torch + onnx): trains the IMDB sentiment LSTM (``fwbench.sentiment.torch``, 5000 words,
   128/128, 2 classes) briefly on a subsample, exports it with ``torch.onnx.export(dynamo=False)`` twice --
   ``model.onnx`` (``opset``, the file a deployment would ship) and ``model-legacy.onnx`` (opset 11, initializers
   listed as graph inputs: the form MXNet 1.9.1's importer, written for ONNX IR 3, expects) -- and writes the
   test tokens, labels and PyTorch's logits next to them. It times PyTorch inference (``no_grad``) too.
-- ``ort`` (imports onnxruntime only): runs ``model.onnx``; parity with PyTorch's logits; latency.
-- ``mxnet`` (imports mxnet + onnx): ``mx.contrib.onnx.import_model`` on the legacy file (then on
+- ``onnxruntime`` (imports onnxruntime only): runs ``model.onnx``; parity with PyTorch's logits; latency.
+- ``mxnet-import`` (imports mxnet + onnx): ``mx.contrib.onnx.import_model`` on the legacy file (then on
   ``model.onnx``); parity and latency where the import works. Where a step cannot work, the trial is stored as
   done with ``step_status`` ``step_failed`` (or ``unavailable`` when a package is missing) and the exact error.
 
-Artifacts live in ``<FWBENCH_ARTIFACTS or the results store's folder/artifacts>/onnx/<export trial id>/``. A
+The steps are the study's arms (``arm_field="step"``): their code is in ``onnx_steps``, the files they share
+are handled by ``onnx_artifacts``. Artifacts live in ``<FWBENCH_ARTIFACTS or the results store's folder/artifacts>/onnx/<export trial id>/``. A
 runtime step that finds them missing (another machine, a cleaned folder) rebuilds them by running the export
 step in a separate process first (recorded as ``artifacts_rebuilt``).
 Latency: per batch size, ``warmup`` calls (stored, excluded) then ``repeats`` timed calls on the first rows
@@ -20,19 +21,16 @@ of the test subsample (cycled when the batch is larger than the subsample).
 """
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import statistics
-import subprocess
-import sys
-import time
-import traceback
-from pathlib import Path
-
 from . import options as opt
+from .registry import Arm, Study, register
 
-STEPS = ("export", "ort", "mxnet")
+STEPS = ("torch-export", "onnxruntime", "mxnet-import")
+ARM_TABLE = (
+    Arm("torch-export", "torch", "fwbench.sentiment.torch", "export", "PyTorch (exports ONNX; torch inference)",
+        "#1f77b4"),
+    Arm("onnxruntime", "onnxruntime", None, "runtime", "ONNX Runtime (CPU provider)", "#2ca02c"),
+    Arm("mxnet-import", "mxnet", None, "onnx-import", "MXNet (mx.contrib.onnx import)", "#d62728"),
+)
 MODEL = {"num_words": 5000, "embed_dim": 128, "hidden_size": 128, "num_classes": 2}
 LEGACY_OPSET = 11
 
@@ -62,10 +60,6 @@ OPTIONS = {
 SEED = 42
 
 
-def resolve(profile: str, overrides: dict | None = None) -> dict:
-    return opt.resolve("onnx", PROFILES, OPTIONS, profile, overrides)
-
-
 def preflight(options: dict) -> None:
     from .imdb import preflight as imdb_preflight
 
@@ -76,7 +70,7 @@ def export_config(options: dict) -> dict:
     from ..data.imdb import Encoding
 
     encoding = vars(Encoding(num_words=MODEL["num_words"], maxlen=options["seq_len"])).copy()
-    return {"step": "export", "model": dict(MODEL), "encoding": encoding, "n_train": options["n_train"],
+    return {"step": "torch-export", "model": dict(MODEL), "encoding": encoding, "n_train": options["n_train"],
             "n_test": options["n_test"], "epochs": options["epochs"], "train_batch": options["train_batch"],
             "lr": 1e-3, "seed": SEED, "opset": options["opset"], "legacy_opset": LEGACY_OPSET,
             "batch_sizes": list(options["batch_sizes"]), "warmup": options["warmup"],
@@ -90,7 +84,7 @@ def grid(options: dict) -> list[dict]:
     for step in STEPS:
         if step not in options["steps"]:
             continue
-        if step == "export":
+        if step == "torch-export":
             configs.append(export)
         else:
             configs.append({"step": step, "export": export, "batch_sizes": export["batch_sizes"],
@@ -99,263 +93,22 @@ def grid(options: dict) -> list[dict]:
 
 
 def describe(config: dict) -> str:
-    export = config if config["step"] == "export" else config["export"]
-    return (f"onnx {config['step']:<6} seq={export['encoding']['maxlen']} n_train={export['n_train']} "
+    export = config if config["step"] == "torch-export" else config["export"]
+    return (f"onnx {config['step']:<12} seq={export['encoding']['maxlen']} n_train={export['n_train']} "
             f"batches={config['batch_sizes']}")
 
 
-# -- artifacts ------------------------------------------------------------------------------------------------
-def artifacts_root() -> Path:
-    from ..paths import results_path
-
-    env = os.environ.get("FWBENCH_ARTIFACTS")
-    return Path(env).expanduser() if env else results_path().parent / "artifacts"
-
-
-def artifacts_dir(export: dict) -> Path:
-    from ..store import trial_id
-
-    return artifacts_root() / "onnx" / trial_id("onnx", export)
-
-
-ARTIFACT_FILES = ("model.onnx", "model-legacy.onnx", "tokens.npy", "labels.npy", "torch_logits.npy", "meta.json")
-
-
-def _have_artifacts(directory: Path) -> bool:
-    return all((directory / name).exists() for name in ARTIFACT_FILES)
-
-
-def _ensure_artifacts(export: dict, report=None) -> bool:
-    """The export step's files; rebuilt in a separate (torch) process when missing. True if rebuilt."""
-    directory = artifacts_dir(export)
-    if _have_artifacts(directory):
-        return False
-    if report:
-        report(f"artifacts missing in {directory}: running the export step in a separate process")
-    proc = subprocess.run([sys.executable, "-m", "fwbench.studies.onnx", "export", json.dumps(export)],
-                          capture_output=True, text=True, timeout=3600)
-    if proc.returncode != 0 or not _have_artifacts(directory):
-        raise RuntimeError(f"could not rebuild the ONNX artifacts in {directory}: {proc.stderr[-2000:]}")
-    return True
-
-
-def _latency_inputs(tokens, batch: int):
-    import numpy as np
-
-    rows = np.arange(batch) % len(tokens)
-    return np.ascontiguousarray(tokens[rows])
-
-
-def _time_batches(call, synchronize, tokens, config) -> tuple[list, dict]:
-    """(measurements, summary) of ``call(x)`` per batch size: warm-up and timed seconds."""
-    from ..vision import time_calls
-
-    measurements, summary = [], {}
-    for batch in config["batch_sizes"]:
-        x = _latency_inputs(tokens, batch)
-        warm, timed = time_calls(lambda: call(x), synchronize, config["warmup"], config["repeats"])
-        measurements += [(i, f"warmup_s_b{batch}", v) for i, v in enumerate(warm)]
-        measurements += [(i, f"latency_s_b{batch}", v) for i, v in enumerate(timed)]
-        summary[f"median_latency_ms_b{batch}"] = 1e3 * statistics.median(timed)
-    return measurements, summary
-
-
-def _parity(logits, directory: Path) -> dict:
-    import numpy as np
-
-    reference = np.load(directory / "torch_logits.npy")
-    labels = np.load(directory / "labels.npy")
-    logits = np.asarray(logits, dtype=np.float32)
-    return {"max_abs_diff": float(np.abs(logits - reference).max()),
-            "argmax_agreement": float((logits.argmax(1) == reference.argmax(1)).mean()),
-            "test_acc": float((logits.argmax(1) == labels).mean()),
-            "torch_test_acc": float((reference.argmax(1) == labels).mean()), "n_compared": int(len(labels))}
-
-
-def _in_chunks(call, tokens, size: int = 256):
-    import numpy as np
-
-    return np.concatenate([np.asarray(call(tokens[i:i + size])) for i in range(0, len(tokens), size)])
-
-
-def _unavailable(package: str, exc: BaseException, extra: dict | None = None) -> dict:
-    return {"summary": {"step_status": "unavailable", "error": f"{type(exc).__name__}: {exc}",
-                        "reason": f"{package} is not installed in this environment (pip install -r requirements.lock)",
-                        **(extra or {})},
-            "measurements": [], "provenance": {}}
-
-
-# -- the three steps --------------------------------------------------------------------------------------------
-def run_export(config: dict, report=None) -> dict:
-    import numpy as np
-
-    try:
-        import onnx
-    except ImportError as exc:
-        return _unavailable("onnx", exc)
-    import torch
-
-    from ..data.imdb import Encoding, load_imdb
-    from ..sentiment import torch as be
-
-    be.configure_threads(config["threads"])
-    be.set_seed(config["seed"])
-    data = load_imdb(encoding=Encoding(**config["encoding"])).subsample(config["n_train"], config["n_test"])
-    m = config["model"]
-    model = be.build_model(m["num_words"], m["embed_dim"], m["hidden_size"], m["num_classes"])
-    trainer = be.make_trainer(model, config["lr"])
-    loader = be.make_loader(data.x_train, data.y_train, config["train_batch"], 0, shuffle=True, seed=config["seed"])
-    measurements = []
-    for epoch in range(config["epochs"]):
-        t0 = time.perf_counter()
-        loss, _ = be.train_one_epoch(model, trainer, loader)
-        measurements += [(epoch, "train_loss", loss), (epoch, "train_time_s", time.perf_counter() - t0)]
-        if report:
-            report(f"epoch {epoch + 1}/{config['epochs']}: loss={loss:.4f}")
-    model.eval()
-    tokens = data.x_test.astype(np.int64)
-
-    def torch_logits(x):
-        with torch.no_grad():
-            return model(torch.from_numpy(x)).numpy()
-
-    logits = _in_chunks(torch_logits, tokens)
-    directory = artifacts_dir({k: v for k, v in config.items()})
-    tmp = directory.with_name(directory.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    example = torch.from_numpy(tokens[:1])
-    common = dict(input_names=["tokens"], output_names=["logits"], dynamo=False,
-                  dynamic_axes={"tokens": {0: "batch"}, "logits": {0: "batch"}})
-    t0 = time.perf_counter()
-    torch.onnx.export(model, (example,), str(tmp / "model.onnx"), opset_version=config["opset"], **common)
-    export_s = time.perf_counter() - t0
-    torch.onnx.export(model, (example,), str(tmp / "model-legacy.onnx"), opset_version=config["legacy_opset"],
-                      keep_initializers_as_inputs=True, **common)
-    onnx.checker.check_model(str(tmp / "model.onnx"))
-    ops = sorted({n.op_type for n in onnx.load(str(tmp / "model.onnx")).graph.node})
-    legacy_ops = sorted({n.op_type for n in onnx.load(str(tmp / "model-legacy.onnx")).graph.node})
-    np.save(tmp / "tokens.npy", tokens)
-    np.save(tmp / "labels.npy", data.y_test.astype(np.int64))
-    np.save(tmp / "torch_logits.npy", logits.astype(np.float32))
-    meta = {"opset": config["opset"], "legacy_opset": config["legacy_opset"], "ops": ops, "legacy_ops": legacy_ops,
-            "torch_version": torch.__version__, "onnx_version": onnx.__version__}
-    (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
-    shutil.rmtree(directory, ignore_errors=True)
-    tmp.replace(directory)
-
-    timing, latency = _time_batches(torch_logits, be.synchronize, tokens, config)
-    acc = float((logits.argmax(1) == data.y_test).mean())
-    return {
-        "summary": {"step_status": "ok", "runtime": "torch", "n_parameters": be.count_parameters(model),
-                    "test_acc": acc, "export_s": export_s, "onnx_ops": ops, "legacy_onnx_ops": legacy_ops,
-                    "artifacts": str(directory), "model_onnx_bytes": (directory / "model.onnx").stat().st_size,
-                    **latency},
-        "measurements": measurements + timing,
-        "provenance": {**be.framework_info(), "onnx_version": onnx.__version__,
-                       "dataset_source": os.path.basename(data.source), "dataset_checksum": data.checksum},
-    }
-
-
-def run_ort(config: dict, report=None) -> dict:
-    try:
-        import onnxruntime as ort
-    except ImportError as exc:
-        return _unavailable("onnxruntime", exc)
-    import numpy as np
-
-    rebuilt = _ensure_artifacts(config["export"], report)
-    directory = artifacts_dir(config["export"])
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = config["threads"]
-    options.inter_op_num_threads = 1
-    session = ort.InferenceSession(str(directory / "model.onnx"), options, providers=["CPUExecutionProvider"])
-    tokens = np.load(directory / "tokens.npy")
-
-    def run(x):
-        return session.run(None, {"tokens": x})[0]
-
-    parity = _parity(_in_chunks(run, tokens), directory)
-    timing, latency = _time_batches(run, lambda: None, tokens, config)
-    if report:
-        report(f"onnxruntime: max |logit diff| {parity['max_abs_diff']:.2e}, agreement {parity['argmax_agreement']:.3f}")
-    return {"summary": {"step_status": "ok", "runtime": "onnxruntime", **parity, **latency,
-                        "artifacts_rebuilt": rebuilt},
-            "measurements": timing,
-            "provenance": {"framework": "onnxruntime", "framework_version": ort.__version__,
-                           "providers": session.get_providers(), "intra_op_num_threads": config["threads"],
-                           "numpy_version": np.__version__}}
-
-
-def run_mxnet(config: dict, report=None) -> dict:
-    try:
-        import onnx
-    except ImportError as exc:
-        return _unavailable("onnx", exc, {"runtime": "mxnet"})
-    import mxnet as mx
-    import numpy as np
-
-    from ..vision import mxnet as vbe  # framework_info only
-
-    rebuilt = _ensure_artifacts(config["export"], report)
-    directory = artifacts_dir(config["export"])
-    info = {**vbe.framework_info(), "onnx_version": onnx.__version__}
-    try:
-        from mxnet.contrib.onnx.onnx2mx import _import_helper
-
-        supported = set(_import_helper._convert_map)
-    except ImportError:
-        supported = set()
-    attempts, imported = [], None
-    for name in ("model-legacy.onnx", "model.onnx"):
-        ops = sorted({n.op_type for n in onnx.load(str(directory / name)).graph.node})
-        try:
-            sym, arg_params, aux_params = mx.contrib.onnx.import_model(str(directory / name))
-        except Exception as exc:  # the importer's own error, recorded verbatim
-            attempts.append({"file": name, "error": f"{type(exc).__name__}: {exc}",
-                             "unsupported_ops": [op for op in ops if op not in supported],
-                             "traceback_tail": traceback.format_exc().strip().splitlines()[-3:]})
-            continue
-        imported = (name, sym, arg_params, aux_params)
-        break
-    if imported is None:
-        first = attempts[0]
-        missing = sorted({op for a in attempts for op in a["unsupported_ops"]})
-        if report:
-            report(f"MXNet ONNX import failed: {first['error']}")
-        return {"summary": {"step_status": "step_failed", "runtime": "mxnet", "failed_at": "mx.contrib.onnx.import_model",
-                            "error": first["error"], "file": first["file"], "unsupported_ops": missing,
-                            "reason": (f"MXNet {mx.__version__}'s ONNX importer (onnx2mx) has no translation for "
-                                       f"{', '.join(missing) or 'some op of this graph'}" if missing else
-                                       f"MXNet {mx.__version__}'s ONNX importer rejected the graph"),
-                            "attempts": attempts, "artifacts_rebuilt": rebuilt,
-                            "mxnet_onnx_module": sorted(n for n in dir(getattr(mx, "onnx", None)) if not n.startswith("_")),
-                            "note": "mxnet.onnx in 1.9.1 only exports (export_model); the importer is "
-                                    "mx.contrib.onnx.import_model, deprecated for removal in 1.10"},
-                "measurements": [], "provenance": info}
-    name, sym, arg_params, aux_params = imported
-    block = mx.gluon.SymbolBlock(sym, [mx.sym.var("tokens")])
-    params = block.collect_params()
-    for key, value in {**arg_params, **aux_params}.items():
-        if key in params:
-            params[key]._load_init(value, mx.cpu())
-    tokens = np.load(directory / "tokens.npy")
-
-    def run(x):
-        return block(mx.nd.array(x, dtype=np.float32)).asnumpy()
-
-    parity = _parity(_in_chunks(run, tokens), directory)
-    timing, latency = _time_batches(lambda x: block(mx.nd.array(x, dtype=np.float32)), mx.nd.waitall, tokens, config)
-    return {"summary": {"step_status": "ok", "runtime": "mxnet", "file": name, **parity, **latency,
-                        "attempts": attempts, "artifacts_rebuilt": rebuilt},
-            "measurements": timing, "provenance": info}
-
-
 def run_trial(config: dict, report=None) -> dict:
-    return {"export": run_export, "ort": run_ort, "mxnet": run_mxnet}[config["step"]](config, report)
+    from . import onnx_steps
+
+    step = {"torch-export": onnx_steps.run_export, "onnxruntime": onnx_steps.run_ort,
+            "mxnet-import": onnx_steps.run_mxnet}[config["step"]]
+    return step(config, report)
 
 
-if __name__ == "__main__":  # ``python -m fwbench.studies.onnx export CONFIG_JSON``: rebuild artifacts only
-    if len(sys.argv) != 3 or sys.argv[1] != "export":
-        sys.exit("usage: python -m fwbench.studies.onnx export CONFIG_JSON")
-    run_export(json.loads(sys.argv[2]))
+STUDY = register(Study(
+    name="onnx", title="PyTorch -> ONNX -> onnxruntime / MXNet (the 2018 post's deployment proposal)",
+    module=__name__, profiles=PROFILES, options=OPTIONS, grid=grid, run_trial=run_trial, describe=describe,
+    preflight=preflight, arms=ARM_TABLE, arm_field="step", reference={"torch": "torch-export", "mxnet": "mxnet-import"},
+    code=("fwbench.studies.onnx_steps", "fwbench.studies.onnx_artifacts", "fwbench.sentiment", "fwbench.data.imdb"),
+    figure_prefix="onnx_"))

@@ -21,6 +21,7 @@ import time
 
 from ..errors import FwbenchError
 from . import options as opt
+from .registry import Arm, Study, register
 
 MODES = ("ok", "raise", "abort", "exit", "oom", "flaky")
 
@@ -45,10 +46,6 @@ OPTIONS = {
     "epochs": opt.int_range(1, 1000),
     "alloc_mb": opt.int_range(0, 1 << 20),
 }
-
-
-def resolve(profile: str, overrides: dict | None = None) -> dict:
-    return opt.resolve("selftest", PROFILES, OPTIONS, profile, overrides)
 
 
 def grid(options: dict) -> list[dict]:
@@ -104,3 +101,12 @@ def run_trial(config: dict, report=None) -> dict:
 
 def preflight(options: dict) -> None:
     """Nothing to check: the self-test needs no data."""
+
+
+# One framework-free arm per mode: the runner and the store treat them like any study's arms.
+ARM_TABLE = tuple(Arm(mode, "none", None, mode, f"self-test ({mode})", "#7f7f7f") for mode in MODES)
+
+STUDY = register(Study(
+    name="selftest", title="Harness self-test (not part of the study)", module=__name__, profiles=PROFILES,
+    options=OPTIONS, grid=grid, run_trial=run_trial, describe=describe, preflight=preflight, arms=ARM_TABLE,
+    arm_field="mode", hidden=True))

@@ -1,5 +1,7 @@
-"""VGG16 inference and dense fp32 GEMM on CPU (or GPU), as twin backends with the same public names:
-``fwbench.vision.torch`` and ``fwbench.vision.mxnet``. Import one of them inside a trial process only.
+"""VGG16 inference and dense fp32 GEMM on CPU (or GPU), as twin backends with the same public names (each twin's
+``__all__``, the same list in both; ``tests/test_twins.py`` checks it): ``fwbench.vision.torch`` and
+``fwbench.vision.mxnet``. Import one of them inside a trial process only (the ``vgg16`` and ``gemm`` arm tables
+name them; ``Arm.load_backend``). Timing and device helpers are in ``fwbench.measure`` and ``fwbench.devices``.
 
 Both define VGG16 configuration "D" (Simonyan & Zisserman 2014) the way torchvision does: 13 3x3 convolutions
 with ReLU and 5 max-pools, an adaptive average pool to 7x7 (so a small smoke input still feeds the same
@@ -12,8 +14,6 @@ VGG16_CONFIG = (64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "
 VGG16_PARAMETERS = 138_357_544
 NUM_CLASSES = 1000
 POOLED = 7  # the classifier sees 512 x 7 x 7 = 25088 features
-
-DEVICES = ("cpu", "cuda")
 
 
 def vgg16_flops(image_size: int) -> float:
@@ -33,50 +33,3 @@ def vgg16_flops(image_size: int) -> float:
 def gemm_flops(n: int) -> float:
     """Floating-point operations of one n x n by n x n matrix product (n^3 multiply-adds)."""
     return 2.0 * n ** 3
-
-
-def time_calls(call, synchronize, warmup: int, repeats: int) -> tuple[list[float], list[float]]:
-    """Wall time of ``call()`` (``time.perf_counter``, ``synchronize()`` before each clock read), ``warmup``
-    times then ``repeats`` times; returns (warm-up seconds, timed seconds). Warm-up is kept, not used."""
-    import time
-
-    def once() -> float:
-        t0 = time.perf_counter()
-        call()
-        synchronize()
-        return time.perf_counter() - t0
-
-    synchronize()
-    warm = [once() for _ in range(warmup)]
-    timed = [once() for _ in range(repeats)]
-    return warm, timed
-
-
-def check_device_available(device: str) -> None:
-    """Parent-side (framework-free) check for ``device='cuda'``: an NVIDIA driver answers ``nvidia-smi``."""
-    import shutil
-    import subprocess
-
-    from ..errors import FwbenchError
-
-    if device != "cuda":
-        return
-    smi = shutil.which("nvidia-smi")
-    ok = False
-    if smi:
-        try:
-            ok = subprocess.run([smi, "-L"], capture_output=True, timeout=30).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ok = False
-    if not ok:
-        raise FwbenchError("device='cuda' needs an NVIDIA GPU and driver (nvidia-smi -L failed or is missing); "
-                           "use device='cpu' here")
-
-
-def device_option(name: str, value) -> str:
-    """Validator of the ``device`` study option (framework-free)."""
-    from ..errors import FwbenchError
-
-    if value not in DEVICES:
-        raise FwbenchError(f"{name} must be one of {', '.join(repr(d) for d in DEVICES)}, got {value!r}")
-    return value

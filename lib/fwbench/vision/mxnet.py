@@ -18,6 +18,9 @@ from mxnet.gluon import nn
 from . import NUM_CLASSES, POOLED, VGG16_CONFIG
 
 FRAMEWORK = "mxnet"
+__all__ = ["FRAMEWORK", "framework_info", "configure_threads", "set_seed", "resolve_device", "VGG16", "build_vgg16",
+           "count_parameters", "make_images", "compile_for_inference", "onednn", "onednn_enabled", "infer",
+           "to_numpy", "synchronize", "random_matrix", "matmul"]
 
 
 def framework_info(device: str = "cpu") -> dict:

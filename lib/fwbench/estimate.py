@@ -1,0 +1,268 @@
+"""How long a profile takes, extrapolated from the trials already in the store (``fwbench estimate``)."""
+from __future__ import annotations
+
+import heapq
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from .errors import FwbenchError
+
+@dataclass
+class Estimate:
+    study: str
+    profile: str
+    n_workers: int
+    n_trials: int  # in the profile's grid
+    estimated_trials: int  # of those, the ones the model covers (see not_estimated)
+    measured_trials: int
+    total_s: float  # sum of predicted trial times (one machine, one trial at a time)
+    makespan_s: float  # on n_workers, one trial each at a time, longest trials first
+    by_group: dict = field(default_factory=dict)  # seconds per arm (or per study-specific group)
+    model: str = ""
+    not_estimated: dict = field(default_factory=dict)  # group -> trials left out (nothing stored to go on)
+    per_trial: dict = field(default_factory=dict)  # trial id -> predicted seconds
+
+    def lines(self) -> list[str]:
+        out = [f"{self.study}/{self.profile}: {self.n_trials} trials ({self.estimated_trials} estimated), "
+               f"extrapolated from {self.measured_trials} stored trials",
+               f"  one machine, one trial at a time: {_human(self.total_s)} ({self.total_s / 3600:.1f} CPU-host hours)",
+               f"  on {self.n_workers} worker(s), one trial each: {_human(self.makespan_s)}"]
+        out += [f"    {group}: {_human(s)} in total" for group, s in sorted(self.by_group.items())]
+        out += [f"    {group}: {n} trials NOT included (no stored trials of it; run the quick profile with it)"
+                for group, n in sorted(self.not_estimated.items())]
+        out.append(f"  model: {self.model}")
+        return out
+
+
+def _human(seconds: float) -> str:
+    if seconds >= 86400:
+        return f"{seconds / 86400:.1f} days"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.1f} min"
+
+
+def makespan(durations: list[float], n_workers: int) -> float:
+    """Longest-processing-time-first greedy schedule on ``n_workers`` identical machines."""
+    loads = [0.0] * n_workers
+    for d in sorted(durations, reverse=True):
+        heapq.heapreplace(loads, loads[0] + d)
+    return max(loads) if durations else 0.0
+
+
+IMDB_MODEL = (
+    "trial = overhead[arm] + n_train * c_train * (epochs - 1 + warmup[arm]) + epochs * n_test * c_eval[arm]; "
+    "c_train = median seconds per training sample-epoch (epochs >= 2) of the stored trials of the same arm, "
+    "at the nearest stored threads, seq_len and DataLoader workers values (cost scaled linearly in seq_len "
+    "when that differs: the LSTM's work is linear in it); for a batch size not stored, a power law "
+    "c = a * batch^b fitted over the stored batch sizes (constant if only one); warmup = median ratio of "
+    "epoch 1 to later epochs; overhead = median trial wall time not spent in epochs (process start, imports, "
+    "data load); c_eval = median eval seconds per test sample and time step, times seq_len")
+
+
+def _nearest(rows: list[dict], key: str, value) -> list[dict]:
+    """The rows whose ``key`` is the stored value nearest to ``value`` (ties: the smaller)."""
+    best = min({r[key] for r in rows}, key=lambda x: (abs(x - value), x))
+    return [r for r in rows if r[key] == best]
+
+
+def _imdb_predictor(measured):
+    """Per-arm cost model fitted on the stored IMDB trials (``measured``: store.measurements frame, done)."""
+    per_epoch = measured[measured.step >= 0]  # whole-trial values (step -1, e.g. compile time) sit in the overhead
+    pivot = per_epoch.pivot_table(index=["trial_id", "step"], columns="metric", values="value").reset_index()
+    cfg = measured.drop_duplicates("trial_id").set_index("trial_id")
+    rows = []
+    for tid, g in pivot.groupby("trial_id"):
+        c = cfg.loc[tid]
+        g = g.sort_values("step")
+        n_train, n_test = float(c["config.n_train"]), float(c["config.n_test"])
+        seq_len = int(c.get("config.encoding.maxlen", 500))
+        later = g[g.step > 0]["train_time_s"]
+        steady = statistics.median(later) if len(later) else float(g["train_time_s"].iloc[0])
+        in_epochs = float(g["train_time_s"].sum() + g["eval_time_s"].sum())
+        rows.append({"arm": c["config.arm"], "batch": int(c["config.batch_size"]),
+                     "workers": int(c["config.num_workers"]), "threads": int(c["config.threads"]),
+                     "seq_len": seq_len, "c_train": steady / n_train,
+                     "warmup": float(g["train_time_s"].iloc[0]) / steady if len(later) else 1.0,
+                     "c_eval_step": float(g["eval_time_s"].median()) / n_test / seq_len,
+                     "overhead": max(0.0, float(c["provenance.trial_wall_s"]) - in_epochs)})
+    by_arm = defaultdict(list)
+    for r in rows:
+        by_arm[r["arm"]].append(r)
+
+    def c_train(arm, batch, workers, threads, seq_len):
+        pool = _nearest(by_arm[arm], "threads", threads)
+        pool = _nearest(pool, "seq_len", seq_len)
+        scale = seq_len / pool[0]["seq_len"]
+        pool = _nearest(pool, "workers", workers)
+        pts = defaultdict(list)
+        for r in pool:
+            pts[r["batch"]].append(r["c_train"])
+        med = {b: statistics.median(v) for b, v in pts.items()}
+        if batch in med:
+            return scale * med[batch]
+        if len(med) == 1:
+            return scale * next(iter(med.values()))
+        xs = [math.log(b) for b in med]
+        ys = [math.log(v) for v in med.values()]
+        mx, my = statistics.fmean(xs), statistics.fmean(ys)
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+        return scale * math.exp(my + slope * (math.log(batch) - mx))
+
+    def predict(config):
+        arm = config["arm"]
+        if arm not in by_arm:
+            raise FwbenchError(f"no stored imdb trials for arm {arm!r} to extrapolate from; run "
+                               f"`fwbench run imdb --profile quick --set arms=['{arm}']` first")
+        rs = by_arm[arm]
+        seq_len = config.get("encoding", {}).get("maxlen", 500)
+        warm = statistics.median(r["warmup"] for r in rs)
+        return (statistics.median(r["overhead"] for r in rs)
+                + config["n_train"] * c_train(arm, config["batch_size"], config["num_workers"],
+                                              config.get("threads", 1), seq_len)
+                * (config["epochs"] - 1 + warm)
+                + config["epochs"] * config["n_test"] * seq_len * statistics.median(r["c_eval_step"] for r in rs))
+
+    return predict, (lambda config: config["arm"]), set(by_arm)
+
+
+DEEPAR_MODEL = (
+    "trial = overhead + fit_fixed + warmup + epochs * batches_per_epoch * c_batch + predict [+ breakdown]; per arm "
+    "and dataset from its stored trials: c_batch = median seconds per training batch in the later epochs (the "
+    "first epoch's excess is the warm-up), fit_fixed = train time outside the epochs, predict = forecasting time, "
+    "overhead = trial wall time outside training, forecasting and the breakdown (process start, imports, data "
+    "load, scoring), breakdown = its stored seconds per batch of the pipeline pass plus the profiled epoch. A "
+    "dataset not stored for an arm takes the arm's nearest stored dataset by unrolled window (context + "
+    "prediction length), c_batch scaled linearly in the window and predict in window x series")
+
+
+def _window(config: dict) -> int:
+    return int(config.get("context_length") or 0) + int(config.get("prediction_length") or 0)
+
+
+def _deepar_predictor(measured):
+    """Per (arm, dataset) cost parts from the stored DeepAR trials (``measured``: their measurements)."""
+    rows = defaultdict(list)
+    cfg = measured.drop_duplicates("trial_id").set_index("trial_id")
+    for tid, g in measured.groupby("trial_id"):
+        c = cfg.loc[tid]
+        whole = g[g.step == -1].set_index("metric").value
+        epochs = g[(g.metric == "epoch_time_s") & (g.step >= 0)].sort_values("step").value.to_numpy(float)
+        nb = float(c["config.num_batches_per_epoch"])
+        if not len(epochs) or "train_time_s" not in whole:
+            continue
+        steady = statistics.median(epochs[1:]) if len(epochs) > 1 else float(epochs[0])
+        breakdown = float(whole.get("data_time_s", 0.0)) + float(whole.get("cprofile_train_wall_s", 0.0))
+        n_batches = nb * float(c["config.epochs"])
+        train, predict = float(whole["train_time_s"]), float(whole.get("predict_time_s", 0.0))
+        rows[(c["config.arm"], c["config.dataset"])].append({
+            "c_batch": steady / nb, "warmup": float(epochs[0]) - steady if len(epochs) > 1 else 0.0,
+            "fit_fixed": max(train - float(epochs.sum()), 0.0), "predict": predict,
+            "series": float(whole.get("n_series", 1.0)), "window": _window({k[7:]: v for k, v in c.items()
+                                                                          if k.startswith("config.")}),
+            "breakdown_per_batch": breakdown / n_batches if breakdown else 0.0,
+            "overhead": max(float(c["provenance.trial_wall_s"]) - train - predict - breakdown, 0.0)})
+    parts = {key: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for key, rs in rows.items()}
+
+    def predict(config):
+        arm, dataset = config["arm"], config["dataset"]
+        key = (arm, dataset)
+        window = _window(config)
+        if key in parts:
+            p, scale, series_scale = parts[key], 1.0, 1.0
+        else:
+            same_arm = [k for k in parts if k[0] == arm]
+            if not same_arm:
+                raise FwbenchError(f"no stored deepar trials of arm {arm!r} to extrapolate from; run "
+                                   f"`fwbench run deepar --profile quick --set arms=['{arm}']` first")
+            near = min(same_arm, key=lambda k: (abs(parts[k]["window"] - window), k[1]))
+            p = parts[near]
+            scale = window / p["window"] if p["window"] else 1.0
+            series_scale = scale * _n_series(dataset, p["series"]) / p["series"]
+        n_batches = config["epochs"] * config["num_batches_per_epoch"]
+        total = p["overhead"] + p["fit_fixed"] + scale * (p["warmup"] + n_batches * p["c_batch"])
+        total += series_scale * p["predict"]
+        if config.get("breakdown"):
+            total += scale * n_batches * p["breakdown_per_batch"]
+        return total
+
+    return predict, (lambda config: config["arm"]), {k[0] for k in parts}
+
+
+def _n_series(dataset: str, default: float) -> float:
+    from .data import monash
+
+    try:
+        value = monash.catalogue().loc[dataset].get("n_series")
+        return float(value) if value == value and value else default
+    except (KeyError, ValueError, TypeError):
+        return default
+
+
+GENERIC_MODEL = ("trial = a stored trial's own wall time when the same config is stored, else the median stored "
+                 "trial wall time per epoch times the config's epochs (per-trial median if there are no epochs)")
+
+
+def _generic_predictor(trials):
+    walls = {tid: float(w) for tid, w in zip(trials.trial_id, trials["provenance.trial_wall_s"])}
+    epochs_col = "config.epochs" if "config.epochs" in trials else None
+    per_epoch = (statistics.median(trials["provenance.trial_wall_s"] / trials[epochs_col]) if epochs_col
+                 else None)
+    per_trial = statistics.median(walls.values())
+
+    def predict(config, tid):
+        if tid in walls:
+            return walls[tid]
+        return per_epoch * config["epochs"] if per_epoch is not None and "epochs" in config else per_trial
+
+    return predict
+
+
+# studies with a cost model of their own (per-batch and per-trial costs apart); others use GENERIC_MODEL
+COST_MODELS = {"imdb": (_imdb_predictor, IMDB_MODEL), "deepar": (_deepar_predictor, DEEPAR_MODEL)}
+
+
+def estimate_full_runtime(store, study: str, n_workers: int, profile: str = "full",
+                          overrides: dict | None = None) -> Estimate:
+    """How long ``profile`` (default ``full``) of ``study`` takes on ``n_workers`` one-trial-at-a-time workers,
+    extrapolated from the trials already in ``store`` (e.g. the quick profile's). The model is in
+    ``Estimate.model`` (``COST_MODELS``, else ``GENERIC_MODEL``)."""
+    from .runner import plan
+
+    if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
+        raise FwbenchError(f"workers must be an integer >= 1, got {n_workers!r}; e.g. --workers 8")
+    planned = plan(study, profile, overrides)
+    n_planned = len(planned)
+    trials = store.trials(study)
+    if not trials.empty:
+        trials = trials[(trials.status == "done") & trials["provenance.trial_wall_s"].notna()]
+    if trials.empty:
+        raise FwbenchError(f"no finished {study} trials in {store.path} to extrapolate from; run "
+                           f"`fwbench run {study} --profile quick` (or smoke) first")
+    by_group: dict = defaultdict(float)
+    if study in COST_MODELS:
+        measured = store.measurements(study)
+        measured = measured[measured.trial_id.isin(set(trials.trial_id))]
+        fit, model = COST_MODELS[study]
+        predict, group, known = fit(measured)
+        left_out = defaultdict(int)
+        for t in planned:
+            if t.config["arm"] not in known:
+                left_out[t.config["arm"]] += 1
+        if len(left_out) == len({t.config["arm"] for t in planned}):
+            raise FwbenchError(f"no stored {study} trials of arms {sorted(left_out)} to extrapolate from; run "
+                               f"`fwbench run {study} --profile quick` first")
+        planned = [t for t in planned if t.config["arm"] in known]
+        durations = [predict(t.config) for t in planned]
+        for t, d in zip(planned, durations):
+            by_group[group(t.config)] += d
+    else:
+        predict = _generic_predictor(trials)
+        durations = [predict(t.config, t.trial_id) for t in planned]
+        model = GENERIC_MODEL
+        left_out = {}
+    return Estimate(study, profile, n_workers, n_planned, len(planned), len(trials), float(sum(durations)),
+                    makespan(durations, n_workers), dict(by_group), model, dict(left_out),
+                    {t.trial_id: d for t, d in zip(planned, durations)})

@@ -1,0 +1,108 @@
+"""One trial, run in a fresh child process: the bottom layer that every executor calls.
+
+``execute(trial)`` writes the trial's spec (study, study module and the folder it is imported from, config),
+starts ``python -m fwbench.trial`` with the thread settings in its environment before any framework import and
+its own scratch working directory (Lightning and friends write logs into the cwd), and returns a framework-free
+outcome record: ``done`` with summary, measurements and provenance, or ``failed`` with the error and the tail of
+stderr (an exception, a crash by signal, a timeout, or going over ``memory_limit_mb``).
+Executors (``fwbench.executors`` locally, ``fwbench.cluster`` on Dask) call it; the runner stores the outcomes.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .provenance import host_info
+
+STDERR_TAIL_LINES = 40
+
+
+@dataclass
+class PlannedTrial:
+    trial_id: str
+    study: str
+    config: dict
+    label: str
+    module: str = ""  # the module that declares the study (imported by the trial process)
+    import_root: str | None = None  # where that module is imported from, when it is not installed
+    position: int = -1  # index in the sweep's plan (the order trials are handed to the executor)
+    code_version: str = ""  # the study's code fingerprint when the plan was made (part of trial_id)
+
+
+def child_env(threads: int, import_root: str | None = None) -> dict:
+    env = dict(os.environ)
+    if import_root:  # a study declared outside the installed package (a plugin, a test)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (import_root, env.get("PYTHONPATH")) if p)
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        env[var] = str(threads)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("MPLBACKEND", "agg")
+    return env
+
+
+def _die_with_parent() -> None:
+    """Linux: the child gets SIGKILL if the sweep process dies, so no orphan keeps loading the CPU."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _child_preexec(memory_limit_mb: int | None):
+    def preexec() -> None:
+        if memory_limit_mb:
+            limit = int(memory_limit_mb) << 20
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        _die_with_parent()
+
+    return preexec
+
+
+def execute(trial: PlannedTrial, timeout_s: float | None = None, memory_limit_mb: int | None = None) -> dict:
+    """Run one trial in a fresh process; returns a record for ``ResultsStore.record`` (framework-free).
+
+    ``memory_limit_mb`` caps the child's address space (virtual memory, not RSS: frameworks reserve more than
+    they touch, so give them room); a trial going over is recorded as failed."""
+    with tempfile.TemporaryDirectory(prefix="fwbench-trial-") as tmp:
+        tmp = Path(tmp)
+        spec, result, stderr_path = tmp / "spec.json", tmp / "result.json", tmp / "stderr.txt"
+        spec.write_text(json.dumps({"study": trial.study, "module": trial.module, "config": trial.config}))
+        threads = int(trial.config.get("threads", os.cpu_count() or 1))
+        started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        error = None
+        with open(stderr_path, "wb") as err:
+            try:
+                proc = subprocess.run([sys.executable, "-m", "fwbench.trial", str(spec), str(result)],
+                                      cwd=tmp, env=child_env(threads, trial.import_root), stdout=err, stderr=err,
+                                      timeout=timeout_s, preexec_fn=_child_preexec(memory_limit_mb))
+                rc = proc.returncode
+            except subprocess.TimeoutExpired:
+                rc, error = None, f"timed out after {timeout_s:.0f} s"
+        tail = stderr_path.read_text(errors="replace").splitlines()[-STDERR_TAIL_LINES:]
+        if rc == 0 and result.exists():
+            out = json.loads(result.read_text())
+            return {"status": "done", "summary": out["summary"], "measurements": out["measurements"],
+                    "provenance": out["provenance"], "started_at": out["started_at"],
+                    "ended_at": out["ended_at"], "error": None, "stderr_tail": None}
+        if error is None:
+            if rc is not None and rc < 0:
+                error = f"killed by signal {signal.Signals(-rc).name}"
+            else:
+                last = next((line for line in reversed(tail) if line.strip()), "no output")
+                error = f"exit status {rc}: {last.strip()}"
+            if memory_limit_mb and any("MemoryError" in line or "bad_alloc" in line for line in tail):
+                error = f"exceeded the memory limit of {memory_limit_mb} MB ({error})"
+        return {"status": "failed", "summary": {}, "measurements": [], "provenance": host_info(),
+                "started_at": started, "ended_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "error": error,
+                "stderr_tail": "\n".join(tail)}
+
+

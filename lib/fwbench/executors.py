@@ -1,0 +1,41 @@
+"""Executors: where trials run. The runner hands them trials and a ``record`` callback; they never call back
+into the runner. Both executors run each trial with ``fwbench.execute.execute`` (a fresh child process).
+
+- ``LocalExecutor``: one trial at a time on this machine (timings never share it).
+- ``fwbench.cluster.DaskExecutor``: the trials of a sweep on a Dask cluster, at most ``trials_per_host`` per
+  machine.
+
+An executor's ``run(trials, record, bar)`` calls ``record(trial, outcome, placement)`` as each trial ends, where
+``placement`` is what the store keeps about where it ran (runner, host sharing, memory cap).
+"""
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+from .execute import PlannedTrial, execute
+
+Record = Callable[[PlannedTrial, dict, dict], None]
+
+
+class Executor(Protocol):
+    def run(self, trials: list[PlannedTrial], record: Record, bar) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class LocalExecutor:
+    """Runs trials one after another on this machine."""
+
+    def __init__(self, timeout_s: float | None = None, memory_limit_mb: int | None = None):
+        self.timeout_s, self.memory_limit_mb = timeout_s, memory_limit_mb
+
+    def run(self, trials: list[PlannedTrial], record: Record, bar) -> None:
+        for trial in trials:
+            bar.trial_started(trial.label)
+            outcome = execute(trial, timeout_s=self.timeout_s, memory_limit_mb=self.memory_limit_mb)
+            record(trial, outcome, {"runner": "local", "trials_sharing_host": 1,
+                                    "memory_limit_mb": self.memory_limit_mb})
+            bar.trial_finished(trial.label, outcome["status"], outcome["error"])
+
+    def close(self) -> None:
+        pass

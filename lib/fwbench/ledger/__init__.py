@@ -1,0 +1,64 @@
+"""The claims ledger: every claim of the reproduced sources (shared/reference/PROTOCOLS.md: A1-A10, B, C) as one
+row, with our measurement, its 95 % CI and conditions, and a verdict computed by an explicit rule.
+
+No verdict is typed in. A claim names the rows it needs (study, arm, setting, metric); a rule turns the measured
+values into a verdict. The package is in four parts:
+
+- ``rules``: the rule engine (tolerance bands, verdicts and their order, ``Part``, ``combine``, ratios with CIs);
+- ``data``: what the claims read, through the analysis loaders the notebooks use (one way to select a profile's
+  rows), and the arms by the registry (reference arms, claim-specific arms from the studies' arm tables);
+- ``sources``: one module per source with its numbers, stated once, and its claims;
+- ``render``: the ledger's rows, our conditions, the host text and the rules as Markdown.
+
+Before a rule runs, its data must be there: a claim whose rows are absent is ``not measured yet`` (with the rows
+it waits for, so it flips by itself once they exist), one that needs hardware this store has never seen (a GPU,
+8 GPUs) is ``not testable here``, and one with a point estimate but no CI (fewer than 2 values per side) is
+``insufficient data``. A claim with several parts (one per batch size, per arm, ...) takes the first verdict in
+``PRECEDENCE`` among its parts. Ratios are over independent trials (``fwbench.analysis.replicates``); ``judge``
+applies the rules every claim shares: Bonferroni-corrected parts, matched hardware (else a labelled analogue),
+scale floors ("below scale"), and the verdict under a wider band. ``stability`` compares two runs.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..store import ResultsStore
+from . import render
+from .data import IMDB_PARTS, Claim, Data, load
+from .render import COLUMNS, conditions, host_text
+from .rules import (BELOW_SCALE, CONTEXT, CONTRADICTED, INCONCLUSIVE, INSUFFICIENT, NOT_MEASURED, NOT_TESTABLE, PRECEDENCE,
+                    REPRODUCED, TOL, VERDICTS, Part, band_about, band_within, combine, fastest_is, ratio_part,
+                    sum_ratio_ci, verdict_above, verdict_at_most, verdict_in_band)
+from .sources import CLAIMS, SOURCES
+
+# the study whose rows a claim's conditions describe
+STUDY_OF = {c.id: c.study for c in CLAIMS}
+
+
+def evaluate(claim: Claim, d: Data) -> dict:
+    """One claim judged on the loaded rows (``judge``): its ledger row (``COLUMNS``)."""
+    return render.row(claim, d)
+
+
+def build(store: ResultsStore | None = None, profile: str | None = "quick", overrides: dict | None = None
+          ) -> pd.DataFrame:
+    """The ledger: one row per claim (``COLUMNS``), every verdict computed from the store. ``profile`` "all" (or
+    None) judges every row of the store; ``overrides`` maps a study name to its profile overrides."""
+    if store is None:
+        from ..paths import results_path
+
+        store = ResultsStore.open_read(results_path())
+    d = load(store, profile, overrides)
+    return pd.DataFrame([evaluate(c, d) for c in CLAIMS], columns=COLUMNS)
+
+
+def rules_markdown() -> str:
+    """The rules and tolerance, as the README and the post state them."""
+    return render.rules_markdown(CLAIMS)
+
+
+__all__ = ["BELOW_SCALE", "CLAIMS", "COLUMNS", "CONTEXT", "CONTRADICTED", "Claim", "Data", "IMDB_PARTS", "INCONCLUSIVE",
+           "INSUFFICIENT", "NOT_MEASURED", "NOT_TESTABLE", "PRECEDENCE", "REPRODUCED", "SOURCES", "STUDY_OF", "TOL",
+           "VERDICTS", "Part", "band_about", "band_within", "build", "combine", "conditions", "evaluate",
+           "fastest_is", "host_text", "load", "ratio_part", "rules_markdown", "sum_ratio_ci", "verdict_above",
+           "verdict_at_most", "verdict_in_band"]

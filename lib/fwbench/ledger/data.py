@@ -1,0 +1,216 @@
+"""What the claims read, and the shared helpers over it.
+
+The rows come from the analysis loaders the notebooks use (``fwbench.analysis.profile_trials`` and the study
+modules' loaders on top of ``profile_measurements``): one way to select a profile's rows. ``profile`` None (or
+"all" at the ``build`` level) takes every row of the store; a study that does not define the profile contributes
+no rows. Arms are named through the registry: the arm standing for a framework is the study's
+``reference_arm``, a claim-specific arm is looked up in the study's arm table (an unknown one is an error).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ..analysis import profile_measurements, profile_trials
+from ..store import ResultsStore
+from ..studies import get_study
+from .rules import Part, missing, ratio_part
+
+IMDB_PARTS = ("main", "extra", "convergence")  # grid parts judged (``scaling`` varies seq_len/threads/n_train)
+
+
+HARDWARE = {"gpu": "a GPU", "cpu": "a CPU", "none": "any hardware"}
+
+
+@dataclass
+class Claim:
+    """One claim of a source: its text, the rule in words, the study whose rows describe its conditions,
+    ``evaluate(data) -> [Part]``, the hardware its numbers depend on (``gpu``: timings and utilisations measured
+    on a GPU; ``cpu``; ``none``: training quality, whether something works) and ``floor(data) -> None or what is
+    missing``: the smallest run that can support a verdict (below it the verdict is "below scale")."""
+    id: str
+    text: str
+    source: str
+    source_conditions: str
+    rule: str
+    evaluate: Callable[["Data"], list[Part]]
+    study: str = "imdb"
+    hardware: str = "none"
+    source_hardware: str = ""
+    floor: Callable[["Data"], str | None] = lambda d: None
+    scale: str = ""  # the floor in words
+
+    def __post_init__(self):
+        if self.hardware not in HARDWARE:
+            raise ValueError(f"claim {self.id}: hardware must be one of {sorted(HARDWARE)}, got {self.hardware!r}")
+
+
+@dataclass
+class Data:
+    """The rows of one profile, read on first use and kept: every study's trials (``study_trials``) and raw values
+    (``values``), and the frames of the analysis loaders the claims compare: the IMDB epochs
+    (``analysis.imdb.load_sweep``: judged parts, one device) and trials, the DeepAR trials
+    (``analysis.deepar.load_trials``) and the VGG16 latencies (``analysis.inference.vgg16_latencies``)."""
+    store: ResultsStore
+    profile: str | None = None
+    overrides: dict = field(default_factory=dict)  # study -> its profile overrides
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def _cached(self, key, make):
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    def _args(self, study: str) -> tuple:
+        return self.profile, self.overrides.get(study), self.store
+
+    def has(self, study: str) -> bool:
+        """Whether the study defines the profile (a study without it contributes no rows)."""
+        return self.profile is None or self.profile in get_study(study).profiles
+
+    def study_trials(self, study: str) -> pd.DataFrame:
+        """The study's trials (any status) of the profile."""
+        return self._cached(("trials", study), lambda: profile_trials(study, *self._args(study))
+                            if self.has(study) else pd.DataFrame())
+
+    def values(self, study: str) -> pd.DataFrame:
+        """The study's raw values (long format) of the profile's finished trials."""
+        return self._cached(("values", study), lambda: profile_measurements(study, *self._args(study))
+                            if self.has(study) else pd.DataFrame())
+
+    # -- IMDB: the judged parts, on one device -------------------------------------------------------------
+    def _imdb(self) -> tuple[pd.DataFrame, pd.DataFrame, str | None]:
+        from ..analysis import imdb as imdb_analysis
+
+        trials = self.study_trials("imdb")
+        if trials.empty:
+            return pd.DataFrame(), trials, None
+        trials = trials.copy()
+        for col, default in (("config.part", "main"), ("config.device", "cpu")):
+            trials[col] = trials[col].fillna(default) if col in trials else default
+        trials = trials[trials["config.part"].isin(IMDB_PARTS)]
+        # one device: the sources' GPU where the store has GPU trials, else the CPU
+        device = "cuda" if "cuda" in set(trials.loc[trials.status == "done", "config.device"]) else "cpu"
+        trials = trials[trials["config.device"] == device].reset_index(drop=True)
+        frame = imdb_analysis.load_sweep(*self._args("imdb"))
+        if not frame.empty:
+            frame = frame[frame.trial_id.isin(set(trials.trial_id))].reset_index(drop=True)
+            blocks = trials.set_index("trial_id").get("config.repeat")
+            frame["block"] = frame.trial_id.map(blocks) if blocks is not None else 0
+        return frame, trials, device
+
+    @property
+    def imdb(self) -> pd.DataFrame:
+        """One row per IMDB trial x epoch (``load_sweep``) of the judged parts on ``device``."""
+        return self._cached("imdb", self._imdb)[0]
+
+    @property
+    def imdb_trials(self) -> pd.DataFrame:
+        return self._cached("imdb", self._imdb)[1]
+
+    @property
+    def device(self) -> str | None:
+        return self._cached("imdb", self._imdb)[2]
+
+    def timed(self) -> pd.DataFrame:
+        """The IMDB epochs that count for timing: all but each trial's first."""
+        return self.imdb[self.imdb.epoch > 0] if not self.imdb.empty else self.imdb
+
+    # -- DeepAR and VGG16 ----------------------------------------------------------------------------------
+    @property
+    def deepar(self) -> pd.DataFrame:
+        from ..analysis import deepar as deepar_analysis
+
+        return self._cached("deepar", lambda: deepar_analysis.load_trials(*self._args("deepar"))
+                            if self.has("deepar") else pd.DataFrame())
+
+    @property
+    def vgg16(self) -> pd.DataFrame:
+        from ..analysis import inference
+
+        return self._cached("vgg16", lambda: inference.vgg16_latencies(*self._args("vgg16"))
+                            if self.has("vgg16") else pd.DataFrame())
+
+    def device_of(self, study: str) -> str | None:
+        """The device a study's judged rows ran on ("cuda" or "cpu"; None without rows)."""
+        if study == "imdb":
+            return self.device
+        trials = self.study_trials(study)
+        if trials.empty or "config.device" not in trials:
+            return "cpu" if not trials.empty else None
+        devices = set(trials.loc[trials.status == "done", "config.device"].fillna("cpu"))
+        return "cuda" if "cuda" in devices else ("cpu" if devices else None)
+
+
+def load(store: ResultsStore, profile: str | None = "quick", overrides: dict | None = None) -> Data:
+    """The rows the ledger reads (on first use). ``profile`` None or "all": every row of the store; ``overrides``
+    maps a study name to its profile overrides."""
+    return Data(store, None if profile == "all" else profile, overrides or {})
+
+
+# ---------------------------------------------------------------------------------------------------- arms
+def reference(study: str, framework: str) -> str:
+    """The arm that stands for ``framework`` in the source's comparison (the study's arm table says)."""
+    return get_study(study).reference_arm(framework)
+
+
+def named_arm(study: str, name: str) -> str:
+    """A claim-specific arm by its name in the study's arm table; an arm the table lacks is an error."""
+    return get_study(study).arm(name).name
+
+
+# ---------------------------------------------------------------------------------------------------- IMDB
+def times(d: Data, arm: str, batch=None, workers=None, metric: str = "train_time_s", blocks=None) -> np.ndarray:
+    """One value per trial of one arm (at a batch size, worker count and repeat blocks when given): the median
+    of ``metric`` over the trial's timed epochs. The trial, a fresh process, is the unit of replication."""
+    t = d.timed()
+    if t.empty or metric not in t:
+        return np.array([])
+    sel = t.arm == arm
+    if batch is not None:
+        sel &= t.batch_size == batch
+    if workers is not None:
+        sel &= t.num_workers == workers
+    if blocks is not None:
+        sel &= t.block.isin(list(blocks))
+    return t.loc[sel].groupby("trial_id")[metric].median().dropna().to_numpy()
+
+
+def blocks(d: Data) -> list:
+    """The repeat blocks of the judged IMDB rows, in order."""
+    return sorted(set(d.imdb.block)) if not d.imdb.empty and "block" in d.imdb else []
+
+
+def settings(d: Data, arm: str) -> set:
+    """The (batch size, workers) settings one arm has rows at."""
+    if d.imdb.empty:
+        return set()
+    s = d.imdb[d.imdb.arm == arm]
+    return set(zip(s.batch_size, s.num_workers))
+
+
+def arms(d: Data) -> set:
+    return set(d.imdb.arm) if not d.imdb.empty else set()
+
+
+def have_imdb(d: Data) -> str:
+    """What the store has of IMDB, for a 'not measured yet' reason."""
+    if d.imdb.empty:
+        return "no finished IMDB trials for this profile"
+    return (f"arms {sorted(arms(d))}, batch sizes {sorted(set(d.imdb.batch_size))}, "
+            f"workers {sorted(set(d.imdb.num_workers))}")
+
+
+def per_batch(d: Data, num_arm: str, den_arm: str, workers: int, quantity: str, rule,
+              metric: str = "train_time_s") -> list[Part]:
+    """One part per batch size where both arms have timed values of ``metric`` at ``workers``."""
+    common = sorted(b for b, w in settings(d, num_arm) & settings(d, den_arm) if w == workers)
+    pairs = [(b, times(d, num_arm, b, workers, metric), times(d, den_arm, b, workers, metric)) for b in common]
+    pairs = [(b, num, den) for b, num, den in pairs if len(num) and len(den)]
+    if not pairs:
+        return [missing(f"finished IMDB trials of {num_arm} and {den_arm} with {workers} workers ({metric})",
+                        have_imdb(d))]
+    return [ratio_part(f"batch {b}, {workers} workers", quantity, num, den, rule) for b, num, den in pairs]

@@ -1,0 +1,123 @@
+"""Scale floors: the smallest run that can support a verdict. Below its floor a claim's verdict is "below scale",
+naming what is missing; its measurement is still shown.
+
+- IMDB timing (A1, A4-A7, C3's LSTM part): every judged trial runs epochs of at least ``MIN_BATCHES`` batches,
+  at least ``MIN_TIMED_EPOCHS`` timed epochs (the first is warm-up), and ``MIN_TRIALS`` independent trials per
+  arm and setting.
+- Training quality (A8): the full 25k training reviews, and both compared arms past ``ACCURACY_BAR`` test
+  accuracy at the end (an untrained model's loss says nothing about which framework trains better).
+- DeepAR (B): the protocol's 100 epochs x 50 batches per trial (start-up and forecasting dominate short runs);
+  ``MIN_TRIALS`` dataset x seed pairs. A subset of the post's datasets is labelled a subset total.
+- Latency (C1, C3's VGG16 part, C4): ``MIN_TRIALS`` independent trials per arm and setting.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from .data import Data
+
+MIN_BATCHES = 20
+MIN_TIMED_EPOCHS = 2
+MIN_TRIALS = 3
+TRAIN_REVIEWS = 25_000
+ACCURACY_BAR = 0.85
+DEEPAR_BATCHES = 100 * 50
+HELDOUT_BLOCKS = 3  # "best setting" claims: one block chooses, at least this many judge
+
+IMDB_TIMING = (f">= {MIN_BATCHES} batches per timed epoch, >= {MIN_TIMED_EPOCHS} timed epochs, >= {MIN_TRIALS} "
+               "trials per arm and setting")
+IMDB_QUALITY = f"all {TRAIN_REVIEWS:,} training reviews and >= {ACCURACY_BAR:.0%} final test accuracy for both arms"
+HELDOUT = f"{IMDB_TIMING}; >= {HELDOUT_BLOCKS + 1} repeat blocks (1 chooses the best setting, {HELDOUT_BLOCKS} judge it)"
+DEEPAR = f"the protocol's 100 epochs x 50 batches per trial, >= {MIN_TRIALS} dataset x seed pairs"
+LATENCY = f">= {MIN_TRIALS} independent trials per arm and setting"
+
+
+def _trials_per_setting(frame: pd.DataFrame, keys: list[str]) -> int:
+    if frame.empty:
+        return 0
+    return int(frame.groupby(keys).trial_id.nunique().min())
+
+
+def imdb_timing(d: Data) -> str | None:
+    f = d.imdb
+    if f.empty:
+        return None  # nothing measured: the claim says "not measured yet" itself
+    per_trial = f.groupby("trial_id").agg(n_train=("n_train", "first"), batch=("batch_size", "first"),
+                                          epochs=("epochs", "first"))
+    batches = int((per_trial.n_train // per_trial.batch).min())
+    timed = int((per_trial.epochs - 1).min())
+    trials = _trials_per_setting(f, ["arm", "batch_size", "num_workers"])
+    problems = []
+    if batches < MIN_BATCHES:
+        problems.append(f"epochs of >= {MIN_BATCHES} batches (this run: {batches})")
+    if timed < MIN_TIMED_EPOCHS:
+        problems.append(f">= {MIN_TIMED_EPOCHS} timed epochs (this run: {timed})")
+    if trials < MIN_TRIALS:
+        problems.append(f">= {MIN_TRIALS} trials per arm and setting (this run: {trials})")
+    return "; ".join(problems) or None
+
+
+def imdb_heldout(d: Data) -> str | None:
+    problem = imdb_timing(d)
+    n_blocks = len(set(d.imdb.block)) if not d.imdb.empty else 0
+    if not d.imdb.empty and n_blocks < HELDOUT_BLOCKS + 1:
+        extra = f">= {HELDOUT_BLOCKS + 1} repeat blocks (1 chooses, {HELDOUT_BLOCKS} judge; this run: {n_blocks})"
+        problem = f"{problem}; {extra}" if problem else extra
+    return problem
+
+
+def imdb_quality(d: Data, arms: tuple[str, str], batch: int, workers: int) -> str | None:
+    f = d.imdb
+    if f.empty:
+        return None
+    f = f[(f.batch_size == batch) & (f.num_workers == workers) & f.arm.isin(arms)]
+    if f.empty:
+        return None
+    problems = []
+    reviews = int(f.n_train.min())
+    if reviews < TRAIN_REVIEWS:
+        problems.append(f"all {TRAIN_REVIEWS:,} training reviews (this run: {reviews:,})")
+    last = f[f.epoch == f.epochs - 1]
+    if "test_acc" in last:
+        acc = last.groupby("arm").test_acc.median()
+        low = {a: v for a, v in acc.items() if not v >= ACCURACY_BAR}
+        if low:
+            problems.append(f">= {ACCURACY_BAR:.0%} final test accuracy (this run: "
+                            + ", ".join(f"{a} {v:.3f}" for a, v in sorted(low.items())) + ")")
+    return "; ".join(problems) or None
+
+
+def deepar_protocol(d: Data) -> str | None:
+    f = d.deepar
+    if f.empty:
+        return None
+    trials = d.study_trials("deepar")
+    trials = trials[trials.status == "done"] if not trials.empty else trials
+    if trials.empty:
+        return None
+    batches = (trials["config.epochs"] * trials["config.num_batches_per_epoch"]).min()
+    problems = []
+    if batches < DEEPAR_BATCHES:
+        problems.append(f"100 epochs x 50 batches per trial (this run: {int(batches)} batches)")
+    pairs = f.groupby(["dataset", "seed"]).arm.nunique()
+    if int((pairs >= 2).sum()) < MIN_TRIALS:
+        problems.append(f">= {MIN_TRIALS} dataset x seed pairs (this run: {int((pairs >= 2).sum())})")
+    return "; ".join(problems) or None
+
+
+def latency_trials(d: Data) -> str | None:
+    f = d.vgg16
+    if f.empty:
+        return None
+    n = _trials_per_setting(f, ["arm", "batch_size", "image_size", "onednn"])
+    return None if n >= MIN_TRIALS else f">= {MIN_TRIALS} independent trials per arm and setting (this run: {n})"
+
+
+def first(*floors):
+    """A floor that is the first problem among several."""
+    def check(d: Data) -> str | None:
+        problems = [p for p in (f(d) for f in floors) if p]
+        return "; ".join(problems) or None
+
+    return check
+

@@ -1,0 +1,62 @@
+"""From a claim's parts to its verdict, the same way for every claim:
+
+1. **Multi-part claims**: when a claim has k > 1 judged parts, their intervals are recomputed at Bonferroni's
+   confidence 1 - 0.05 / k before any part can contradict, and the row says how many parts agree.
+2. **Matched hardware**: a claim that depends on a GPU (``Claim.hardware``) measured on other hardware is "not
+   testable here"; its measurement is shown as a labelled analogue ("on this CPU: ..."), never as a verdict.
+   GPU rows (the ``device`` option) get verdicts.
+3. **Scale floors**: below the claim's floor (``Claim.floor``, ``floors``) the verdict is "below scale", naming
+   what the run would need; the measurement is still shown.
+4. **Sensitivity**: the verdict under the wider band (+-``SENSITIVITY_TOL``), and the smallest effect the
+   measurement could have detected (the widest judged part's CI half-width).
+"""
+from __future__ import annotations
+
+import math
+
+from ..analysis.replicates import bonferroni, half_width
+from .data import Claim, Data
+from .rules import (BELOW_SCALE, CONTEXT, NOT_MEASURED, NOT_TESTABLE, REPRODUCED, SENSITIVITY_TOL, Part, combine,
+                    settings)
+
+UNJUDGED = (CONTEXT, NOT_MEASURED, NOT_TESTABLE)
+DEVICE_NAMES = {"cuda": "GPU", "cpu": "CPU", None: "no rows"}
+
+
+def _judged(parts: list[Part]) -> list[Part]:
+    return [p for p in parts if p.verdict not in UNJUDGED and not math.isnan(p.estimate)]
+
+
+def judge(claim: Claim, d: Data) -> dict:
+    """The verdict of one claim and what the ledger row says about it (see the module docstring)."""
+    parts = claim.evaluate(d)
+    k = len([p for p in _judged(parts) if not math.isnan(p.ci_low)])
+    corrected = bonferroni(k) if k > 1 else None
+    if corrected:
+        with settings(confidence=corrected):
+            parts = claim.evaluate(d)
+    with settings(confidence=corrected, tol=SENSITIVITY_TOL):
+        wide = combine([p.verdict for p in claim.evaluate(d)])
+    verdict = combine([p.verdict for p in parts])
+    judged = _judged(parts)
+    agree = sum(p.verdict == REPRODUCED for p in judged)
+    device = d.device_of(claim.study)
+    ours = DEVICE_NAMES.get(device, device)
+    floor = claim.floor(d) if verdict != NOT_MEASURED else None
+    measured = bool(judged)
+    reason, analogue = "", False
+    if claim.hardware == "gpu" and device != "cuda" and verdict != NOT_MEASURED:
+        analogue = measured
+        scale = f"; at its scale floor: {'no, needs ' + floor if floor else 'yes'}" if measured else ""
+        reason = (f"the source measured on {claim.source_hardware or 'a GPU'}; ours ran on the {ours}: the number is "
+                  f"a labelled analogue, not a verdict{scale}")
+        verdict = wide = NOT_TESTABLE
+    elif floor and verdict not in (NOT_MEASURED, NOT_TESTABLE):
+        reason = f"below the scale floor: needs {floor}"
+        verdict = wide = BELOW_SCALE
+    widths = [half_width(p.ci_low, p.ci_high) for p in judged]
+    widths = [w for w in widths if not math.isnan(w)]
+    return {"parts": parts, "verdict": verdict, "verdict_band10": wide, "analogue": analogue, "reason": reason,
+            "parts_agree": f"{agree} of {len(judged)} parts reproduced" if judged else "",
+            "confidence": corrected or parts[0].confidence if parts else None,
+            "min_detectable": max(widths) if widths else math.nan, "our_hardware": ours}

@@ -1,0 +1,235 @@
+"""The rule engine: verdicts, tolerance bands, the parts of a claim and how their verdicts combine.
+
+- ``about(claimed)``  "X is about N % faster": reproduced if the 95 % CI of the measured ratio lies inside the
+  tolerance band ``[claimed / (1 + TOL), claimed * (1 + TOL)]``; contradicted if the CI lies wholly outside it;
+  inconclusive if it straddles an edge (``verdict_in_band`` with ``band_about``).
+- ``within(lo, hi)``   "N-M %": the same with the band ``[lo / (1 + TOL), hi * (1 + TOL)]`` (``band_within``).
+- ``above(1)``        a direction ("PyTorch trains better", "MXNet is faster"): reproduced if the CI lies above
+  the threshold, contradicted if it lies wholly at or below it, inconclusive otherwise (``verdict_above``).
+- ``at_most(1)``      "more workers don't help": reproduced if the CI's upper end is <= bound * (1 + TOL),
+  contradicted if its lower end is above that, inconclusive otherwise (``verdict_at_most``).
+- ``fastest_is(v)``   "the best batch size is 1024": reproduced if v has the lowest median and the runner-up /
+  v ratio CI lies above 1; contradicted if some other value's time / v's time has a CI wholly below 1.
+
+A rule without a CI (fewer than 2 trials on a side) gives ``insufficient data``. A claim with several parts takes
+the first verdict in ``PRECEDENCE`` among its parts (``combine``); ``context`` parts are shown, never judged.
+
+Ratios are over independent trials (``fwbench.analysis.replicates.trial_ratio_ci``: one statistic per trial, a
+Welch t-interval on the log ratio, a bootstrap only with ten or more trials a side), never over pooled epochs.
+The interval's confidence and the tolerance band are context settings (``settings(confidence=..., tol=...)``) so
+the ledger can correct a multi-part claim's intervals for their number (Bonferroni) and show how each verdict
+moves with the band.
+"""
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy import stats as sps
+
+from ..analysis.replicates import CONFIDENCE, trial_ratio_ci
+from ..analysis.stats import N_RESAMPLES
+
+TOL = 0.05  # relative tolerance around a claimed ratio: band = [claimed / 1.05, claimed * 1.05]
+SENSITIVITY_TOL = 0.10  # the wider band every verdict is also shown under
+_CONFIDENCE: ContextVar[float] = ContextVar("confidence", default=CONFIDENCE)
+_TOL: ContextVar[float] = ContextVar("tol", default=TOL)
+
+
+@contextmanager
+def settings(confidence: float | None = None, tol: float | None = None):
+    """Evaluate claims with another interval confidence and/or tolerance band."""
+    tokens = [(var, var.set(value)) for var, value in ((_CONFIDENCE, confidence), (_TOL, tol)) if value is not None]
+    try:
+        yield
+    finally:
+        for var, token in reversed(tokens):
+            var.reset(token)
+
+
+def confidence() -> float:
+    return _CONFIDENCE.get()
+
+
+def tolerance() -> float:
+    return _TOL.get()
+
+REPRODUCED = "reproduced"
+CONTRADICTED = "contradicted"
+INCONCLUSIVE = "inconclusive"
+INSUFFICIENT = "insufficient data"
+NOT_MEASURED = "not measured yet"
+NOT_TESTABLE = "not testable here"
+BELOW_SCALE = "below scale"
+CONTEXT = "context"  # a part shown next to the judged ones, never judged (excluded from ``combine``)
+# A multi-part claim takes the first of these among its parts' verdicts.
+PRECEDENCE = (CONTRADICTED, NOT_TESTABLE, BELOW_SCALE, NOT_MEASURED, INSUFFICIENT, INCONCLUSIVE, REPRODUCED)
+VERDICTS = PRECEDENCE
+NO_CI = "fewer than 2 trials on a side: no CI"
+
+
+@dataclass
+class Part:
+    """One measured quantity of a claim and the verdict its rule gives."""
+    label: str
+    quantity: str = ""
+    estimate: float = math.nan
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    verdict: str = NOT_MEASURED
+    reason: str = ""
+    n: str = ""
+    confidence: float = CONFIDENCE
+    judged: bool = True  # False: shown as a measurement only (a labelled analogue, context)
+
+    def analogue(self) -> str:
+        """The part's measurement without a verdict ('on this CPU: ...')."""
+        if math.isnan(self.estimate):
+            return f"{self.label}: {self.reason}"
+        ci = (f" [{self.confidence:.1%} CI {self.ci_low:.3g}-{self.ci_high:.3g}]" if not math.isnan(self.ci_low)
+              else " [no CI]")
+        n = f" ({self.n})" if self.n else ""
+        return f"{self.label}: {self.quantity} = {self.estimate:.3g}{ci}{n}"
+
+    def text(self) -> str:
+        if math.isnan(self.estimate):
+            return f"{self.label}: {self.reason}"
+        ci = (f" [{self.confidence:.1%} CI {self.ci_low:.3g}-{self.ci_high:.3g}]" if not math.isnan(self.ci_low)
+              else " [no CI]")
+        if self.verdict == CONTEXT:
+            return f"{self.label}: {self.quantity} = {self.estimate:.3g}{ci} (context)"
+        n = f" ({self.n})" if self.n else ""
+        return f"{self.label}: {self.quantity} = {self.estimate:.3g}{ci}{n} -> {self.verdict}"
+
+
+def missing(what: str, have: str) -> Part:
+    """The part of a claim whose rows are absent: ``not measured yet``, naming the rows it waits for."""
+    return Part("rows", verdict=NOT_MEASURED, reason=f"needs {what}; the store has {have}")
+
+
+# ---------------------------------------------------------------------------------------------------- bands
+def band_about(claimed: float, tol: float | None = None) -> tuple[float, float]:
+    tol = tolerance() if tol is None else tol
+    return claimed / (1 + tol), claimed * (1 + tol)
+
+
+def band_within(lo: float, hi: float, tol: float | None = None) -> tuple[float, float]:
+    tol = tolerance() if tol is None else tol
+    return lo / (1 + tol), hi * (1 + tol)
+
+
+def _no_ci(ci_low: float, ci_high: float) -> bool:
+    return ci_low is None or ci_high is None or math.isnan(ci_low) or math.isnan(ci_high)
+
+
+# ---------------------------------------------------------------------------------------------------- verdicts
+def verdict_in_band(ci_low: float, ci_high: float, band: tuple[float, float]) -> str:
+    """Rule for 'about N %' and 'N-M %' claims."""
+    if _no_ci(ci_low, ci_high):
+        return INSUFFICIENT
+    lo, hi = band
+    if lo <= ci_low and ci_high <= hi:
+        return REPRODUCED
+    if ci_high < lo or ci_low > hi:
+        return CONTRADICTED
+    return INCONCLUSIVE
+
+
+def in_band(band: tuple[float, float]) -> Callable[[float, float], str]:
+    """``verdict_in_band`` for a fixed band, as a rule of ``ratio_part``."""
+    return lambda lo, hi: verdict_in_band(lo, hi, band)
+
+
+def verdict_above(ci_low: float, ci_high: float, threshold: float = 1.0) -> str:
+    """Rule for direction claims: the ratio is above ``threshold``."""
+    if _no_ci(ci_low, ci_high):
+        return INSUFFICIENT
+    if ci_low > threshold:
+        return REPRODUCED
+    if ci_high <= threshold:
+        return CONTRADICTED
+    return INCONCLUSIVE
+
+
+def verdict_at_most(ci_low: float, ci_high: float, bound: float = 1.0, tol: float | None = None) -> str:
+    """Rule for 'does not help' claims: the speed-up is at most ``bound`` (within the tolerance)."""
+    if _no_ci(ci_low, ci_high):
+        return INSUFFICIENT
+    edge = bound * (1 + (tolerance() if tol is None else tol))
+    if ci_high <= edge:
+        return REPRODUCED
+    if ci_low > edge:
+        return CONTRADICTED
+    return INCONCLUSIVE
+
+
+def combine(verdicts: list[str]) -> str:
+    """The verdict of a multi-part claim: the first of ``PRECEDENCE`` present among its parts."""
+    verdicts = [v for v in verdicts if v != CONTEXT]
+    if not verdicts:
+        return NOT_MEASURED
+    for v in PRECEDENCE:
+        if v in verdicts:
+            return v
+    raise ValueError(f"unknown verdicts {verdicts}")
+
+
+# ---------------------------------------------------------------------------------------------------- ratios
+def ratio_ci(num, den) -> dict:
+    """The trial-level ratio and CI at the current confidence (``settings``)."""
+    return trial_ratio_ci(num, den, confidence=confidence())
+
+
+def ratio_part(label: str, quantity: str, num, den, rule: Callable[[float, float], str]) -> Part:
+    """A ratio of two arms over their per-trial statistics (``num``, ``den``: one value per independent trial),
+    with its CI, judged by ``rule(ci_low, ci_high)``; ``n`` counts trials per side."""
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    if num.size == 0 or den.size == 0:
+        return Part(label, quantity, verdict=NOT_MEASURED, reason="no rows for one side of the ratio")
+    r = ratio_ci(num, den)
+    verdict = rule(r["ci_low"], r["ci_high"])
+    reason = NO_CI if verdict == INSUFFICIENT else ""
+    return Part(label, quantity, r["ratio"], r["ci_low"], r["ci_high"], verdict, reason,
+                n=f"n={r['n_num']}/{r['n_den']} trials", confidence=r["confidence"])
+
+
+def sum_ratio_ci(num, den, seed: int = 0) -> dict:
+    """sum(num) / sum(den) over paired values (e.g. per dataset x seed) with a paired percentile-bootstrap CI."""
+    a, b = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    point = float(a.sum() / b.sum()) if a.size and b.sum() else math.nan
+    low = high = math.nan
+    if a.size >= 2:
+        res = sps.bootstrap((a, b), lambda x, y, axis=-1: x.sum(axis=axis) / y.sum(axis=axis), paired=True,
+                            vectorized=True, confidence_level=confidence(), n_resamples=N_RESAMPLES,
+                            method="percentile", random_state=np.random.default_rng(seed))
+        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return {"ratio": point, "ci_low": low, "ci_high": high, "n": int(a.size)}
+
+
+def fastest_is(samples: dict, claimed) -> Part:
+    """Rule ``fastest_is``: ``samples`` maps a candidate (e.g. batch size) to its per-trial epoch times."""
+    label = f"fastest = {claimed}"
+    if claimed not in samples:
+        return Part(label, verdict=NOT_MEASURED,
+                    reason=f"needs trials at {claimed}; swept: {sorted(samples)}")
+    medians = {k: float(np.median(v)) for k, v in samples.items() if len(v)}
+    best = min(medians, key=medians.get)
+    others = [k for k in medians if k != claimed]
+    if not others:
+        return Part(label, verdict=INSUFFICIENT, reason="only one candidate swept")
+    if best == claimed:
+        runner_up = min(others, key=medians.get)
+        r = ratio_ci(samples[runner_up], samples[claimed])
+        v = verdict_above(r["ci_low"], r["ci_high"])
+        v = INCONCLUSIVE if v == CONTRADICTED else v
+        return Part(label, f"time at {runner_up} / time at {claimed}", r["ratio"], r["ci_low"], r["ci_high"], v,
+                    NO_CI if v == INSUFFICIENT else "")
+    r = ratio_ci(samples[claimed], samples[best])
+    v = verdict_above(r["ci_low"], r["ci_high"])  # claimed slower than the measured best: contradicted
+    v = {REPRODUCED: CONTRADICTED, CONTRADICTED: INCONCLUSIVE}.get(v, v)
+    return Part(label, f"time at {claimed} / time at {best} (measured fastest)", r["ratio"], r["ci_low"],
+                r["ci_high"], v, NO_CI if v == INSUFFICIENT else "")

@@ -1,0 +1,323 @@
+"""Source A: Borealis AI, 'PyTorch vs MXNet' (2018): claims A1-A10, judged on the ``imdb`` and ``onnx`` studies.
+
+The post's numbers are stated once, below; the claim texts and rules are written from them. "PyTorch" and
+"MXNet" are the imdb study's reference arms (dense-gradient eager PyTorch, imperative Gluon); the sparse arm (A5,
+A7), the advised hybrid blocks (A9) and the ONNX import step (A10) are named from their studies' arm tables.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .. import floors
+from ..data import Claim, Data, blocks, have_imdb, named_arm, per_batch, reference, settings, times
+from ..rules import (CONTEXT, CONTRADICTED, NOT_MEASURED, NOT_TESTABLE, REPRODUCED, Part, band_about, band_within,
+                     fastest_is, in_band, missing, ratio_part, verdict_above, verdict_at_most)
+
+SOURCE = "Borealis AI, 'PyTorch vs MXNet' (2018-02-16)"
+HARDWARE = "1x Tesla V100 GPU (AWS p3.2xlarge)"
+CONDITIONS = ("AWS p3.2xlarge, 1x Tesla V100; PyTorch 0.3.0.post4, MXNet 1.0.0, CUDA 9.0, cuDNN 7.0, Python 3.6; "
+              "full IMDB (25k/25k)")
+
+# -- the post's numbers (ratios are of epoch times: slower / faster) --------------------------------------------
+TORCH_SPEEDUP_0_WORKERS = 1.10          # A1: "with 0 workers PyTorch is about 10 % faster"
+CPU_PCT = {"mxnet": 120, "torch": 100}  # A2: process CPU % (text only: not a GPU claim we can time)
+GPU_UTIL_PCT = {"torch": 77, "mxnet": 65}  # A2
+GPU_UTIL_1_WORKER_PCT = (80, 90)        # A3
+WORKER_SPEEDUP_0_TO_4 = {"mxnet": 2.30, "torch": 1.05}  # A4: "up to 130 %" / "up to 5 %"
+SPARSE_SPEEDUP = (1.20, 1.60)           # A5: "20-60 %"
+BEST_BATCH = 1024                       # A6
+MXNET_SPEEDUP_1_TO_2_WORKERS = 1.516    # A6: "51.6 %"
+BEST_SETTING_SPEEDUP = {"dense": 2.0, "sparse": 1.2}  # A7: MXNet vs dense / sparse PyTorch at their best
+LOSS_SETTING = (256, 0)                 # A8: the convergence setting (batch, workers)
+ONNX_ATOL = 1e-3  # largest |PyTorch - MXNet| logit difference (float32, 500 LSTM steps) for a faithful import
+
+STUDY, ONNX_STUDY = "imdb", "onnx"
+SPARSE_ARM = named_arm(STUDY, "torch-sparse")
+HYBRID_ARM = named_arm(STUDY, "mxnet-hybrid-partial")  # MXNet with the advised pre-/post-LSTM hybrid blocks
+FULL_HYBRID_ARM = "mxnet-hybrid-full"  # the whole model, gluon.rnn.LSTM included (checked in eval_a9 via rows)
+ONNX_IMPORT_STEP = named_arm(ONNX_STUDY, "mxnet-import")
+GPU_UTIL_METRIC = "gpu_util_pct"  # imdb per-epoch metric a GPU run would add (A2, A3); none records it yet
+MX, PT = reference(STUDY, "mxnet"), reference(STUDY, "torch")
+
+
+def _pct(ratio: float) -> str:
+    return f"{100 * (ratio - 1):.4g}"
+
+
+def _band(b: tuple[float, float]) -> str:
+    return f"[{b[0]:.3f}, {b[1]:.3f}]"
+
+
+def eval_a1(d: Data) -> list[Part]:
+    return per_batch(d, MX, PT, 0, f"epoch time {MX} / {PT}", in_band(band_about(TORCH_SPEEDUP_0_WORKERS)))
+
+
+def _gpu_claim(d: Data) -> list[Part]:
+    if d.imdb.empty or GPU_UTIL_METRIC not in d.imdb or d.imdb[GPU_UTIL_METRIC].isna().all():
+        cpu = ""
+        t = d.timed()
+        if not t.empty and "proc_cpu_pct" in t:
+            med = t.groupby("arm")["proc_cpu_pct"].median()
+            cpu = "; for context, process CPU % on this CPU-only run (median): " + ", ".join(
+                f"{a} {v:.0f} %" for a, v in med.items())
+        return [Part("GPU", verdict=NOT_TESTABLE,
+                     reason=f"needs GPU utilisation ({GPU_UTIL_METRIC}) from GPU trials; every IMDB trial in the "
+                            f"store ran on CPU{cpu}")]
+    return []
+
+
+def eval_a2(d: Data) -> list[Part]:
+    parts = _gpu_claim(d)
+    if parts:
+        return parts
+    band = band_about(GPU_UTIL_PCT["torch"] / GPU_UTIL_PCT["mxnet"])
+    return per_batch(d, PT, MX, 0, f"GPU utilisation {PT} / {MX}", in_band(band), metric=GPU_UTIL_METRIC)
+
+
+def eval_a3(d: Data) -> list[Part]:
+    parts = _gpu_claim(d)
+    if parts:
+        return parts
+    out = []
+    for arm in (PT, MX):
+        values = times(d, arm, workers=1, metric=GPU_UTIL_METRIC)
+        out.append(ratio_part(f"{arm}, 1 worker", "GPU utilisation % (median)", values,
+                              np.ones(max(len(values), 2)), in_band(GPU_UTIL_1_WORKER_PCT)))
+    return out
+
+
+def _speedup(d: Data, arm: str, batch: int, w_from: int, w_to: int, on=None) -> tuple[np.ndarray, np.ndarray]:
+    return times(d, arm, batch, w_from, blocks=on), times(d, arm, batch, w_to, blocks=on)
+
+
+def held_out(d: Data) -> tuple[list, list, str]:
+    """"Best setting" claims: the first repeat block chooses the setting, the others judge it (no selection
+    bias). With one block only, both use it (the claim's floor then says "below scale")."""
+    b = blocks(d)
+    choose, judge = b[:1], (b[1:] or b[:1])
+    return choose, judge, f"best chosen on block {choose}, judged on blocks {judge}"
+
+
+def _median(values) -> float:
+    return float(np.median(values)) if len(values) else math.nan
+
+
+def eval_a4(d: Data) -> list[Part]:
+    out = []
+    choose, judge, how = held_out(d)
+    for arm, band in ((MX, band_about(WORKER_SPEEDUP_0_TO_4["mxnet"])),
+                      (PT, band_within(1.0, WORKER_SPEEDUP_0_TO_4["torch"]))):
+        batches = sorted(b for b in {b for b, w in settings(d, arm) if w == 0} if (b, 4) in settings(d, arm))
+        if not batches:
+            out.append(missing(f"finished IMDB trials of {arm} with 0 and 4 workers at one batch size",
+                               have_imdb(d)))
+            continue
+        # "up to": judged at the batch size where the speed-up chosen on the first block is largest
+        def chosen_speedup(b):
+            slow, fast = _speedup(d, arm, b, 0, 4, on=choose)
+            return _median(slow) / _median(fast) if len(slow) and len(fast) else -np.inf
+        best = max(batches, key=chosen_speedup)
+        part = ratio_part(f"{arm}, batch {best} (largest speed-up; {how})", "epoch time 0 workers / 4 workers",
+                          *_speedup(d, arm, best, 0, 4, on=judge), in_band(band))
+        out.append(part)
+    return out
+
+
+def eval_a5(d: Data) -> list[Part]:
+    return per_batch(d, PT, SPARSE_ARM, 0, f"epoch time {PT} / {SPARSE_ARM}", in_band(band_within(*SPARSE_SPEEDUP)))
+
+
+def eval_a6(d: Data) -> list[Part]:
+    out = []
+    choose, judge, how = held_out(d)
+    for arm in (MX, PT):
+        have = settings(d, arm)
+        if not have:
+            out.append(missing(f"finished IMDB trials of {arm}", have_imdb(d)))
+            continue
+        samples = {}
+        for b in sorted({b for b, _ in have}):
+            # each batch size at its own fastest worker count, chosen on the first block
+            best_w = min((w for bb, w in have if bb == b),
+                         key=lambda w: np.nan_to_num(_median(times(d, arm, b, w, blocks=choose)), nan=np.inf))
+            samples[b] = times(d, arm, b, best_w, blocks=judge)
+        part = fastest_is(samples, BEST_BATCH)
+        part.label = f"{arm}: {part.label} ({how})"
+        out.append(part)
+    for arm, w_from, w_to, rule in ((MX, 1, 2, in_band(band_about(MXNET_SPEEDUP_1_TO_2_WORKERS))),
+                                    (MX, 2, 4, verdict_at_most), (PT, 2, 4, verdict_at_most)):
+        if {(BEST_BATCH, w_from), (BEST_BATCH, w_to)} <= settings(d, arm):
+            quantity = f"epoch time {w_from} worker{'s' * (w_from != 1)} / {w_to} workers"
+            out.append(ratio_part(f"{arm}, batch {BEST_BATCH}", quantity, *_speedup(d, arm, BEST_BATCH, w_from, w_to),
+                                  rule))
+        else:
+            out.append(missing(f"{arm} at batch {BEST_BATCH} with {w_from} and {w_to} workers", have_imdb(d)))
+    return out
+
+
+def eval_a7(d: Data) -> list[Part]:
+    t = d.timed()
+    if t.empty:
+        return [missing("finished IMDB trials", have_imdb(d))]
+    choose, judge, how = held_out(d)
+    best = {}
+    for arm in (MX, PT, SPARSE_ARM):
+        sel = t[(t.arm == arm) & t.block.isin(choose)]
+        med = sel.groupby(["batch_size", "num_workers"])["train_time_s"].median()
+        if len(med):
+            best[arm] = med.idxmin()
+    if MX not in best:
+        return [missing(f"finished IMDB trials of {MX}", have_imdb(d))]
+    out = []
+    for den, claimed in ((PT, BEST_SETTING_SPEEDUP["dense"]), (SPARSE_ARM, BEST_SETTING_SPEEDUP["sparse"])):
+        if den not in best:
+            out.append(missing(f"finished IMDB trials of {den}", have_imdb(d)))
+            continue
+        (bm, wm), (bd, wd) = best[MX], best[den]
+        out.append(ratio_part(f"{den} at batch {bd}/{wd} workers vs {MX} at batch {bm}/{wm} workers ({how})",
+                              f"epoch time {den} / {MX}", times(d, den, bd, wd, blocks=judge),
+                              times(d, MX, bm, wm, blocks=judge), in_band(band_about(claimed))))
+    return out
+
+
+def eval_a8(d: Data) -> list[Part]:
+    if d.imdb.empty:
+        return [missing("finished IMDB trials", have_imdb(d))]
+    batch, workers = LOSS_SETTING
+    f = d.imdb[(d.imdb.batch_size == batch) & (d.imdb.num_workers == workers) & d.imdb.lr_schedule.astype(bool)]
+    if f.empty:
+        return [missing(f"IMDB trials at batch {batch} / {workers} workers with the LR schedule", have_imdb(d))]
+    longest = f.epochs.max()
+    f = f[(f.epochs == longest) & (f.epoch == longest - 1)]
+    return [ratio_part(f"batch {batch}, {workers} workers, after {longest} epochs", f"final train loss {MX} / {PT}",
+                       f.loc[f.arm == MX, "train_loss"], f.loc[f.arm == PT, "train_loss"], verdict_above)]
+
+
+def eval_a9(d: Data) -> list[Part]:
+    """Whether the whole model, gluon.rnn.LSTM included, hybridizes in today's MXNet (``mxnet-hybrid-full``:
+    ``summary.hybridize_ok``), and what each hybrid arm buys over imperative Gluon (context)."""
+    t = d.imdb_trials
+    full = t[t["config.arm"] == FULL_HYBRID_ARM] if not t.empty else t
+    if full.empty:
+        return [missing(f"IMDB trials of arm {FULL_HYBRID_ARM!r} (the whole MXNet model hybridized, LSTM included)",
+                        have_imdb(d))]
+    ok = full.get("summary.hybridize_ok", pd.Series(dtype=object)).dropna().astype(bool)
+    crashed = int((full.status == "failed").sum())
+    if ok.empty:
+        return [Part("hybridize the LSTM", verdict=NOT_MEASURED, n=f"{crashed} crashed",
+                     reason=f"no finished {FULL_HYBRID_ARM} trial recorded whether hybridize worked; rerun it")]
+    errors = full.get("summary.hybridize_error", pd.Series(dtype=str)).dropna()
+    works = bool(ok.all())
+    # the claim says it could NOT be hybridized: it is contradicted where today's MXNet hybridizes it
+    part = Part(f"{FULL_HYBRID_ARM}: hybridize() of the whole model incl. gluon.rnn.LSTM", "trials that hybridized",
+                float(ok.sum()), verdict=CONTRADICTED if works else REPRODUCED, n=f"{int(ok.sum())} of {len(ok)}",
+                reason=(f"MXNet {_mx_version(d)} hybridizes gluon.rnn.LSTM (the 2018 limitation is gone)" if works
+                        else "hybridize failed: " + str(errors.iloc[0])[:200] if len(errors) else "hybridize failed"))
+    out = [part]
+    for arm in (HYBRID_ARM, FULL_HYBRID_ARM):
+        for b, w in sorted(settings(d, arm) & settings(d, MX)):
+            ctx = ratio_part(f"batch {b}, {w} workers", f"epoch time {MX} / {arm} (what it buys; context)",
+                             times(d, MX, b, w), times(d, arm, b, w), lambda lo, hi: CONTEXT)
+            ctx.verdict, ctx.reason = CONTEXT, ""
+            out.append(ctx)
+    return out
+
+
+def _mx_version(d: Data) -> str:
+    t = d.imdb_trials
+    if t.empty or "provenance.framework_version" not in t:
+        return "1.9.1"
+    v = t.loc[t.get("provenance.framework") == "mxnet", "provenance.framework_version"].dropna()
+    return str(v.iloc[0]) if len(v) else "1.9.1"
+
+
+def eval_a10(d: Data) -> list[Part]:
+    """The MXNet import step of the onnx study: PyTorch's ONNX export imported into MXNet, and logit parity."""
+    from ...studies import get_study
+
+    trials = d.study_trials(ONNX_STUDY)
+    col = f"config.{get_study(ONNX_STUDY).arm_field}"
+    mx = trials[trials[col] == ONNX_IMPORT_STEP] if not trials.empty and col in trials else pd.DataFrame()
+    if mx.empty:
+        return [missing(f"the {ONNX_IMPORT_STEP!r} step of study {ONNX_STUDY!r} (PyTorch -> ONNX -> MXNet import, "
+                        "summary.max_abs_diff)", "no such rows")]
+    status = mx.get("summary.step_status", pd.Series(["ok"] * len(mx), index=mx.index)).fillna("")
+    crashed = mx.status == "failed"
+    diffs = pd.to_numeric(mx.get("summary.max_abs_diff", pd.Series(dtype=float)), errors="coerce").dropna()
+    worst = float(diffs.max()) if len(diffs) else math.nan
+    errors = mx.get("summary.error", pd.Series(dtype=str)).dropna()
+    n = (f"{int((status == 'ok').sum())} ok, {int((status == 'step_failed').sum())} import failed, "
+         f"{int(crashed.sum())} crashed")
+    if (status == "unavailable").all():
+        return [Part("MXNet import", verdict=NOT_TESTABLE, n=n,
+                     reason="a package the step needs is missing here: " + "; ".join(map(str, errors[:1])))]
+    if (status == "step_failed").any() or (len(diffs) and worst > ONNX_ATOL):
+        verdict = CONTRADICTED
+    elif len(diffs) and not crashed.all():
+        verdict = REPRODUCED
+    else:
+        verdict = NOT_MEASURED
+    reason = ("MXNet's ONNX import failed: " + str(errors.iloc[0])[:200]) if (status == "step_failed").any() \
+        and len(errors) else ("the step crashed; rerun it" if verdict == NOT_MEASURED else "")
+    return [Part("MXNet import", f"max |MXNet - PyTorch| logit (tolerance {ONNX_ATOL:g})", worst, verdict=verdict,
+                 reason=reason, n=n)]
+
+
+_A1 = band_about(TORCH_SPEEDUP_0_WORKERS)
+_A5 = band_within(*SPARSE_SPEEDUP)
+def _a8_floor(d: Data) -> str | None:
+    return floors.imdb_quality(d, (MX, PT), *LOSS_SETTING)
+
+
+CLAIMS = [
+    Claim("A1", f"With 0 workers PyTorch is about {_pct(TORCH_SPEEDUP_0_WORKERS)} % faster than MXNet.", SOURCE,
+          CONDITIONS, f"about({TORCH_SPEEDUP_0_WORKERS:.2f}) per batch size at 0 workers: epoch-time ratio {MX} / "
+          f"{PT} in {_band(_A1)}", eval_a1,
+          hardware="gpu", source_hardware=HARDWARE, floor=floors.imdb_timing, scale=floors.IMDB_TIMING),
+    Claim("A2", f"MXNet used more CPU (~{CPU_PCT['mxnet']} % vs ~{CPU_PCT['torch']} %); PyTorch had better GPU "
+          f"utilisation ({GPU_UTIL_PCT['torch']} % vs {GPU_UTIL_PCT['mxnet']} %).", SOURCE, CONDITIONS,
+          f"needs GPU trials; then about({GPU_UTIL_PCT['torch']}/{GPU_UTIL_PCT['mxnet']}) on GPU utilisation "
+          f"{PT} / {MX}", eval_a2,
+          hardware="gpu", source_hardware=HARDWARE),
+    Claim("A3", "1 worker raises GPU utilisation to {}-{} % for both.".format(*GPU_UTIL_1_WORKER_PCT), SOURCE,
+          CONDITIONS, "needs GPU trials; then median GPU utilisation at 1 worker within [{}, {}] %".format(
+              *GPU_UTIL_1_WORKER_PCT), eval_a3,
+          hardware="gpu", source_hardware=HARDWARE),
+    Claim("A4", f"Going from 0 to 4 workers speeds MXNet up by up to {_pct(WORKER_SPEEDUP_0_TO_4['mxnet'])} %, "
+          f"PyTorch by up to {_pct(WORKER_SPEEDUP_0_TO_4['torch'])} %.", SOURCE, CONDITIONS,
+          f"largest speed-up over batch sizes (time 0 workers / 4 workers): {MX} "
+          f"about({WORKER_SPEEDUP_0_TO_4['mxnet']:.2f}), {PT} within(1.00, {WORKER_SPEEDUP_0_TO_4['torch']:.2f})",
+          eval_a4,
+          hardware="gpu", source_hardware=HARDWARE, floor=floors.imdb_heldout, scale=floors.HELDOUT),
+    Claim("A5", f"Sparse embedding gradients speed PyTorch up by {_pct(SPARSE_SPEEDUP[0])}-{_pct(SPARSE_SPEEDUP[1])} "
+          "%, depending on batch size.", SOURCE, CONDITIONS,
+          f"within({SPARSE_SPEEDUP[0]:.2f}, {SPARSE_SPEEDUP[1]:.2f}) per batch size at 0 workers: epoch time "
+          f"{PT} / {SPARSE_ARM} in {_band(_A5)}", eval_a5,
+          hardware="gpu", source_hardware=HARDWARE, floor=floors.imdb_timing, scale=floors.IMDB_TIMING),
+    Claim("A6", f"Best batch size for both is {BEST_BATCH}; 1 -> 2 workers improves MXNet by "
+          f"{_pct(MXNET_SPEEDUP_1_TO_2_WORKERS)} %; more workers don't help.", SOURCE, CONDITIONS,
+          f"fastest_is({BEST_BATCH}) per arm; about({MXNET_SPEEDUP_1_TO_2_WORKERS}) for {MX} 1/2 workers at batch "
+          f"{BEST_BATCH}; at_most(1) for 2/4 workers at batch {BEST_BATCH}", eval_a6,
+          hardware="gpu", source_hardware=HARDWARE, floor=floors.imdb_heldout, scale=floors.HELDOUT),
+    Claim("A7", f"At their best settings MXNet is {BEST_SETTING_SPEEDUP['dense']:g}x as fast as dense PyTorch, and "
+          f"{_pct(BEST_SETTING_SPEEDUP['sparse'])} % faster than sparse PyTorch.", SOURCE, CONDITIONS,
+          f"each arm at its fastest setting: about({BEST_SETTING_SPEEDUP['dense']:.1f}) {PT} / {MX}, "
+          f"about({BEST_SETTING_SPEEDUP['sparse']:.1f}) {SPARSE_ARM} / {MX}", eval_a7,
+          hardware="gpu", source_hardware=HARDWARE, floor=floors.imdb_heldout, scale=floors.HELDOUT),
+    Claim("A8", "PyTorch trains slightly better (lower loss curve).", SOURCE, CONDITIONS,
+          f"above(1): final train loss {MX} / {PT} at batch {LOSS_SETTING[0]} / {LOSS_SETTING[1]} workers, over "
+          "seeds", eval_a8,
+          hardware="none", source_hardware=HARDWARE, floor=_a8_floor, scale=floors.IMDB_QUALITY),
+    Claim("A9", "gluon.rnn.LSTM could not be hybridized; the MXNet team recommended pre-LSTM and post-LSTM hybrid "
+          "blocks.", SOURCE, CONDITIONS, f"arm {FULL_HYBRID_ARM!r} hybridizes the whole model, LSTM included: "
+          "hybridize fails -> reproduced, works -> contradicted; epoch time of each hybrid arm "
+          f"({HYBRID_ARM}, {FULL_HYBRID_ARM}) against {MX} as context", eval_a9,
+          hardware="none", source_hardware=HARDWARE, scale="one finished trial of the arm"),
+    Claim("A10", "ONNX could carry a model from PyTorch (research) to MXNet (deployment).", SOURCE, CONDITIONS,
+          f"study {ONNX_STUDY!r}, step {ONNX_IMPORT_STEP}: import works and max |logit diff| <= {ONNX_ATOL:g} -> "
+          "reproduced; import fails or diff above -> contradicted", eval_a10, study=ONNX_STUDY,
+          hardware="none", source_hardware=HARDWARE, scale="one finished import step"),
+]

@@ -1,0 +1,82 @@
+"""Source B: the 2024 blog post comparing GluonTS DeepAR in MXNet and PyTorch on the Monash archive.
+
+Its numbers live here only (the DeepAR analysis and the post import them): the total training seconds per
+framework and the "4.5x" they were summarised as. "MXNet" and "PyTorch" are the deepar study's reference arms
+(GluonTS' default hybridized MXNet training, eager PyTorch).
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import floors
+from ..data import Claim, Data, reference
+from ..rules import CONTEXT, INSUFFICIENT, Part, band_about, missing, sum_ratio_ci, verdict_in_band
+
+SOURCE = "Blog post, GluonTS DeepAR MXNet vs PyTorch on the Monash archive (2024-07-18)"
+CONDITIONS = ("laptop CPU; gluonts.mx vs gluonts.torch, GluonTS defaults, 100 epochs; 40 Monash datasets x 5 seeds "
+              "(42-46)")
+HARDWARE = "a laptop CPU (model not given)"
+N_DATASETS = 40  # the post's datasets (x 5 seeds)
+TOTAL_TRAIN_S = {"mxnet": 395_807.0, "torch": 88_756.0}  # total training seconds per framework
+CLAIMED_SPEEDUP = 4.5  # the post's "PyTorch is 4.5x faster" (its totals give 4.46)
+STUDY = "deepar"
+
+
+def post_ratio() -> float:
+    """MXNet / PyTorch of the post's own totals."""
+    return TOTAL_TRAIN_S["mxnet"] / TOTAL_TRAIN_S["torch"]
+
+
+def paired(frame: pd.DataFrame, metric: str = "train_time_s") -> tuple[pd.DataFrame, str]:
+    """``metric`` of the reference arms side by side per dataset x seed finished by both (columns ``mxnet``,
+    ``torch``), and, when there is no such pair, what is missing."""
+    mx, pt = reference(STUDY, "mxnet"), reference(STUDY, "torch")
+    if frame.empty or metric not in frame:
+        return pd.DataFrame(), f"no finished DeepAR trials with {metric} for this profile"
+    piv = frame.pivot_table(index=["dataset", "seed"], columns="arm", values=metric)
+    if not {mx, pt} <= set(piv.columns):
+        return pd.DataFrame(), f"DeepAR trials of arms {sorted(piv.columns)}, not both {mx} and {pt}"
+    pairs = piv[[mx, pt]].dropna().rename(columns={mx: "mxnet", pt: "torch"})
+    return pairs, "" if len(pairs) else f"no dataset x seed finished by both {mx} and {pt}"
+
+
+def total_ratio(frame: pd.DataFrame, metric: str = "train_time_s") -> dict | None:
+    """Total ``metric`` (the post's: training time) MXNet / PyTorch over the paired dataset x seed trials, with the
+    paired bootstrap CI (``sum_ratio_ci``) and the counts; None when nothing is paired."""
+    pairs, _ = paired(frame, metric)
+    if pairs.empty:
+        return None
+    return {**sum_ratio_ci(pairs["mxnet"], pairs["torch"]),
+            "n_datasets": int(pairs.index.get_level_values(0).nunique())}
+
+
+def eval_b(d: Data) -> list[Part]:
+    pairs, why = paired(d.deepar)
+    if pairs.empty:
+        return [missing(f"finished DeepAR trials (study {STUDY!r}, train_time_s) of arms "
+                        f"{reference(STUDY, 'mxnet')} and {reference(STUDY, 'torch')} on the same dataset x seed",
+                        why)]
+    r = total_ratio(d.deepar)
+    v = verdict_in_band(r["ci_low"], r["ci_high"], band_about(CLAIMED_SPEEDUP))
+    # B is a total over the post's datasets: a subset gives a subset total, labelled as such, never "the" ratio
+    subset = r["n_datasets"] < N_DATASETS
+    label = (f"subset total over {r['n_datasets']} of the post's {N_DATASETS} datasets" if subset
+             else f"{r['n_datasets']} datasets")
+    out = [Part(label, "total train time MXNet / PyTorch", r["ratio"], r["ci_low"], r["ci_high"], v,
+                "fewer than 2 dataset x seed pairs: no CI" if v == INSUFFICIENT else "",
+                n=f"{r['n']} dataset x seed pairs")]
+    both = d.deepar.assign(total_s=d.deepar.train_time_s + d.deepar.get("predict_time_s", 0.0))
+    t = total_ratio(both, "total_s")
+    if t is not None:
+        out.append(Part(label, "train + forecast MXNet / PyTorch (context, not the post's quantity)", t["ratio"],
+                        t["ci_low"], t["ci_high"], CONTEXT, n=f"{t['n']} dataset x seed pairs"))
+    return out
+
+
+CLAIMS = [
+    Claim("B", f"PyTorch is {CLAIMED_SPEEDUP:g}x faster (total training time MXNet {TOTAL_TRAIN_S['mxnet']:,.0f} s vs "
+          f"PyTorch {TOTAL_TRAIN_S['torch']:,.0f} s).", SOURCE, CONDITIONS,
+          f"about({CLAIMED_SPEEDUP:g}): sum of train time {reference(STUDY, 'mxnet')} / {reference(STUDY, 'torch')} "
+          "over dataset x seed pairs, paired bootstrap CI (a subset of the datasets: a labelled subset total)", eval_b,
+          study=STUDY, hardware="cpu", source_hardware=HARDWARE, floor=floors.deepar_protocol, scale=floors.DEEPAR),
+]

@@ -1,0 +1,189 @@
+"""Source C: two overview articles (2024-2025) without code or setup: claims C1-C4, judged on the ``vgg16`` and
+``imdb`` studies.
+
+Their numbers live here only (the inference analysis imports ``VGG16_LATENCY_MS``). "PyTorch" and "MXNet" are the
+studies' reference arms (eager PyTorch, imperative Gluon); C4's compiled arm is named from the imdb arm table.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from ...studies import get_study
+from .. import floors
+from ..data import Claim, Data, arms, named_arm, per_batch, reference
+from ..rules import CONTEXT, NOT_TESTABLE, Part, band_about, in_band, missing, ratio_part, verdict_above
+
+SOURCE = "Two overview articles (2024-2025), no code, no setup"
+# C1's 15.5 G multiply-adds per image in 20-30 ms is 0.5-0.8 TFLOP/s: a GPU's rate, not a Colab CPU's
+C1_HARDWARE = "Google Colab, hardware not given (0.5-0.8 TFLOP/s implied: a GPU)"
+VGG16_LATENCY_MS = {"torch": 30.4, "mxnet": 20.5}  # C1: average VGG16 inference time (Google Colab)
+VGG16_8GPU_TRAIN_S = {"torch": 21.6, "mxnet": 15.4}  # C2: VGG16 on 8 GPUs
+VGG16_IMAGE_SIZE = 224  # the standard input the C1 numbers are for
+MIN_GPUS = 8
+VGG, IMDB = "vgg16", "imdb"
+COMPILE_ARM = named_arm(IMDB, "torch-compile")  # the LSTM under torch.compile (a graph break: context)
+VGG_COMPILED = ("torch-script", "torch-compile")  # compiled VGG16 arms (C4), checked against the arm table
+
+
+def _ratio(numbers: dict) -> float:
+    return numbers["torch"] / numbers["mxnet"]
+
+
+def _vgg_latency(d: Data) -> tuple[pd.DataFrame, str]:
+    """The reference arms' timed latencies with oneDNN on at the smallest batch, and a label of the setting."""
+    f = d.vgg16
+    if f.empty:
+        return f, ""
+    m = f[f.arm.isin([reference(VGG, "torch"), reference(VGG, "mxnet")]) & f.onednn.astype(bool)]
+    if m.empty:
+        return m, ""
+    batch = int(m.batch_size.min())
+    m = m[m.batch_size == batch]
+    return m, f"VGG16 batch {batch}, {'/'.join(map(str, sorted(set(m.image_size))))} px, oneDNN on"
+
+
+def _per_trial(m: pd.DataFrame, arm: str) -> pd.Series:
+    """One latency per trial (the median of its timed calls): the trial is the unit of replication."""
+    return m[m.arm == arm].groupby("trial_id").latency_ms.median()
+
+
+def _sides(m: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """PyTorch's and MXNet's per-trial latencies (the reference arms)."""
+    return _per_trial(m, reference(VGG, "torch")), _per_trial(m, reference(VGG, "mxnet"))
+
+
+def eval_c1(d: Data) -> list[Part]:
+    m, label = _vgg_latency(d)
+    if m.empty:
+        return [missing(f"study {VGG!r} (VGG16 inference, arms {reference(VGG, 'torch')} and "
+                        f"{reference(VGG, 'mxnet')}, metric latency_s)", "no such rows")]
+    sizes = set(m.image_size)
+    if VGG16_IMAGE_SIZE not in sizes:  # the claim is about the standard input
+        return [missing(f"VGG16 latencies at {VGG16_IMAGE_SIZE} x {VGG16_IMAGE_SIZE} px (profile quick or full)",
+                        f"{sorted(sizes)} px only")]
+    m = m[m.image_size == VGG16_IMAGE_SIZE]
+    label = label.replace("/".join(map(str, sorted(sizes))), str(VGG16_IMAGE_SIZE))
+    return [ratio_part(label, "latency PyTorch / MXNet", *_sides(m), in_band(band_about(_ratio(VGG16_LATENCY_MS))))]
+
+
+def eval_c2(d: Data) -> list[Part]:
+    trials = d.study_trials(VGG)
+    gpus = trials["config.gpus"] if not trials.empty and "config.gpus" in trials else pd.Series(dtype=float)
+    if not (gpus.fillna(0) >= MIN_GPUS).any():
+        return [Part(f"{MIN_GPUS} GPUs", verdict=NOT_TESTABLE,
+                     reason=f"needs distributed VGG16 training on {MIN_GPUS} GPUs; no trial in the store ran on >= "
+                            f"{MIN_GPUS} GPUs (the vgg16 study times inference on one device)")]
+    long = d.values(VGG)
+    m = long[(long.metric == "train_time_s") & (long["config.gpus"] >= MIN_GPUS)]
+    framework = m["config.arm"].map(get_study(VGG).framework_of)
+    return [ratio_part(f"VGG16, {MIN_GPUS} GPUs", "train time PyTorch / MXNet", m.loc[framework == "torch", "value"],
+                       m.loc[framework == "mxnet", "value"], in_band(band_about(_ratio(VGG16_8GPU_TRAIN_S))))]
+
+
+def _onednn_speedups(d: Data) -> list[Part]:
+    """Each framework's own oneDNN speed-up on VGG16 (latency off / on, reference arms, each batch size)."""
+    f = d.vgg16
+    if f.empty or f.onednn.nunique() < 2:
+        return []
+    out = []
+    for framework in ("mxnet", "torch"):
+        arm = reference(VGG, framework)
+        for batch in sorted(set(f.batch_size)):
+            m = f[(f.arm == arm) & (f.batch_size == batch)]
+            off, on = m[~m.onednn.astype(bool)], m[m.onednn.astype(bool)]
+            part = ratio_part(f"VGG16 {arm}, batch {batch}", "latency oneDNN off / on", off.groupby(
+                "trial_id").latency_ms.median(), on.groupby("trial_id").latency_ms.median(), verdict_above)
+            if framework != "mxnet":
+                part.verdict, part.reason = CONTEXT, ""
+            out.append(part)
+    return out
+
+
+def _lstm_onednn(d: Data) -> list[Part]:
+    """The LSTM's oneDNN speed-up per framework (the imdb study's ``onednn`` part), when measured: context."""
+    long = d.values(IMDB)
+    if long.empty or "config.onednn" not in long:
+        return []
+    m = long[(long.metric == "train_time_s") & (long.step > 0)]
+    per_trial = m.groupby(["trial_id", "config.arm", "config.onednn"]).value.median().reset_index()
+    out = []
+    for framework in ("mxnet", "torch"):
+        arm = reference(IMDB, framework)
+        t = per_trial[per_trial["config.arm"] == arm]
+        off, on = t[t["config.onednn"] == False].value, t[t["config.onednn"] == True].value  # noqa: E712
+        if len(off) and len(on):
+            part = ratio_part(f"LSTM {arm}", "epoch time oneDNN off / on", off, on, lambda lo, hi: CONTEXT)
+            part.verdict, part.reason = CONTEXT, ""
+            out.append(part)
+    return out
+
+
+def eval_c3(d: Data) -> list[Part]:
+    """"MXNet has optimized CPU kernels", as stated: MXNet's own oneDNN speed-up on the CPU (VGG16 judged above 1;
+    PyTorch's and the LSTM's speed-ups and the cross-framework ratio shown as context)."""
+    if d.device_of(VGG) not in (None, "cpu"):
+        return [Part("CPU", verdict=NOT_TESTABLE, reason="needs CPU rows; the VGG16 rows ran on a GPU")]
+    parts = _onednn_speedups(d)
+    if not parts:
+        return [missing(f"VGG16 latencies with oneDNN on and off (study {VGG!r}, option onednn=[True, False])",
+                        "no such pair")]
+    parts += _lstm_onednn(d)
+    m, label = _vgg_latency(d)
+    if not m.empty:
+        ctx = ratio_part(label, "CPU latency PyTorch / MXNet (context)", *_sides(m), lambda lo, hi: CONTEXT)
+        ctx.verdict, ctx.reason = CONTEXT, ""
+        parts.append(ctx)
+    return parts
+
+
+def eval_c4(d: Data) -> list[Part]:
+    """"JIT optimizes computations at runtime", on a model the compilers trace (VGG16: eager / compiled latency
+    per compiled arm and batch size, judged above 1); the LSTM under torch.compile (a Dynamo graph break) as
+    context."""
+    f = d.vgg16
+    eager = reference(VGG, "torch")
+    compiled = [get_study(VGG).arm(a).name for a in VGG_COMPILED if a in get_study(VGG).arm_names]
+    parts = []
+    if not f.empty:
+        f = f[f.onednn.astype(bool)]
+        for arm in compiled:
+            for batch in sorted(set(f.loc[f.arm == arm, "batch_size"])):
+                m = f[f.batch_size == batch]
+                parts.append(ratio_part(f"VGG16 {arm}, batch {batch}", f"latency {eager} / {arm}",
+                                        _per_trial(m, eager), _per_trial(m, arm), verdict_above))
+    if not parts:
+        parts.append(missing(f"VGG16 trials of a compiled arm ({', '.join(compiled)}) beside {eager}",
+                             "no such rows"))
+    pt = reference(IMDB, "torch")
+    if COMPILE_ARM in arms(d):
+        for p in per_batch(d, pt, COMPILE_ARM, 0, f"LSTM epoch time {pt} / {COMPILE_ARM} (graph break; context)",
+                           lambda lo, hi: CONTEXT):
+            p.verdict, p.reason = (CONTEXT, "") if p.verdict == CONTEXT else (p.verdict, p.reason)
+            parts.append(p)
+    return parts
+
+
+_PT, _MX = reference(IMDB, "torch"), reference(IMDB, "mxnet")
+CLAIMS = [
+    Claim("C1", f"PyTorch achieved an average inference time of {VGG16_LATENCY_MS['torch']} ms on VGG16, MXNet "
+          f"{VGG16_LATENCY_MS['mxnet']} ms.", SOURCE, "Google Colab (hardware not given)",
+          f"about({VGG16_LATENCY_MS['torch']}/{VGG16_LATENCY_MS['mxnet']} = {_ratio(VGG16_LATENCY_MS):.2f}): VGG16 "
+          f"latency {reference(VGG, 'torch')} / {reference(VGG, 'mxnet')} (smallest batch, oneDNN on, "
+          f"{VGG16_IMAGE_SIZE} px)", eval_c1, study=VGG, hardware="gpu", source_hardware=C1_HARDWARE,
+          floor=floors.latency_trials, scale=floors.LATENCY),
+    Claim("C2", f"On {MIN_GPUS} GPUs MXNet {VGG16_8GPU_TRAIN_S['mxnet']} s vs PyTorch {VGG16_8GPU_TRAIN_S['torch']} s "
+          "for VGG16; MXNet outperforms PyTorch in distributed training.", SOURCE,
+          f"{MIN_GPUS} GPUs (model not given)", f"needs >= {MIN_GPUS} GPUs; then about({VGG16_8GPU_TRAIN_S['torch']}/"
+          f"{VGG16_8GPU_TRAIN_S['mxnet']} = {_ratio(VGG16_8GPU_TRAIN_S):.2f})", eval_c2, study=VGG, hardware="gpu",
+          source_hardware=f"{MIN_GPUS} GPUs (model not given)"),
+    Claim("C3", "MXNet has optimized CPU kernels.", SOURCE, "none given",
+          f"above(1) on the CPU: MXNet's own oneDNN speed-up, VGG16 latency oneDNN off / on ({reference(VGG, 'mxnet')}"
+          f", per batch size); PyTorch's speed-up, the LSTM's ({_MX}, {_PT}) and the cross-framework latency ratio "
+          "as context", eval_c3, study=VGG, hardware="cpu", source_hardware="a CPU (not named)",
+          floor=floors.latency_trials, scale=floors.LATENCY),
+    Claim("C4", "PyTorch's JIT compilation optimizes computations at runtime.", SOURCE, "none given",
+          f"above(1) per compiled arm and batch size: VGG16 latency {reference(VGG, 'torch')} / compiled "
+          f"({', '.join(VGG_COMPILED)}); the LSTM's {_PT} / {COMPILE_ARM} (a graph break) as context", eval_c4,
+          study=VGG, hardware="none", source_hardware="not given", floor=floors.latency_trials,
+          scale=floors.LATENCY),
+]

@@ -1,0 +1,70 @@
+"""The stability check: two independent runs of one profile, side by side (``fwbench ledger --compare A B``).
+
+For every quantity the ledger reports (each part of each claim, also where the verdict is "below scale" or the
+part is a labelled analogue) it asks whether each run's estimate lies inside the other run's CI, and for every
+claim whether the two verdicts agree. With calibrated 95 % intervals an estimate falls inside the other run's
+interval about 83 % of the time (two independent estimates of one quantity differ by up to sqrt(2) x 1.96
+standard errors 95 % of the time; 1.96 / sqrt(2) standard errors cover about 83 %): far below that the
+intervals are too narrow (they describe jitter inside a run, not run-to-run spread), near 100 % too wide to say
+anything.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ..store import ResultsStore
+from .data import load
+from .judge import judge
+from .sources import CLAIMS
+
+CALIBRATED_SHARE = 0.83
+
+
+def parts_table(store: ResultsStore, profile: str | None = "quick") -> pd.DataFrame:
+    """One row per part of every claim: its estimate and CI, and the claim's verdict."""
+    d = load(store, profile)
+    rows = []
+    for claim in CLAIMS:
+        j = judge(claim, d)
+        for p in j["parts"]:
+            rows.append({"claim_id": claim.id, "part": p.label, "quantity": p.quantity, "estimate": p.estimate,
+                         "ci_low": p.ci_low, "ci_high": p.ci_high, "n": p.n, "verdict": j["verdict"]})
+    return pd.DataFrame(rows)
+
+
+def _inside(x: float, low: float, high: float) -> float:
+    if any(math.isnan(v) for v in (x, low, high)):
+        return math.nan
+    return float(low <= x <= high)
+
+
+def compare(store_a: ResultsStore, store_b: ResultsStore, profile: str | None = "quick") -> tuple[pd.DataFrame, dict]:
+    """The parts of both runs matched by claim and part, with 'inside the other's CI' per side, and a summary:
+    claims whose verdicts agree, and the share of estimates inside the other run's CI."""
+    a, b = parts_table(store_a, profile), parts_table(store_b, profile)
+    both = a.merge(b, on=["claim_id", "part", "quantity"], how="outer", suffixes=("_a", "_b"))
+    both["a_in_b"] = [_inside(x, lo, hi) for x, lo, hi in zip(both.estimate_a, both.ci_low_b, both.ci_high_b)]
+    both["b_in_a"] = [_inside(x, lo, hi) for x, lo, hi in zip(both.estimate_b, both.ci_low_a, both.ci_high_a)]
+    verdicts = both.groupby("claim_id")[["verdict_a", "verdict_b"]].first()
+    agree = verdicts.verdict_a.eq(verdicts.verdict_b)
+    checks = pd.concat([both.a_in_b, both.b_in_a]).dropna()
+    summary = {"claims": int(len(verdicts)), "verdicts_agree": int(agree.sum()),
+               "disagreeing_claims": sorted(verdicts.index[~agree]),
+               "estimates_compared": int(len(checks)),
+               "share_inside_other_ci": float(checks.mean()) if len(checks) else math.nan,
+               "calibrated_share": CALIBRATED_SHARE}
+    return both, summary
+
+
+def summary_lines(summary: dict) -> list[str]:
+    share = summary["share_inside_other_ci"]
+    verdict = ("intervals about calibrated" if abs(share - CALIBRATED_SHARE) <= 0.1 else
+               "intervals too narrow (run-to-run spread exceeds them)" if share < CALIBRATED_SHARE else
+               "intervals wide") if not math.isnan(share) else "no intervals to compare"
+    lines = [f"verdicts agree on {summary['verdicts_agree']} of {summary['claims']} claims"
+             + (f" (differ: {', '.join(summary['disagreeing_claims'])})" if summary["disagreeing_claims"] else ""),
+             f"estimates inside the other run's CI: {share:.0%} of {summary['estimates_compared']} "
+             f"(calibrated 95 % intervals give about {CALIBRATED_SHARE:.0%}): {verdict}"]
+    return lines

@@ -1,0 +1,74 @@
+"""What the store holds, per study: done, failed, and the rows no plan of this checkout uses (``fwbench status``).
+
+A stored trial is *current* when its code version (``provenance.code_version``) is the study's
+``code_version()`` and its arm is in the study's arm table. Otherwise it is *stale*, with the reason: measured
+with other code (the study module, a backend or a data loader changed since), measured before code versions were
+recorded, an arm name the arm table no longer has (arms were renamed), or a study this checkout does not declare.
+Stale rows stay in the store; the analysis never uses them (they are in no plan), so rerun the profile.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+
+from .errors import FwbenchError
+from .store import ResultsStore
+from .studies import get_study, study_names
+
+
+def stale_reason(study_name: str, config: dict, code_version) -> str | None:
+    """Why a stored trial is not used by this checkout (None when it is current)."""
+    try:
+        study = get_study(study_name)
+    except FwbenchError:
+        return "study not declared in this checkout"
+    arm = config.get(study.arm_field)
+    if arm not in study.arm_names:
+        return f"arm {arm!r} is not in the arm table (renamed or removed)"
+    if not isinstance(code_version, str):
+        return "measured before code versions were recorded"
+    if code_version != study.code_version():
+        return "measured with other trial code"
+    return None
+
+
+def _stale_counts(trials: pd.DataFrame) -> dict:
+    counts: dict = {}
+    config_cols = [c for c in trials.columns if c.startswith("config.")]
+    for study_name, group in trials.groupby("study"):
+        reasons = Counter()
+        for _, row in group.iterrows():
+            config = {c[len("config."):]: row[c] for c in config_cols}
+            reason = stale_reason(study_name, config, row.get("provenance.code_version"))
+            if reason:
+                reasons[reason] += 1
+        counts[study_name] = reasons
+    return counts
+
+
+def status_lines(store: ResultsStore, study: str | None = None, profile: str | None = None) -> list[str]:
+    trials = store.trials(study)
+    lines = [f"results store: {store.path}"]
+    if trials.empty:
+        lines.append("no trials recorded yet")
+    else:
+        counts = trials.groupby(["study", "status"]).size().unstack(fill_value=0)
+        lines.append(counts.to_string())
+        for study_name, reasons in _stale_counts(trials).items():
+            for reason, n in sorted(reasons.items()):
+                lines.append(f"stale {study_name}: {n} trial(s) not used by this checkout: {reason}; rerun the "
+                             "profile to measure them with the current code")
+        for _, row in trials[trials.status == "failed"].iterrows():
+            lines.append(f"failed {row.study} {row.trial_id}: {row.error}")
+    if profile:
+        from .runner import plan
+
+        names = [study] if study else study_names()
+        for name in [n for n in names if profile in get_study(n).profiles]:
+            planned = plan(name, profile)
+            status = store.status_of(t.trial_id for t in planned)
+            missing = [t for t in planned if status.get(t.trial_id) != "done"]
+            lines.append(f"{name}/{profile}: {len(planned) - len(missing)} of {len(planned)} done, "
+                         f"{len(missing)} missing or failed")
+    return lines
