@@ -48,9 +48,16 @@ def test_units_come_from_metric_names():
     assert [export.unit_of(m) for m in metrics] == ["s", "ms", "%", "GFLOP/s", "1/s", "", ""]
 
 
-def test_framework_is_the_one_the_trial_process_recorded():
-    assert export.framework_of({"provenance.framework": "mxnet", "config.arm": "torch-dense"}) == "mxnet"
-    assert export.framework_of({"provenance.framework": float("nan")}) == ""
+def test_framework_comes_from_the_arm_table_else_from_the_trial_process():
+    # a declared arm: the arm table says (whatever an old provenance claims)
+    assert export.framework_of({"study": "imdb", "config.arm": "mxnet-imperative", "provenance.framework": "x"}) \
+        == "mxnet"
+    assert export.arm_of({"study": "onnx", "config.step": "onnxruntime"}) == "onnxruntime"
+    assert export.framework_of({"study": "onnx", "config.step": "onnxruntime"}) == "onnxruntime"
+    # an arm the table no longer has (renamed) or a study not declared: what the trial process recorded
+    assert export.framework_of({"study": "imdb", "provenance.framework": "mxnet", "config.arm": "torch-dense"}) \
+        == "mxnet"
+    assert export.framework_of({"study": "bench", "provenance.framework": float("nan")}) == ""
     assert export.framework_of({}) == ""
 
 

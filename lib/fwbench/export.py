@@ -64,7 +64,7 @@ def _registered_arm(trial_row):
     from .studies import get_study
 
     try:
-        study = get_study(trial_row["study"])
+        study = get_study(trial_row.get("study"))
         return study.arm(trial_row.get(f"config.{study.arm_field}"))
     except FwbenchError:
         return None
