@@ -87,10 +87,13 @@ def render(profile: str = "quick", store: ResultsStore | None = None) -> str:
     parts.append(f"Verdicts: {ledger.render.verdict_counts(table)}. The full ledger with "
                  "measurements and reasons is `reports/ledger.csv` and the post's last section "
                  "(`notebooks/05_claims_ledger.ipynb` shows it too).")
-    parts += ["", "| claim | verdict | our measurement |", "|---|---|---|"]
+    parts += ["", "| claim | verdict | source hardware | ours | scale floor | n | our measurement |",
+              "|---|---|---|---|---|---|---|"]
     for row in table.itertuples():
         measurement = str(row.measurement).replace("|", "/").replace("\n", " ")
-        parts.append(f"| {row.claim_id} | {row.verdict} | {measurement[:160]} |")
+        floor = "met" if row.verdict != ledger.BELOW_SCALE else "below: " + str(row.reason).split("needs ", 1)[-1]
+        parts.append(f"| {row.claim_id} | {row.verdict} | {row.source_hardware} | {row.our_hardware} | "
+                     f"{floor if row.scale else '-'} | {row.n or '-'} | {measurement[:160]} |")
     parts += ["", "### Harness benchmarks", *_bench_lines(store)]
     return "\n".join(parts)
 
@@ -117,6 +120,13 @@ def render_estimate(store: ResultsStore | None = None, workers=(1, 4, 16)) -> st
             "the stored quick-profile trials of this machine):\n\n" + "\n".join(rows))
 
 
+def rules_block() -> str:
+    """The ledger's rules, per claim with its source's hardware, what it depends on and its scale floor."""
+    from . import ledger
+
+    return ledger.rules_markdown()
+
+
 def update(readme: Path, text: str, start: str = START, end: str = END) -> None:
     content = readme.read_text()
     pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
@@ -132,6 +142,7 @@ def main() -> int:
     args = parser.parse_args()
     update(Path(args.readme), render(args.profile))
     update(Path(args.readme), render_estimate(), "<!-- estimate:start -->", "<!-- estimate:end -->")
+    update(Path(args.readme), rules_block(), "<!-- rules:start -->", "<!-- rules:end -->")
     print(f"updated the headline block of {args.readme}")
     return 0
 
