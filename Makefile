@@ -14,6 +14,9 @@ NOTEBOOKS   := $(sort $(wildcard notebooks/*.ipynb))
 EXECUTED    := build/executed
 REPORTS     := reports
 TIMEOUT     ?= 14400
+# make lab: where JupyterLab listens (loopback by default; LAB_IP=0.0.0.0 to reach it from another machine)
+LAB_PORT    ?= 8888
+LAB_IP      ?= 127.0.0.1
 
 # The staged datasets beside this checkout (this workplace); elsewhere the user cache dir + download is used.
 ifneq ($(wildcard ../shared/data),)
@@ -25,7 +28,7 @@ export MPLBACKEND := agg
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
-	@echo "  variables: PROFILE=smoke|quick|full (default quick), SCHEDULER=tcp://HOST:8786 (Dask), FWBENCH_DATA_DIR, FWBENCH_RESULTS"
+	@echo "  variables: PROFILE=smoke|quick|full (default quick), SCHEDULER=tcp://HOST:8786 (Dask), LAB_PORT, LAB_IP, FWBENCH_DATA_DIR, FWBENCH_RESULTS"
 
 $(STAMP): requirements.lock constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON_BOOT) -m venv $(VENV)
@@ -59,8 +62,9 @@ test: $(STAMP) browser ## run the test suite (notebooks included, smoke profile)
 bench: $(STAMP) ## measure the harness overhead and data preparation
 	$(BIN)/fwbench bench
 
-lab: $(STAMP) ## open JupyterLab on the repo
-	$(BIN)/jupyter lab --notebook-dir=.
+lab: $(STAMP) ## JupyterLab on the repo, headless: prints the URL with its token (LAB_PORT=8888 LAB_IP=127.0.0.1)
+	$(BIN)/jupyter lab --notebook-dir=. --no-browser --ip=$(LAB_IP) --port=$(LAB_PORT) \
+	  $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 status: $(STAMP) ## what is done / missing / failed in the results store
 	$(BIN)/fwbench status --profile $(PROFILE)
@@ -68,8 +72,8 @@ status: $(STAMP) ## what is done / missing / failed in the results store
 readme: $(STAMP) ## regenerate the README's headline block from the results store (PROFILE=...)
 	$(BIN)/python -m fwbench.readme --profile $(PROFILE)
 
-export: $(STAMP) ## tidy CSV of every measurement -> results/measurements.csv
-	$(BIN)/fwbench export -o results/measurements.csv
+export: $(STAMP) ## tables measurements/trials/environments as CSV and Parquet -> results/
+	$(BIN)/fwbench export --format csv --format parquet -o results
 
 lock: ## regenerate requirements.lock from requirements.in (needs the package registry)
 	rm -rf build/lockenv && $(PYTHON_BOOT) -m venv build/lockenv

@@ -49,3 +49,28 @@ def test_bad_override_is_one_line_and_exit_2(tmp_path):
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("fwbench: error:") and "workers" in lines[0]
+
+
+def _one_line_error(out):
+    assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr, out.stderr
+    lines = out.stderr.strip("\n").split("\n")
+    assert len(lines) == 1 and lines[0].startswith("fwbench: error: "), out.stderr
+    return lines[0]
+
+
+def test_reads_of_a_missing_store_say_so_and_create_nothing(tmp_path):
+    store = tmp_path / "results" / "fwbench.sqlite"
+    for args in (["status"], ["status", "--profile", "smoke"], ["export"], ["ledger"], ["estimate", "imdb",
+                                                                                       "--workers", "2"]):
+        line = _one_line_error(fwbench(*args, env={"FWBENCH_RESULTS": str(store)}))
+        assert "no results store at" in line and str(store) in line
+    assert list(tmp_path.iterdir()) == [], "a read created a file or folder"
+
+
+def test_status_on_a_corrupt_store_changes_nothing(tmp_path):
+    store = tmp_path / "fwbench.sqlite"
+    content = os.urandom(16384)
+    store.write_bytes(content)
+    line = _one_line_error(fwbench("status", env={"FWBENCH_RESULTS": str(store)}))
+    assert "is not an fwbench results store" in line
+    assert store.read_bytes() == content and [p.name for p in tmp_path.iterdir()] == ["fwbench.sqlite"]

@@ -194,6 +194,7 @@ def test_labels_say_what_each_mxnet_arm_hybridizes():
 
 def test_unavailable_dataset_is_listed(tmp_store, monkeypatch):
     monkeypatch.setenv("FWBENCH_OFFLINE", "1")
+    ResultsStore(tmp_store)  # an empty store: reading a missing one is an error
     missing = analysis.unavailable("full", {"datasets": ["m4_daily", "m1_yearly"], "seeds": [42]})
     if STAGED_MONASH is not None and (STAGED_MONASH / "MANIFEST.csv").exists():
         assert missing.dataset.tolist() == ["m4_daily"]
@@ -253,6 +254,7 @@ def test_profile_call_attributes_time_by_module():
 def test_status_covers_deepar(tmp_store, capsys):
     from fwbench.cli import main
 
+    ResultsStore(tmp_store)  # an empty store: status of a missing one is an error
     assert main(["status", "--profile", "smoke"]) == 0
     out = capsys.readouterr().out
     assert "deepar/smoke: 0 of 2 done, 2 missing or failed" in out

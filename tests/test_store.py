@@ -1,10 +1,19 @@
 """The SQLite results store."""
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
+from fwbench import store as store_module
 from fwbench.errors import FwbenchError
 from fwbench.store import SCHEMA_VERSION, ResultsStore, trial_id
 
@@ -59,3 +68,135 @@ def test_foreign_files_are_refused(tmp_path):
         conn.execute("CREATE TABLE x (a)")
     with pytest.raises(FwbenchError, match="not an fwbench results store"):
         ResultsStore(other)
+
+
+# -- many users at once, and reads that never write --------------------------------------------------------------
+def test_writers_switch_the_store_to_wal_and_readers_see_every_row(tmp_path):
+    store = ResultsStore(tmp_path / "s.sqlite")
+    with sqlite3.connect(tmp_path / "s.sqlite") as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+    _record(store)
+    reader = ResultsStore.open_read(tmp_path / "s.sqlite")
+    assert len(reader.measurements("imdb")) == 2
+    with pytest.raises(FwbenchError, match="read-only"):
+        _record(reader, tid="t2")
+
+
+def test_a_foreign_sqlite_file_is_not_switched_to_wal(tmp_path):
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE x (a)")
+    conn.close()
+    before = other.read_bytes()
+    with pytest.raises(FwbenchError):
+        ResultsStore(other)
+    assert other.read_bytes() == before
+
+
+def test_reading_a_missing_store_creates_nothing(tmp_path):
+    path = tmp_path / "no" / "s.sqlite"
+    with pytest.raises(FwbenchError, match="no results store at"):
+        ResultsStore.open_read(path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("content", [os.urandom(8192), b"", b"SQLite format 3\x00" + os.urandom(4000)],
+                         ids=["random", "empty", "bad-pages"])
+def test_reading_a_corrupt_store_changes_nothing(tmp_path, content):
+    path = tmp_path / "s.sqlite"
+    path.write_bytes(content)
+    with pytest.raises(FwbenchError) as err:
+        ResultsStore.open_read(path).trials()
+    assert "\n" not in str(err.value) and str(path) in str(err.value)
+    assert path.read_bytes() == content and sorted(p.name for p in tmp_path.iterdir()) == ["s.sqlite"]
+
+
+def test_retrying_waits_out_a_locked_store():
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) < 3:
+            raise sqlite3.OperationalError("database is locked")
+        return "ok"
+
+    assert store_module.retrying(flaky, deadline_s=10) == "ok" and len(calls) == 3
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        store_module.retrying(lambda: (_ for _ in ()).throw(sqlite3.OperationalError("no such table: x")))
+
+
+def test_a_write_blocked_past_the_busy_timeout_is_retried(tmp_path, monkeypatch):
+    """Another process holds the write lock longer than SQLite's busy timeout: the record still lands."""
+    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_S", 0.05)
+    store = ResultsStore(tmp_path / "s.sqlite")
+    blocker = sqlite3.connect(tmp_path / "s.sqlite", isolation_level=None, check_same_thread=False)
+    blocker.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(1.0, lambda: blocker.execute("COMMIT"))
+    release.start()
+    t0 = time.perf_counter()
+    _record(store)
+    release.join()
+    blocker.close()
+    assert time.perf_counter() - t0 >= 0.9 and len(store.measurements()) == 2
+
+
+def test_two_writers_creating_one_store_at_once(tmp_path):
+    path = tmp_path / "s.sqlite"
+    errors = []
+
+    def create(i):
+        try:
+            _record(ResultsStore(path), tid=f"t{i}")
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=create, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(ResultsStore.open_read(path).trials()) == 6
+
+
+NOBODY = 65534
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to become nobody")
+def test_a_wal_store_in_a_folder_the_reader_cannot_write(tmp_path):
+    """As root chmod proves nothing, so the reader runs as nobody: SQLite cannot create the -shm file there, and
+    the store (closed by its writers: no -wal, or an empty one) is read immutable; with a non-empty -wal it is a
+    one-line error."""
+    folder = Path(tempfile.mkdtemp(prefix="fwbench-ro-"))  # pytest's tmp_path is private to root
+    try:
+        _check_read_only_folder(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _check_read_only_folder(folder: Path) -> None:
+    _record(ResultsStore(folder / "s.sqlite"))
+    folder.chmod(0o755)
+    (folder / "s.sqlite").chmod(0o644)
+    script = ("import sys; from fwbench.store import ResultsStore; from fwbench.errors import FwbenchError\n"
+              "try: print(len(ResultsStore.open_read(sys.argv[1]).measurements()))\n"
+              "except FwbenchError as e: print('error:', e)\n")
+
+    def read_as_nobody():
+        proc = subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", sys.executable,
+                               "-c", script, str(folder / "s.sqlite")], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    if "Permission denied" in subprocess.run(["setpriv", f"--reuid={NOBODY}", "ls", str(folder)],
+                                             capture_output=True, text=True).stderr:
+        pytest.skip("nobody cannot reach the temporary folder")
+    assert read_as_nobody() == "2"
+    assert sorted(p.name for p in folder.iterdir()) == ["s.sqlite"]
+    (folder / "s.sqlite-wal").write_bytes(b"")  # an empty -wal, as readers leave it: nothing pending
+    (folder / "s.sqlite-wal").chmod(0o644)
+    assert read_as_nobody() == "2"
+    (folder / "s.sqlite-wal").write_bytes(b"\0" * 4096)  # frames a writer has not copied into the store yet
+    out = read_as_nobody()
+    assert out.startswith("error: cannot read results store") and "-wal" in out

@@ -4,7 +4,7 @@
     fwbench run imdb --profile full --scheduler tcp://HOST:8786 [--trials-per-host 1] [--tls-ca-file ...]
     fwbench estimate imdb --workers 8 [--profile full]
     fwbench status [--study imdb] [--profile quick]
-    fwbench export [-o measurements.csv] [--study imdb]
+    fwbench export [--format csv|parquet ...] [-o DIR] [--study imdb]   (or -o FILE.csv: the single wide CSV)
     fwbench bench [harness|data]
     fwbench ledger [-o ledger.csv] [--profile quick|all] [--compare STORE_A STORE_B]
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
+from pathlib import Path
 
 from .errors import FwbenchError
 
@@ -70,8 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--study", default=None)
     status.add_argument("--profile", default=None, help="also count the trials of this profile still missing")
 
-    export = sub.add_parser("export", help="tidy CSV of all measurements")
-    export.add_argument("-o", "--output", default=None, help="file to write (default: standard output)")
+    export = sub.add_parser("export", help="the results as tables: measurements, trials, environments")
+    export.add_argument("-o", "--output", default=None, metavar="DIR",
+                        help="folder for measurements/trials/environments.<format> (default with --format: the "
+                             "store's folder); a FILE.csv writes the single wide CSV instead (so does no -o and no "
+                             "--format, on standard output)")
+    export.add_argument("--format", dest="formats", action="append", choices=["csv", "parquet"], default=None,
+                        help="table format, repeatable (--format csv --format parquet); default csv")
     export.add_argument("--study", default=None)
 
     ledger = sub.add_parser("ledger", help="the claims ledger: one verdict per claim, computed from the store")
@@ -110,20 +116,34 @@ def cmd_status(args) -> int:
     from .status import status_lines
     from .store import ResultsStore
 
-    print("\n".join(status_lines(ResultsStore(results_path()), args.study, args.profile)))
+    print("\n".join(status_lines(ResultsStore.open_read(results_path()), args.study, args.profile)))
     return 0
 
 
 def cmd_export(args) -> int:
+    from . import export
     from .paths import results_path
     from .store import ResultsStore
 
-    frame = ResultsStore(results_path()).measurements(args.study)
-    if args.output:
-        frame.to_csv(args.output, index=False)
-        print(f"wrote {len(frame)} rows to {args.output}", file=sys.stderr)
-    else:
-        frame.to_csv(sys.stdout, index=False)
+    output, formats = args.output, args.formats
+    if output and output.lower().endswith(".parquet"):
+        raise FwbenchError(f"-o {output}: the export is three tables; name a folder (-o results)")
+    single_csv = bool(output and output.lower().endswith(".csv"))
+    if single_csv and formats and set(formats) != {"csv"}:
+        raise FwbenchError(f"-o {output} writes the single wide CSV; for Parquet name a folder (-o results)")
+    store = ResultsStore.open_read(results_path())
+    if single_csv or (output is None and not formats):  # the former wide table: a file, or standard output
+        frame = export.wide(store, args.study)
+        if output:
+            Path(output).parent.mkdir(parents=True, exist_ok=True)
+            frame.to_csv(output, index=False)
+            print(f"wrote {len(frame)} rows to {output}", file=sys.stderr)
+        else:
+            frame.to_csv(sys.stdout, index=False)
+        return 0
+    out = output or results_path().parent
+    files = export.write_tables(store, out, formats or ["csv"], args.study)
+    print(f"wrote {', '.join(p.name for p in files)} to {out}", file=sys.stderr)
     return 0
 
 
@@ -136,7 +156,7 @@ def cmd_estimate(args) -> int:
     if not path.exists():
         raise FwbenchError(f"no results store at {path}; run `fwbench run {args.study} --profile quick` first "
                            "or set FWBENCH_RESULTS")
-    print("\n".join(estimate_full_runtime(ResultsStore(path), args.study, args.workers, args.profile).lines()))
+    print("\n".join(estimate_full_runtime(ResultsStore.open_read(path), args.study, args.workers, args.profile).lines()))
     return 0
 
 
@@ -165,7 +185,7 @@ def _compare(args) -> int:
     for path in args.compare:
         if not Path(path).is_file():
             raise FwbenchError(f"no results store at {path}; give two stores of independent runs of one profile")
-    table, summary = compare(*(ResultsStore(p) for p in args.compare), profile=args.profile)
+    table, summary = compare(*(ResultsStore.open_read(p) for p in args.compare), profile=args.profile)
     if args.output:
         table.to_csv(args.output, index=False)
         print(f"wrote {len(table)} parts to {args.output}", file=sys.stderr)

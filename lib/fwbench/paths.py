@@ -2,8 +2,10 @@
 
 - ``FWBENCH_DATA_DIR``: datasets are looked up (and downloaded) here. Default: the user cache dir
   (``~/.cache/fwbench/data`` on Linux).
-- ``FWBENCH_CACHE_DIR``: derived artefacts (encoded IMDB arrays). Default: ``<data dir>/.fwbench-cache``
-  so the cache travels with the data it was derived from.
+- ``FWBENCH_CACHE_DIR``: derived artefacts (encoded IMDB arrays). Default: the user cache dir
+  (``platformdirs.user_cache_dir("fwbench")/derived``, ``~/.cache/fwbench/derived`` on Linux). Decision: the
+  data directory is treated as read-only (a shared or mounted dataset), so nothing is ever written there;
+  the cached files are keyed by their source's checksum, so one cache serves any data dir.
 - ``FWBENCH_RESULTS``: the SQLite results store. Default: ``results/fwbench.sqlite`` under the repo
   (or the current directory when fwbench is installed elsewhere).
 """
@@ -13,6 +15,8 @@ import os
 from pathlib import Path
 
 import platformdirs
+
+from .errors import FwbenchError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,16 +30,12 @@ def data_dir() -> Path:
 
 def cache_dir() -> Path:
     env = os.environ.get("FWBENCH_CACHE_DIR")
-    path = Path(env).expanduser() if env else data_dir() / ".fwbench-cache"
+    path = Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("fwbench")) / "derived"
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".write-probe"
-        probe.touch()
-        probe.unlink()
-    except OSError:
-        # A read-only data dir (shared/, a mounted dataset): keep derived files in the user cache.
-        path = Path(platformdirs.user_cache_dir("fwbench")) / "derived"
-        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FwbenchError(f"cannot create the cache folder {path} ({exc.strerror}); set FWBENCH_CACHE_DIR to a "
+                           "folder you can write") from None
     return path
 
 

@@ -1,8 +1,16 @@
 """Progress that works in a terminal, in JupyterLab and in a headless papermill run.
 
 - ``lines``: one line per finished trial (headless papermill runs, CI, logs): no carriage-return noise in
-  rendered HTML. Chosen when ``FWBENCH_HEADLESS=1`` (set by the Makefile around papermill) or stderr is no tty.
-- ``bar``: a tqdm bar, the notebook widget under JupyterLab (``tqdm.auto``), a text bar in a terminal.
+  rendered HTML. Chosen when ``FWBENCH_HEADLESS=1`` (set by the Makefile and the tests around papermill), and
+  when stderr is no tty outside a notebook kernel.
+- ``bar``: a tqdm bar: the ``tqdm.notebook`` widget (ipywidgets) inside a Jupyter kernel, a text bar elsewhere.
+
+``auto`` picks: headless -> lines; a Jupyter kernel (JupyterLab, Notebook: a ``ZMQInteractiveShell``) -> the
+widget, or lines when ipywidgets is missing (a text bar would print carriage returns into the cell); a terminal
+-> the text bar; anything else -> lines. Decision: the kernel is detected from the running IPython shell, not
+from ``ipykernel`` merely being imported, and the widget is chosen explicitly (``tqdm.auto`` falls back to the
+text bar with a warning when ipywidgets is missing). Papermill runs kernels too, where widgets never update: they
+are headless only through ``FWBENCH_HEADLESS=1``, which every papermill call here sets.
 """
 from __future__ import annotations
 
@@ -43,8 +51,16 @@ class LineProgress(Progress):
 
 
 class BarProgress(Progress):
+    """A tqdm bar: the notebook widget with ``widget=True``, else a text bar on stderr."""
+
+    def __init__(self, widget: bool = False):
+        self.widget = widget
+
     def start(self, name, total, already):
-        from tqdm.auto import tqdm
+        if self.widget:
+            from tqdm.notebook import tqdm
+        else:
+            from tqdm import tqdm
 
         self.bar = tqdm(total=total, initial=already, desc=name, unit="trial")
 
@@ -65,14 +81,31 @@ class NoProgress(Progress):
     pass
 
 
+def in_jupyter_kernel() -> bool:
+    """True inside a Jupyter kernel (the shell of JupyterLab, Notebook, papermill), False in IPython's terminal."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def widgets_available() -> bool:
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def make_progress(kind: str = "auto") -> Progress:
     if kind == "none":
         return NoProgress()
     if kind == "lines":
         return LineProgress()
+    kernel = in_jupyter_kernel()
     if kind == "bar":
-        return BarProgress()
+        return BarProgress(widget=kernel and widgets_available())
     if os.environ.get("FWBENCH_HEADLESS") == "1":
         return LineProgress()
-    in_kernel = "ipykernel" in sys.modules
-    return BarProgress() if in_kernel or sys.stderr.isatty() else LineProgress()
+    if kernel:
+        return BarProgress(widget=True) if widgets_available() else LineProgress()
+    return BarProgress() if sys.stderr.isatty() else LineProgress()

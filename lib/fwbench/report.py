@@ -271,7 +271,7 @@ def profile_note(profile: str, store: ResultsStore) -> str:
 
 def build(executed: Path, out: Path, profile: str | None = None, store: ResultsStore | None = None,
           figures: Path | None = None) -> Path:
-    store = store or ResultsStore(results_path())
+    store = store or ResultsStore.open_read(results_path())
     out.mkdir(parents=True, exist_ok=True)
     metas = [notebook_meta(p) for p in sorted(Path(executed).glob("*.ipynb"))] if Path(executed).is_dir() else []
     profile = profile_of(metas, profile)

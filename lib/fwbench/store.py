@@ -9,25 +9,59 @@ Schema (version 1):
 
 A trial is written in a single transaction when it ends, so a crash or a kill never leaves a partial row
 that looks finished; finished trials are skipped on rerun and failed ones are retried.
+
+One store, many users at once (decisions):
+- Writers (``ResultsStore(path)``: the runner, the benchmarks, tests seeding a store) are the only ones that
+  create a store. They switch it to SQLite's WAL journal (``PRAGMA journal_mode=WAL``, persistent in the file)
+  when they open it, so readers never block writers and writers block readers only for an instant. The mode is
+  set only after the file proved to be an fwbench store: a foreign file is never touched.
+- Every write is one ``BEGIN IMMEDIATE`` transaction (it takes the write lock up front, so two writers never
+  deadlock upgrading a read lock); SQLite's busy timeout (``BUSY_TIMEOUT_S``) waits for the lock, and on top
+  of it an operation that still fails with "database is locked"/"busy" (WAL recovery, a checkpoint, the busy
+  handler not being called) is retried with backoff for up to ``RETRY_DEADLINE_S`` seconds.
+- Two sweeps of different studies, readers and an export can share one store at the same time
+  (``tests/test_concurrency.py``). The same trial run by two sweeps at once is run twice and stored once (the
+  later row replaces the earlier).
+
+Reads never write (``ResultsStore.open_read(path)`` = ``ResultsStore(path, readonly=True)``, used by
+``status``, ``export``, ``ledger``, the analysis loaders, the README and report builders):
+- The file is opened through an SQLite ``file:...?mode=ro`` URI: a missing store raises ``FwbenchError``
+  ("no results store at ...") and creates nothing; a corrupt or foreign file raises ``FwbenchError`` and stays
+  byte-identical.
+- A WAL store is read through its ``-wal`` and ``-shm`` sidecar files. A read-only connection may create them
+  beside the store when they are missing (SQLite's shared-memory index; the store file itself is not changed)
+  and cannot delete them when it closes: empty ``-wal``/``-shm`` files left next to a store are harmless.
+- When the folder is not writable for the reader (a store shared read-only), SQLite cannot create the ``-shm``
+  file and refuses to open a WAL store ("attempt to write a readonly database"/"unable to open database file").
+  If the ``-wal`` file is missing or empty (left by an earlier reader), every committed row is in the main file,
+  so the store is then read with ``immutable=1`` (SQLite reads the file without any locking: rows a writer with
+  other permissions adds meanwhile are not seen, and a checkpoint it runs during the read could give a torn
+  read; rerun the read then). A non-empty ``-wal`` holds rows not yet in the main file: the error says what to
+  do (copy the store with its ``-wal`` somewhere writable, or let its owner checkpoint it).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import random
 import sqlite3
+import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator, TypeVar
 
 import pandas as pd
 
 from .errors import FwbenchError
 
 SCHEMA_VERSION = 1
+BUSY_TIMEOUT_S = 60.0
+RETRY_DEADLINE_S = 120.0
+T = TypeVar("T")
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS trials (
+_SCHEMA = [
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS trials (
     trial_id    TEXT PRIMARY KEY,
     study       TEXT NOT NULL,
     status      TEXT NOT NULL CHECK (status IN ('done', 'failed')),
@@ -40,15 +74,15 @@ CREATE TABLE IF NOT EXISTS trials (
     host        TEXT,
     started_at  TEXT,
     ended_at    TEXT
-);
-CREATE TABLE IF NOT EXISTS measurements (
+)""",
+    """CREATE TABLE IF NOT EXISTS measurements (
     trial_id TEXT NOT NULL REFERENCES trials(trial_id) ON DELETE CASCADE,
     step     INTEGER NOT NULL,
     metric   TEXT NOT NULL,
     value    REAL,
     PRIMARY KEY (trial_id, step, metric)
-);
-"""
+)""",
+]
 
 
 def canonical_json(obj) -> str:
@@ -63,46 +97,151 @@ def trial_id(study: str, config: dict, code_version: str) -> str:
     return hashlib.sha256(canonical_json(key).encode()).hexdigest()[:16]
 
 
+def is_busy(exc: BaseException) -> bool:
+    """SQLite's "database is locked" / "database table is locked" / "busy" errors: worth another try."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def retrying(operation: Callable[[], T], deadline_s: float = RETRY_DEADLINE_S) -> T:
+    """Run ``operation``, again after a jittered, growing pause while SQLite says the store is busy."""
+    stop, pause = time.monotonic() + deadline_s, 0.05
+    while True:
+        try:
+            return operation()
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() >= stop:
+                raise
+        time.sleep(pause * (0.5 + random.random()))
+        pause = min(pause * 2, 2.0)
+
+
+def _header_says_wal(path: Path) -> bool:
+    """Bytes 18-19 of an SQLite file are 2 in WAL mode."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(20)
+    except OSError:
+        return False
+    return len(head) == 20 and head[18] == 2 and head[19] == 2
+
+
 class ResultsStore:
-    def __init__(self, path: str | Path):
+    """The results store at ``path``; ``readonly=True`` (or ``open_read``) opens an existing store for reading
+    only (see the module docstring: only writers create or change a store)."""
+
+    def __init__(self, path: str | Path, readonly: bool = False):
         self.path = Path(path)
+        self.readonly = readonly
+        self._immutable = False
         if self.path.exists() and self.path.is_dir():
             raise FwbenchError(f"results store {self.path} is a directory; point FWBENCH_RESULTS at a .sqlite file")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._check_and_init()
+        if readonly:
+            if not self.path.exists():
+                raise FwbenchError(f"no results store at {self.path}; run a study first (fwbench run imdb "
+                                   "--profile smoke, or a notebook) or set FWBENCH_RESULTS to an existing store")
+            self._check_readable()
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._check_and_init()
+
+    @classmethod
+    def open_read(cls, path: str | Path) -> "ResultsStore":
+        """An existing store, read-only: never creates, converts or changes a file."""
+        return cls(path, readonly=True)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.path, timeout=60)
+        """A connection in autocommit mode: transactions are explicit (``BEGIN IMMEDIATE`` to write)."""
+        if self.readonly:
+            uri = self.path.resolve().as_uri() + ("?mode=ro&immutable=1" if self._immutable else "?mode=ro")
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        else:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         try:
             conn.execute("PRAGMA foreign_keys = ON")
             yield conn
         finally:
             conn.close()
 
-    def _check_and_init(self) -> None:
+    @contextmanager
+    def _transaction(self, conn: sqlite3.Connection, kind: str = "") -> Iterator[sqlite3.Connection]:
+        conn.execute(f"BEGIN {kind}")
         try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _tables_and_version(self, conn: sqlite3.Connection) -> tuple[set, int | None]:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if tables and "meta" not in tables:
+            raise FwbenchError(f"{self.path} is an SQLite file but not an fwbench results store; "
+                               "set FWBENCH_RESULTS to a new path")
+        version = None
+        if "meta" in tables:
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            version = int(row[0]) if row else None
+            if version != SCHEMA_VERSION:
+                raise FwbenchError(
+                    f"results store {self.path} has schema version {version}, this fwbench reads "
+                    f"{SCHEMA_VERSION}; upgrade fwbench or set FWBENCH_RESULTS to a new path")
+        return tables, version
+
+    def _not_a_store(self, exc: Exception) -> FwbenchError:
+        return FwbenchError(f"{self.path} is not an fwbench results store ({exc}); move it away or set "
+                            "FWBENCH_RESULTS to a new path")
+
+    def _check_and_init(self) -> None:
+        def init() -> None:
             with self._connect() as conn:
-                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-                if tables and "meta" not in tables:
-                    raise FwbenchError(
-                        f"{self.path} is an SQLite file but not an fwbench results store; "
-                        "set FWBENCH_RESULTS to a new path")
+                tables, _ = self._tables_and_version(conn)  # a foreign file is refused before anything is written
+                conn.execute("PRAGMA journal_mode=WAL")  # persistent; a no-op when the store is WAL already
                 if "meta" in tables:
-                    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-                    version = int(row[0]) if row else None
-                    if version != SCHEMA_VERSION:
-                        raise FwbenchError(
-                            f"results store {self.path} has schema version {version}, this fwbench reads "
-                            f"{SCHEMA_VERSION}; upgrade fwbench or set FWBENCH_RESULTS to a new path")
                     return
-                with conn:
-                    conn.executescript(_SCHEMA)
-                    conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                with self._transaction(conn, "IMMEDIATE"):  # two writers creating one store: one creates it
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
+                    conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                self._tables_and_version(conn)
+
+        try:
+            retrying(init)
         except sqlite3.DatabaseError as exc:
-            raise FwbenchError(
-                f"{self.path} is not an fwbench results store ({exc}); move it away or set "
-                "FWBENCH_RESULTS to a new path") from None
+            raise self._not_a_store(exc) from None
+
+    def _check_readable(self) -> None:
+        def check() -> None:
+            with self._connect() as conn:
+                tables, _ = self._tables_and_version(conn)
+            if not tables:
+                raise FwbenchError(f"{self.path} is empty, not an fwbench results store yet; run a study first "
+                                   "or set FWBENCH_RESULTS to an existing store")
+
+        try:
+            retrying(check)
+        except sqlite3.OperationalError as exc:
+            wal = self.path.with_name(self.path.name + "-wal")
+            pending = wal.exists() and wal.stat().st_size > 0  # frames not yet copied into the store
+            if self._immutable or is_busy(exc) or not _header_says_wal(self.path) or pending:
+                raise FwbenchError(
+                    f"cannot read results store {self.path} ({exc}); a WAL store is read through its -wal/-shm "
+                    "files, which need a folder you can write: copy the store with its -wal file to such a "
+                    "folder, or ask its owner to run a sweep or `sqlite3 STORE 'PRAGMA wal_checkpoint'`") from None
+            self._immutable = True  # read-only folder, no writer: everything committed is in the main file
+            self._check_readable()
+        except sqlite3.DatabaseError as exc:
+            raise self._not_a_store(exc) from None
+
+    def _read(self, reader: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``reader`` in one read transaction (one consistent snapshot, even while writers commit)."""
+        def attempt() -> T:
+            with self._connect() as conn, self._transaction(conn):
+                return reader(conn)
+
+        return retrying(attempt)
 
     # -- writing ---------------------------------------------------------------------------------
     def record(self, *, trial_id: str, study: str, status: str, config: dict, provenance: dict,
@@ -110,33 +249,39 @@ class ResultsStore:
                error: str | None = None, stderr_tail: str | None = None, started_at: str | None = None,
                ended_at: str | None = None) -> None:
         """Write one finished (or failed) trial and all its raw values atomically, replacing any earlier row."""
+        if self.readonly:
+            raise FwbenchError(f"results store {self.path} was opened read-only; open it with ResultsStore(path)")
         rows = [(trial_id, int(step), metric, None if value is None else float(value))
                 for step, metric, value in measurements]
-        with self._connect() as conn, conn:
-            conn.execute("DELETE FROM trials WHERE trial_id = ?", (trial_id,))
-            conn.execute(
-                "INSERT INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (trial_id, study, status, profile, canonical_json(config), canonical_json(provenance),
-                 canonical_json(summary), error, stderr_tail, provenance.get("host"), started_at, ended_at))
-            conn.executemany("INSERT INTO measurements VALUES (?,?,?,?)", rows)
+        trial = (trial_id, study, status, profile, canonical_json(config), canonical_json(provenance),
+                 canonical_json(summary), error, stderr_tail, provenance.get("host"), started_at, ended_at)
+
+        def write() -> None:
+            with self._connect() as conn, self._transaction(conn, "IMMEDIATE"):
+                conn.execute("DELETE FROM trials WHERE trial_id = ?", (trial_id,))
+                conn.execute("INSERT INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", trial)
+                conn.executemany("INSERT INTO measurements VALUES (?,?,?,?)", rows)
+
+        retrying(write)
 
     # -- reading ---------------------------------------------------------------------------------
     def status_of(self, ids: Iterable[str]) -> dict[str, str]:
         ids = list(ids)
-        out: dict[str, str] = {}
-        with self._connect() as conn:
+
+        def read(conn: sqlite3.Connection) -> dict[str, str]:
+            out: dict[str, str] = {}
             for i in range(0, len(ids), 500):
                 chunk = ids[i:i + 500]
                 q = f"SELECT trial_id, status FROM trials WHERE trial_id IN ({','.join('?' * len(chunk))})"
                 out.update(dict(conn.execute(q, chunk).fetchall()))
-        return out
+            return out
 
-    def trials(self, study: str | None = None, trial_ids: set | None = None) -> pd.DataFrame:
-        """One row per trial (of ``study``, of ``trial_ids`` when given); config, provenance and summary
-        flattened to dotted columns."""
-        q = "SELECT * FROM trials" + (" WHERE study = ?" if study else "")
-        with self._connect() as conn:
-            raw = pd.read_sql_query(q, conn, params=(study,) if study else None)
+        return self._read(read)
+
+    @staticmethod
+    def flatten(raw: pd.DataFrame, trial_ids: set | None = None) -> pd.DataFrame:
+        """Stored trial rows (JSON text in ``config``, ``provenance``, ``summary``) with those three flattened
+        to dotted columns (``config.arm``, ``provenance.thread_env.OMP_NUM_THREADS``, ...)."""
         if trial_ids is not None:
             raw = raw[raw.trial_id.isin(trial_ids)].reset_index(drop=True)
         if raw.empty:
@@ -147,13 +292,36 @@ class ResultsStore:
         ]
         return pd.concat([raw.drop(columns=["config", "provenance", "summary"])] + flat, axis=1)
 
+    def trials(self, study: str | None = None, trial_ids: set | None = None) -> pd.DataFrame:
+        """One row per trial (of ``study``, of ``trial_ids`` when given); config, provenance and summary
+        flattened to dotted columns."""
+        q = "SELECT * FROM trials" + (" WHERE study = ?" if study else "")
+        raw = self._read(lambda conn: pd.read_sql_query(q, conn, params=(study,) if study else None))
+        return self.flatten(raw, trial_ids)
+
+    def snapshot(self, study: str | None = None, trial_ids: set | None = None,
+                 flatten: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """``(trials, measurements)`` read in one transaction, so they agree even while sweeps write: the trials
+        (flattened as ``trials`` returns them, or as stored with ``flatten=False``) and the raw
+        ``(trial_id, step, metric, value)`` rows of those trials."""
+        where = " WHERE study = ?" if study else ""
+        params = (study,) if study else None
+        m_query = "SELECT m.* FROM measurements m" + (" JOIN trials t USING (trial_id) WHERE t.study = ?" if study else "")
+
+        def read(conn):
+            return (pd.read_sql_query("SELECT * FROM trials" + where, conn, params=params),
+                    pd.read_sql_query(m_query, conn, params=params))
+
+        raw, m = self._read(read)
+        if trial_ids is not None:
+            raw = raw[raw.trial_id.isin(trial_ids)].reset_index(drop=True)
+        trials = self.flatten(raw) if flatten else raw
+        return trials, m[m.trial_id.isin(set(trials.trial_id))].reset_index(drop=True) if len(trials) else m.iloc[:0]
+
     def measurements(self, study: str | None = None, trial_ids: set | None = None) -> pd.DataFrame:
         """Tidy long table: one row per raw value, with its trial's flattened config and provenance (of
         ``study`` and ``trial_ids`` when given; only that study's values are read)."""
-        trials = self.trials(study, trial_ids)
+        trials, m = self.snapshot(study, trial_ids)
         if trials.empty:
             return trials
-        q = "SELECT m.* FROM measurements m" + (" JOIN trials t USING (trial_id) WHERE t.study = ?" if study else "")
-        with self._connect() as conn:
-            m = pd.read_sql_query(q, conn, params=(study,) if study else None)
         return trials.merge(m, on="trial_id", how="inner")

@@ -34,11 +34,11 @@ def planned_ids(study: str, profile: str | None, overrides: dict | None = None) 
 def profile_trials(study: str, profile: str | None, overrides: dict | None = None,
                    store: ResultsStore | None = None) -> pd.DataFrame:
     """The stored trials (any status) of the profile's grid."""
-    return (store or ResultsStore(results_path())).trials(study, planned_ids(study, profile, overrides))
+    return (store or ResultsStore.open_read(results_path())).trials(study, planned_ids(study, profile, overrides))
 
 
 def profile_measurements(study: str, profile: str | None, overrides: dict | None = None,
                          store: ResultsStore | None = None) -> pd.DataFrame:
     """The raw values of the profile's finished (``done``) trials, long format."""
-    long = (store or ResultsStore(results_path())).measurements(study, planned_ids(study, profile, overrides))
+    long = (store or ResultsStore.open_read(results_path())).measurements(study, planned_ids(study, profile, overrides))
     return long[long.status == "done"] if not long.empty else long

@@ -29,7 +29,7 @@ def convergence_settings() -> list[dict]:
 def load_imdb(profile: str, store: ResultsStore | None = None) -> pd.DataFrame:
     """One row per (trial, epoch) of the profile's finished IMDB trials, with ``setting`` and ``wall_s`` (the
     cumulative training-pass seconds at the end of the epoch)."""
-    store = store or ResultsStore(results_path())
+    store = store or ResultsStore.open_read(results_path())
     frame = imdb_analysis.load_sweep(profile, store=store)
     if frame.empty:
         return frame
@@ -117,7 +117,7 @@ def _final_by_arm(frame: pd.DataFrame, setting: str, metric: str) -> dict:
 def summary_sentences(profile: str, store: ResultsStore | None = None, imdb: pd.DataFrame | None = None,
                       deepar: pd.DataFrame | None = None) -> list[str]:
     """What the curves show and what is missing, as sentences computed from the store."""
-    store = store or ResultsStore(results_path())
+    store = store or ResultsStore.open_read(results_path())
     imdb = load_imdb(profile, store) if imdb is None else imdb
     deepar = load_deepar(profile, store) if deepar is None else deepar
     lines = []

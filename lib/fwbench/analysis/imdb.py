@@ -292,4 +292,4 @@ def gemm_peak_or_none(store: ResultsStore | None = None) -> dict | None:
     that study has no rows (then the scaling table shows achieved GFLOP/s only)."""
     from .inference import peak_gflops
 
-    return peak_gflops(store or ResultsStore(results_path())) or None
+    return peak_gflops(store or ResultsStore.open_read(results_path())) or None

@@ -47,7 +47,7 @@ def build(store: ResultsStore | None = None, profile: str | None = "quick", over
     if store is None:
         from ..paths import results_path
 
-        store = ResultsStore(results_path())
+        store = ResultsStore.open_read(results_path())
     d = load(store, profile, overrides)
     return pd.DataFrame([evaluate(c, d) for c in CLAIMS], columns=COLUMNS)
 

@@ -1,0 +1,193 @@
+"""Results as tables: the store exported as three tidy tables linked by ids, in CSV and/or Parquet.
+
+- ``measurements``: ``trial_id, step, metric, value, unit``: one row per raw value (``step`` -1 = whole trial).
+- ``trials``: ``trial_id, study, arm, framework, status, profile, code_version, started_at, ended_at,
+  trial_wall_s, loadavg_1m, error, environment_id`` and the config as ``config.*`` columns: one row per trial.
+- ``environments``: ``environment_id`` and every provenance field that describes the machine and software
+  (versions, build features, CPU model, cpu_count, thread variables, git SHA + dirty flag, dataset checksums,
+  Python, OS, host, how the runner ran it), stored once per distinct environment instead of once per value.
+
+Decisions:
+- ``environment_id`` is the first 12 hex digits of the SHA-256 of the environment fields as canonical JSON:
+  the same machine, software and data give the same id in every export, and any change gives a new one.
+- Per-trial provenance (``PER_TRIAL_KEYS``: load average, pid, wall time, ...) stays out of the environment,
+  else every trial would have an environment of its own. ``loadavg_1m`` goes to ``trials``: it says how busy
+  the machine was when the trial started (trials run side by side show it).
+- Nested values (lists such as ``build_config``, dicts the flattening leaves) become JSON text, and columns whose
+  values mix types become text, so CSV and Parquet hold the same cells and Parquet gets one type per column;
+  integer config values stay integers where another study has no such key (nullable ``Int64``).
+- Parquet is written by pyarrow with zstd compression and without pandas' schema metadata (which alone doubled
+  the size of a small export); ``pd.read_parquet`` reads it back with the same columns.
+- The three tables come from one read transaction of the store (``ResultsStore.snapshot``), so they agree even
+  while sweeps are writing; each file is written beside its final name and renamed into place.
+- ``fwbench export -o FILE.csv`` still writes the former single wide CSV (every value with its trial's full
+  config and provenance; ``wide``), and so does ``fwbench export`` with neither ``-o`` nor ``--format`` (on
+  standard output: a pipe holds one table).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import FwbenchError
+from .store import ResultsStore, canonical_json
+
+FORMATS = ("csv", "parquet")
+TABLES = ("measurements", "trials", "environments")
+# Provenance fields of one trial (not of its environment); framework and code_version get columns of their own.
+PER_TRIAL_KEYS = {"loadavg_1m", "loadavg_5m", "pid", "trial_wall_s", "framework", "code_version",
+                  "frameworks_imported"}
+TRIAL_COLUMNS = ["trial_id", "study", "arm", "framework", "status", "profile", "code_version", "started_at",
+                 "ended_at", "trial_wall_s", "loadavg_1m", "error", "environment_id"]
+
+
+def unit_of(metric: str) -> str:
+    """The unit of a metric, from its name: ``*_per_s`` 1/s (``samples_per_s``), ``*_ms`` ms, ``*_s`` s,
+    ``*_pct`` %, ``*gflops*`` GFLOP/s, else "" (losses, accuracies, MASE, counts)."""
+    name = metric.lower()
+    if "gflops" in name:
+        return "GFLOP/s"
+    for suffix, unit in (("_per_s", "1/s"), ("_ms", "ms"), ("_pct", "%"), ("_s", "s")):
+        if name.endswith(suffix):
+            return unit
+    return ""
+
+
+def _registered_arm(trial_row):
+    """The trial's arm in its study's arm table (None for a study or arm this checkout does not declare)."""
+    from .errors import FwbenchError
+    from .studies import get_study
+
+    try:
+        study = get_study(trial_row.get("study"))
+        return study.arm(trial_row.get(f"config.{study.arm_field}"))
+    except FwbenchError:
+        return None
+
+
+def arm_of(trial_row) -> str:
+    """The trial's arm: its study's arm field (``arm``; the onnx study's ``step``, the self-test's ``mode``)."""
+    arm = _registered_arm(trial_row)
+    if arm is not None:
+        return arm.name
+    value = trial_row.get("config.arm")
+    return value if isinstance(value, str) else ""
+
+
+def framework_of(trial_row) -> str:
+    """The framework of a trial's arm from the study's arm table; for a study or arm this checkout does not
+    declare (old rows, benchmarks), the ``framework`` its trial process recorded ("" when none)."""
+    arm = _registered_arm(trial_row)
+    if arm is not None:
+        return arm.framework
+    value = trial_row.get("provenance.framework")
+    return value if isinstance(value, str) else ""
+
+
+def _present(value) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def environment_of(provenance: dict) -> dict:
+    """The environment fields of one trial's provenance (``PER_TRIAL_KEYS`` and empty values left out)."""
+    return {k: v for k, v in provenance.items() if k not in PER_TRIAL_KEYS and _present(v)}
+
+
+def environment_id(environment: dict) -> str:
+    return hashlib.sha256(canonical_json(environment).encode()).hexdigest()[:12]
+
+
+def _cell(value):
+    """JSON text for lists and dicts; everything else as it is."""
+    return json.dumps(value, sort_keys=True, default=str) if isinstance(value, (list, dict, tuple)) else value
+
+
+def _one_type_per_column(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.copy()
+    for col in [c for c in frame.columns if c.startswith("config.") and frame[c].dtype == float]:
+        values = frame[col].dropna()
+        if len(values) and (values == values.round()).all():  # integers made floats by another study's gaps
+            frame[col] = frame[col].astype("Int64")
+    for col in frame.columns[frame.dtypes == object]:
+        values = frame[col].map(_cell)
+        kinds = {type(v) for v in values if _present(v)}
+        if len(kinds) > 1:
+            values = values.map(lambda v: str(v) if _present(v) else None)
+        frame[col] = values
+    return frame
+
+
+def tables(store: ResultsStore, study: str | None = None) -> dict[str, pd.DataFrame]:
+    """The three tables of the store (of ``study`` when given), from one consistent snapshot."""
+    raw, measurements = store.snapshot(study, flatten=False)
+    trials = ResultsStore.flatten(raw)
+    m = measurements[["trial_id", "step", "metric", "value"]].copy()
+    m["unit"] = m.metric.map(unit_of) if len(m) else pd.Series(dtype=str)
+    m = m.sort_values(["trial_id", "step", "metric"]).reset_index(drop=True)
+    if trials.empty:
+        return {"measurements": m, "trials": pd.DataFrame(columns=TRIAL_COLUMNS),
+                "environments": pd.DataFrame(columns=["environment_id"])}
+    provenance = [json.loads(s) for s in raw.provenance]  # as stored: flattened columns would retype values
+    envs = [environment_of(p) for p in provenance]
+    env_ids = [environment_id(e) for e in envs]
+    rows = []
+    for (_, row), prov, env_id in zip(trials.iterrows(), provenance, env_ids):
+        rows.append({"trial_id": row.trial_id, "study": row.study, "arm": arm_of(row),
+                     "framework": framework_of(row), "status": row.status, "profile": row.profile,
+                     "code_version": prov.get("code_version") or "", "started_at": row.started_at,
+                     "ended_at": row.ended_at, "trial_wall_s": prov.get("trial_wall_s"),
+                     "loadavg_1m": prov.get("loadavg_1m"), "error": row.error, "environment_id": env_id})
+    config = trials[[c for c in trials.columns if c.startswith("config.")]].reset_index(drop=True)
+    t = pd.concat([pd.DataFrame(rows, columns=TRIAL_COLUMNS), config], axis=1)
+    t["arm"] = t["arm"].fillna("")
+    unique = {i: e for i, e in zip(env_ids, envs)}
+    e = pd.json_normalize([{"environment_id": i, **env} for i, env in sorted(unique.items())])
+    return {"measurements": m, "trials": _one_type_per_column(t.sort_values("trial_id").reset_index(drop=True)),
+            "environments": _one_type_per_column(e)}
+
+
+def _write_atomic(frame: pd.DataFrame, path: Path, fmt: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        if fmt == "csv":
+            frame.to_csv(tmp, index=False)
+        else:  # without pandas' metadata (it doubles a small file's size; the tables have no index to restore)
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            pq.write_table(table.replace_schema_metadata(None), tmp, compression="zstd")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_tables(store: ResultsStore, out_dir: str | Path, formats=("csv",), study: str | None = None) -> list[Path]:
+    """Write ``measurements``, ``trials`` and ``environments`` in each format into ``out_dir``; returns the files."""
+    formats = list(dict.fromkeys(formats))
+    bad = [f for f in formats if f not in FORMATS]
+    if bad:
+        raise FwbenchError(f"unknown export format {bad[0]!r}; choose csv or parquet")
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise FwbenchError(f"{out} is a file; the tables need a folder (-o DIR), or name a .csv file for the "
+                           "single wide CSV")
+    frames = tables(store, study)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fmt in formats:
+        for name in TABLES:
+            path = out / f"{name}.{fmt}"
+            _write_atomic(frames[name], path, fmt)
+            written.append(path)
+    return written
+
+
+def wide(store: ResultsStore, study: str | None = None) -> pd.DataFrame:
+    """The former export: one row per raw value with its trial's flattened config, provenance and summary."""
+    return store.measurements(study)
