@@ -110,3 +110,19 @@ def test_extra_arms_run_at_one_setting_only():
     extra = [t for t in plan("imdb", "quick") if t.config["part"] == "extra"]
     assert {t.config["arm"] for t in extra} == {"mxnet-hybrid-partial", "mxnet-hybrid-full", "torch-compile"}
     assert {(t.config["batch_size"], t.config["num_workers"]) for t in extra} == {(256, 0)}
+
+
+def test_odd_repeat_blocks_run_their_settings_in_reverse_order():
+    """A-B then B-A: e.g. oneDNN off runs after its "on" twin in block 0 and before it in block 1."""
+    quick = [t.config for t in plan("imdb", "quick")]
+
+    def settings(repeat):
+        seq = []
+        for c in quick:
+            if c["repeat"] == repeat and c["part"] != "scaling":
+                key = (c["batch_size"], c["num_workers"], c["onednn"])
+                if key not in seq:
+                    seq.append(key)
+        return seq
+
+    assert len(settings(0)) >= 3 and settings(1) == settings(0)[::-1] and settings(2) == settings(0)

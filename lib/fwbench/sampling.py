@@ -127,3 +127,10 @@ class ProcessTreeSampler:
             else:  # a deeper descendant, reaped by its own parent: its last reading is all we get
                 total += cpu_b - base
         return total
+
+
+def busy_fraction(a, b) -> float:
+    """Fraction of all CPUs busy between two ``psutil.cpu_times()`` readings of the whole machine."""
+    total = sum(b) - sum(a)
+    idle = (b.idle + getattr(b, "iowait", 0)) - (a.idle + getattr(a, "iowait", 0))
+    return (total - idle) / total if total > 0 else 0.0

@@ -140,7 +140,8 @@ def grid(options: dict) -> list[dict]:
     ``max(epochs, CONVERGENCE_EPOCHS)`` epochs); ``onednn_part`` adds ``ONEDNN_ARMS`` at one batch size, 0 workers,
     oneDNN on and off, every repeat block. Worker lifetimes apply to settings with workers (0 workers records
     ``DEFAULT_LIFETIME``); parts other than main use the first listed lifetime and oneDNN value. Duplicates are
-    merged, so a setting in two parts is one trial (labelled with the part that lists it first)."""
+    merged, so a setting in two parts is one trial (labelled with the part that lists it first). Odd repeat blocks
+    run their settings in reverse order (settings compared across, such as worker lifetime, alternate)."""
     from ..data.imdb import Encoding  # framework-free
 
     schedule = {"factor": LR_FACTOR, "every_epochs": LR_EVERY}
@@ -174,6 +175,7 @@ def grid(options: dict) -> list[dict]:
                   options["threads"][0], part["n_train"]) for arm in ONEDNN_ARMS for flag in (True, False)]
     configs, seen = [], set()
     for repeat in range(options["repeats"]):
+        block = []
         for arm, s, seq_len, threads, n_train in runs:
             if s["part"] == "scaling" and repeat:  # the cost-growth curves feed no verdict: one block
                 continue
@@ -189,7 +191,9 @@ def grid(options: dict) -> list[dict]:
             key = repr(sorted((k, v) for k, v in config.items() if k != "part"))
             if key not in seen:
                 seen.add(key)
-                configs.append(config)
+                block.append(config)
+        block = interleave(block, seed=BASE_SEED)  # settings contiguous, so that reversing reverses their order
+        configs += block[::-1] if repeat % 2 else block  # A-B, B-A: a drift in machine load favours no setting
     return interleave(configs, seed=BASE_SEED)
 
 
@@ -268,6 +272,8 @@ def _epochs(config, be, model, trainer, train_loader, test_loader, sampler, repo
     """The timed epochs: (epoch, metric, value) rows."""
     import psutil
 
+    from ..sampling import busy_fraction
+
     rows = []
     for epoch in range(config["epochs"]):
         lr = learning_rate(config, epoch)
@@ -287,20 +293,13 @@ def _epochs(config, be, model, trainer, train_loader, test_loader, sampler, repo
             "samples_per_s": seen / train_time, "lr": lr, "eval_time_s": eval_time,
             "proc_cpu_pct": 100.0 * sampler.cpu_seconds(snap0, snap1) / train_time,
             "worker_cpu_pct": 100.0 * sampler.worker_cpu_seconds(snap0, snap1) / train_time,
-            "sys_cpu_pct": 100.0 * _busy(sys0, sys1) * (os.cpu_count() or 1),
+            "sys_cpu_pct": 100.0 * busy_fraction(sys0, sys1) * (os.cpu_count() or 1),
         }
         rows += [(epoch, k, v) for k, v in values.items()]
         if report:
             report(f"epoch {epoch + 1}/{config['epochs']}: {train_time:.2f}s loss={train_loss:.4f} "
                    f"test_acc={test_acc:.3f}")
     return rows
-
-
-def _busy(a, b) -> float:
-    """Fraction of all CPUs busy between two psutil.cpu_times() readings."""
-    total = sum(b) - sum(a)
-    idle = (b.idle + getattr(b, "iowait", 0)) - (a.idle + getattr(a, "iowait", 0))
-    return (total - idle) / total if total > 0 else 0.0
 
 
 def preflight(options: dict) -> None:
