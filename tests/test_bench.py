@@ -111,7 +111,7 @@ def test_bare_loop_child_runs(framework):
 
 def test_blocks_go_on_until_the_overhead_is_resolved(monkeypatch):
     """Noisy processes need more blocks than quiet ones; the loop stops once every CI half-width is under 2 %."""
-    def run(spread):
+    def run(spread, budget_s=1e9):
         state = {"i": 0}
 
         def noise():
@@ -121,8 +121,9 @@ def test_blocks_go_on_until_the_overhead_is_resolved(monkeypatch):
         monkeypatch.setattr(bench, "execute", lambda trial: {"status": "done", "measurements": [
             [e, "train_time_s", 1.01 * noise()] for e in range(4)]})
         monkeypatch.setattr(bench, "_run_child", lambda mode, payload, env: {"times": [noise() for _ in range(4)]})
-        return bench.harness_overhead(min_blocks=3, max_blocks=40, budget_s=1e9, log=lambda msg: None)
+        return bench.harness_overhead(min_blocks=3, max_blocks=40, budget_s=budget_s, log=lambda msg: None)
 
-    quiet, noisy = run(0.001), run(0.02)
+    quiet, noisy, out_of_time = run(0.001), run(0.02), run(0.02, budget_s=0)
     assert len(quiet[0]["runner_times"]) == 3 and all(r["half_width_pct"] < 2 for r in quiet)
     assert len(noisy[0]["runner_times"]) > 3 and all(r["half_width_pct"] < 2 for r in noisy)
+    assert len(out_of_time[0]["runner_times"]) == 2 and out_of_time[0]["half_width_pct"] > 2  # reported unresolved

@@ -6,7 +6,7 @@ loop (``ResultsStore.trials`` and the analysis loaders) and runs ``fwbench expor
 landed. The rows must be exactly those of the same two sweeps run one after the other into two separate stores:
 trial ids are deterministic from the config, so the sets of (trial_id, step, metric, row count) compare directly.
 
-To keep the test near two minutes the IMDB smoke grid is narrowed with ``--set`` to two trials (torch-dense and
+To keep the test near two minutes the IMDB smoke grid is narrowed with ``--set`` to two trials (torch-eager and
 mxnet, 0 workers, no extra arms or scaling runs); the DeepAR smoke profile (two trials) runs as it is.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ from fwbench.store import ResultsStore
 pytestmark = pytest.mark.slow
 
 SWEEPS = {
-    "imdb": ["run", "imdb", "--profile", "smoke", "--set", "arms=['torch-dense','mxnet']", "--set", "workers=[0]",
+    "imdb": ["run", "imdb", "--profile", "smoke", "--set", "arms=['torch-eager','mxnet-imperative']", "--set", "workers=[0]",
              "--set", "extra_arms=[]", "--set", "scaling=False"],
     "deepar": ["run", "deepar", "--profile", "smoke"],
 }

@@ -58,7 +58,7 @@ def test_a_run_writes_nothing_into_the_data_dir(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "FWBENCH_CACHE_DIR"}
     env.update(FWBENCH_DATA_DIR=str(data), HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"),
                FWBENCH_RESULTS=str(tmp_path / "results.sqlite"), FWBENCH_OFFLINE="1", MPLBACKEND="agg")
-    runs = [["run", "imdb", "--profile", "smoke", "--set", "arms=['torch-dense']", "--set", "workers=[0]",
+    runs = [["run", "imdb", "--profile", "smoke", "--set", "arms=['torch-eager']", "--set", "workers=[0]",
              "--set", "extra_arms=[]", "--set", "scaling=False"],
             ["run", "deepar", "--profile", "smoke", "--set", "arms=['torch']"]]
     for args in runs:
