@@ -233,7 +233,7 @@ def summary_markdown(profile: str | None = None, overrides: dict | None = None,
                              + ": the article's setting was most likely a GPU, not a CPU.")
         for r in ratios[ratios.comparison == "oneDNN off / on"].to_dict("records"):
             arm = r["numerator"].split()[0]
-            lines.append(f"- **oneDNN** ({arm}, batch {r['batch_size']}, {r['image_size']}px): off / on = "
+            lines.append(f"- **oneDNN** ({labels[arm]}, batch {r['batch_size']}, {r['image_size']}px): off / on = "
                          f"{_fmt_ratio(r)}: {_verdict(r, 'oneDNN on is faster', 'oneDNN on is slower')}.")
         times = vgg16_compile_times(profile, overrides.get("vgg16"), store)
         for r in compiled_table(vgg, times).to_dict("records"):

@@ -113,6 +113,10 @@ def window_figure(trials: pd.DataFrame):
     ax.axhline(1.0, color="grey", lw=1)
     ax.axhline(post_ratio(), color="black", lw=1, ls="--", label="2024 post (total training time)")
     ax.set_xscale("log")
+    ax.set_xlim(x.min() / 1.5, x.max() * 1.5)  # room for the labels, and a sane axis with one window
+    ax.xaxis.set_major_formatter(plt.matplotlib.ticker.ScalarFormatter())
+    ax.xaxis.set_minor_formatter(plt.matplotlib.ticker.NullFormatter())
+    ax.set_xticks(sorted(set(x)))
     ax.set_xlabel("unrolled window: context + prediction length (steps, log scale)")
     ax.set_ylabel("MXNet / PyTorch time")
     ax.legend(fontsize=8)
