@@ -60,7 +60,7 @@ def test_a_run_writes_nothing_into_the_data_dir(tmp_path):
                FWBENCH_RESULTS=str(tmp_path / "results.sqlite"), FWBENCH_OFFLINE="1", MPLBACKEND="agg")
     runs = [["run", "imdb", "--profile", "smoke", "--set", "arms=['torch-eager']", "--set", "workers=[0]",
              "--set", "extra_arms=[]", "--set", "scaling=False"],
-            ["run", "deepar", "--profile", "smoke", "--set", "arms=['torch']"]]
+            ["run", "deepar", "--profile", "smoke", "--set", "arms=['torch-eager']"]]
     for args in runs:
         proc = subprocess.run([sys.executable, "-m", "fwbench.cli", *args, "--progress", "lines"], env=env,
                               capture_output=True, text=True, timeout=900)
