@@ -36,7 +36,7 @@ from conftest import REPO
 pytestmark = pytest.mark.slow
 
 NOTEBOOK = sorted((REPO / "notebooks").glob("01_*.ipynb"))[0]
-NARROW = {"arms": ["torch-dense", "mxnet"], "workers": [0], "extra_arms": [], "scaling": False}
+NARROW = {"arms": ["torch-eager", "mxnet-imperative"], "workers": [0], "extra_arms": [], "scaling": False}
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -219,7 +219,7 @@ def test_notebook_cells_run_in_a_kernel_of_the_lab(lab):
     assert len(results) == len(cells) + 1
     notebook_outputs = [o for r in results[:-1] for o in r["outputs"]]
     assert any("image/png" in o.get("data", {}) for o in notebook_outputs), "no figure from the notebook's cells"
-    assert any("torch-dense" in json.dumps(o.get("data", {})) for o in notebook_outputs), "no table of the store"
+    assert any("torch-eager" in json.dumps(o.get("data", {})) for o in notebook_outputs), "no table of the store"
     last = results[-1]["outputs"]
     assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in last), \
         "progress in a lab kernel is not the widget"
