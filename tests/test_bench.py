@@ -65,8 +65,8 @@ def test_harness_epochs_have_at_least_20_batches_and_match_the_bare_setting():
     study = get_study("imdb")
     for framework in ("torch", "mxnet"):
         config = bench.harness_trial(study.reference_arm(framework)).config
-        assert (config["batch_size"], config["n_train"], config["epochs"], config["num_workers"]) == (
-            c["batch_size"], c["n_train"], c["epochs"], c["num_workers"])
+        assert (config["batch_size"], config["n_train"], config["epochs"], config["num_workers"], config["threads"]) == (
+            c["batch_size"], c["n_train"], c["epochs"], c["num_workers"], c["threads"])
         assert config["encoding"]["maxlen"] == c["seq_len"] and config["part"] == "main"
 
 

@@ -13,7 +13,7 @@ def epoch_time_figure(frame: pd.DataFrame):
     """Median time per epoch (IQR bars) by batch size, one panel per worker count, one line per arm."""
     table = epoch_time_table(frame)
     workers = sorted(table.num_workers.unique())
-    fig, axes = plt.subplots(1, len(workers), figsize=(4.2 * len(workers), 3.6), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(workers), figsize=(4.2 * len(workers) + 3.2, 3.6), sharey=True, squeeze=False)
     for ax, w in zip(axes[0], workers):
         sub = table[table.num_workers == w]
         for (arm, lifetime, onednn), g in sub.groupby(["arm", "worker_lifetime", "onednn"], observed=True):
@@ -22,8 +22,9 @@ def epoch_time_figure(frame: pd.DataFrame):
             look = arm_style(STUDY, arm)
             look["label"] += (" [persistent workers]" if w and lifetime == "persistent" else "") + \
                 ("" if onednn else " [oneDNN off]")
-            style = "--" if w and lifetime == "persistent" else (":" if not onednn else "-")
-            ax.errorbar(g.batch_size.to_numpy(), med, yerr=[med - q1, q3 - med], marker="o", ls=style,
+            persistent = bool(w) and lifetime == "persistent"
+            style, marker = ("--", "s") if persistent else ((":", "x") if not onednn else ("-", "o"))
+            ax.errorbar(g.batch_size.to_numpy(), med, yerr=[med - q1, q3 - med], marker=marker, ls=style,
                         capsize=3, **look)
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted(table.batch_size.unique()), labels=[str(b) for b in sorted(table.batch_size.unique())])
@@ -31,12 +32,14 @@ def epoch_time_figure(frame: pd.DataFrame):
         ax.set_xlabel("batch size")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("training time per epoch (s)\nmedian, IQR bars; first epoch excluded")
-    fig.suptitle("dashed: persistent data-loader workers; solid: workers started every epoch", fontsize=8)
+    fig.suptitle("dashed, squares: persistent data-loader workers; solid, circles: workers started every epoch",
+                 fontsize=8)
     handles = {}
     for ax in axes[0]:  # extra arms may appear in one panel only: collect every arm once
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    axes[0][-1].legend(handles.values(), handles.keys(), title="arm", fontsize=8)
+    axes[0][-1].legend(handles.values(), handles.keys(), title="arm", fontsize=8, loc="upper left",
+                       bbox_to_anchor=(1.02, 1))
     fig.tight_layout()
     return fig
 
