@@ -20,6 +20,7 @@ START, END = "<!-- headline:start -->", "<!-- headline:end -->"
 
 
 def _bench_lines(store: ResultsStore) -> list[str]:
+    from .analysis.replicates import trial_ratio_ci
     from .analysis.stats import ratio_ci
 
     trials = store.trials("bench")
@@ -41,13 +42,14 @@ def _bench_lines(store: ResultsStore) -> list[str]:
                          f"{metric('cached_s').median():.2f} s (median of {len(metric('cached_s'))}; goal <= 1 s)")
         elif row["config.benchmark"] in ("harness_overhead", "deepar_overhead"):
             imdb = row["config.benchmark"] == "harness_overhead"
-            r = (ratio_ci(metric("runner_epoch_s"), metric("bare_epoch_s")) if imdb
+            r = (trial_ratio_ci(metric("runner_epoch_s"), metric("bare_epoch_s")) if imdb  # one value per process
                  else ratio_ci(metric("runner_fit_s"), metric("bare_fit_s")))
             what = ("IMDB epoch time vs a bare training loop" if imdb
                     else "one DeepAR fit vs calling the GluonTS estimator directly")
             lines.append(f"- harness overhead, {row['config.arm']}, {what}: "
                          f"{100 * (r['ratio'] - 1):+.1f} % (95 % CI {100 * (r['ci_low'] - 1):+.1f} to "
-                         f"{100 * (r['ci_high'] - 1):+.1f} %; goal <= 2 %), {r['n_num']} vs {r['n_den']} measurements")
+                         f"{100 * (r['ci_high'] - 1):+.1f} %; goal <= 2 %), {r['n_num']} vs {r['n_den']} "
+                         + ("fresh processes" if imdb else "fits"))
     return lines
 
 
