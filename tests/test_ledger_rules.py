@@ -381,3 +381,15 @@ def test_compare_needs_two_stores(tmp_path, capsys):
     a = plant_a1(new(tmp_path, "a"), batches=(1024,))
     assert cli_main(["ledger", "--profile", "all", "--compare", str(a.path), str(tmp_path / "missing.sqlite")]) == 2
     assert "no results store" in capsys.readouterr().err
+
+
+def test_compiled_vs_eager_compares_at_one_image_size(tmp_path):
+    """The quick profile times eager VGG16 at 224 px (main grid) and the compiled arms at 112 px: C4 must set
+    compiled against eager at 112 px only, never against the 224 px rows (4x the work)."""
+    store = new(tmp_path)
+    add_vgg(store, VGG_PT, 0.100, image=224)
+    add_vgg(store, VGG_PT, 0.025, image=112)
+    add_vgg(store, VGG_SCRIPT, 0.020, image=112)
+    c4 = ledger(store).loc["C4"]
+    assert "batch 1, 112 px" in c4.measurement and "224 px" not in c4.measurement.split("LSTM")[0]
+    assert abs(c4.estimate / (0.025 / 0.020) - 1) < 0.05  # not (0.100 + 0.025) / 2 / 0.020
