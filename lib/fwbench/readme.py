@@ -2,7 +2,8 @@
 
 It replaces the text between ``<!-- headline:start -->`` and ``<!-- headline:end -->`` with the numbers of the
 given profile's finished trials, the claims ledger's verdicts and the latest harness benchmarks, stamped with
-the git SHA, host CPU and date they were generated at.
+the git SHA, host CPU and date they were generated at. The ``<!-- mase:start -->`` block compares the stored DeepAR
+MASE with the Monash paper's (``fwbench.analysis.mase_reference``) for the best profile that has trials.
 """
 from __future__ import annotations
 
@@ -120,6 +121,31 @@ def render_estimate(store: ResultsStore | None = None, workers=(1, 4, 16)) -> st
             "the stored quick-profile trials of this machine):\n\n" + "\n".join(rows))
 
 
+MASE_PROFILES = ("paper", "full", "gap", "quick")  # best first: the first with stored DeepAR trials is shown
+
+
+def render_mase(store: ResultsStore | None = None) -> str:
+    """Our DeepAR MASE against the Monash paper's, for the best profile (``MASE_PROFILES``) with finished trials,
+    or a line saying none are stored."""
+    from .analysis import deepar, mase_reference
+    from .studies import get_study
+
+    store = store or ResultsStore.open_read(results_path())
+    profiles = [p for p in MASE_PROFILES if p in get_study("deepar").profiles]
+    for profile in profiles:
+        trials = deepar.load_trials(profile, store=store)
+        if not trials.empty:
+            break
+    else:
+        return (f"No DeepAR trials of profile {', '.join(f'`{p}`' for p in profiles)} are stored yet, so there is "
+                "no MASE to compare with the Monash paper's.")
+    scales = sorted({f"{int(e)} epochs x {int(b)} batches" for e, b in
+                     zip(trials.epochs, trials.num_batches_per_epoch)})
+    return (f"Profile `{profile}` ({len(trials)} finished trials; {', '.join(scales)}; the protocol's scale is "
+            f"{mase_reference.PROTOCOL_EPOCHS} x {mase_reference.PROTOCOL_BATCHES}):\n\n"
+            + mase_reference.report(trials))
+
+
 def rules_block() -> str:
     """The ledger's rules, per claim with its source's hardware, what it depends on and its scale floor."""
     from . import ledger
@@ -143,6 +169,7 @@ def main() -> int:
     update(Path(args.readme), render(args.profile))
     update(Path(args.readme), render_estimate(), "<!-- estimate:start -->", "<!-- estimate:end -->")
     update(Path(args.readme), rules_block(), "<!-- rules:start -->", "<!-- rules:end -->")
+    update(Path(args.readme), render_mase(), "<!-- mase:start -->", "<!-- mase:end -->")
     print(f"updated the headline block of {args.readme}")
     return 0
 
