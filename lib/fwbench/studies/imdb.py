@@ -3,7 +3,10 @@
 Assumptions where the post is silent (recorded in every trial config):
 - embedding 128, LSTM hidden 128, one layer, classifier on the last time step (the Keras IMDB LSTM example);
 - Adam, learning rate 1e-3; the factor schedule multiplies it by 0.9 every 10 epochs;
-- both frameworks see the same sample order (``EpochPermutationSampler``) and the same init distributions;
+- both frameworks see the same sample order (``EpochPermutationSampler``) and the same initialisation: ``init``
+  ``uniform`` (PyTorch's defaults, the same distributions) or ``keras`` (Glorot/orthogonal/forget-gate bias 1,
+  the very same arrays in both; ``fwbench.sentiment.INITS``); ``clip_norm`` (default none: the post names no
+  clipping) clips the global gradient norm of the batch-mean loss in both;
 - epoch time = wall time of the training pass over the DataLoader (MXNet synchronized before the clock is
   read); evaluation on the test split is timed separately; the first epoch is stored but excluded from stats.
 
@@ -31,6 +34,7 @@ from ..devices import device_option
 from ..errors import FwbenchError
 from ..measure import median
 from . import options as opt
+from ..sentiment import INITS
 from .blocks import interleave
 from .registry import Arm, Study, register
 
@@ -58,7 +62,8 @@ LIFETIMES, DEFAULT_LIFETIME = ("per-epoch", "persistent"), "per-epoch"
 MODEL = {"num_words": 5000, "embed_dim": 128, "hidden_size": 128, "num_classes": 2}
 
 _COMMON = {"repeats": 1, "threads": 2, "seq_len": 500, "lr": 1e-3, "lr_schedule": True, "convergence": False,
-           "device": "cpu", "worker_lifetime": [DEFAULT_LIFETIME], "onednn": [True], "onednn_part": False}
+           "device": "cpu", "worker_lifetime": [DEFAULT_LIFETIME], "onednn": [True], "onednn_part": False,
+           "init": "uniform", "clip_norm": None}
 PROFILES = {
     # seconds: for tests and CI (both worker lifetimes at 1 worker: 3 trials more; both hybrid arms: 2 trials)
     "smoke": {**_COMMON, "arms": CORE_ARMS, "extra_arms": ["mxnet-hybrid-partial", "mxnet-hybrid-full"],
@@ -110,6 +115,8 @@ OPTIONS = {
     "worker_lifetime": opt.list_of(opt.string, LIFETIMES),
     "onednn": opt.list_of(opt.boolean),
     "onednn_part": _onednn_part,
+    "init": opt.choice(INITS),
+    "clip_norm": opt.optional(opt.positive_float),
 }
 # How cost grows (beyond the post), and oneDNN on/off: the reference arms at one batch size / 0 workers (the
 # cost-growth part crossed over sequence lengths and thread counts); n_test is the profile's.
@@ -187,6 +194,7 @@ def grid(options: dict) -> list[dict]:
                 "encoding": vars(Encoding(num_words=MODEL["num_words"], maxlen=seq_len)).copy(),
                 "device": options["device"], "part": s["part"], "worker_lifetime": s["worker_lifetime"],
                 "onednn": s["onednn"] if options["device"] == "cpu" else True,
+                "init": options["init"], "clip_norm": options["clip_norm"],
             }
             key = repr(sorted((k, v) for k, v in config.items() if k != "part"))
             if key not in seen:
@@ -205,6 +213,8 @@ def describe(config: dict) -> str:
     extra += "" if config.get("device", "cpu") == "cpu" else f" device={config['device']}"
     extra += f" {config.get('worker_lifetime', DEFAULT_LIFETIME)}" if config["num_workers"] else ""
     extra += "" if config.get("onednn", True) else " oneDNN=off"
+    extra += "" if config.get("init", "uniform") == "uniform" else f" init={config['init']}"
+    extra += "" if config.get("clip_norm") is None else f" clip_norm={config['clip_norm']}"
     return (f"imdb {config['arm']:<20} batch={config['batch_size']:<5} workers={config['num_workers']} "
             f"epochs={config['epochs']} seed={config['seed']}{schedule}{extra}")
 
@@ -232,8 +242,9 @@ def run_trial(config: dict, report=None) -> dict:
     m = config["model"]
     variant, sparse = MODEL_VARIANT[arm.variant]
     model = be.build_model(m["num_words"], m["embed_dim"], m["hidden_size"], m["num_classes"], sparse=sparse,
-                           variant=variant, device=config.get("device", "cpu"))
-    trainer = be.make_trainer(model, config["lr"])
+                           variant=variant, device=config.get("device", "cpu"), init=config.get("init", "uniform"),
+                           seed=config["seed"])
+    trainer = be.make_trainer(model, config["lr"], config.get("clip_norm"))
     sampler = ProcessTreeSampler().start()  # CPU and memory of this process and its workers, live or reaped
     persistent = config.get("worker_lifetime", DEFAULT_LIFETIME) == "persistent"
     train_loader = be.make_loader(data.x_train, data.y_train, config["batch_size"], config["num_workers"],
