@@ -23,6 +23,7 @@ class Estimate:
     model: str = ""
     not_estimated: dict = field(default_factory=dict)  # group -> trials left out (nothing stored to go on)
     per_trial: dict = field(default_factory=dict)  # trial id -> predicted seconds
+    adaptive: dict | None = None  # adaptive repeats: the rule and the expected times (``_adaptive_expectation``)
 
     def lines(self) -> list[str]:
         out = [f"{self.study}/{self.profile}: {self.n_trials} trials ({self.estimated_trials} estimated), "
@@ -32,6 +33,14 @@ class Estimate:
         out += [f"    {group}: {_human(s)} in total" for group, s in sorted(self.by_group.items())]
         out += [f"    {group}: {n} trials NOT included (no stored trials of it; run the quick profile with it)"
                 for group, n in sorted(self.not_estimated.items())]
+        if self.adaptive:
+            a = self.adaptive
+            out += [f"  {a['rule']}:",
+                    f"    capped (every setting at {a['max_blocks']} blocks): {_human(self.total_s)} on one machine, "
+                    f"{_human(self.makespan_s)} on {self.n_workers} worker(s)",
+                    f"    expected ({a['min_blocks']} blocks, more where stored trials show the CI needs them; "
+                    f"{a['expected_trials']} trials): {_human(a['expected_s'])} on one machine, "
+                    f"{_human(a['expected_makespan_s'])} on {self.n_workers} worker(s)"]
         out.append(f"  model: {self.model}")
         return out
 
@@ -233,7 +242,7 @@ def estimate_full_runtime(store, study: str, n_workers: int, profile: str = "ful
 
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
         raise FwbenchError(f"workers must be an integer >= 1, got {n_workers!r}; e.g. --workers 8")
-    planned = plan(study, profile, overrides)
+    planned = full_plan = plan(study, profile, overrides)
     n_planned = len(planned)
     trials = store.trials(study)
     if not trials.empty:
@@ -265,4 +274,23 @@ def estimate_full_runtime(store, study: str, n_workers: int, profile: str = "ful
         left_out = {}
     return Estimate(study, profile, n_workers, n_planned, len(planned), len(trials), float(sum(durations)),
                     makespan(durations, n_workers), dict(by_group), model, dict(left_out),
-                    {t.trial_id: d for t, d in zip(planned, durations)})
+                    {t.trial_id: d for t, d in zip(planned, durations)},
+                    _adaptive_expectation(store, study, profile, overrides, full_plan, planned, durations, n_workers))
+
+
+def _adaptive_expectation(store, study_name, profile, overrides, full_plan, planned, durations,
+                          n_workers) -> dict | None:
+    """For an adaptive profile: the expected time (``studies.adaptive.expected_blocks`` blocks per setting, from
+    the plan's trials already stored) next to the capped one (every setting at ``max_blocks``: the plan)."""
+    from .studies import adaptive, get_study
+
+    study = get_study(study_name)
+    spec = adaptive.spec_of(study.resolve(profile, overrides))
+    if spec is None:
+        return None
+    need = adaptive.expected_blocks(study, full_plan, adaptive.observe_store(store, study, full_plan), spec)
+    kept = [d for t, d in zip(planned, durations)
+            if adaptive.block_of(study, t.config) < need[adaptive.setting_key(study, t.config)]]
+    return {"rule": spec.line(), "min_blocks": spec.min_blocks, "max_blocks": spec.max_blocks,
+            "target": spec.target, "expected_trials": len(kept), "expected_s": float(sum(kept)),
+            "expected_makespan_s": makespan(kept, n_workers)}
