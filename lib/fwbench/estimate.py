@@ -66,9 +66,10 @@ IMDB_MODEL = (
     "c_train = median seconds per training sample-epoch (epochs >= 2) of the stored trials of the same arm, "
     "at the nearest stored threads, seq_len and DataLoader workers values (cost scaled linearly in seq_len "
     "when that differs: the LSTM's work is linear in it); for a batch size not stored, a power law "
-    "c = a * batch^b fitted over the stored batch sizes (constant if only one); warmup = median ratio of "
+    "c = a * batch^b fitted over the stored batch sizes (3 or more; else the nearest stored batch size's); warmup = median ratio of "
     "epoch 1 to later epochs; overhead = median trial wall time not spent in epochs (process start, imports, "
-    "data load); c_eval = median eval seconds per test sample and time step, times seq_len")
+    "data load); c_eval = median eval seconds per test sample and time step, times seq_len; both c_train and "
+    "c_eval from the arm's trials nearest in oneDNN on/off, threads and seq_len (in that order)")
 
 
 def _nearest(rows: list[dict], key: str, value) -> list[dict]:
@@ -91,7 +92,9 @@ def _imdb_predictor(measured):
         later = g[g.step > 0]["train_time_s"]
         steady = statistics.median(later) if len(later) else float(g["train_time_s"].iloc[0])
         in_epochs = float(g["train_time_s"].sum() + g["eval_time_s"].sum())
+        onednn = c.get("config.onednn", True)
         rows.append({"arm": c["config.arm"], "batch": int(c["config.batch_size"]),
+                     "onednn": int(True if onednn != onednn or onednn is None else bool(onednn)),
                      "workers": int(c["config.num_workers"]), "threads": int(c["config.threads"]),
                      "seq_len": seq_len, "c_train": steady / n_train,
                      "warmup": float(g["train_time_s"].iloc[0]) / steady if len(later) else 1.0,
@@ -101,10 +104,16 @@ def _imdb_predictor(measured):
     for r in rows:
         by_arm[r["arm"]].append(r)
 
-    def c_train(arm, batch, workers, threads, seq_len):
-        pool = _nearest(by_arm[arm], "threads", threads)
+    def like(arm, threads, seq_len, onednn):
+        """The arm's stored trials nearest in oneDNN, threads and sequence length (in that order), and the
+        linear seq_len factor from them to the config: the costs that change a sample's price."""
+        pool = _nearest(by_arm[arm], "onednn", int(onednn))
+        pool = _nearest(pool, "threads", threads)
         pool = _nearest(pool, "seq_len", seq_len)
-        scale = seq_len / pool[0]["seq_len"]
+        return pool, seq_len / pool[0]["seq_len"]
+
+    def c_train(arm, batch, workers, threads, seq_len, onednn=True):
+        pool, scale = like(arm, threads, seq_len, onednn)
         pool = _nearest(pool, "workers", workers)
         pts = defaultdict(list)
         for r in pool:
@@ -112,8 +121,8 @@ def _imdb_predictor(measured):
         med = {b: statistics.median(v) for b, v in pts.items()}
         if batch in med:
             return scale * med[batch]
-        if len(med) == 1:
-            return scale * next(iter(med.values()))
+        if len(med) < 3:  # a line through two points extrapolates one noisy trial into hours: take the nearest
+            return scale * med[min(med, key=lambda b: (abs(math.log(b / batch)), b))]
         xs = [math.log(b) for b in med]
         ys = [math.log(v) for v in med.values()]
         mx, my = statistics.fmean(xs), statistics.fmean(ys)
@@ -127,12 +136,16 @@ def _imdb_predictor(measured):
                                f"`fwbench run imdb --profile quick --set arms=['{arm}']` first")
         rs = by_arm[arm]
         seq_len = config.get("encoding", {}).get("maxlen", 500)
+        threads, onednn = config.get("threads", 1), config.get("onednn", True)
         warm = statistics.median(r["warmup"] for r in rs)
+        # evaluation at the same oneDNN / threads / seq_len as the trial (a 1-thread or oneDNN-off trial's eval
+        # costs twice as much)
+        c_eval = statistics.median(r["c_eval_step"] for r in like(arm, threads, seq_len, onednn)[0])
         return (statistics.median(r["overhead"] for r in rs)
-                + config["n_train"] * c_train(arm, config["batch_size"], config["num_workers"],
-                                              config.get("threads", 1), seq_len)
+                + config["n_train"] * c_train(arm, config["batch_size"], config["num_workers"], threads, seq_len,
+                                              onednn)
                 * (config["epochs"] - 1 + warm)
-                + config["epochs"] * config["n_test"] * seq_len * statistics.median(r["c_eval_step"] for r in rs))
+                + config["epochs"] * config["n_test"] * seq_len * c_eval)
 
     return predict, (lambda config: config["arm"]), set(by_arm)
 
