@@ -381,3 +381,16 @@ def test_notebook_05_shows_the_ledger_of_the_store(smoke_notebooks):
     assert L.render.summary(table, L.PRECEDENCE) in markdown
     for claim_id, verdict in zip(table.claim_id, table.verdict):
         assert f">{claim_id}<" in html and verdict in html
+
+
+def test_threats_to_validity_come_from_the_stores_provenance(tmp_path):
+    """The post's closing section names the versions and builds the trials recorded, and the sources' own."""
+    from fwbench.ledger import threats
+
+    store = ResultsStore(tmp_path / "t.sqlite")
+    empty = threats(store, "all")
+    assert "no finished trials" in empty and "PyTorch 0.3.0.post4, MXNet 1.0.0" in empty
+    add_imdb(store, PT, 64, 0, 1.0, profile="quick")
+    text = threats(store, "all")
+    assert "torch 0" in text and "Planted CPU (2 cores)" in text  # add_imdb's planted provenance
+    assert "A1" in text and "labelled analogues" in text and "What could make this answer wrong" in text
