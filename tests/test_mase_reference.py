@@ -202,3 +202,22 @@ def test_readme_block_renders_with_and_without_trials(reference, tmp_store, tmp_
     page.write_text("before\n<!-- mase:start -->\nold\n<!-- mase:end -->\nafter\n")
     readme.update(page, text, "<!-- mase:start -->", "<!-- mase:end -->")
     assert page.read_text() == f"before\n<!-- mase:start -->\n{text}\n<!-- mase:end -->\nafter\n"
+
+
+def test_headline_comes_from_the_paper_run_when_stored_and_names_older_code(tmp_store):
+    """`make readme` takes the paper profile when the store has it, says which scale the numbers are, and counts
+    the rows measured with other trial code than the checkout's (left out of the numbers)."""
+    from fwbench import readme
+    from fwbench.studies import get_study
+
+    store = ResultsStore(tmp_store)
+    assert readme.headline_profile(store) == "quick"
+    assert "Small-scale check" in readme._scale_note("quick", store)
+    current = get_study("deepar").code_version()
+    for i, t in enumerate(plan("deepar", "paper", {"datasets": ["m1_yearly"], "seeds": [42]})):
+        store.record(trial_id=t.trial_id if i else "old-code-trial", study="deepar", status="done", config=t.config,
+                     provenance={"host": "h", "code_version": current if i else "0ld"}, summary={},
+                     measurements=[(-1, "train_time_s", 1.0)], profile="paper")
+    assert readme.headline_profile(store) == "paper"
+    note = readme._scale_note("paper", store)
+    assert "The papers' scale" in note and "1 stored trial(s) of this profile were measured with older" in note
