@@ -24,7 +24,7 @@ export FWBENCH_DATA_DIR ?= $(abspath ../shared/data)
 endif
 export MPLBACKEND := agg
 
-.PHONY: readme help setup browser reproduce notebooks html test bench lab status export lock clean
+.PHONY: readme help setup browser reproduce notebooks html test bench lab status export publish lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -74,6 +74,11 @@ readme: $(STAMP) ## regenerate the README's headline block from the results stor
 
 export: $(STAMP) ## tables measurements/trials/environments as CSV and Parquet -> results/
 	$(BIN)/fwbench export --format csv --format parquet -o results
+
+publish: $(STAMP) ## the profile's results as small text files to commit: results/$(PROFILE)/ (tables, ledger, pins)
+	$(BIN)/fwbench export --profile $(PROFILE) --format csv -o results/$(PROFILE)
+	$(BIN)/fwbench ledger --profile $(PROFILE) -o results/$(PROFILE)/ledger.csv
+	cp requirements.lock results/$(PROFILE)/requirements.lock
 
 lock: ## regenerate requirements.lock from requirements.in (needs the package registry)
 	rm -rf build/lockenv && $(PYTHON_BOOT) -m venv build/lockenv

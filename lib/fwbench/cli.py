@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", dest="formats", action="append", choices=["csv", "parquet"], default=None,
                         help="table format, repeatable (--format csv --format parquet); default csv")
     export.add_argument("--study", default=None)
+    export.add_argument("--profile", default=None, help="only this profile's trials (e.g. paper, for results/paper)")
 
     ledger = sub.add_parser("ledger", help="the claims ledger: one verdict per claim, computed from the store")
     ledger.add_argument("-o", "--output", default=None, help="CSV file to write (default: a table on standard output)")
@@ -146,7 +147,7 @@ def cmd_export(args) -> int:
             frame.to_csv(sys.stdout, index=False)
         return 0
     out = output or results_path().parent
-    files = export.write_tables(store, out, formats or ["csv"], args.study)
+    files = export.write_tables(store, out, formats or ["csv"], args.study, args.profile)
     print(f"wrote {', '.join(p.name for p in files)} to {out}", file=sys.stderr)
     return 0
 
