@@ -54,9 +54,15 @@ def _bench_lines(store: ResultsStore) -> list[str]:
 
 def _headlines(profile: str, store: ResultsStore) -> dict:
     """The studies with a headline paragraph (study -> function returning Markdown)."""
-    from .analysis import deepar, imdb
+    from .analysis import convergence, deepar, imdb
 
-    return {"imdb": lambda: imdb.headline_markdown(imdb.load_sweep(profile, store=store)),
+    def imdb_paragraph() -> str:
+        frame = imdb.load_sweep(profile, store=store)
+        quality = convergence.accuracy_bar_markdown(frame) if "part" in frame and (frame.part == "quality").any() \
+            else ""
+        return imdb.headline_markdown(frame) + (f"\n\n{quality}" if quality else "")
+
+    return {"imdb": imdb_paragraph,
             "deepar": lambda: deepar.headline_markdown(deepar.load_trials(profile, store=store), profile)}
 
 
