@@ -218,6 +218,20 @@ def test_headline_comes_from_the_paper_run_when_stored_and_names_older_code(tmp_
         store.record(trial_id=t.trial_id if i else "old-code-trial", study="deepar", status="done", config=t.config,
                      provenance={"host": "h", "code_version": current if i else "0ld"}, summary={},
                      measurements=[(-1, "train_time_s", 1.0)], profile="paper")
-    assert readme.headline_profile(store) == "paper"
+    assert readme.headline_profile(store) == "quick"  # a partial paper run never stands in for the answer
+    done, needed = readme.paper_progress(store)
+    assert done == 1 and needed > 100  # one current trial of the checkout's plan (the other is old code)
     note = readme._scale_note("paper", store)
     assert "The papers' scale" in note and "1 stored trial(s) of this profile were measured with older" in note
+    from fwbench.studies import adaptive
+
+    for study in ("imdb", "deepar", "vgg16", "gemm", "onnx"):  # the whole plan (adaptive: its minimum blocks)
+        s = get_study(study)
+        spec = adaptive.spec_of(s.resolve("paper", None))
+        for t in plan(study, "paper"):
+            if spec is None or adaptive.block_of(s, t.config) < spec.min_blocks:
+                store.record(trial_id=t.trial_id, study=study, status="done", config=t.config,
+                             provenance={"code_version": s.code_version()}, summary={}, measurements=[],
+                             profile="paper")
+    assert readme.paper_progress(store)[0] == readme.paper_progress(store)[1]
+    assert readme.headline_profile(store) == "paper"

@@ -75,13 +75,29 @@ def arms_markdown() -> str:
     return "\n".join(lines)
 
 
+def paper_progress(store: ResultsStore) -> tuple[int, int]:
+    """(done, needed) trials of the ``paper`` profiles, with this checkout's code: every planned trial, but for
+    adaptive studies only the blocks every setting runs (below ``min_blocks``); later blocks are optional."""
+    from .runner import plan
+    from .studies import adaptive, get_study
+
+    done = needed = 0
+    for study in (s for s in all_studies() if "paper" in s.profiles):
+        spec = adaptive.spec_of(study.resolve("paper", None))
+        trials = [t for t in plan(study.name, "paper")
+                  if spec is None or adaptive.block_of(get_study(study.name), t.config) < spec.min_blocks]
+        status = store.status_of(t.trial_id for t in trials)
+        needed += len(trials)
+        done += sum(status.get(t.trial_id) == "done" for t in trials)
+    return done, needed
+
+
 def headline_profile(store: ResultsStore | None = None) -> str:
-    """``paper`` when the store holds finished trials of it (the answer at the papers' scale), else ``quick``."""
+    """``paper`` once its run is complete (``paper_progress``: the answer at the papers' scale), else ``quick``: a
+    partial paper run never stands in for the answer."""
     store = store or ResultsStore.open_read(results_path())
-    trials = store.trials()
-    if not trials.empty and "profile" in trials and ((trials.profile == "paper") & (trials.status == "done")).any():
-        return "paper"
-    return "quick"
+    done, needed = paper_progress(store)
+    return "paper" if needed and done == needed else "quick"
 
 
 def _scale_note(profile: str, store: ResultsStore) -> str:
