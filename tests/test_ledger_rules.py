@@ -414,3 +414,15 @@ def test_best_batch_size_compares_25k_review_epochs_when_epochs_hold_other_numbe
     assert "time at 64 / time at 1024 = 3.2" in by_batches
     same_reviews = plant_sizes("same_reviews", 20480, 20480).split(f"{MX}: ")[1]
     assert "time at 1024 / time at 64" in same_reviews
+
+
+def test_compiled_vs_eager_compares_at_one_image_size(tmp_path):
+    """The quick profile times eager VGG16 at 224 px (main grid) and the compiled arms at 112 px: C4 must set
+    compiled against eager at 112 px only, never against the 224 px rows (4x the work)."""
+    store = new(tmp_path)
+    add_vgg(store, VGG_PT, 0.100, image=224)
+    add_vgg(store, VGG_PT, 0.025, image=112)
+    add_vgg(store, VGG_SCRIPT, 0.020, image=112)
+    c4 = ledger(store).loc["C4"]
+    assert "batch 1, 112 px" in c4.measurement and "224 px" not in c4.measurement.split("LSTM")[0]
+    assert abs(c4.estimate / (0.025 / 0.020) - 1) < 0.05  # not (0.100 + 0.025) / 2 / 0.020

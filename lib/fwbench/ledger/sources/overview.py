@@ -148,10 +148,11 @@ def eval_c4(d: Data) -> list[Part]:
     parts = []
     if not f.empty:
         f = f[f.onednn.astype(bool)]
-        for arm in compiled:
-            for batch in sorted(set(f.loc[f.arm == arm, "batch_size"])):
-                m = f[f.batch_size == batch]
-                parts.append(ratio_part(f"VGG16 {arm}, batch {batch}", f"latency {eager} / {arm}",
+        for arm in compiled:  # eager against compiled at the same batch and image size (a profile may time
+            # the compiled part at another size than the main grid)
+            for batch, size in sorted(set(zip(f.loc[f.arm == arm, "batch_size"], f.loc[f.arm == arm, "image_size"]))):
+                m = f[(f.batch_size == batch) & (f.image_size == size)]
+                parts.append(ratio_part(f"VGG16 {arm}, batch {batch}, {size} px", f"latency {eager} / {arm}",
                                         _per_trial(m, eager), _per_trial(m, arm), verdict_above))
     if not parts:
         parts.append(missing(f"VGG16 trials of a compiled arm ({', '.join(compiled)}) beside {eager}",
