@@ -426,3 +426,16 @@ def test_compiled_vs_eager_compares_at_one_image_size(tmp_path):
     c4 = ledger(store).loc["C4"]
     assert "batch 1, 112 px" in c4.measurement and "224 px" not in c4.measurement.split("LSTM")[0]
     assert abs(c4.estimate / (0.025 / 0.020) - 1) < 0.05  # not (0.100 + 0.025) / 2 / 0.020
+
+
+def test_onednn_speedup_only_where_both_settings_were_timed(tmp_path):
+    """C3 judges each setting timed with oneDNN on and off; a setting timed with it on only (the quick profile's
+    compiled part: batch 8, 112 px) is not a missing part."""
+    store = new(tmp_path)
+    for arm, off in ((VGG_MX, 0.180), (VGG_PT, 0.140)):
+        add_vgg(store, arm, 0.100, image=224)
+        add_vgg(store, arm, off, image=224, onednn=False)
+    add_vgg(store, VGG_PT, 0.400, batch=8, image=112)
+    c3 = ledger(store).loc["C3"]
+    assert c3.verdict == L.REPRODUCED and "VGG16 mxnet-imperative, batch 1, 224 px" in c3.measurement
+    assert "batch 8" not in c3.measurement

@@ -90,10 +90,11 @@ def _onednn_speedups(d: Data) -> list[Part]:
     out = []
     for framework in ("mxnet", "torch"):
         arm = reference(VGG, framework)
-        for batch in sorted(set(f.batch_size)):
-            m = f[(f.arm == arm) & (f.batch_size == batch)]
+        for (batch, size), m in f[f.arm == arm].groupby(["batch_size", "image_size"]):
             off, on = m[~m.onednn.astype(bool)], m[m.onednn.astype(bool)]
-            part = ratio_part(f"VGG16 {arm}, batch {batch}", "latency oneDNN off / on", off.groupby(
+            if off.empty or on.empty:  # a setting timed with oneDNN on only (e.g. the compiled part)
+                continue
+            part = ratio_part(f"VGG16 {arm}, batch {batch}, {size} px", "latency oneDNN off / on", off.groupby(
                 "trial_id").latency_ms.median(), on.groupby("trial_id").latency_ms.median(), verdict_above)
             if framework != "mxnet":
                 part.verdict, part.reason = CONTEXT, ""
