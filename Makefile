@@ -24,11 +24,11 @@ export FWBENCH_DATA_DIR ?= $(abspath ../shared/data)
 endif
 export MPLBACKEND := agg
 
-.PHONY: readme help setup browser reproduce notebooks html test bench lab status export lock clean
+.PHONY: readme help setup browser reproduce notebooks html test bench lab status export publish lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
-	@echo "  variables: PROFILE=smoke|quick|full (default quick), SCHEDULER=tcp://HOST:8786 (Dask), LAB_PORT, LAB_IP, FWBENCH_DATA_DIR, FWBENCH_RESULTS"
+	@echo "  variables: PROFILE=smoke|quick|paper|full (default quick; readme: paper when stored), SCHEDULER=tcp://HOST:8786 (Dask), LAB_PORT, LAB_IP, FWBENCH_DATA_DIR, FWBENCH_RESULTS"
 
 $(STAMP): requirements.lock constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON_BOOT) -m venv $(VENV)
@@ -70,10 +70,15 @@ status: $(STAMP) ## what is done / missing / failed in the results store
 	$(BIN)/fwbench status --profile $(PROFILE)
 
 readme: $(STAMP) ## regenerate the README's headline block from the results store (PROFILE=...)
-	$(BIN)/python -m fwbench.readme --profile $(PROFILE)
+	$(BIN)/python -m fwbench.readme $(if $(filter command line environment,$(origin PROFILE)),--profile $(PROFILE))
 
 export: $(STAMP) ## tables measurements/trials/environments as CSV and Parquet -> results/
 	$(BIN)/fwbench export --format csv --format parquet -o results
+
+publish: $(STAMP) ## the profile's results as small text files to commit: results/$(PROFILE)/ (tables, ledger, pins)
+	$(BIN)/fwbench export --profile $(PROFILE) --format csv -o results/$(PROFILE)
+	$(BIN)/fwbench ledger --profile $(PROFILE) -o results/$(PROFILE)/ledger.csv
+	cp requirements.lock results/$(PROFILE)/requirements.lock
 
 lock: ## regenerate requirements.lock from requirements.in (needs the package registry)
 	rm -rf build/lockenv && $(PYTHON_BOOT) -m venv build/lockenv

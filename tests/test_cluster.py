@@ -114,14 +114,17 @@ def test_cli_scheduler_flag_and_failures_come_back(cluster, store_env):
 
 def test_estimate_extrapolates_from_stored_trials(tmp_path):
     store = ResultsStore(tmp_path / "r.sqlite")
-    # two measured IMDB trials per arm, at two batch sizes: per-sample cost halves as the batch quadruples
+    # three measured IMDB trials per arm, at three batch sizes: per-sample cost halves as the batch quadruples;
+    # oneDNN-off trials cost 10x and must not leak into the oneDNN-on predictions
     from fwbench.runner import store_outcome
 
     for arm in ("torch-eager", "torch-sparse", "mxnet-imperative"):
-        for t in plan("imdb", "smoke", {"arms": [arm], "batch_sizes": [64, 256], "workers": [0]}):
+        for t in plan("imdb", "smoke", {"arms": [arm], "batch_sizes": [64, 128, 256], "workers": [0],
+                                        "onednn": [True, False]}):
             if t.config.get("part", "main") != "main" or t.config["arm"] != arm:
                 continue
-            c_train = (1e-3 if t.config["batch_size"] == 64 else 5e-4) * (2 if arm == "mxnet-imperative" else 1)
+            c_train = (1e-3 * (t.config["batch_size"] / 64) ** -0.5 * (2 if arm == "mxnet-imperative" else 1)
+                       * (1 if t.config["onednn"] else 10))
             per_epoch = [(e, "train_time_s", c_train * t.config["n_train"]) for e in range(t.config["epochs"])]
             per_epoch += [(e, "eval_time_s", 1e-4 * t.config["n_test"]) for e in range(t.config["epochs"])]
             wall = 3.0 + sum(v for _, _, v in per_epoch)
@@ -130,7 +133,7 @@ def test_estimate_extrapolates_from_stored_trials(tmp_path):
                                      "ended_at": None, "error": None, "stderr_tail": None}, "smoke", {})
     est = estimate_full_runtime(store, "imdb", 4, profile="full")
     full = plan("imdb", "full")
-    assert est.n_trials == len(full) and est.measured_trials == 6  # 3 arms x 2 batch sizes
+    assert est.n_trials == len(full) and est.measured_trials == 18  # 3 arms x 3 batch sizes x oneDNN on/off
     stored_arms = {"torch-eager", "torch-sparse", "mxnet-imperative"}
     assert est.estimated_trials == sum(t.config["arm"] in stored_arms for t in full)
     assert sum(est.not_estimated.values()) == len(full) - est.estimated_trials
@@ -151,6 +154,11 @@ def test_estimate_extrapolates_from_stored_trials(tmp_path):
     assert est.makespan_s > estimate_full_runtime(store, "imdb", 8).makespan_s
     with pytest.raises(Exception, match="no stored imdb trials for arm 'jax'"):
         predict({**torch_1024[0].config, "arm": "jax"})
+    off = {**torch_1024[0].config, "onednn": False}
+    assert predict(off) == pytest.approx(3.0 + 25000 * c1024 * 10 * 21 + 21 * 25000 * 1e-4, rel=1e-9)
+    # with two stored batch sizes a line through them is not trusted: the nearest stored batch size's cost
+    two = _imdb_predictor(store.measurements("imdb").query("`config.batch_size` != 128"))[0]
+    assert two(torch_1024[0].config) == pytest.approx(3.0 + 25000 * 1e-3 * 4 ** -0.5 * 21 + 21 * 25000 * 1e-4)
 
 
 def test_makespan_schedules_longest_first():

@@ -79,3 +79,23 @@ def test_notebook_03_shows_what_the_store_holds(smoke_notebooks):
     for name in ("convergence_imdb_loss", "convergence_imdb_accuracy", "convergence_imdb_wallclock"):
         assert (smoke_notebooks.figures / f"{name}.png").stat().st_size > 1000
     assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3
+
+
+def test_accuracy_bar_reads_the_quality_part_only():
+    import pandas as pd
+
+    from fwbench.analysis import convergence as conv
+
+    def rows(part, arm, seed, acc, n_train=25000):
+        return [{"part": part, "arm": arm, "seed": seed, "epoch": e, "epochs": 3, "n_train": n_train,
+                 "test_acc": acc if e == 2 else 0.5, "train_loss": 0.3, "batch_size": 64, "num_workers": 0,
+                 "lr_schedule": True, "setting": "batch 64"} for e in range(3)]
+
+    frame = pd.DataFrame(rows("quality", "torch-eager", 42, 0.87) + rows("quality", "torch-eager", 43, 0.86)
+                         + rows("quality", "mxnet-imperative", 42, 0.84) + rows("main", "torch-eager", 42, 0.2, 640))
+    table = conv.accuracy_bar_table(frame).set_index("arm")
+    assert table.loc["torch-eager", "passes_bar"] and not table.loc["mxnet-imperative", "passes_bar"]
+    assert table.loc["torch-eager", "test_acc_min"] == 0.86 and table.loc["torch-eager", "seeds"] == 2
+    assert "below the bar: mxnet-imperative" in conv.accuracy_bar_markdown(frame)
+    assert "No training-quality runs" in conv.accuracy_bar_markdown(frame[frame.part == "main"])
+    assert conv.curve_settings(frame) == (["batch 64"], True)

@@ -121,3 +121,18 @@ def test_a_file_where_the_folder_should_be_is_refused(tmp_path):
     (tmp_path / "taken").write_text("x")
     with pytest.raises(FwbenchError, match="is a file"):
         export.write_tables(store, tmp_path / "taken", ["csv"])
+
+
+def test_a_profiles_rows_alone_for_committing(tmp_path):
+    """`make publish PROFILE=paper` writes one profile's trials and their measurements, nothing else."""
+    store = seed(tmp_path / "s.sqlite")
+    store.record(trial_id="p1", study="deepar", status="done", profile="paper", config={"arm": "torch-eager"},
+                 provenance={**ENV_A, "framework": "torch"}, summary={}, measurements=[(-1, "MASE", 3.9)])
+    paper = export.tables(store, profile="paper")
+    assert list(paper["trials"].trial_id) == ["p1"] and list(paper["measurements"].trial_id) == ["p1"]
+    assert len(paper["environments"]) == 1
+    assert len(export.tables(store)["trials"]) == 5  # no profile: every trial
+    env = {"FWBENCH_RESULTS": str(tmp_path / "s.sqlite")}
+    out = fwbench("export", "--profile", "paper", "--format", "csv", "-o", str(tmp_path / "paper"), env=env)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "paper" / "trials.csv").read_text().count("\n") == 2  # header + p1

@@ -63,12 +63,12 @@ def _record(store, study, config, status, rows, provenance=None, summary=None, p
 
 def add_imdb(store, arm, batch, workers, epoch_s, *, block=0, epochs=3, n_train=N_TRAIN, device="cuda",
              final_loss=0.5, acc=0.88, status="done", extra=None, summary=None, epoch_times=None, timed=True,
-             profile="synthetic"):
+             profile="synthetic", part="main"):
     """One IMDB trial (repeat block ``block``, seed 42 + block): ``epoch_s`` per epoch with jitter (the first
     epoch 1.4x: warm-up), or exactly ``epoch_times``; ``timed=False`` records no measurements (a trial that ran
     but timed nothing, e.g. a failed hybridize)."""
     seed = 42 + block
-    config = {**_template("imdb", part="main"), "arm": arm, "batch_size": batch, "num_workers": workers,
+    config = {**_template("imdb", part="main"), "part": part, "arm": arm, "batch_size": batch, "num_workers": workers,
               "epochs": epochs, "n_train": n_train, "seed": seed, "repeat": block, "device": device}
     rows = []
     for e in range(epochs if timed else 0):
@@ -381,3 +381,16 @@ def test_notebook_05_shows_the_ledger_of_the_store(smoke_notebooks):
     assert L.render.summary(table, L.PRECEDENCE) in markdown
     for claim_id, verdict in zip(table.claim_id, table.verdict):
         assert f">{claim_id}<" in html and verdict in html
+
+
+def test_threats_to_validity_come_from_the_stores_provenance(tmp_path):
+    """The post's closing section names the versions and builds the trials recorded, and the sources' own."""
+    from fwbench.ledger import threats
+
+    store = ResultsStore(tmp_path / "t.sqlite")
+    empty = threats(store, "all")
+    assert "no finished trials" in empty and "PyTorch 0.3.0.post4, MXNet 1.0.0" in empty
+    add_imdb(store, PT, 64, 0, 1.0, profile="quick")
+    text = threats(store, "all")
+    assert "torch 0" in text and "Planted CPU (2 cores)" in text  # add_imdb's planted provenance
+    assert "A1" in text and "labelled analogues" in text and "What could make this answer wrong" in text

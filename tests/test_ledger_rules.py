@@ -383,6 +383,39 @@ def test_compare_needs_two_stores(tmp_path, capsys):
     assert "no results store" in capsys.readouterr().err
 
 
+def test_a8_reads_the_quality_part_which_stays_out_of_the_timing_claims(tmp_path):
+    """The paper profile trains on all 25k reviews in a part of its own (batch 64, 2 seeds): A8 judges those
+    trials; the timing claims never see them (2 blocks would put A1 below its 3-trial floor)."""
+    store = plant_a1(new(tmp_path))
+    for arm, loss in ((PT, 0.30), (MX, 0.36)):
+        add_blocks(store, arm, 64, 0, 9.0, blocks=(0, 1), n_train=25000, final_loss=loss, part="quality")
+    table = ledger(store)
+    a8 = table.loc["A8"]
+    assert a8.verdict == L.REPRODUCED and "batch 64, 0 workers" in a8.measurement
+    assert abs(a8.estimate / (0.36 / 0.30) - 1) < 0.05
+    a1 = table.loc["A1"]
+    assert "batch 64" in a1.measurement and "below the scale floor" not in a1.reason  # A1's own batch-64 rows only
+    assert a1.n == f"n={len(BLOCKS)}/{len(BLOCKS)} trials"
+
+
+def test_best_batch_size_compares_25k_review_epochs_when_epochs_hold_other_numbers_of_reviews(tmp_path):
+    """Epochs of 20 batches hold 1,280 reviews at batch 64 and 20,480 at 1024: the raw epoch is faster at 64, the
+    time per review (so per 25k-review epoch) at 1024. A6's "fastest batch size" must see the latter."""
+    def plant_sizes(name, n64, n1024):
+        store = new(tmp_path, name)
+        for arm in (MX, PT):
+            add_blocks(store, arm, 64, 0, 2.0, n_train=n64)
+            add_blocks(store, arm, 1024, 0, 10.0, n_train=n1024)
+        return ledger(store).loc["A6"].measurement
+
+    # per review: 2.0 s / 1,280 vs 10 s / 20,480 -> 1024 is the fastest (the others are timed against it);
+    # with equal epochs batch 64 is
+    by_batches = plant_sizes("by_batches", 1280, 20480).split(f"{MX}: ")[1]
+    assert "time at 64 / time at 1024 = 3.2" in by_batches
+    same_reviews = plant_sizes("same_reviews", 20480, 20480).split(f"{MX}: ")[1]
+    assert "time at 1024 / time at 64" in same_reviews
+
+
 def test_compiled_vs_eager_compares_at_one_image_size(tmp_path):
     """The quick profile times eager VGG16 at 224 px (main grid) and the compiled arms at 112 px: C4 must set
     compiled against eager at 112 px only, never against the 224 px rows (4x the work)."""

@@ -221,3 +221,56 @@ def test_mxnet_lstm_backward_needs_both_switches_off():
     proc = subprocess.run([sys.executable, "-c", ONEDNN_PROBE, "mxnet-imperative", "off"], capture_output=True,
                           text=True, timeout=300, env=env)
     assert proc.returncode != 0 and "in_data.size() == num_inputs" in proc.stderr
+
+
+INIT_PROBE = """
+import json, sys, numpy as np
+from fwbench.studies import get_study
+be = get_study("imdb").arm(sys.argv[1]).load_backend()
+init, clip = sys.argv[2], (None if sys.argv[3] == "none" else float(sys.argv[3]))
+model = be.build_model(50, 8, 6, 2, init=init, seed=3)
+x = np.random.RandomState(0).randint(0, 50, size=(4, 20))
+loader = be.make_loader(x, np.array([0, 1, 0, 1]), batch_size=4, num_workers=0, shuffle=False, seed=0)
+before, _ = be.evaluate(model, loader)
+trainer = be.make_trainer(model, 0.5, clip)
+be.train_one_epoch(model, trainer, loader)
+after, _ = be.evaluate(model, loader)
+print(json.dumps({"loss_before": before, "loss_after": after}))
+"""
+
+
+def _init_probe(arm: str, init: str, clip: str) -> dict:
+    proc = subprocess.run([sys.executable, "-c", INIT_PROBE, arm, init, clip], capture_output=True, text=True,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_keras_init_gives_both_frameworks_the_same_weights_and_uniform_does_not():
+    keras = [_init_probe(arm, "keras", "none")["loss_before"] for arm in ARMS]
+    uniform = [_init_probe(arm, "uniform", "none")["loss_before"] for arm in ARMS]
+    assert keras[0] == pytest.approx(keras[1], rel=1e-5)  # the same arrays, so the same initial loss
+    assert uniform[0] != pytest.approx(uniform[1], rel=1e-5)  # the same distribution, other draws
+
+
+def test_keras_init_opens_the_forget_gate_and_draws_from_the_seed():
+    a = sentiment.keras_initial_weights(50, 8, 6, 2, seed=3)
+    b = sentiment.keras_initial_weights(50, 8, 6, 2, seed=4)
+    assert list(a["i2h_bias"][6:12]) == [1.0] * 6 and not a["i2h_bias"][:6].any() and not a["h2h_bias"].any()
+    q = a["h2h_weight"].astype("float64")
+    assert abs(q.T @ q - __import__("numpy").eye(6)).max() < 1e-5  # orthonormal columns
+    assert (a["i2h_weight"] != b["i2h_weight"]).any()
+    with pytest.raises(ValueError, match="unknown init"):
+        sentiment.check_init("he")
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_gradient_clipping_limits_the_step_in_both_frameworks(arm):
+    """A huge learning rate moves the loss far; a tiny clip norm keeps the step (Adam's first step is about lr
+    per weight whatever the norm, so compare against an update with clipping that leaves the loss near)."""
+    free = _init_probe(arm, "keras", "none")
+    clipped = _init_probe(arm, "keras", "1e-12")
+    assert abs(free["loss_after"] - free["loss_before"]) > 0.05
+    # Adam normalises the step: a clipped gradient still moves each weight by about lr, unless it is zeroed
+    # to below eps; at clip 1e-12 the normalised gradient g/(sqrt(v)+eps) is ~1e-12/1e-8, so nothing moves
+    assert clipped["loss_after"] == pytest.approx(clipped["loss_before"], abs=1e-3)

@@ -200,3 +200,30 @@ def _check_read_only_folder(folder: Path) -> None:
     (folder / "s.sqlite-wal").write_bytes(b"\0" * 4096)  # frames a writer has not copied into the store yet
     out = read_as_nobody()
     assert out.startswith("error: cannot read results store") and "-wal" in out
+
+
+def test_a_trial_is_flagged_busy_by_other_processes_not_by_the_load_average():
+    """Another process burning a CPU during the trial flags it; the trial's own workers do not, and neither does
+    the load average (left by the sweep's own previous trial, about the thread count on a 2-core box)."""
+    import subprocess
+    import sys
+    import time
+
+    from fwbench.provenance import MachineLoad
+
+    burn = "import time\nend = time.perf_counter() + {s}\nwhile time.perf_counter() < end: pass"
+
+    def measure(other: bool) -> dict:
+        load = MachineLoad()
+        if other:  # sh starts the burner in the background and exits: the burner is nobody's child here
+            subprocess.run(["sh", "-c", f"{sys.executable} -c '{burn.format(s=2.0)}' &"], check=True)
+        else:  # a child of this process: a data-loader worker's CPU is the trial's own
+            subprocess.run([sys.executable, "-c", burn.format(s=1.5)], check=True)
+        time.sleep(1.5 if other else 0.0)
+        return load.stop()
+
+    own, other = measure(False), measure(True)
+    time.sleep(0.6)  # let the burner end
+    assert other["busy_machine"] and "other processes used" in other["busy_reasons"][0]
+    assert other["other_busy_frac"] > own["other_busy_frac"] + 0.15
+    assert not any("load average" in r for r in own["busy_reasons"] + other["busy_reasons"])

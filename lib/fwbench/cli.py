@@ -3,7 +3,7 @@
     fwbench run imdb --profile quick [--set batch_sizes=[64,256]] [--timeout 3600] [--memory-limit-mb 8192]
     fwbench run imdb --profile full --scheduler tcp://HOST:8786 [--trials-per-host 1] [--tls-ca-file ...]
     fwbench estimate imdb --workers 8 [--profile full]
-    fwbench status [--study imdb] [--profile quick]
+    fwbench status [--study imdb] [--profile quick] [--adaptive]
     fwbench export [--format csv|parquet ...] [-o DIR] [--study imdb]   (or -o FILE.csv: the single wide CSV)
     fwbench bench [harness|data]
     fwbench ledger [-o ledger.csv] [--profile quick|all] [--compare STORE_A STORE_B]
@@ -70,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="what is done / missing / failed")
     status.add_argument("--study", default=None)
     status.add_argument("--profile", default=None, help="also count the trials of this profile still missing")
+    status.add_argument("--adaptive", action="store_true",
+                        help="with --profile using adaptive repeats: the per-setting table (blocks, CI, CPU saved)")
 
     export = sub.add_parser("export", help="the results as tables: measurements, trials, environments")
     export.add_argument("-o", "--output", default=None, metavar="DIR",
@@ -79,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", dest="formats", action="append", choices=["csv", "parquet"], default=None,
                         help="table format, repeatable (--format csv --format parquet); default csv")
     export.add_argument("--study", default=None)
+    export.add_argument("--profile", default=None, help="only this profile's trials (e.g. paper, for results/paper)")
 
     ledger = sub.add_parser("ledger", help="the claims ledger: one verdict per claim, computed from the store")
     ledger.add_argument("-o", "--output", default=None, help="CSV file to write (default: a table on standard output)")
@@ -116,7 +119,9 @@ def cmd_status(args) -> int:
     from .status import status_lines
     from .store import ResultsStore
 
-    print("\n".join(status_lines(ResultsStore.open_read(results_path()), args.study, args.profile)))
+    if args.adaptive and not args.profile:
+        raise FwbenchError("--adaptive needs --profile (a profile with adaptive repeats)")
+    print("\n".join(status_lines(ResultsStore.open_read(results_path()), args.study, args.profile, args.adaptive)))
     return 0
 
 
@@ -142,7 +147,7 @@ def cmd_export(args) -> int:
             frame.to_csv(sys.stdout, index=False)
         return 0
     out = output or results_path().parent
-    files = export.write_tables(store, out, formats or ["csv"], args.study)
+    files = export.write_tables(store, out, formats or ["csv"], args.study, args.profile)
     print(f"wrote {', '.join(p.name for p in files)} to {out}", file=sys.stderr)
     return 0
 

@@ -23,6 +23,7 @@ class Estimate:
     model: str = ""
     not_estimated: dict = field(default_factory=dict)  # group -> trials left out (nothing stored to go on)
     per_trial: dict = field(default_factory=dict)  # trial id -> predicted seconds
+    adaptive: dict | None = None  # adaptive repeats: the rule and the expected times (``_adaptive_expectation``)
 
     def lines(self) -> list[str]:
         out = [f"{self.study}/{self.profile}: {self.n_trials} trials ({self.estimated_trials} estimated), "
@@ -32,6 +33,14 @@ class Estimate:
         out += [f"    {group}: {_human(s)} in total" for group, s in sorted(self.by_group.items())]
         out += [f"    {group}: {n} trials NOT included (no stored trials of it; run the quick profile with it)"
                 for group, n in sorted(self.not_estimated.items())]
+        if self.adaptive:
+            a = self.adaptive
+            out += [f"  {a['rule']}:",
+                    f"    capped (every setting at {a['max_blocks']} blocks): {_human(self.total_s)} on one machine, "
+                    f"{_human(self.makespan_s)} on {self.n_workers} worker(s)",
+                    f"    expected ({a['min_blocks']} blocks, more where stored trials show the CI needs them; "
+                    f"{a['expected_trials']} trials): {_human(a['expected_s'])} on one machine, "
+                    f"{_human(a['expected_makespan_s'])} on {self.n_workers} worker(s)"]
         out.append(f"  model: {self.model}")
         return out
 
@@ -57,9 +66,10 @@ IMDB_MODEL = (
     "c_train = median seconds per training sample-epoch (epochs >= 2) of the stored trials of the same arm, "
     "at the nearest stored threads, seq_len and DataLoader workers values (cost scaled linearly in seq_len "
     "when that differs: the LSTM's work is linear in it); for a batch size not stored, a power law "
-    "c = a * batch^b fitted over the stored batch sizes (constant if only one); warmup = median ratio of "
+    "c = a * batch^b fitted over the stored batch sizes (3 or more; else the nearest stored batch size's); warmup = median ratio of "
     "epoch 1 to later epochs; overhead = median trial wall time not spent in epochs (process start, imports, "
-    "data load); c_eval = median eval seconds per test sample and time step, times seq_len")
+    "data load); c_eval = median eval seconds per test sample and time step, times seq_len; both c_train and "
+    "c_eval from the arm's trials nearest in oneDNN on/off, threads and seq_len (in that order)")
 
 
 def _nearest(rows: list[dict], key: str, value) -> list[dict]:
@@ -82,7 +92,9 @@ def _imdb_predictor(measured):
         later = g[g.step > 0]["train_time_s"]
         steady = statistics.median(later) if len(later) else float(g["train_time_s"].iloc[0])
         in_epochs = float(g["train_time_s"].sum() + g["eval_time_s"].sum())
+        onednn = c.get("config.onednn", True)
         rows.append({"arm": c["config.arm"], "batch": int(c["config.batch_size"]),
+                     "onednn": int(True if onednn != onednn or onednn is None else bool(onednn)),
                      "workers": int(c["config.num_workers"]), "threads": int(c["config.threads"]),
                      "seq_len": seq_len, "c_train": steady / n_train,
                      "warmup": float(g["train_time_s"].iloc[0]) / steady if len(later) else 1.0,
@@ -92,10 +104,16 @@ def _imdb_predictor(measured):
     for r in rows:
         by_arm[r["arm"]].append(r)
 
-    def c_train(arm, batch, workers, threads, seq_len):
-        pool = _nearest(by_arm[arm], "threads", threads)
+    def like(arm, threads, seq_len, onednn):
+        """The arm's stored trials nearest in oneDNN, threads and sequence length (in that order), and the
+        linear seq_len factor from them to the config: the costs that change a sample's price."""
+        pool = _nearest(by_arm[arm], "onednn", int(onednn))
+        pool = _nearest(pool, "threads", threads)
         pool = _nearest(pool, "seq_len", seq_len)
-        scale = seq_len / pool[0]["seq_len"]
+        return pool, seq_len / pool[0]["seq_len"]
+
+    def c_train(arm, batch, workers, threads, seq_len, onednn=True):
+        pool, scale = like(arm, threads, seq_len, onednn)
         pool = _nearest(pool, "workers", workers)
         pts = defaultdict(list)
         for r in pool:
@@ -103,8 +121,8 @@ def _imdb_predictor(measured):
         med = {b: statistics.median(v) for b, v in pts.items()}
         if batch in med:
             return scale * med[batch]
-        if len(med) == 1:
-            return scale * next(iter(med.values()))
+        if len(med) < 3:  # a line through two points extrapolates one noisy trial into hours: take the nearest
+            return scale * med[min(med, key=lambda b: (abs(math.log(b / batch)), b))]
         xs = [math.log(b) for b in med]
         ys = [math.log(v) for v in med.values()]
         mx, my = statistics.fmean(xs), statistics.fmean(ys)
@@ -118,12 +136,16 @@ def _imdb_predictor(measured):
                                f"`fwbench run imdb --profile quick --set arms=['{arm}']` first")
         rs = by_arm[arm]
         seq_len = config.get("encoding", {}).get("maxlen", 500)
+        threads, onednn = config.get("threads", 1), config.get("onednn", True)
         warm = statistics.median(r["warmup"] for r in rs)
+        # evaluation at the same oneDNN / threads / seq_len as the trial (a 1-thread or oneDNN-off trial's eval
+        # costs twice as much)
+        c_eval = statistics.median(r["c_eval_step"] for r in like(arm, threads, seq_len, onednn)[0])
         return (statistics.median(r["overhead"] for r in rs)
-                + config["n_train"] * c_train(arm, config["batch_size"], config["num_workers"],
-                                              config.get("threads", 1), seq_len)
+                + config["n_train"] * c_train(arm, config["batch_size"], config["num_workers"], threads, seq_len,
+                                              onednn)
                 * (config["epochs"] - 1 + warm)
-                + config["epochs"] * config["n_test"] * seq_len * statistics.median(r["c_eval_step"] for r in rs))
+                + config["epochs"] * config["n_test"] * seq_len * c_eval)
 
     return predict, (lambda config: config["arm"]), set(by_arm)
 
@@ -233,7 +255,7 @@ def estimate_full_runtime(store, study: str, n_workers: int, profile: str = "ful
 
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
         raise FwbenchError(f"workers must be an integer >= 1, got {n_workers!r}; e.g. --workers 8")
-    planned = plan(study, profile, overrides)
+    planned = full_plan = plan(study, profile, overrides)
     n_planned = len(planned)
     trials = store.trials(study)
     if not trials.empty:
@@ -265,4 +287,23 @@ def estimate_full_runtime(store, study: str, n_workers: int, profile: str = "ful
         left_out = {}
     return Estimate(study, profile, n_workers, n_planned, len(planned), len(trials), float(sum(durations)),
                     makespan(durations, n_workers), dict(by_group), model, dict(left_out),
-                    {t.trial_id: d for t, d in zip(planned, durations)})
+                    {t.trial_id: d for t, d in zip(planned, durations)},
+                    _adaptive_expectation(store, study, profile, overrides, full_plan, planned, durations, n_workers))
+
+
+def _adaptive_expectation(store, study_name, profile, overrides, full_plan, planned, durations,
+                          n_workers) -> dict | None:
+    """For an adaptive profile: the expected time (``studies.adaptive.expected_blocks`` blocks per setting, from
+    the plan's trials already stored) next to the capped one (every setting at ``max_blocks``: the plan)."""
+    from .studies import adaptive, get_study
+
+    study = get_study(study_name)
+    spec = adaptive.spec_of(study.resolve(profile, overrides))
+    if spec is None:
+        return None
+    need = adaptive.expected_blocks(study, full_plan, adaptive.observe_store(store, study, full_plan), spec)
+    kept = [d for t, d in zip(planned, durations)
+            if adaptive.block_of(study, t.config) < need[adaptive.setting_key(study, t.config)]]
+    return {"rule": spec.line(), "min_blocks": spec.min_blocks, "max_blocks": spec.max_blocks,
+            "target": spec.target, "expected_trials": len(kept), "expected_s": float(sum(kept)),
+            "expected_makespan_s": makespan(kept, n_workers)}

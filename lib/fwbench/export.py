@@ -122,9 +122,12 @@ def _one_type_per_column(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def tables(store: ResultsStore, study: str | None = None) -> dict[str, pd.DataFrame]:
-    """The three tables of the store (of ``study`` when given), from one consistent snapshot."""
+def tables(store: ResultsStore, study: str | None = None, profile: str | None = None) -> dict[str, pd.DataFrame]:
+    """The three tables of the store (of ``study`` and ``profile`` when given), from one consistent snapshot."""
     raw, measurements = store.snapshot(study, flatten=False)
+    if profile is not None:  # a profile's rows only (e.g. the paper run committed under results/paper/)
+        raw = raw[raw.profile == profile].reset_index(drop=True)
+        measurements = measurements[measurements.trial_id.isin(set(raw.trial_id))]
     trials = ResultsStore.flatten(raw)
     m = measurements[["trial_id", "step", "metric", "value"]].copy()
     m["unit"] = m.metric.map(unit_of) if len(m) else pd.Series(dtype=str)
@@ -167,7 +170,8 @@ def _write_atomic(frame: pd.DataFrame, path: Path, fmt: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def write_tables(store: ResultsStore, out_dir: str | Path, formats=("csv",), study: str | None = None) -> list[Path]:
+def write_tables(store: ResultsStore, out_dir: str | Path, formats=("csv",), study: str | None = None,
+                 profile: str | None = None) -> list[Path]:
     """Write ``measurements``, ``trials`` and ``environments`` in each format into ``out_dir``; returns the files."""
     formats = list(dict.fromkeys(formats))
     bad = [f for f in formats if f not in FORMATS]
@@ -177,7 +181,7 @@ def write_tables(store: ResultsStore, out_dir: str | Path, formats=("csv",), stu
     if out.exists() and not out.is_dir():
         raise FwbenchError(f"{out} is a file; the tables need a folder (-o DIR), or name a .csv file for the "
                            "single wide CSV")
-    frames = tables(store, study)
+    frames = tables(store, study, profile)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for fmt in formats:

@@ -6,6 +6,8 @@
   (``platformdirs.user_cache_dir("fwbench")/derived``, ``~/.cache/fwbench/derived`` on Linux). Decision: the
   data directory is treated as read-only (a shared or mounted dataset), so nothing is ever written there;
   the cached files are keyed by their source's checksum, so one cache serves any data dir.
+- ``FWBENCH_REFERENCE_DIR``: the published numbers the studies are checked against (``shared/reference``).
+  Default: ``reference`` beside the data dir (``<data dir>/../reference``), where the project stages both.
 - ``FWBENCH_RESULTS``: the SQLite results store. Default: ``results/fwbench.sqlite`` under the repo
   (or the current directory when fwbench is installed elsewhere).
 """
@@ -26,6 +28,17 @@ def data_dir() -> Path:
     if env:
         return Path(env).expanduser().resolve()
     return Path(platformdirs.user_cache_dir("fwbench")) / "data"
+
+
+def reference_dir() -> Path:
+    """The folder of published reference numbers; a missing one is a one-line error naming the path looked at."""
+    env = os.environ.get("FWBENCH_REFERENCE_DIR")
+    path = Path(env).expanduser().resolve() if env else (data_dir().parent / "reference").resolve()
+    if not path.is_dir():
+        how = "FWBENCH_REFERENCE_DIR" if env else "the data dir's sibling (FWBENCH_DATA_DIR/../reference)"
+        raise FwbenchError(f"no reference folder at {path} (from {how}); set FWBENCH_REFERENCE_DIR to the folder "
+                           "holding the published numbers (shared/reference)")
+    return path
 
 
 def cache_dir() -> Path:

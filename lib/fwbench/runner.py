@@ -9,18 +9,24 @@
 - Trials go to an executor (``fwbench.executors.LocalExecutor``, or with ``scheduler`` the Dask cluster's
   ``fwbench.cluster.DaskExecutor``); each runs ``fwbench.execute.execute`` and hands the outcome back through a
   callback. The store stays on this machine and only the runner writes to it.
+- Adaptive repeats (a profile with ``adaptive``, see ``fwbench.studies.adaptive``): the plan holds every block up
+  to ``max_blocks``; the runner hands the executor one block at a time (so a Dask cluster, too, works block by
+  block), re-decides from the store after each block which settings need another one, and stores each trial's
+  ``block_reason`` in its provenance.
 """
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 
 from .errors import FwbenchError
 from .execute import PlannedTrial
 from .executors import Executor, LocalExecutor
-from .progress import Progress, make_progress
+from .progress import NoProgress, Progress, make_progress
 from .store import ResultsStore, trial_id
-from .studies import get_study
+from .studies import adaptive, get_study
+
 
 @dataclass
 class SweepSummary:
@@ -31,14 +37,17 @@ class SweepSummary:
     done: int = 0
     failed: list[dict] = field(default_factory=list)
     wall_s: float = 0.0
+    adaptive: bool = False
+    not_needed: int = 0  # adaptive: planned trials of blocks the rule skipped (never run)
 
     @property
     def ok(self) -> bool:
         return not self.failed
 
     def line(self) -> str:
+        skipped = f", {self.not_needed} not needed (adaptive blocks)" if self.adaptive else ""
         return (f"{self.study}/{self.profile}: {self.planned} trials, {self.skipped} already done, "
-                f"{self.done} run now, {len(self.failed)} failed ({self.wall_s:.0f} s)")
+                f"{self.done} run now, {len(self.failed)} failed{skipped} ({self.wall_s:.0f} s)")
 
 
 def _resolve(study_name: str, profile: str, overrides: dict | None):
@@ -66,9 +75,14 @@ def plan(study_name: str, profile: str, overrides: dict | None = None) -> list[P
 
 def preflight(study_name: str, profile: str, overrides: dict | None = None) -> list[PlannedTrial]:
     """``plan`` plus the study's ``preflight(options)`` check (data present and readable)."""
+    return _checked(study_name, profile, overrides)[2]
+
+
+def _checked(study_name: str, profile: str, overrides: dict | None):
+    """(study, options, trials) after the study's preflight check."""
     study, options = _resolve(study_name, profile, overrides)
     study.preflight(options)
-    return _planned(study, options)
+    return study, options, _planned(study, options)
 
 
 def _check_number(name: str, value, minimum: float, integer: bool = False, flag: str | None = None) -> None:
@@ -120,7 +134,7 @@ def run_sweep(study_name: str, profile: str, overrides: dict | None = None, stor
     from .paths import results_path
 
     check_run_args(progress, timeout_s, memory_limit_mb, trials_per_host, scheduler)
-    trials = preflight(study_name, profile, overrides)
+    _, options, trials = _checked(study_name, profile, overrides)
     if scheduler is not None:
         from .cluster import DaskExecutor, connect
 
@@ -130,27 +144,99 @@ def run_sweep(study_name: str, profile: str, overrides: dict | None = None, stor
         executor = LocalExecutor(timeout_s=timeout_s, memory_limit_mb=memory_limit_mb)
     try:
         store = store or ResultsStore(results_path())
-        return _run(trials, study_name, profile, store, progress, executor)
+        return _run(trials, study_name, profile, store, progress, executor, adaptive.spec_of(options))
     finally:
         executor.close()
 
 
-def _run(trials, study_name, profile, store, progress, executor: Executor) -> SweepSummary:
+def _run(trials, study_name, profile, store, progress, executor: Executor,
+         spec: adaptive.AdaptiveSpec | None = None) -> SweepSummary:
+    """Run the trials not done yet: all at once, or with an adaptive ``spec`` block by block."""
     status = store.status_of(t.trial_id for t in trials)
     todo = [t for t in trials if status.get(t.trial_id) != "done"]
-    summary = SweepSummary(study_name, profile, planned=len(trials), skipped=len(trials) - len(todo))
+    summary = SweepSummary(study_name, profile, planned=len(trials), skipped=len(trials) - len(todo),
+                           adaptive=spec is not None)
     bar = make_progress(progress) if isinstance(progress, str) else progress
     t0 = time.perf_counter()
     bar.start(f"{study_name}/{profile}", total=len(trials), already=summary.skipped)
+    reasons: dict[str, str] = {}  # trial id -> why its block runs (adaptive only)
 
     def record(trial: PlannedTrial, outcome: dict, placement: dict) -> None:
+        if trial.trial_id in reasons:
+            placement = {**placement, "block_reason": reasons[trial.trial_id]}
         store_outcome(store, trial, outcome, profile, placement)
         if outcome["status"] == "done":
             summary.done += 1
         else:
             summary.failed.append({"trial_id": trial.trial_id, "label": trial.label, "error": outcome["error"]})
 
-    executor.run(todo, record, bar)
+    if spec is None:
+        executor.run(todo, record, bar)
+    else:
+        _run_blocks(get_study(study_name), trials, {t.trial_id for t in todo}, spec, store, executor, record,
+                    reasons, bar, summary)
     summary.wall_s = time.perf_counter() - t0
     bar.close(summary.line())
     return summary
+
+
+def _run_blocks(study, trials, todo_ids: set, spec, store, executor: Executor, record, reasons: dict, bar,
+                summary: SweepSummary) -> None:
+    """Adaptive repeats: one ``executor.run`` per block, for the settings the rule says still need it, decided
+    afresh from the store before each block (a resumed sweep re-derives the same decisions)."""
+    by_block: dict[int, list] = {}
+    for t in trials:
+        by_block.setdefault(adaptive.block_of(study, t.config), []).append(t)
+    announced: set = set()  # settings whose stop was already reported
+    for block in sorted(by_block):
+        decisions = adaptive.decide(study, trials, adaptive.observe_store(store, study, trials), spec)
+        members = by_block[block]
+        chosen = [t for t in members if decisions[adaptive.setting_key(study, t.config)][block].run]
+        _announce(study, block, members, decisions, spec, announced, bar)
+        for t in chosen:
+            reasons[t.trial_id] = decisions[adaptive.setting_key(study, t.config)][block].reason
+        chosen_ids = {t.trial_id for t in chosen}
+        summary.not_needed += sum(1 for t in members if t.trial_id in todo_ids and t.trial_id not in chosen_ids)
+        block_todo = [t for t in chosen if t.trial_id in todo_ids]
+        if block_todo:  # a resumed sweep skips blocks already done
+            executor.run(block_todo, record, bar)
+    if isinstance(bar, NoProgress):
+        return
+    final = adaptive.decide(study, trials, adaptive.observe_store(store, study, trials), spec)
+    for t in trials:  # settings that ran every planned block: why they stop there
+        key = adaptive.setting_key(study, t.config)
+        if key not in announced:
+            announced.add(key)
+            last = final[key][max(final[key])]
+            _note(bar, f"adaptive: stops for {adaptive.setting_label(study, t.config)}: {last.reason}")
+
+
+def _announce(study, block: int, members, decisions, spec, announced: set, bar) -> None:
+    """One progress line per adaptive decision: the minimum blocks as one line, then per live setting."""
+    if block < spec.min_blocks:
+        _note(bar, f"adaptive block {block + 1}/{spec.max_blocks}: every setting runs (block {block + 1} of the "
+                   f"minimum {spec.min_blocks})")
+        return
+    first = {}
+    for t in members:
+        first.setdefault(adaptive.setting_key(study, t.config), t.config)
+    for key, config in first.items():
+        decision = decisions[key][block]
+        if key in announced:
+            continue
+        if not decision.run:
+            announced.add(key)
+        verb = "runs" if decision.run else "stops"
+        _note(bar, f"adaptive block {block + 1}/{spec.max_blocks} {verb} for "
+                   f"{adaptive.setting_label(study, config)}: {decision.reason}")
+
+
+def _note(bar, text: str) -> None:
+    """A line beside the progress display (none with progress 'none')."""
+    if isinstance(bar, NoProgress):
+        return
+    tqdm_bar = getattr(bar, "bar", None)
+    if tqdm_bar is not None:
+        tqdm_bar.write(text)
+    else:
+        print(text, file=getattr(bar, "stream", None) or sys.stdout, flush=True)

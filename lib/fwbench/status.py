@@ -5,6 +5,10 @@ A stored trial is *current* when its code version (``provenance.code_version``) 
 with other code (the study module, a backend or a data loader changed since), measured before code versions were
 recorded, an arm name the arm table no longer has (arms were renamed), or a study this checkout does not declare.
 Stale rows stay in the store; the analysis never uses them (they are in no plan), so rerun the profile.
+
+With a profile that uses adaptive repeats, the plan counts every block up to the cap: "missing" then includes
+blocks the rule skips, and a line per study says what the rule did (``fwbench.analysis.adaptive``; the
+per-setting table with ``fwbench status --profile P --adaptive``).
 """
 from __future__ import annotations
 
@@ -47,7 +51,8 @@ def _stale_counts(trials: pd.DataFrame) -> dict:
     return counts
 
 
-def status_lines(store: ResultsStore, study: str | None = None, profile: str | None = None) -> list[str]:
+def status_lines(store: ResultsStore, study: str | None = None, profile: str | None = None,
+                 adaptive_table: bool = False) -> list[str]:
     trials = store.trials(study)
     lines = [f"results store: {store.path}"]
     if trials.empty:
@@ -71,4 +76,16 @@ def status_lines(store: ResultsStore, study: str | None = None, profile: str | N
             missing = [t for t in planned if status.get(t.trial_id) != "done"]
             lines.append(f"{name}/{profile}: {len(planned) - len(missing)} of {len(planned)} done, "
                          f"{len(missing)} missing or failed")
+            lines += _adaptive_lines(store, name, profile, adaptive_table)
     return lines
+
+
+def _adaptive_lines(store: ResultsStore, study: str, profile: str, table: bool) -> list[str]:
+    """What adaptive repeats did for a profile that uses them (nothing for fixed repeats)."""
+    from .analysis.adaptive import adaptive_markdown, adaptive_report, summary_lines
+    from .studies.adaptive import spec_of
+
+    if spec_of(get_study(study).resolve(profile)) is None:
+        return []
+    frame = adaptive_report(store, study, profile)
+    return summary_lines(frame, study, profile) + ([adaptive_markdown(frame)] if table else [])

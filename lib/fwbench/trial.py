@@ -36,7 +36,7 @@ def main(argv: list[str]) -> int:
         raise RuntimeError(f"isolation broken: both frameworks imported in one trial process ({frameworks})")
     result["provenance"] = {**host, **result["provenance"], "frameworks_imported": frameworks,
                             "pid": os.getpid(), "trial_wall_s": time.perf_counter() - t0,
-                            **load.stop(host.get("loadavg_1m"))}
+                            **load.stop()}
     result["started_at"], result["ended_at"] = started, now_iso()
     tmp = result_path.with_suffix(".tmp")
     tmp.write_text(json.dumps(result, default=float))

@@ -49,6 +49,8 @@ def curve_settings(frame: pd.DataFrame) -> tuple[list[str], bool]:
     none is, every setting of the profile. Returns (labels, is_convergence)."""
     if frame.empty:
         return [], False
+    if "part" in frame and (frame.part == "quality").any():  # the paper profile: its training-quality runs
+        return sorted(set(frame.loc[frame.part == "quality", "setting"])), True
     wanted = [setting_label(s["batch_size"], s["num_workers"], s["lr_schedule"]) for s in convergence_settings()]
     long = frame[frame.epochs >= convergence_settings()[0]["epochs"]]
     present = [w for w in wanted if w in set(long.setting)]
@@ -174,3 +176,32 @@ def final_loss_table(frame: pd.DataFrame) -> pd.DataFrame:
                                      .sum().median())
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+ACCURACY_BAR = 0.85  # the Keras IMDB LSTM reaches about 85-88 % test accuracy (issue 14's bar)
+
+
+def accuracy_bar_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The training-quality part (all 25k reviews in, all 25k scored): per arm, the final test accuracy (median
+    and lowest over seeds), the final train loss, and whether every seed passed ``ACCURACY_BAR``."""
+    if frame.empty or "part" not in frame:
+        return pd.DataFrame()
+    q = frame[frame.part == "quality"]
+    last = q[q.epoch == q.epochs - 1]
+    rows = [{"arm": arm, "seeds": g.seed.nunique(), "epochs": int(g.epochs.max()), "n_train": int(g.n_train.max()),
+             "test_acc_median": float(g.test_acc.median()), "test_acc_min": float(g.test_acc.min()),
+             "train_loss_median": float(g.train_loss.median()), "passes_bar": bool((g.test_acc >= ACCURACY_BAR).all())}
+            for arm, g in last.groupby("arm")]
+    return pd.DataFrame(rows)
+
+
+def accuracy_bar_markdown(frame: pd.DataFrame) -> str:
+    table = accuracy_bar_table(frame)
+    if table.empty:
+        return "_No training-quality runs (all 25k reviews) in this profile: the `paper` profile makes them._"
+    passed = ", ".join(f"{r.arm} {r.test_acc_median:.3f} (lowest {r.test_acc_min:.3f}, {r.seeds} seed(s))"
+                       for r in table.itertuples())
+    verdict = ("every arm passes" if table.passes_bar.all()
+               else "below the bar: " + ", ".join(table.loc[~table.passes_bar, "arm"]))
+    return (f"Training quality on all {table.n_train.max():,} training reviews, scored on all 25,000 test reviews "
+            f"after {table.epochs.max()} epochs: {passed}; {ACCURACY_BAR:.0%} bar: {verdict}.")

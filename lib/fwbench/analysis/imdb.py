@@ -34,8 +34,13 @@ def post_comparison() -> tuple[str, tuple[str, ...]]:
     return study.reference_arm("mxnet"), tuple(a for a in CORE_ARMS if study.framework_of(a) == "torch")
 
 
+FULL_EPOCH = 25000  # training reviews in one epoch of the 2018 post
+
+
 def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
-    """One row per (trial, epoch) of the profile's finished trials, metrics as columns."""
+    """One row per (trial, epoch) of the profile's finished trials, metrics as columns; ``epoch_25k_s`` is the
+    training pass scaled to a 25k-review epoch (time per review x 25,000: a profile may time fewer reviews, and
+    sizes epochs by batches, so this is the time comparable across batch sizes)."""
     long = profile_measurements("imdb", profile, overrides, store)
     if long.empty:
         return pd.DataFrame()
@@ -55,6 +60,8 @@ def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore 
     wide = long.pivot_table(index=list(keys) + ["lr_schedule"], columns="metric", values="value").reset_index()
     wide = wide.rename(columns=keys).join(whole, on="trial_id")
     wide.columns.name = None
+    if "train_time_s" in wide:  # the post's epoch is all 25k reviews: comparable across batch sizes whose epochs
+        wide["epoch_25k_s"] = wide.train_time_s * FULL_EPOCH / wide.n_train  # hold other numbers of reviews
     return wide.sort_values(["arm", "batch_size", "num_workers", "seed", "epoch"]).reset_index(drop=True)
 
 
@@ -90,12 +97,13 @@ def timed_epochs(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def epoch_time_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median and IQR of the training-pass time per epoch, per arm x batch size x workers (the sweep's main
-    grid, its extra arms and the convergence runs; the cost-growth runs have their own table)."""
+    """Median and IQR of the training-pass time per 25k-review epoch (``epoch_25k_s``), per arm x batch size x
+    workers (the sweep's main grid, its extra arms and the convergence runs; the cost-growth runs have their own
+    table)."""
     timed = timed_epochs(part(frame, "main", "extra", "convergence"))
     if timed.empty:
         return pd.DataFrame()
-    table = summarize(timed, SETTING, value="train_time_s")
+    table = summarize(timed, SETTING, value="epoch_25k_s")
     throughput = timed.groupby(SETTING)["samples_per_s"].median().rename("samples_per_s").reset_index()
     cpu_cols = [c for c in ("proc_cpu_pct", "worker_cpu_pct", "sys_cpu_pct", "peak_rss_mb") if c in timed]
     cpu = timed.groupby(SETTING)[cpu_cols].median().reset_index()
@@ -145,7 +153,7 @@ def headline(frame: pd.DataFrame) -> dict:
     at_best = {}
     for _, row in best.iterrows():
         sel = timed[(timed[SETTING] == row[SETTING].to_numpy()).all(axis=1)]
-        at_best[row.arm] = sel.train_time_s.to_numpy()
+        at_best[row.arm] = sel.epoch_25k_s.to_numpy()
     mx_ref, torch_arms = post_comparison()
     out["best_ratios"] = {den: ratio_ci(at_best[mx_ref], at_best[den]) for den in torch_arms
                           if mx_ref in at_best and den in at_best}
@@ -169,12 +177,13 @@ def headline_markdown(frame: pd.DataFrame) -> str:
     if not h:
         return "**No finished IMDB trials for this profile in the store yet.**"
     lines = [f"Measured over {h['n_trials']} trials and {h['n_timed_epochs']} timed epochs "
-             f"(first epoch of each trial excluded), {h['n_train']} training reviews per epoch."]
+             f"(first epoch of each trial excluded), {h['n_train']} training reviews per epoch "
+             f"(times scaled to the post's 25k-review epoch)."]
     labels = _study().labels()
     for _, row in h["best"].iterrows():
         workers = f"{row.num_workers} workers" + (f" ({row.worker_lifetime})" if row.num_workers else "")
         lines.append(f"- fastest setting for **{labels[row.arm]}** (`{row.arm}`): batch {row.batch_size}, {workers}, "
-                     f"median {row['median']:.2f} s per epoch (IQR {row.iqr:.2f} s), "
+                     f"median {row['median']:.1f} s per 25k-review epoch (IQR {row.iqr:.1f} s), "
                      f"{row.samples_per_s:.0f} samples/s")
     mx_ref = post_comparison()[0]
     for den, r in h["best_ratios"].items():

@@ -52,6 +52,17 @@ def build(store: ResultsStore | None = None, profile: str | None = "quick", over
     return pd.DataFrame([evaluate(c, d) for c in CLAIMS], columns=COLUMNS)
 
 
+def threats(store: ResultsStore | None = None, profile: str | None = "quick") -> str:
+    """The post's closing section, "What could make this answer wrong" (``validity``), from the store."""
+    from .validity import threats_markdown
+
+    if store is None:
+        from ..paths import results_path
+
+        store = ResultsStore.open_read(results_path())
+    return threats_markdown(load(store, profile))
+
+
 def rules_markdown() -> str:
     """The rules and tolerance, as the README and the post state them."""
     return render.rules_markdown(CLAIMS)
@@ -60,5 +71,5 @@ def rules_markdown() -> str:
 __all__ = ["BELOW_SCALE", "CLAIMS", "COLUMNS", "CONTEXT", "CONTRADICTED", "Claim", "Data", "IMDB_PARTS", "INCONCLUSIVE",
            "INSUFFICIENT", "NOT_MEASURED", "NOT_TESTABLE", "PRECEDENCE", "REPRODUCED", "SOURCES", "STUDY_OF", "TOL",
            "VERDICTS", "Part", "band_about", "band_within", "build", "combine", "conditions", "evaluate",
-           "fastest_is", "host_text", "load", "ratio_part", "rules_markdown", "sum_ratio_ci", "verdict_above",
+           "fastest_is", "host_text", "load", "ratio_part", "rules_markdown", "sum_ratio_ci", "threats", "verdict_above",
            "verdict_at_most", "verdict_in_band"]

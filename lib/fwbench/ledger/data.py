@@ -82,7 +82,7 @@ class Data:
                             if self.has(study) else pd.DataFrame())
 
     # -- IMDB: the judged parts, on one device -------------------------------------------------------------
-    def _imdb(self) -> tuple[pd.DataFrame, pd.DataFrame, str | None]:
+    def _imdb(self, parts: tuple = IMDB_PARTS) -> tuple[pd.DataFrame, pd.DataFrame, str | None]:
         from ..analysis import imdb as imdb_analysis
 
         trials = self.study_trials("imdb")
@@ -91,7 +91,7 @@ class Data:
         trials = trials.copy()
         for col, default in (("config.part", "main"), ("config.device", "cpu")):
             trials[col] = trials[col].fillna(default) if col in trials else default
-        trials = trials[trials["config.part"].isin(IMDB_PARTS)]
+        trials = trials[trials["config.part"].isin(parts)]
         # one device: the sources' GPU where the store has GPU trials, else the CPU
         device = "cuda" if "cuda" in set(trials.loc[trials.status == "done", "config.device"]) else "cpu"
         trials = trials[trials["config.device"] == device].reset_index(drop=True)
@@ -106,6 +106,11 @@ class Data:
     def imdb(self) -> pd.DataFrame:
         """One row per IMDB trial x epoch (``load_sweep``) of the judged parts on ``device``."""
         return self._cached("imdb", self._imdb)[0]
+
+    @property
+    def imdb_quality(self) -> pd.DataFrame:
+        """The same rows for the training-quality part (all 25k reviews; A8), kept apart from the timing parts."""
+        return self._cached("imdb_quality", lambda: self._imdb(("quality",)))[0]
 
     @property
     def imdb_trials(self) -> pd.DataFrame:

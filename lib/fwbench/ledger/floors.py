@@ -66,8 +66,8 @@ def imdb_heldout(d: Data) -> str | None:
     return problem
 
 
-def imdb_quality(d: Data, arms: tuple[str, str], batch: int, workers: int) -> str | None:
-    f = d.imdb
+def imdb_quality(f: pd.DataFrame, arms: tuple[str, str], batch: int, workers: int) -> str | None:
+    """``f``: the IMDB epoch rows A8 reads (the quality part's, or the main grid's)."""
     if f.empty:
         return None
     f = f[(f.batch_size == batch) & (f.num_workers == workers) & f.arm.isin(arms)]

@@ -10,7 +10,7 @@ from . import arm_style
 
 
 def epoch_time_figure(frame: pd.DataFrame):
-    """Median time per epoch (IQR bars) by batch size, one panel per worker count, one line per arm."""
+    """Median time per 25k-review epoch (IQR bars) by batch size, one panel per worker count, one line per arm."""
     table = epoch_time_table(frame)
     workers = sorted(table.num_workers.unique())
     fig, axes = plt.subplots(1, len(workers), figsize=(4.2 * len(workers) + 3.2, 3.6), sharey=True, squeeze=False)
@@ -31,7 +31,7 @@ def epoch_time_figure(frame: pd.DataFrame):
         ax.set_title(f"{w} data-loader workers")
         ax.set_xlabel("batch size")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("training time per epoch (s)\nmedian, IQR bars; first epoch excluded")
+    axes[0][0].set_ylabel("training time per 25k-review epoch (s)\nmedian, IQR bars; first epoch excluded")
     fig.suptitle("dashed, squares: persistent data-loader workers; solid, circles: workers started every epoch",
                  fontsize=8)
     handles = {}

@@ -24,7 +24,7 @@ from mxnet import autograd, gluon
 from mxnet.gluon import nn, rnn
 
 from ..frameworks import mxnet_info
-from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, uniform_range
+from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, check_init, keras_initial_weights, uniform_range
 
 FRAMEWORK = "mxnet"
 ONEDNN_ENV = ("MXNET_MKLDNN_ENABLED", "MXNET_USE_MKLDNN_RNN")  # read at import; "0" turns oneDNN off
@@ -93,9 +93,11 @@ _VARIANTS = ("imperative", "hybrid-partial", "hybrid-full")
 
 
 def build_model(vocab_size: int, embed_dim: int, hidden_size: int, num_classes: int = 2,
-                sparse: bool = False, variant: str = "imperative", device: str = "cpu") -> SentimentLSTM:
+                sparse: bool = False, variant: str = "imperative", device: str = "cpu", init: str = "uniform",
+                seed: int = 0) -> SentimentLSTM:
     """``variant``: ``imperative``, ``hybrid-partial`` (pre/post-LSTM blocks hybridized) or ``hybrid-full``
-    (everything hybridized); the graphs are built by the first forward pass (``prepare``)."""
+    (everything hybridized); the graphs are built by the first forward pass (``prepare``). ``init``: one of
+    ``fwbench.sentiment.INITS`` (``seed`` draws the ``keras`` arrays)."""
     if sparse:
         raise ValueError("the MXNet arm uses dense embedding gradients (the sparse arm is PyTorch's)")
     if variant not in _VARIANTS:
@@ -103,6 +105,15 @@ def build_model(vocab_size: int, embed_dim: int, hidden_size: int, num_classes: 
     model = SentimentLSTM(vocab_size, embed_dim, hidden_size, num_classes)
     model.ctx, model.variant = _context(device), variant
     model.initialize(ctx=model.ctx)
+    if check_init(init) == "keras":  # the same arrays as the PyTorch twin (``keras_initial_weights``)
+        w = keras_initial_weights(vocab_size, embed_dim, hidden_size, num_classes, seed)
+        blocks = {"embedding": model.embedding.weight, "output_weight": model.output.weight,
+                  "output_bias": model.output.bias}
+        lstm = model.lstm.collect_params()  # names end in l0_i2h_weight, l0_h2h_weight, ... (one layer)
+        blocks.update({k: next(p for name, p in lstm.items() if name.endswith(f"l0_{k}"))
+                       for k in ("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias")})
+        for name, param in blocks.items():
+            param.set_data(mx.nd.array(w[name], ctx=model.ctx))
     if variant == "hybrid-partial":
         model.embedding.hybridize(static_alloc=True, static_shape=True)
         model.output.hybridize(static_alloc=True, static_shape=True)
@@ -152,13 +163,22 @@ def make_loader(x: np.ndarray, y: np.ndarray, batch_size: int, num_workers: int,
 
 
 class Trainer:
-    def __init__(self, model: SentimentLSTM, lr: float):
+    """Adam. ``clip_norm``: as in the PyTorch twin, on the gradients of the batch-mean loss (MXNet's gradients
+    are of the summed loss, so the norm is compared at ``clip_norm * batch``; ``step(batch)`` divides later)."""
+
+    def __init__(self, model: SentimentLSTM, lr: float, clip_norm: float | None = None):
         self.trainer = gluon.Trainer(model.collect_params(), "adam", {"learning_rate": lr})
         self.loss = gluon.loss.SoftmaxCrossEntropyLoss()
+        self.params, self.clip_norm = list(model.collect_params().values()), clip_norm
+
+    def clip(self, batch: int) -> None:
+        if self.clip_norm is not None:
+            grads = [p.grad(p.list_ctx()[0]) for p in self.params if p.grad_req != "null"]
+            gluon.utils.clip_global_norm(grads, self.clip_norm * batch, check_isfinite=False)
 
 
-def make_trainer(model: SentimentLSTM, lr: float) -> Trainer:
-    return Trainer(model, lr)
+def make_trainer(model: SentimentLSTM, lr: float, clip_norm: float | None = None) -> Trainer:
+    return Trainer(model, lr, clip_norm)
 
 
 def set_learning_rate(trainer: Trainer, lr: float) -> None:
@@ -174,6 +194,7 @@ def train_one_epoch(model: SentimentLSTM, trainer: Trainer, loader) -> tuple[flo
         with autograd.record():
             loss = trainer.loss(model(x), y)
         loss.backward()
+        trainer.clip(x.shape[0])
         trainer.trainer.step(x.shape[0])
         total += loss.sum()
         seen += x.shape[0]

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from ..frameworks import torch_info
-from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, uniform_range
+from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, check_init, keras_initial_weights, uniform_range
 
 FRAMEWORK = "torch"
 __all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "SentimentLSTM", "build_model",
@@ -39,11 +39,21 @@ class SentimentLSTM(nn.Module):
     """Embedding -> LSTM -> Dense(num_classes) on the last time step (softmax lives in the loss)."""
 
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, num_classes: int = 2,
-                 sparse: bool = False):
+                 sparse: bool = False, init: str = "uniform", seed: int = 0):
         super().__init__()
         self.embedding = nn.Embedding(vocab_size, embed_dim, sparse=sparse)
         self.lstm = nn.LSTM(embed_dim, hidden_size, batch_first=True)
         self.output = nn.Linear(hidden_size, num_classes)
+        if check_init(init) == "keras":  # the same arrays as the MXNet twin (``keras_initial_weights``)
+            w = keras_initial_weights(vocab_size, embed_dim, hidden_size, num_classes, seed)
+            targets = {"embedding": self.embedding.weight, "i2h_weight": self.lstm.weight_ih_l0,
+                       "h2h_weight": self.lstm.weight_hh_l0, "i2h_bias": self.lstm.bias_ih_l0,
+                       "h2h_bias": self.lstm.bias_hh_l0, "output_weight": self.output.weight,
+                       "output_bias": self.output.bias}
+            with torch.no_grad():
+                for name, param in targets.items():
+                    param.copy_(torch.from_numpy(w[name]))
+            return
         nn.init.uniform_(self.embedding.weight, -EMBEDDING_INIT_RANGE, EMBEDDING_INIT_RANGE)
         for p in self.lstm.parameters():
             nn.init.uniform_(p, -uniform_range(hidden_size), uniform_range(hidden_size))
@@ -56,14 +66,16 @@ class SentimentLSTM(nn.Module):
 
 
 def build_model(vocab_size: int, embed_dim: int, hidden_size: int, num_classes: int = 2,
-                sparse: bool = False, variant: str = "eager", device: str = "cpu") -> nn.Module:
+                sparse: bool = False, variant: str = "eager", device: str = "cpu", init: str = "uniform",
+                seed: int = 0) -> nn.Module:
     """``variant``: ``eager`` or ``compiled`` (``torch.compile`` with the default Inductor backend; the
-    compilation itself is timed by ``prepare`` and stored apart from the epoch times)."""
+    compilation itself is timed by ``prepare`` and stored apart from the epoch times). ``init``: one of
+    ``fwbench.sentiment.INITS`` (``seed`` draws the ``keras`` arrays)."""
     if variant not in ("eager", "compiled"):
         raise ValueError(f"unknown PyTorch variant {variant!r}")
     if device == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("device 'cuda' asked for, but torch.cuda.is_available() is False on this machine")
-    model = SentimentLSTM(vocab_size, embed_dim, hidden_size, num_classes, sparse).to(device)
+    model = SentimentLSTM(vocab_size, embed_dim, hidden_size, num_classes, sparse, init, seed).to(device)
     model.device = torch.device(device)
     if variant == "compiled":
         compiled = torch.compile(model)
@@ -97,9 +109,10 @@ def make_loader(x: np.ndarray, y: np.ndarray, batch_size: int, num_workers: int,
 
 class Trainer:
     """Adam for dense gradients; with sparse embedding gradients, SparseAdam for the embedding (plain Adam
-    rejects sparse tensors) and Adam for the rest, both with the same learning rate."""
+    rejects sparse tensors) and Adam for the rest, both with the same learning rate. ``clip_norm``: the
+    gradients of the batch-mean loss are scaled so their global L2 norm is at most this (None: no clipping)."""
 
-    def __init__(self, model: nn.Module, lr: float):
+    def __init__(self, model: nn.Module, lr: float, clip_norm: float | None = None):
         core = _core(model)
         sparse = core.embedding.sparse
         dense_params = [p for name, p in core.named_parameters() if not (sparse and name.startswith("embedding"))]
@@ -107,6 +120,18 @@ class Trainer:
         if sparse:
             self.optimizers.append(torch.optim.SparseAdam(list(core.embedding.parameters()), lr=lr))
         self.loss = nn.CrossEntropyLoss()
+        self.params, self.clip_norm = list(core.parameters()), clip_norm
+
+    def clip(self) -> None:
+        """Global-norm clipping written out (``clip_grad_norm_`` takes no sparse gradients)."""
+        if self.clip_norm is None:
+            return
+        grads = [p.grad for p in self.params if p.grad is not None]
+        squares = [(g.coalesce().values() if g.is_sparse else g).pow(2).sum() for g in grads]
+        scale = self.clip_norm / (float(torch.stack(squares).sum().sqrt()) + 1e-6)
+        if scale < 1.0:
+            for g in grads:
+                g.mul_(scale)
 
     def zero_grad(self) -> None:
         for opt in self.optimizers:
@@ -117,8 +142,8 @@ class Trainer:
             opt.step()
 
 
-def make_trainer(model: SentimentLSTM, lr: float) -> Trainer:
-    return Trainer(model, lr)
+def make_trainer(model: SentimentLSTM, lr: float, clip_norm: float | None = None) -> Trainer:
+    return Trainer(model, lr, clip_norm)
 
 
 def set_learning_rate(trainer: Trainer, lr: float) -> None:
@@ -138,6 +163,7 @@ def train_one_epoch(model: SentimentLSTM, trainer: Trainer, loader) -> tuple[flo
         trainer.zero_grad()
         loss = trainer.loss(model(x), y)
         loss.backward()
+        trainer.clip()
         trainer.step()
         total += loss.detach() * len(y)
         seen += len(y)

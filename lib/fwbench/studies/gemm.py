@@ -23,6 +23,9 @@ PROFILES = {
     "smoke": {"arms": list(ARMS), "sizes": [256], "threads": [1], "warmup": 1, "repeats": 3, "device": "cpu"},
     "quick": {"arms": list(ARMS), "sizes": [1024, 2048], "threads": [1, 2], "warmup": 2, "repeats": 5,
               "device": "cpu"},
+    # issue 14's paper profile: context for the other studies (no claim of the posts rests on it), so quick's
+    "paper": {"arms": list(ARMS), "sizes": [1024, 2048], "threads": [1, 2], "warmup": 2, "repeats": 5,
+              "device": "cpu"},
     "full": {"arms": list(ARMS), "sizes": [512, 1024, 2048, 4096], "threads": [1, 2], "warmup": 3, "repeats": 20,
              "device": "cpu"},
 }

@@ -76,16 +76,22 @@ def choice(choices: Iterable) -> Validator:
     return check
 
 
-def scaling_spec(name: str, value: Any) -> dict:
-    """The IMDB cost-growth grid: {"seq_lens": [...], "threads": [...], "batch_size": n, "epochs": n,
-    "n_train": n}, or False for none (None, like every None override, keeps the profile's)."""
-    if value is False:
-        return False
-    keys = {"seq_lens": list_of(int_range(1, 500)), "threads": list_of(int_range(1, 256)),
-            "batch_size": int_range(1, 65536), "epochs": int_range(1, 1000), "n_train": int_range(2, 25000)}
-    if not isinstance(value, dict) or set(value) != set(keys):
-        raise FwbenchError(f"{name} must be a dict with keys {sorted(keys)} or False, got {value!r}")
-    return {k: keys[k](f"{name}.{k}", v) for k, v in value.items()}
+def part_spec(**keys: Validator) -> Validator:
+    """A grid part: False for none, or a dict with exactly ``keys``, each checked by its validator (None, like
+    every None override, keeps the profile's)."""
+    def check(name: str, value: Any) -> dict | bool:
+        if value is False:
+            return False
+        if not isinstance(value, dict) or set(value) != set(keys):
+            raise FwbenchError(f"{name} must be a dict with keys {sorted(keys)} or False, got {value!r}")
+        return {k: keys[k](f"{name}.{k}", v) for k, v in value.items()}
+
+    return check
+
+
+# The IMDB cost-growth grid
+scaling_spec = part_spec(seq_lens=list_of(int_range(1, 500)), threads=list_of(int_range(1, 256)),
+                         batch_size=int_range(1, 65536), epochs=int_range(1, 1000), n_train=int_range(2, 25000))
 
 
 def string(name: str, value: Any) -> str:

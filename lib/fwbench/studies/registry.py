@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 from ..errors import FwbenchError
 from . import options as opt
+from .adaptive import adaptive_option
 
 FRAMEWORKS = {"torch": "PyTorch", "mxnet": "MXNet", "onnxruntime": "ONNX Runtime", "none": "no framework"}
 BUILTIN_MODULES = ("fwbench.studies.imdb", "fwbench.studies.deepar", "fwbench.studies.vgg16",
@@ -73,7 +74,12 @@ class Study:
     validated options (e.g. fills defaults that need the data catalogue); ``preflight(options)`` checks data in
     the parent before any trial. ``code`` names modules (besides the study's own and the arms' backends) whose
     source is part of a trial's identity. ``reference`` maps a framework to the arm that stands for it in the
-    source's comparison. ``hidden`` studies (the harness self-test) stay out of the README and the post."""
+    source's comparison. ``hidden`` studies (the harness self-test) stay out of the README and the post.
+
+    Repeat blocks: ``block_field`` is the config field numbering a setting's block, ``block_option`` the option
+    that sets how many blocks the grid makes. A study that can run adaptive repeats (``studies.adaptive``)
+    declares ``adaptive_pairs`` ((numerator arm, denominator arm), ...: the ratios a setting feeds) and
+    ``adaptive_metric(summary) -> float`` (the per-trial number those ratios are taken of)."""
     name: str
     title: str
     module: str
@@ -90,6 +96,10 @@ class Study:
     code: tuple = ()
     hidden: bool = False
     figure_prefix: str | None = None
+    block_field: str = "repeat"
+    block_option: str = "repeats"
+    adaptive_pairs: tuple | None = None
+    adaptive_metric: Callable[[dict], float] | None = None
 
     def __post_init__(self):
         names = [a.name for a in self.arms]
@@ -99,6 +109,11 @@ class Study:
             if arm not in names or self.arm(arm).framework != framework:
                 raise FwbenchError(f"study {self.name!r}: reference arm {arm!r} for {framework!r} is not one of "
                                    f"its {framework} arms")
+        for pair in self.adaptive_pairs or ():
+            if len(pair) != 2 or not set(pair) <= set(names) or pair[0] == pair[1]:
+                raise FwbenchError(f"study {self.name!r}: adaptive pair {pair!r} is not two of its arms {names}")
+        if self.adaptive_pairs and self.adaptive_metric is None:
+            raise FwbenchError(f"study {self.name!r} declares adaptive_pairs but no adaptive_metric")
 
     # -- arms ---------------------------------------------------------------------------------------------
     @property
@@ -133,7 +148,22 @@ class Study:
     # -- options and plan ---------------------------------------------------------------------------------
     def resolve(self, profile: str, overrides: dict | None = None) -> dict:
         options = opt.resolve(self.name, self.profiles, self.options, profile, overrides)
+        if options.get("adaptive"):
+            self._plan_adaptive(options, overrides or {})
         return self.prepare(options) if self.prepare else options
+
+    def _plan_adaptive(self, options: dict, overrides: dict) -> None:
+        """Adaptive repeats: the grid is planned at the cap (``max_blocks`` blocks); the runner runs fewer."""
+        options["adaptive"] = adaptive_option("adaptive", options["adaptive"])  # profile values checked too
+        if not self.adaptive_pairs:
+            raise FwbenchError(f"study {self.name!r} declares no adaptive_pairs, so it cannot run adaptive "
+                               "repeats; set adaptive=False")
+        if self.block_option not in options:
+            raise FwbenchError(f"study {self.name!r} has no {self.block_option!r} option to plan adaptive blocks")
+        if overrides.get(self.block_option) is not None:
+            raise FwbenchError(f"{self.block_option} and adaptive both set: with adaptive repeats the number of "
+                               f"blocks is max_blocks; drop {self.block_option} or set adaptive=False")
+        options[self.block_option] = options["adaptive"]["max_blocks"]
 
     def code_version(self) -> str:
         """A fingerprint of the trial code: the study module, its arms' backends and ``code`` modules. It is

@@ -1,0 +1,112 @@
+"""What adaptive repeats did, per setting: blocks run, the widest CI half-width reached, why the setting stopped,
+the CPU time its trials took and the CPU time saved against fixed repeats at ``max_blocks``.
+
+Time here is trial wall time on a machine that runs one trial at a time (the store's ``provenance.trial_wall_s``,
+else ``ended_at - started_at``): the CPU-host seconds the estimate also counts. Saved = the planned trials of the
+blocks the rule skipped, times the mean time of that setting's done trials (its blocks' trials: all its arms).
+A setting whose next block is decided but not yet run is ``running``: nothing is counted as saved for it.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ..errors import FwbenchError
+from ..studies import adaptive, get_study
+
+COLUMNS = ["setting", "arms", "blocks_run", "planned_blocks", "state", "widest_half_width", "stop_reason",
+           "cpu_s", "skipped_trials", "saved_cpu_s"]
+
+
+def _state(reason: str) -> str:
+    for prefix, state in (("resolved", "resolved"), ("cap reached", "capped"), ("no arm pair", "minimum only")):
+        if reason.startswith(prefix):
+            return state
+    return "running"
+
+
+def adaptive_report(store, study: str, profile: str, overrides: dict | None = None) -> pd.DataFrame:
+    """One row per setting of an adaptive profile's plan (see the module docstring for the columns' meaning)."""
+    from ..runner import plan
+
+    s = get_study(study)
+    spec = adaptive.spec_of(s.resolve(profile, overrides))
+    if spec is None:
+        raise FwbenchError(f"{study}/{profile} does not use adaptive repeats (its adaptive option is False); "
+                           f"e.g. --set adaptive={adaptive.EXAMPLE}")
+    planned = plan(study, profile, overrides)
+    records = adaptive.observe_store(store, s, planned)
+    decisions = adaptive.decide(s, planned, records, spec)
+    stored = {r.trial_id: r for r in records}
+    settings: dict[str, list] = {}
+    for t in planned:
+        settings.setdefault(adaptive.setting_key(s, t.config), []).append(t)
+    rows = []
+    for key, trials in settings.items():
+        mine = [stored[t.trial_id] for t in trials if t.trial_id in stored]
+        blocks = sorted({adaptive.block_of(s, t.config) for t in trials})
+        stop, reason = None, ""
+        for block in sorted(decisions[key]):
+            decision = decisions[key][block]
+            if not decision.run:
+                stop, reason = block, decision.reason
+                break
+            members = [t for t in trials if adaptive.block_of(s, t.config) == block]
+            if not all(t.trial_id in stored for t in members):  # decided, not (all) run yet
+                reason = f"block {block + 1} to run: {decision.reason}"
+                break
+        skipped = [] if stop is None else [t for t in trials if adaptive.block_of(s, t.config) >= stop
+                                           and t.trial_id not in stored]
+        done_s = [r.seconds for r in mine if r.status == "done" and not math.isnan(r.seconds)]
+        mean_s = sum(done_s) / len(done_s) if done_s else math.nan
+        rows.append({"setting": adaptive.setting_label(s, trials[0].config),
+                     "arms": ", ".join(sorted({str(t.config[s.arm_field]) for t in trials})),
+                     "blocks_run": len({r.block for r in mine}), "planned_blocks": len(blocks),
+                     "state": _state(reason), "widest_half_width": _final_width(s, trials, records, key),
+                     "stop_reason": reason,
+                     "cpu_s": float(sum(r.seconds for r in mine if not math.isnan(r.seconds))),
+                     "skipped_trials": len(skipped),
+                     "saved_cpu_s": len(skipped) * mean_s if skipped else 0.0})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _final_width(study, trials, records, key: str) -> float:
+    """The widest CI half-width over every stored block of the setting (NaN: no interval yet)."""
+    pairs = adaptive.pairs_in(study, {t.config[study.arm_field] for t in trials})
+    values: dict = {}
+    for r in records:
+        if r.setting == key and r.status == "done" and not math.isnan(r.value):
+            values.setdefault((r.arm, r.block), []).append(r.value)
+    return adaptive.widest_half_width(study, pairs, values, math.inf)[0] if pairs else math.nan
+
+
+def summary_lines(frame: pd.DataFrame, study: str, profile: str) -> list[str]:
+    """A few lines for ``fwbench status``: settings by state, CPU spent and saved."""
+    if frame.empty:
+        return [f"{study}/{profile} adaptive: no settings planned"]
+    counts = frame.state.value_counts()
+    states = ", ".join(f"{n} {state}" for state, n in counts.items())
+    return [f"{study}/{profile} adaptive: {len(frame)} settings ({states}); {int(frame.blocks_run.sum())} of "
+            f"{int(frame.planned_blocks.sum())} setting-blocks run; CPU {_hours(frame.cpu_s.sum())} spent, "
+            f"{_hours(frame.saved_cpu_s.sum())} saved against fixed repeats at the cap "
+            f"({int(frame.skipped_trials.sum())} trials skipped)"]
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.2f} h" if seconds >= 3600 else f"{seconds:.0f} s"
+
+
+def adaptive_markdown(frame: pd.DataFrame) -> str:
+    """The report as a Markdown table (half-widths in %, seconds rounded), with a totals line."""
+    header = ["setting", "arms", "blocks run", "planned", "state", "widest half-width", "why it stopped", "CPU s",
+              "saved CPU s"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in frame.itertuples(index=False):
+        cells = [r.setting, r.arms, r.blocks_run, r.planned_blocks, r.state, adaptive.percent(r.widest_half_width),
+                 r.stop_reason, f"{r.cpu_s:.0f}", "n/a" if math.isnan(r.saved_cpu_s) else f"{r.saved_cpu_s:.0f}"]
+        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
+    if len(frame):
+        lines.append(f"\nCPU spent {frame.cpu_s.sum():.0f} s, saved {frame.saved_cpu_s.sum():.0f} s against fixed "
+                     "repeats at the cap.")
+    return "\n".join(lines)

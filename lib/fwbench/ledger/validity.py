@@ -1,0 +1,91 @@
+"""What could make the answer wrong (the post's closing section): the threats to validity, stated from the store's
+provenance and the sources' own conditions, never typed in as numbers.
+
+- the version gap: the sources' framework versions (``sources.*.CONDITIONS``) against the versions the trials ran;
+- hardware: each source's hardware against this machine's CPU (claims measured on other hardware than their
+  source's are labelled analogues, not verdicts);
+- the math libraries: which BLAS / oneDNN build each framework used here (``fwbench.frameworks`` records them);
+- choices where the sources are silent (the README's Assumptions section lists them with the reasons).
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from .data import Data
+from .render import framework_versions
+from .sources import CLAIMS, borealis2018, deepar2024
+
+CHOICES = (
+    "model sizes, learning rate, padding side and the classifier's time step (the 2018 post names none of them: "
+    "the Keras IMDB LSTM example's are used)",
+    "weight initialisation and no gradient clipping (the same in both frameworks; see the README's paper profile)",
+    "GluonTS defaults for the MXNet DeepAR script the 2024 post did not publish",
+    "the DeepAR datasets staged here (some rebuilt from upstream sources, each row says which)",
+)
+
+
+def _first(trials: pd.DataFrame, column: str):
+    if trials.empty or column not in trials:
+        return None
+    values = trials[column].dropna()
+    return values.iloc[0] if len(values) else None
+
+
+def _torch_build(lines: list[str]) -> list[str]:
+    """``torch.__config__.show()`` lines, shortened: the libraries, and BLAS/LAPACK from the build settings."""
+    out = [line.lstrip("- ").strip() for line in lines if not line.lstrip("- ").startswith("Build settings")]
+    settings = " ".join(line for line in lines if "Build settings" in line).split("Build settings:")[-1]
+    out += [item.strip(" ,") for item in settings.split(", ") if item.strip().startswith(("BLAS_INFO", "USE_MKLDNN"))]
+    return out
+
+
+def _builds(d: Data) -> list[str]:
+    """One line per framework: the math libraries its trials ran with (from their provenance)."""
+    lines = []
+    for study in ("imdb", "deepar", "vgg16"):
+        t = d.study_trials(study)
+        if t.empty or "provenance.framework" not in t:
+            continue
+        t = t[t.status == "done"]
+        for framework, g in t.groupby("provenance.framework"):
+            if any(line.startswith(f"  - {framework}:") for line in lines):
+                continue
+            if framework == "torch":
+                build = _first(g, "provenance.build_config")
+                text = "; ".join(_torch_build(build)) if isinstance(build, list) else "build not recorded"
+            else:
+                features = _first(g, "provenance.features_enabled")
+                text = ("features " + ", ".join(f for f in features if f in ("MKLDNN", "BLAS_OPEN", "BLAS_MKL",
+                                                                            "BLAS_APPLE", "OPENMP", "SSE", "F16C"))
+                        if isinstance(features, list) else "features not recorded")
+            lines.append(f"  - {framework}: {text}")
+    return lines
+
+
+def threats_markdown(d: Data) -> str:
+    """The closing section of the post, from the loaded rows (``Data``) and the sources."""
+    trials = pd.concat([d.study_trials(s) for s in ("imdb", "deepar", "vgg16")], ignore_index=True)
+    done = trials[trials.status == "done"] if not trials.empty else trials
+    versions = ", ".join(f"{fw} {v}" for fw, v in framework_versions(done).items()) or "no finished trials"
+    cpu = _first(done, "provenance.cpu_model") or "no finished trials"
+    other_hw = sorted({c.id for c in CLAIMS if c.hardware == "gpu"})
+    cores = _first(done, "provenance.cpu_count")
+    cores = int(cores) if cores is not None else "?"
+    parts = [
+        "## What could make this answer wrong",
+        f"- **Versions.** The 2018 post ran {borealis2018.CONDITIONS.split('; ')[1]}; the 2024 post does not give "
+        f"its versions ({deepar2024.CONDITIONS.split('; ')[1]}). Here: {versions}. Eight years of framework releases lie between "
+        "the 2018 numbers and ours: a ratio that differs may be the versions, not the frameworks' designs.",
+        f"- **Hardware.** The sources measured on {borealis2018.HARDWARE} (2018), {deepar2024.HARDWARE} (2024); "
+        f"this run on {cpu} ({cores} cores). Claims "
+        f"{', '.join(other_hw)} depend on a GPU: on this CPU they are labelled analogues, not verdicts. B compares "
+        "two CPUs, of which the post names neither the model nor the thread count.",
+        "- **Math libraries.** Each framework brings its own BLAS, oneDNN and OpenMP builds, tuned differently for "
+        "this CPU; a kernel that is fast here may be slow on the sources' machines. As recorded by the trials:",
+        *(_builds(d) or ["- (no finished trials record their builds)"]),
+        "- **Choices where the sources are silent** (the same for both frameworks; the README's Assumptions "
+        "section gives each reason): " + "; ".join(CHOICES) + ".",
+        f"- **Scale.** Profile `{d.profile or 'all'}`: each claim states the smallest run that can support a "
+        "verdict; below it the ledger says \"below scale\" and names what is missing.",
+    ]
+    return "\n".join(parts)

@@ -1,0 +1,300 @@
+"""Adaptive repeat blocks: a setting gets another repeat block only while the ratio it feeds is still too vague.
+
+A profile's ``adaptive`` option is ``False`` (fixed repeats) or ``{"min_blocks": m, "max_blocks": M, "target":
+t}``. The grid is then planned with ``M`` blocks (``Study.resolve`` sets the study's block option, e.g.
+``repeats``), and the runner goes block by block:
+
+- blocks ``0 .. m-1`` run for every setting (``m >= 2``: a CI over trials needs two per side, and the held-out
+  rule of the "best setting" claims needs a block to choose and one to judge);
+- block ``k >= m`` of a setting runs only while some arm pair of ``Study.adaptive_pairs`` present in that setting
+  has a CI half-width over blocks ``< k`` wider than ``t`` (or a side with fewer than 2 trials), and ``k < M``.
+  The CI is the one the ratio's verdict uses (``analysis.replicates.trial_ratio_ci`` on the per-trial numbers
+  ``Study.adaptive_metric(summary)``), so a setting stops exactly when its claim is resolved to +-t.
+  A stopped setting stays stopped; a setting with no pair (a part with one framework) runs the minimum only.
+
+Decisions are a pure function of the plan and the stored trials, so a sweep stopped anywhere and rerun makes
+the same decisions and reruns nothing (done trials are skipped). Blocks are numbered from 0 in configs
+(``Study.block_field``); reasons count from 1 ("block 1 of the minimum 3").
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ..errors import FwbenchError
+from .blocks import _setting_key
+
+MAX_BLOCKS_LIMIT = 100
+EXAMPLE = "{'min_blocks': 3, 'max_blocks': 10, 'target': 0.03}"
+BLOCK_VARYING = ("seed",)  # config fields that change with the block (imdb: seed = BASE_SEED + repeat)
+CONFIDENCE = 0.95  # of the interval the stopping rule reads (the verdicts' confidence)
+
+
+@dataclass(frozen=True)
+class AdaptiveSpec:
+    min_blocks: int
+    max_blocks: int
+    target: float  # CI half-width on the ratio (0.03: +-3 %)
+
+    def line(self) -> str:
+        return (f"adaptive repeats: {self.min_blocks} to {self.max_blocks} blocks, target CI half-width "
+                f"+-{100 * self.target:.1f} %")
+
+
+def _int_at_least(name: str, value, minimum: int, maximum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise FwbenchError(f"{name} must be an integer >= {minimum} and <= {maximum}, got {value!r}; "
+                           f"e.g. adaptive={EXAMPLE}")
+    return value
+
+
+def adaptive_option(name: str, value) -> dict | bool:
+    """Validator of the ``adaptive`` option: ``False``, or a dict with exactly ``min_blocks`` (int >= 2),
+    ``max_blocks`` (int >= min_blocks) and ``target`` (a number in (0, 1))."""
+    if value is False:
+        return False
+    if not isinstance(value, dict):
+        raise FwbenchError(f"{name} must be False or a dict like {EXAMPLE}, got {value!r}")
+    keys = {"min_blocks", "max_blocks", "target"}
+    if set(value) != keys:
+        missing, unknown = sorted(keys - set(value)), sorted(set(value) - keys)
+        raise FwbenchError(f"{name} needs exactly the keys min_blocks, max_blocks, target (missing {missing}, "
+                           f"unknown {unknown}); e.g. {name}={EXAMPLE}")
+    low = _int_at_least(f"{name}.min_blocks", value["min_blocks"], 2, MAX_BLOCKS_LIMIT)
+    high = _int_at_least(f"{name}.max_blocks", value["max_blocks"], low, MAX_BLOCKS_LIMIT)
+    target = value["target"]
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1:
+        raise FwbenchError(f"{name}.target must be a number in (0, 1) (the CI half-width on the ratio, 0.03 = "
+                           f"+-3 %), got {target!r}")
+    return {"min_blocks": low, "max_blocks": high, "target": float(target)}
+
+
+def spec_of(options: dict) -> AdaptiveSpec | None:
+    """The adaptive rule of resolved options (None for fixed repeats)."""
+    value = options.get("adaptive")
+    return AdaptiveSpec(**adaptive_option("adaptive", value)) if value else None
+
+
+def setting_key(study, config: dict) -> str:
+    """The setting a trial belongs to: its config without the arm, the part, the block and what varies with it."""
+    drop = {study.block_field, *BLOCK_VARYING}
+    return _setting_key({k: v for k, v in config.items() if k not in drop}, study.arm_field)
+
+
+def block_of(study, config: dict) -> int:
+    return int(config.get(study.block_field, 0))
+
+
+def setting_label(study, config: dict) -> str:
+    """A trial's label (``Study.describe``) without its arm and block tokens (``seed=43``, ``block=2``): names the
+    setting."""
+    label = study.describe(config).replace(str(config[study.arm_field]), "", 1)
+    label = re.sub(rf"\b({'|'.join(map(re.escape, (study.block_field, *BLOCK_VARYING)))})=\S+", "", label)
+    return " ".join(label.split())
+
+
+def pair_label(pair) -> str:
+    return f"{pair[0]}/{pair[1]}"
+
+
+def percent(value: float) -> str:
+    return "n/a" if value is None or math.isnan(value) else f"{100 * value:.1f} %"
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One planned trial found in the store: where it sits in the plan and what it measured."""
+    trial_id: str
+    setting: str
+    block: int
+    arm: str
+    status: str
+    value: float  # the per-trial number of ``Study.adaptive_metric`` (NaN: none)
+    seconds: float  # the trial's duration (NaN: not known)
+    reason: str | None  # the stored ``block_reason``
+
+
+@dataclass(frozen=True)
+class BlockDecision:
+    run: bool
+    reason: str
+    widest: float = math.nan  # widest CI half-width over the blocks before this one (NaN: not known)
+
+
+def _finite(value) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return value if math.isfinite(value) and value > 0 else math.nan
+
+
+def _nested(row: dict, prefix: str) -> dict:
+    """A flattened JSON column group (``summary.a``, ``summary.b.c``) back to a dict; missing values dropped."""
+    out: dict = {}
+    for column, value in row.items():
+        if not column.startswith(prefix) or value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        node, (*parents, leaf) = out, column[len(prefix):].split(".")
+        for part in parents:
+            node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else {}
+        node[leaf] = value
+    return out
+
+
+def _seconds(row: dict) -> float:
+    """The trial's duration: its own wall clock (``provenance.trial_wall_s``), else ended_at - started_at."""
+    wall = _finite(row.get("provenance.trial_wall_s"))
+    if not math.isnan(wall):
+        return wall
+    import pandas as pd
+
+    try:
+        start, end = pd.Timestamp(row.get("started_at")), pd.Timestamp(row.get("ended_at"))
+        return max((end - start).total_seconds(), 0.0)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def observe(study, planned, trials) -> list[TrialRecord]:
+    """The stored rows (``ResultsStore.trials`` frame, any status) of the planned trials, as records."""
+    if trials is None or trials.empty:
+        return []
+    by_id = {t.trial_id: t for t in planned}
+    out = []
+    for row in trials[trials.trial_id.isin(set(by_id))].to_dict("records"):
+        config = by_id[row["trial_id"]].config
+        value = math.nan
+        if row["status"] == "done" and study.adaptive_metric is not None:
+            try:
+                value = _finite(study.adaptive_metric(_nested(row, "summary.")))
+            except (KeyError, TypeError, ValueError):
+                value = math.nan
+        reason = row.get("provenance.block_reason")
+        out.append(TrialRecord(row["trial_id"], setting_key(study, config), block_of(study, config),
+                               config[study.arm_field], row["status"], value, _seconds(row),
+                               reason if isinstance(reason, str) else None))
+    return out
+
+
+def observe_store(store, study, planned) -> list[TrialRecord]:
+    """``observe`` on what ``store`` holds now for the planned trials."""
+    return observe(study, planned, store.trials(study.name, {t.trial_id for t in planned}))
+
+
+def pairs_in(study, arms) -> list[tuple]:
+    """The declared arm pairs with both arms in ``arms``."""
+    return [p for p in (study.adaptive_pairs or ()) if p[0] in arms and p[1] in arms]
+
+
+def widest_half_width(study, pairs, values: dict, before: float) -> tuple[float, str, int]:
+    """(widest half-width, pair label, fewest trials on a side) over blocks ``< before``; NaN: some pair has no
+    interval yet (fewer than 2 trials on a side, or values a CI cannot use)."""
+    from ..analysis.replicates import half_width, trial_ratio_ci
+
+    worst = (-1.0, "", 0)
+    for pair in pairs:
+        sides = [[v for (arm, block), vs in values.items() if arm == a and block < before for v in vs]
+                 for a in pair]
+        fewest = min(len(s) for s in sides)
+        width = math.nan
+        if fewest >= 2:
+            ci = trial_ratio_ci(sides[0], sides[1], CONFIDENCE)
+            width = half_width(ci["ci_low"], ci["ci_high"])
+        rank = math.inf if math.isnan(width) else width
+        if rank > worst[0]:
+            worst = (rank, pair_label(pair), fewest)
+    return (math.nan if worst[0] == math.inf else worst[0]), worst[1], worst[2]
+
+
+def _layout(study, planned) -> tuple[dict, dict]:
+    """Per setting of the plan: its block numbers and its arms."""
+    blocks: dict[str, set] = {}
+    arms: dict[str, set] = {}
+    for t in planned:
+        key = setting_key(study, t.config)
+        blocks.setdefault(key, set()).add(block_of(study, t.config))
+        arms.setdefault(key, set()).add(t.config[study.arm_field])
+    return blocks, arms
+
+
+def decide(study, planned, records: list[TrialRecord], spec: AdaptiveSpec) -> dict[str, dict[int, BlockDecision]]:
+    """For every setting of the plan and every block ``k`` of it (plus the block after its last), whether block
+    ``k`` runs and why. Reads only the done trials of blocks ``< k``: the same store gives the same decisions."""
+    blocks, arms = _layout(study, planned)
+    values: dict[str, dict] = {}
+    for r in records:
+        if r.status == "done" and not math.isnan(r.value):
+            values.setdefault(r.setting, {}).setdefault((r.arm, r.block), []).append(r.value)
+    target = percent(spec.target)
+    out: dict[str, dict[int, BlockDecision]] = {}
+    for key, planned_blocks in blocks.items():
+        pairs, decisions, stopped = pairs_in(study, arms[key]), {}, None
+        last, seen, measured = max(planned_blocks), values.get(key, {}), (None, None)
+        for k in range(last + 2):
+            if k not in planned_blocks and k <= last:
+                continue
+            if k < spec.min_blocks and k in planned_blocks:
+                decisions[k] = BlockDecision(True, f"block {k + 1} of the minimum {spec.min_blocks}")
+                continue
+            if stopped is None and not pairs:
+                stopped = BlockDecision(False, f"no arm pair in this setting: the minimum {spec.min_blocks} "
+                                               "blocks only")
+            if stopped is not None:
+                decisions[k] = stopped
+                continue
+            below = frozenset(b for _, b in seen if b < k)  # blocks not stored yet add nothing: reuse the CI
+            if measured[0] != below:
+                measured = (below, widest_half_width(study, pairs, seen, k))
+            width, label, fewest = measured[1]
+            if not math.isnan(width) and width <= spec.target:
+                stopped = BlockDecision(False, f"resolved: widest half-width {percent(width)} <= {target} after "
+                                               f"{k} blocks", width)
+                decisions[k] = stopped
+                continue
+            why = (f"pair {label} has {fewest} trial(s) on a side after {k} blocks (a CI needs 2)"
+                   if math.isnan(width) else f"pair {label} CI half-width {percent(width)} > target {target} "
+                                             f"after {k} blocks")
+            if k in planned_blocks and k < spec.max_blocks:
+                decisions[k] = BlockDecision(True, why, width)
+            else:
+                stopped = BlockDecision(False, f"cap reached ({len(planned_blocks)} block(s) planned): {why}", width)
+                decisions[k] = stopped
+        out[key] = decisions
+    return out
+
+
+def expected_blocks(study, planned, records: list[TrialRecord], spec: AdaptiveSpec) -> dict[str, int]:
+    """Blocks each setting is expected to need: the minimum, or where stored trials show the spread of a pair's
+    per-trial numbers, the trials per side a Welch t-interval on the log ratio needs to reach the target,
+    n ~ (t * sd_of_log_ratio / log(1 + target))^2 (never fewer than the blocks already stored), capped by the plan."""
+    import numpy as np
+    from scipy import stats
+
+    blocks, arms = _layout(study, planned)
+    logs: dict[tuple, list] = {}
+    stored: dict[str, int] = {}
+    for r in records:
+        if r.status == "done":
+            stored[r.setting] = max(stored.get(r.setting, 0), r.block + 1)
+            if not math.isnan(r.value):
+                logs.setdefault((r.setting, r.arm), []).append(math.log(r.value))
+    goal = math.log1p(spec.target)
+    out = {}
+    for key, planned_blocks in blocks.items():
+        need = spec.min_blocks
+        for pair in pairs_in(study, arms[key]):
+            sides = [logs.get((key, a), []) for a in pair]
+            if min(len(s) for s in sides) < 2:
+                continue
+            va, vb = (float(np.var(s, ddof=1)) for s in sides)
+            n = 2
+            while n < spec.max_blocks and (va + vb) > 0:
+                dof = (va + vb) ** 2 * (n - 1) / max(va ** 2 + vb ** 2, 1e-300)
+                if stats.t.ppf(0.5 + CONFIDENCE / 2, dof) * math.sqrt((va + vb) / n) <= goal:
+                    break
+                n += 1
+            need = max(need, n)
+        out[key] = min(max(need, stored.get(key, 0)), len(planned_blocks), spec.max_blocks)
+    return out

@@ -1,0 +1,292 @@
+"""Adaptive repeats (issue 14): a setting gets another repeat block only while the CI of its ratio is wider than
+the target, up to a cap; reasons stored per trial; resume-safe; the report's CPU saved; the estimate's two times.
+
+A framework-free toy study declared here: settings ``tight`` (the ratio is resolved after the minimum blocks),
+``noisy`` (it never is: runs to the cap) and ``solo`` (one arm, no pair: the minimum only). Most tests run its
+trials in this process (``InProcess``: the executor interface, one ``run`` call per block); one goes through the
+real CLI and child processes.
+"""
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from fwbench import cli, runner
+from fwbench.analysis.adaptive import adaptive_markdown, adaptive_report
+from fwbench.errors import FwbenchError
+from fwbench.estimate import estimate_full_runtime
+from fwbench.runner import plan, run_sweep
+from fwbench.store import ResultsStore
+from fwbench.studies import Arm, Study, adaptive, get_study, register
+from fwbench.studies import options as opt
+from fwbench.studies.blocks import interleave
+
+RULE = {"min_blocks": 2, "max_blocks": 5, "target": 0.05}
+SECONDS = {"toy-a": 2.0, "toy-b": 4.0}  # each trial's stored duration (in-process runs)
+
+
+def _grid(options):
+    configs = []
+    for repeat in range(options["repeats"]):
+        block = [{"arm": arm, "setting": s, "repeat": repeat, "seed": 100 + repeat, "threads": 1,
+                  "part": "solo" if s == "solo" else "main"}
+                 for s in options["settings"] for arm in (("toy-a",) if s == "solo" else ("toy-a", "toy-b"))]
+        configs += interleave(block, seed=repeat)
+    return configs
+
+
+def _value(config) -> float:
+    """Deterministic per config: ``tight`` varies by 0.1 %, ``noisy`` by ~40 % (so a resumed run sees the same)."""
+    z = random.Random(f"{config['setting']}:{config['arm']}:{config['repeat']}").gauss(0, 1)
+    spread = {"tight": 0.001, "noisy": 0.4, "solo": 0.4}[config["setting"]]
+    return {"toy-a": 1.0, "toy-b": 2.0}[config["arm"]] * math.exp(spread * z)
+
+
+def _trial(config, report=None):
+    return {"summary": {"time_s": _value(config)}, "measurements": [(0, "train_time_s", _value(config))],
+            "provenance": {"framework": "none"}}
+
+
+TOY = register(Study(
+    name="adaptive-toy", title="Adaptive repeats toy (tests)", module=__name__,
+    profiles={"fixed": {"settings": ["tight", "noisy", "solo"], "repeats": 3, "adaptive": False},
+              "adaptive": {"settings": ["tight", "noisy", "solo"], "repeats": 3, "adaptive": RULE},
+              "e2e": {"settings": ["tight"], "repeats": 1, "adaptive": {**RULE, "max_blocks": 3}}},
+    options={"settings": opt.list_of(opt.string, ["tight", "noisy", "solo"]), "repeats": opt.int_range(1, 100),
+             "adaptive": adaptive.adaptive_option},
+    grid=_grid, run_trial=_trial, describe=lambda c: f"toy {c['arm']} {c['setting']} repeat={c['repeat']}",
+    arms=(Arm("toy-a", "none", None, "a", "Toy A", "#000000"), Arm("toy-b", "none", None, "b", "Toy B", "#888888")),
+    hidden=True, adaptive_pairs=(("toy-a", "toy-b"),), adaptive_metric=lambda summary: summary["time_s"]))
+
+
+class InProcess:
+    """An executor running toy trials here; ``stop_after`` trials it raises KeyboardInterrupt (a killed sweep)."""
+
+    def __init__(self, stop_after: int | None = None):
+        self.stop_after, self.calls, self.ran = stop_after, [], []
+
+    def run(self, trials, record, bar):
+        self.calls.append([t.config for t in trials])
+        for t in trials:
+            if self.stop_after is not None and len(self.ran) >= self.stop_after:
+                raise KeyboardInterrupt
+            out = _trial(t.config)
+            record(t, {"status": "done", "summary": out["summary"], "measurements": out["measurements"],
+                       "provenance": {"trial_wall_s": SECONDS[t.config["arm"]]}, "error": None, "stderr_tail": None,
+                       "started_at": "2026-01-01T00:00:00+00:00", "ended_at": "2026-01-01T00:00:01+00:00"},
+                   {"runner": "in-process"})
+            self.ran.append(t.trial_id)
+
+    def close(self):
+        pass
+
+
+def sweep(store, profile="adaptive", overrides=None, executor=None, monkeypatch=None):
+    executor = executor or InProcess()
+    monkeypatch.setattr(runner, "LocalExecutor", lambda **kwargs: executor)
+    return run_sweep("adaptive-toy", profile, overrides, store=store, progress="none"), executor
+
+
+def blocks_by_setting(store) -> dict:
+    t = store.trials("adaptive-toy")
+    return {s: sorted(set(g["config.repeat"])) for s, g in t[t.status == "done"].groupby("config.setting")}
+
+
+@pytest.fixture
+def store(tmp_path):
+    return ResultsStore(tmp_path / "results.sqlite")
+
+
+# -- the rule ---------------------------------------------------------------------------------------------------
+def test_noisy_setting_runs_to_the_cap_and_tight_one_stops_at_the_minimum(store, monkeypatch):
+    summary, executor = sweep(store, monkeypatch=monkeypatch)
+    assert blocks_by_setting(store) == {"tight": [0, 1], "noisy": [0, 1, 2, 3, 4], "solo": [0, 1]}
+    assert summary.ok and summary.planned == 25 and summary.done == 16 and summary.not_needed == 9
+    assert "9 not needed (adaptive blocks)" in summary.line()
+    # one executor.run per block; after the minimum only the unresolved setting's trials go out
+    assert len(executor.calls) == 5
+    assert [{c["setting"] for c in call} for call in executor.calls[2:]] == [{"noisy"}] * 3
+
+
+def test_fixed_repeats_behave_as_before(store, monkeypatch):
+    summary, executor = sweep(store, profile="fixed", monkeypatch=monkeypatch)
+    assert len(executor.calls) == 1 and summary.done == 15 and "not needed" not in summary.line()
+    assert blocks_by_setting(store) == {"tight": [0, 1, 2], "noisy": [0, 1, 2], "solo": [0, 1, 2]}
+    assert "provenance.block_reason" not in store.trials("adaptive-toy")
+
+
+def test_repeats_follow_max_blocks_only_when_adaptive():
+    assert {t.config["repeat"] for t in plan("adaptive-toy", "adaptive")} == set(range(5))
+    assert {t.config["repeat"] for t in plan("adaptive-toy", "fixed")} == set(range(3))
+    widened = plan("adaptive-toy", "fixed", {"adaptive": {**RULE, "max_blocks": 7}})
+    assert {t.config["repeat"] for t in widened} == set(range(7))
+
+
+def test_reasons_are_stored_with_every_trial(store, monkeypatch):
+    sweep(store, monkeypatch=monkeypatch)
+    t = store.trials("adaptive-toy").set_index(["config.setting", "config.arm", "config.repeat"])
+    reason = t["provenance.block_reason"]
+    assert reason[("tight", "toy-a", 0)] == "block 1 of the minimum 2"
+    assert reason[("solo", "toy-a", 1)] == "block 2 of the minimum 2"
+    later = reason[("noisy", "toy-b", 2)]
+    assert later.startswith("pair toy-a/toy-b CI half-width ") and later.endswith("> target 5.0 % after 2 blocks")
+    assert reason[("noisy", "toy-a", 4)].endswith("after 4 blocks")
+
+
+def test_decisions_name_why_settings_stop(store, monkeypatch):
+    sweep(store, monkeypatch=monkeypatch)
+    planned = plan("adaptive-toy", "adaptive")
+    records = adaptive.observe_store(store, TOY, planned)
+    decisions = adaptive.decide(TOY, planned, records, adaptive.AdaptiveSpec(**RULE))
+    by_setting = {adaptive.setting_key(TOY, t.config): t.config["setting"] for t in planned}
+    stop = {by_setting[k]: next(d for d in v.values() if not d.run).reason for k, v in decisions.items()}
+    assert stop["tight"].startswith("resolved: widest half-width ")
+    assert stop["tight"].endswith("<= 5.0 % after 2 blocks")
+    assert stop["noisy"].startswith("cap reached (5 block(s) planned): pair toy-a/toy-b CI half-width")
+    assert stop["solo"] == "no arm pair in this setting: the minimum 2 blocks only"
+
+
+# -- resume ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("stop_after", [1, 5, 8, 10, 13])
+def test_a_resumed_run_makes_the_same_decisions_and_runs_nothing_twice(tmp_path, monkeypatch, stop_after):
+    whole = ResultsStore(tmp_path / "whole.sqlite")
+    sweep(whole, monkeypatch=monkeypatch)
+    resumed = ResultsStore(tmp_path / "resumed.sqlite")
+    first = InProcess(stop_after=stop_after)
+    with pytest.raises(KeyboardInterrupt):
+        sweep(resumed, executor=first, monkeypatch=monkeypatch)
+    _, second = sweep(resumed, monkeypatch=monkeypatch)
+    assert len(first.ran) == stop_after and not set(first.ran) & set(second.ran)
+    assert len(first.ran) + len(second.ran) == 16 == len(set(first.ran + second.ran))
+
+    def reasons(s):
+        t = s.trials("adaptive-toy")
+        return dict(zip(t.trial_id, t["provenance.block_reason"]))
+
+    assert reasons(resumed) == reasons(whole)
+    _, third = sweep(resumed, monkeypatch=monkeypatch)  # everything decided is done: nothing runs
+    assert third.ran == []
+
+
+# -- the report ------------------------------------------------------------------------------------------------
+def test_report_counts_blocks_cpu_spent_and_saved(store, monkeypatch):
+    sweep(store, monkeypatch=monkeypatch)
+    report = adaptive_report(store, "adaptive-toy", "adaptive").set_index("setting")
+    tight, noisy, solo = (report.loc[f"toy {s}"] for s in ("tight", "noisy", "solo"))
+    assert (tight.blocks_run, tight.state, tight.cpu_s, tight.skipped_trials) == (2, "resolved", 12.0, 6)
+    assert tight.saved_cpu_s == 6 * 3.0 and tight.widest_half_width <= 0.05  # 3 skipped blocks x 2 trials x 3 s
+    assert (noisy.blocks_run, noisy.state, noisy.cpu_s, noisy.saved_cpu_s) == (5, "capped", 30.0, 0.0)
+    assert noisy.widest_half_width > 0.05
+    assert (solo.blocks_run, solo.state, solo.cpu_s, solo.saved_cpu_s) == (2, "minimum only", 4.0, 6.0)
+    text = adaptive_markdown(report.reset_index())
+    assert "| toy tight | toy-a, toy-b | 2 | 5 | resolved |" in text and "saved 24 s" in text
+
+
+def test_report_saves_nothing_while_a_block_is_pending_and_reads_timestamps(store, monkeypatch):
+    with pytest.raises(KeyboardInterrupt):
+        sweep(store, executor=InProcess(stop_after=11), monkeypatch=monkeypatch)  # blocks 1-2, half of block 3
+    report = adaptive_report(store, "adaptive-toy", "adaptive").set_index("setting")
+    noisy = report.loc["toy noisy"]
+    assert noisy.state == "running" and noisy.saved_cpu_s == 0 and noisy.stop_reason.startswith("block 3 to run: ")
+    # a row without trial_wall_s (e.g. a failed trial) counts ended_at - started_at
+    trial = next(t for t in plan("adaptive-toy", "adaptive") if t.config["setting"] == "noisy"
+                 and t.config["repeat"] == 4)
+    runner.store_outcome(store, trial, {"status": "failed", "summary": {}, "measurements": [], "provenance": {},
+                                        "error": "boom", "stderr_tail": "", "started_at": "2026-01-01T00:00:00+0000",
+                                        "ended_at": "2026-01-01T00:01:30+0000"}, "adaptive", {})
+    after = adaptive_report(store, "adaptive-toy", "adaptive").set_index("setting").loc["toy noisy"]
+    assert after.cpu_s == noisy.cpu_s + 90
+
+
+def test_report_of_a_fixed_profile_is_an_error(store):
+    with pytest.raises(FwbenchError, match="does not use adaptive repeats"):
+        adaptive_report(store, "adaptive-toy", "fixed")
+
+
+# -- bad input ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("value, message", [
+    (True, "adaptive must be False or a dict like"),
+    ({"min_blocks": 1, "max_blocks": 3, "target": 0.03}, "adaptive.min_blocks must be an integer >= 2"),
+    ({"min_blocks": 3, "max_blocks": 2, "target": 0.03}, "adaptive.max_blocks must be an integer >= 3"),
+    ({"min_blocks": 3, "max_blocks": 4, "target": 1.5}, r"adaptive.target must be a number in \(0, 1\)"),
+    ({"min_blocks": 3, "max_blocks": 4, "target": 0}, r"adaptive.target must be a number in \(0, 1\)"),
+    ({"min_blocks": 3.0, "max_blocks": 4, "target": 0.03}, "adaptive.min_blocks must be an integer"),
+    ({"min_blocks": 3, "max_blocks": 4}, r"needs exactly the keys .* \(missing \['target'\]"),
+    ({"min_blocks": 3, "max_blocks": 4, "target": 0.03, "cap": 9}, r"unknown \['cap'\]"),
+])
+def test_bad_adaptive_values_are_one_clear_error(value, message, tmp_store, capsys):
+    with pytest.raises(FwbenchError, match=message):
+        plan("adaptive-toy", "fixed", {"adaptive": value})
+    assert cli.main(["run", "adaptive-toy", "--profile", "fixed", "--set", f"adaptive={value!r}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("fwbench: error: adaptive") and not tmp_store.exists()
+
+
+def test_good_adaptive_values_pass_and_repeats_with_adaptive_is_refused():
+    assert adaptive.adaptive_option("adaptive", False) is False
+    assert adaptive.adaptive_option("adaptive", {"min_blocks": 2, "max_blocks": 2, "target": 1e-3})["target"] == 1e-3
+    with pytest.raises(FwbenchError, match="repeats and adaptive both set"):
+        plan("adaptive-toy", "adaptive", {"repeats": 4})
+    assert len(plan("adaptive-toy", "adaptive", {"repeats": 4, "adaptive": False})) == 20
+
+
+# -- estimate ----------------------------------------------------------------------------------------------------
+def test_estimate_expected_is_below_capped(store, monkeypatch):
+    sweep(store, profile="fixed", monkeypatch=monkeypatch)  # 3 stored blocks: the same trials as blocks 0-2
+    est = estimate_full_runtime(store, "adaptive-toy", 1, "adaptive")
+    a = est.adaptive
+    planned = plan("adaptive-toy", "adaptive")
+    assert est.n_trials == 25 and est.total_s == pytest.approx(sum(est.per_trial.values()))  # capped: all blocks
+    # expected: tight and solo keep their 3 stored blocks (the minimum is 2), noisy needs the cap
+    kept = [t for t in planned if t.config["setting"] == "noisy" or t.config["repeat"] < 3]
+    assert a["expected_trials"] == len(kept) == 6 + 10 + 3
+    assert a["expected_s"] == pytest.approx(sum(est.per_trial[t.trial_id] for t in kept))
+    assert a["expected_s"] <= est.total_s and a["expected_makespan_s"] <= est.makespan_s
+    lines = "\n".join(est.lines())
+    assert "capped (every setting at 5 blocks)" in lines and "expected (2 blocks" in lines
+    assert estimate_full_runtime(store, "adaptive-toy", 1, "fixed").adaptive is None
+
+
+def test_expected_blocks_without_stored_trials_is_the_minimum(store):
+    planned = plan("adaptive-toy", "adaptive")
+    need = adaptive.expected_blocks(TOY, planned, [], adaptive.AdaptiveSpec(**RULE))
+    assert set(need.values()) == {2}
+
+
+# -- the studies and the real runner -----------------------------------------------------------------------------
+def test_imdb_and_vgg16_declare_their_pairs_and_default_to_fixed_repeats():
+    imdb, vgg16 = get_study("imdb"), get_study("vgg16")
+    assert imdb.adaptive_pairs == (("torch-eager", "mxnet-imperative"), ("torch-sparse", "mxnet-imperative"))
+    assert vgg16.adaptive_pairs == ((vgg16.reference_arm("torch"), vgg16.reference_arm("mxnet")),)
+    assert imdb.adaptive_metric({"median_epoch_s": 1.5}) == 1.5
+    assert vgg16.adaptive_metric({"median_latency_ms": 20.0}) == 20.0
+    for study in (imdb, vgg16):
+        assert all(p["adaptive"] is False for name, p in study.profiles.items() if name != "paper")
+        assert study.profiles["paper"]["adaptive"]["min_blocks"] >= 3  # issue 14's profile is adaptive
+    rule = {"adaptive": {"min_blocks": 2, "max_blocks": 4, "target": 0.03}}
+    assert {t.config["repeat"] for t in plan("imdb", "quick", rule)} == set(range(4))
+    assert {t.config["block"] for t in plan("vgg16", "quick", rule) if t.config["part"] == "main"} == set(range(4))
+    seeds = {adaptive.setting_key(imdb, t.config) for t in plan("imdb", "quick", rule) if t.config["part"] == "main"}
+    assert len(seeds) == len({adaptive.setting_key(imdb, t.config) for t in plan("imdb", "quick")
+                              if t.config["part"] == "main"})  # seed and repeat are not part of a setting
+
+
+def test_end_to_end_through_the_cli(tmp_store, capsys):
+    """Real child processes: 2 arms x 2 blocks (the tight setting stops at the minimum), then status and estimate."""
+    assert cli.main(["run", "adaptive-toy", "--profile", "e2e", "--progress", "lines"]) == 0
+    out = capsys.readouterr().out
+    assert "adaptive block 1/3: every setting runs (block 1 of the minimum 2)" in out
+    assert "adaptive block 3/3 stops for toy tight: resolved: widest half-width" in out
+    assert "2 not needed (adaptive blocks)" in out
+    t = ResultsStore.open_read(tmp_store).trials("adaptive-toy")
+    assert len(t) == 4 and set(t.status) == {"done"} and t["provenance.block_reason"].str.startswith("block ").all()
+    assert cli.main(["status", "--study", "adaptive-toy", "--profile", "e2e", "--adaptive"]) == 0
+    out = capsys.readouterr().out
+    assert "adaptive-toy/e2e adaptive: 1 settings (1 resolved)" in out and "| toy tight |" in out
+    assert cli.main(["estimate", "adaptive-toy", "--workers", "1", "--profile", "e2e"]) == 0
+    out = capsys.readouterr().out
+    assert "capped (every setting at 3 blocks)" in out and "expected (2 blocks" in out
+    assert cli.main(["run", "adaptive-toy", "--profile", "e2e", "--progress", "lines"]) == 0
+    assert "4 already done, 0 run now, 0 failed, 2 not needed" in capsys.readouterr().out
