@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..data.imdb import REVIEWS_PER_SPLIT
 from ..paths import results_path
 from ..store import ResultsStore
 from ..studies import get_study
@@ -32,9 +33,6 @@ def post_comparison() -> tuple[str, tuple[str, ...]]:
 
     study = _study()
     return study.reference_arm("mxnet"), tuple(a for a in CORE_ARMS if study.framework_of(a) == "torch")
-
-
-FULL_EPOCH = 25000  # training reviews in one epoch of the 2018 post
 
 
 def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
@@ -61,7 +59,7 @@ def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore 
     wide = wide.rename(columns=keys).join(whole, on="trial_id")
     wide.columns.name = None
     if "train_time_s" in wide:  # the post's epoch is all 25k reviews: comparable across batch sizes whose epochs
-        wide["epoch_25k_s"] = wide.train_time_s * FULL_EPOCH / wide.n_train  # hold other numbers of reviews
+        wide["epoch_25k_s"] = wide.train_time_s * REVIEWS_PER_SPLIT / wide.n_train  # hold other numbers of reviews
     return wide.sort_values(["arm", "batch_size", "num_workers", "seed", "epoch"]).reset_index(drop=True)
 
 

@@ -40,6 +40,7 @@ CANONICAL_URL = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz
 CANONICAL_SHA256 = "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe"
 ARCHIVE_NAMES = ("aclImdb_v1.tar.gz", "aclImdb_v1_labeled.tar.gz")
 REVIEWS_PER_SPLIT_AND_LABEL = 12_500
+REVIEWS_PER_SPLIT = 2 * REVIEWS_PER_SPLIT_AND_LABEL  # 25,000 train, 25,000 test: one epoch of the 2018 post
 ENCODER_VERSION = 1  # bump when the encoding code changes, so stale caches are not reused
 
 _KERAS_FILTERS = '!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~\t\n'

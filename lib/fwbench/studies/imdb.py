@@ -158,7 +158,7 @@ def grid(options: dict) -> list[dict]:
     ``DEFAULT_LIFETIME``); parts other than main use the first listed lifetime and oneDNN value. Duplicates are
     merged, so a setting in two parts is one trial (labelled with the part that lists it first). Odd repeat blocks
     run their settings in reverse order (settings compared across, such as worker lifetime, alternate)."""
-    from ..data.imdb import Encoding  # framework-free
+    from ..data.imdb import REVIEWS_PER_SPLIT, Encoding  # framework-free
 
     schedule = {"factor": LR_FACTOR, "every_epochs": LR_EVERY}
     lifetime, onednn = options["worker_lifetime"][0], options["onednn"][0]
@@ -178,8 +178,11 @@ def grid(options: dict) -> list[dict]:
     plan += [(arm, setting(max(options["batch_sizes"]), min(options["workers"]), part="extra"))
              for arm in options.get("extra_arms", [])]
     per_batch = options.get("batches_per_epoch")
-    runs = [(arm, s, seq_len, threads, min(25000, per_batch * s["batch_size"]) if per_batch else options["n_train"],
-             options["n_test"]) for seq_len in options["seq_len"] for threads in options["threads"] for arm, s in plan]
+    def n_train(batch_size):
+        return min(REVIEWS_PER_SPLIT, per_batch * batch_size) if per_batch else options["n_train"]
+
+    runs = [(arm, s, seq_len, threads, n_train(s["batch_size"]), options["n_test"]) for seq_len in options["seq_len"]
+            for threads in options["threads"] for arm, s in plan]
     scaling = options.get("scaling")
     if scaling:
         runs += [(arm, setting(scaling["batch_size"], 0, epochs=scaling["epochs"], part="scaling"), seq_len,
@@ -194,7 +197,8 @@ def grid(options: dict) -> list[dict]:
     quality = options.get("quality_part")
     if quality:  # training quality: every review in, every review scored; its own number of blocks (seeds)
         runs += [(arm, setting(quality["batch_size"], 0, epochs=quality["epochs"], part="quality"),
-                  options["seq_len"][0], options["threads"][0], 25000, 25000) for arm in options["arms"]]
+                  options["seq_len"][0], options["threads"][0], REVIEWS_PER_SPLIT, REVIEWS_PER_SPLIT)
+                 for arm in options["arms"]]
     configs, seen = [], set()
     for repeat in range(options["repeats"]):
         block = []
