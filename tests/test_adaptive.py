@@ -23,7 +23,7 @@ from fwbench.studies import Arm, Study, adaptive, get_study, register
 from fwbench.studies import options as opt
 from fwbench.studies.blocks import interleave
 
-RULE = {"min_blocks": 2, "max_blocks": 5, "target": 0.05}
+RULE = {"min_blocks": 2, "max_blocks": 5, "target": 0.05, "futility": False}  # the pure rule: noisy runs to the cap
 SECONDS = {"toy-a": 2.0, "toy-b": 4.0}  # each trial's stored duration (in-process runs)
 
 
@@ -148,6 +148,45 @@ def test_decisions_name_why_settings_stop(store, monkeypatch):
     assert stop["solo"] == "no arm pair in this setting: the minimum 2 blocks only"
 
 
+FUTILE = {**RULE, "futility": True}
+
+
+def test_futility_is_the_default():
+    assert adaptive.spec_of({"adaptive": {k: RULE[k] for k in adaptive.KEYS}}).futility is True
+    assert adaptive.spec_of({"adaptive": RULE}).futility is False
+
+
+def test_futility_stops_a_setting_whose_ci_cannot_reach_the_target_by_the_cap(store, monkeypatch):
+    summary, _ = sweep(store, overrides={"adaptive": FUTILE}, monkeypatch=monkeypatch)
+    # noisy (log-sd 0.4 a side) would need far more than 5 trials a side for +-5 %: it stops at the minimum
+    assert blocks_by_setting(store) == {"tight": [0, 1], "noisy": [0, 1], "solo": [0, 1]}
+    assert summary.done == 10 and summary.not_needed == 15
+    planned = plan("adaptive-toy", "adaptive", {"adaptive": FUTILE})
+    decisions = adaptive.decide(TOY, planned, adaptive.observe_store(store, TOY, planned),
+                                adaptive.AdaptiveSpec(**FUTILE))
+    by_setting = {adaptive.setting_key(TOY, t.config): t.config["setting"] for t in planned}
+    stop = {by_setting[k]: next(d for d in v.values() if not d.run).reason for k, v in decisions.items()}
+    assert stop["noisy"].startswith("futile: pair toy-a/toy-b CI half-width ")
+    assert stop["noisy"].endswith("> 5.0 % at the cap of 5 blocks")
+    assert stop["tight"].startswith("resolved: ")  # a resolved setting is still "resolved"
+    report = adaptive_report(store, "adaptive-toy", "adaptive", {"adaptive": FUTILE}).set_index("setting")
+    assert report.loc["toy noisy"].state == "futile" and report.loc["toy noisy"].saved_cpu_s == 3 * 2 * 3.0
+
+
+def test_futility_lets_a_reachable_target_run_on(store, monkeypatch):
+    reachable = {**FUTILE, "target": 0.9}  # +-90 %: 5 trials a side of log-sd 0.4 get there, 2 do not
+    sweep(store, overrides={"adaptive": reachable}, monkeypatch=monkeypatch)
+    assert len(blocks_by_setting(store)["noisy"]) > 2
+
+
+def test_projected_half_width_follows_the_welch_interval():
+    assert adaptive.half_width_at(0.0, 0.0, 5) == 0.0 and math.isnan(adaptive.half_width_at(0.1, 0.1, 1))
+    wide, narrow = adaptive.half_width_at(0.16, 0.16, 3), adaptive.half_width_at(0.16, 0.16, 30)
+    assert wide > narrow > 0
+    # n = 30 a side, sd 0.4 a side: t(58) * sqrt(0.32 / 30) = 0.2067 on the log scale
+    assert narrow == pytest.approx(math.expm1(2.0017 * math.sqrt(0.32 / 30)), rel=1e-3)
+
+
 # -- resume ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("stop_after", [1, 5, 8, 10, 13])
 def test_a_resumed_run_makes_the_same_decisions_and_runs_nothing_twice(tmp_path, monkeypatch, stop_after):
@@ -215,6 +254,7 @@ def test_report_of_a_fixed_profile_is_an_error(store):
     ({"min_blocks": 3.0, "max_blocks": 4, "target": 0.03}, "adaptive.min_blocks must be an integer"),
     ({"min_blocks": 3, "max_blocks": 4}, r"needs exactly the keys .* \(missing \['target'\]"),
     ({"min_blocks": 3, "max_blocks": 4, "target": 0.03, "cap": 9}, r"unknown \['cap'\]"),
+    ({"min_blocks": 3, "max_blocks": 4, "target": 0.03, "futility": "yes"}, "adaptive.futility must be True or False"),
 ])
 def test_bad_adaptive_values_are_one_clear_error(value, message, tmp_store, capsys):
     with pytest.raises(FwbenchError, match=message):
@@ -247,6 +287,9 @@ def test_estimate_expected_is_below_capped(store, monkeypatch):
     lines = "\n".join(est.lines())
     assert "capped (every setting at 5 blocks)" in lines and "expected (2 blocks" in lines
     assert estimate_full_runtime(store, "adaptive-toy", 1, "fixed").adaptive is None
+    # with futility the noisy setting cannot reach +-5 % by the cap: it is expected to stop (at its 3 stored blocks)
+    futile = estimate_full_runtime(store, "adaptive-toy", 1, "adaptive", {"adaptive": FUTILE}).adaptive
+    assert futile["expected_trials"] == 6 + 6 + 3
 
 
 def test_expected_blocks_without_stored_trials_is_the_minimum(store):

@@ -20,7 +20,8 @@ COLUMNS = ["setting", "arms", "blocks_run", "planned_blocks", "state", "widest_h
 
 
 def _state(reason: str) -> str:
-    for prefix, state in (("resolved", "resolved"), ("cap reached", "capped"), ("no arm pair", "minimum only")):
+    for prefix, state in (("resolved", "resolved"), ("cap reached", "capped"), ("futile", "futile"),
+                          ("no arm pair", "minimum only")):
         if reason.startswith(prefix):
             return state
     return "running"
