@@ -333,3 +333,69 @@ def test_end_to_end_through_the_cli(tmp_store, capsys):
     assert "capped (every setting at 3 blocks)" in out and "expected (2 blocks" in out
     assert cli.main(["run", "adaptive-toy", "--profile", "e2e", "--progress", "lines"]) == 0
     assert "4 already done, 0 run now, 0 failed, 2 not needed" in capsys.readouterr().out
+
+
+# -- the estimate's check: a prediction saved before a run against what the run measured ---------------------------
+class BusyInProcess(InProcess):
+    """Marks one trial (tight, toy-a, block 0) busy_machine with a 100 s wall time: it must be left out."""
+
+    def run(self, trials, record, bar):
+        def marked(t, outcome, runner_info):
+            if (t.config["setting"], t.config["arm"], t.config["repeat"]) == ("tight", "toy-a", 0):
+                outcome = {**outcome, "provenance": {"trial_wall_s": 100.0, "busy_machine": True}}
+            record(t, outcome, runner_info)
+
+        super().run(trials, marked, bar)
+
+
+def _busy_id(store) -> str:
+    t = store.trials("adaptive-toy")
+    return t[t["provenance.busy_machine"].eq(True)].trial_id.item()
+
+
+def test_a_saved_prediction_is_checked_against_the_trials_run_after_it(tmp_path, monkeypatch):
+    from fwbench.analysis.estimate_check import check_markdown, check_prediction, save_prediction
+
+    before = ResultsStore(tmp_path / "before.sqlite")
+    sweep(before, profile="fixed", monkeypatch=monkeypatch)  # toy-a trials take 2 s, toy-b 4 s
+    prediction = tmp_path / "prediction.json"
+    entry = save_prediction(estimate_full_runtime(before, "adaptive-toy", 1, "adaptive"), prediction, before)
+    assert entry["fitted_on"]["trials"] == 15 and len(entry["per_trial"]) == 25
+    after = ResultsStore(tmp_path / "after.sqlite")
+    monkeypatch.setitem(SECONDS, "toy-b", 8.0)  # toy-b turns out twice as slow as predicted
+    sweep(after, executor=BusyInProcess(), monkeypatch=monkeypatch)
+    check = check_prediction(prediction, after).set_index("group")
+    ran = after.trials("adaptive-toy")
+    ran = dict(zip(ran.trial_id, ran["config.arm"]))
+    predicted = {arm: sum(p["predicted_s"] for tid, p in entry["per_trial"].items() if ran.get(tid) == arm)
+                 for arm in ("toy-a", "toy-b")}
+    n_a, n_b = (sum(a == arm for a in ran.values()) for arm in ("toy-a", "toy-b"))
+    a, b, both = check.loc["toy-a"], check.loc["toy-b"], check.loc["all"]
+    assert (a.busy_trials, a.measured_trials, b.busy_trials, b.measured_trials) == (1, n_a - 1, 0, n_b)
+    busy_prediction = next(p["predicted_s"] for tid, p in entry["per_trial"].items() if p["arm"] == "toy-a"
+                           and tid in ran and tid == _busy_id(after))
+    assert a.predicted_s == pytest.approx(predicted["toy-a"] - busy_prediction)
+    assert a.measured_s == 2.0 * (n_a - 1) and b.measured_s == 8.0 * n_b
+    assert b.error == pytest.approx((predicted["toy-b"] - 8.0 * n_b) / (8.0 * n_b)) and b.error < -0.3
+    assert both.planned_trials == 25 and both.measured_trials == n_a - 1 + n_b
+    assert both.error == pytest.approx((a.predicted_s + b.predicted_s - a.measured_s - b.measured_s)
+                                       / (a.measured_s + b.measured_s))
+    assert f"| adaptive-toy | toy-b | {n_b} of 10 (0) | " in check_markdown(check.reset_index())
+    # saving again replaces the study's entry instead of adding a second one
+    save_prediction(estimate_full_runtime(before, "adaptive-toy", 1, "adaptive"), prediction, before)
+    assert len(check_prediction(prediction, after)) == 3
+
+
+def test_the_check_refuses_what_is_not_a_prediction(tmp_path, tmp_store, capsys):
+    from fwbench.analysis.estimate_check import check_prediction
+
+    with pytest.raises(FwbenchError, match="no prediction file at .*--save"):
+        check_prediction(tmp_path / "missing.json", None)
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(FwbenchError, match="not a prediction file"):
+        check_prediction(tmp_path / "bad.json", None)
+    (tmp_path / "other.json").write_text('{"format": "something else"}')
+    with pytest.raises(FwbenchError, match="not a prediction file"):
+        check_prediction(tmp_path / "other.json", None)
+    assert cli.main(["estimate", "--profile", "quick"]) == 2
+    assert "needs a study and --workers" in capsys.readouterr().err

@@ -63,9 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
         run.add_argument(flag, default=None, help=f"with a tls:// scheduler (or set {env})")
 
     estimate = sub.add_parser("estimate", help="how long a profile takes on N workers, from the stored trials")
-    estimate.add_argument("study")
-    estimate.add_argument("--workers", type=int, required=True)
+    estimate.add_argument("study", nargs="?")
+    estimate.add_argument("--workers", type=int, default=None, help="required unless --check")
     estimate.add_argument("--profile", default="full")
+    estimate.add_argument("--save", default=None, metavar="FILE",
+                          help="also write the per-trial prediction to FILE (JSON), to check after the run")
+    estimate.add_argument("--check", default=None, metavar="FILE",
+                          help="instead: set a saved prediction against what the store measured since")
 
     status = sub.add_parser("status", help="what is done / missing / failed")
     status.add_argument("--study", default=None)
@@ -158,10 +162,25 @@ def cmd_estimate(args) -> int:
     from .store import ResultsStore
 
     path = results_path()
+    if args.check is None and (args.study is None or args.workers is None):
+        raise FwbenchError("fwbench estimate needs a study and --workers (e.g. `fwbench estimate imdb --workers 8`), "
+                           "or --check FILE")
     if not path.exists():
-        raise FwbenchError(f"no results store at {path}; run `fwbench run {args.study} --profile quick` first "
-                           "or set FWBENCH_RESULTS")
-    print("\n".join(estimate_full_runtime(ResultsStore.open_read(path), args.study, args.workers, args.profile).lines()))
+        raise FwbenchError(f"no results store at {path}; run `fwbench run {args.study or 'imdb'} --profile quick` "
+                           "first or set FWBENCH_RESULTS")
+    store = ResultsStore.open_read(path)
+    if args.check is not None:
+        from .analysis.estimate_check import check_markdown, check_prediction
+
+        print(check_markdown(check_prediction(Path(args.check), store)))
+        return 0
+    estimate = estimate_full_runtime(store, args.study, args.workers, args.profile)
+    print("\n".join(estimate.lines()))
+    if args.save:
+        from .analysis.estimate_check import save_prediction
+
+        save_prediction(estimate, Path(args.save), store)
+        print(f"prediction written to {args.save}", file=sys.stderr)
     return 0
 
 

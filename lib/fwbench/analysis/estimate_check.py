@@ -1,0 +1,115 @@
+"""Is ``fwbench estimate`` right? A prediction saved before a run (``fwbench estimate ... --save FILE``) set
+against what the run then measured (``fwbench estimate --check FILE``).
+
+The prediction file holds, per study, the predicted seconds of every planned trial, the capped and expected
+totals, when it was made and from which store (how many trials, which commits): it is written before the trials
+it predicts exist, so the comparison cannot be fitted after the fact. The check joins it with the store's done
+trials by trial id (the id holds the code fingerprint: a trial measured with other code does not match) and
+reports per study and arm the predicted and the measured trial wall time of the trials both cover, the error
+of the sum ((predicted - measured) / measured), and the median per-trial error. Trials flagged
+``busy_machine`` (other processes took the CPU) are counted apart and left out of the error: they measure the
+neighbours, not the model.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import FwbenchError
+
+FORMAT = "fwbench-estimate-prediction/1"
+COLUMNS = ["study", "group", "planned_trials", "measured_trials", "busy_trials", "predicted_s", "measured_s",
+           "error", "median_trial_error"]
+
+
+def save_prediction(estimate, path: Path, store) -> dict:
+    """Add ``estimate`` (an ``estimate.Estimate``) to the prediction file at ``path`` (one entry per study and
+    profile; an older entry of the same pair is replaced). Returns the entry."""
+    from ..runner import plan
+    from ..studies import get_study
+
+    arm_field = get_study(estimate.study).arm_field
+    arms = {t.trial_id: str(t.config[arm_field]) for t in plan(estimate.study, estimate.profile)}
+    trials = store.trials(estimate.study)
+    done = trials[trials.status == "done"] if not trials.empty else trials
+    shas = sorted(set(done["provenance.git_sha"].dropna())) if "provenance.git_sha" in done else []
+    entry = {"study": estimate.study, "profile": estimate.profile,
+             "made_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+             "fitted_on": {"store": str(store.path), "trials": int(len(done)), "git_shas": shas},
+             "model": estimate.model, "capped_s": estimate.total_s,
+             "expected_s": (estimate.adaptive or {}).get("expected_s", estimate.total_s),
+             "per_trial": {tid: {"predicted_s": round(float(s), 3), "arm": arms.get(tid, "")}
+                           for tid, s in estimate.per_trial.items()}}
+    data = _read(path) if Path(path).exists() else {"format": FORMAT, "predictions": []}
+    data["predictions"] = [p for p in data["predictions"]
+                           if (p["study"], p["profile"]) != (estimate.study, estimate.profile)] + [entry]
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(data, indent=1) + "\n")
+    return entry
+
+
+def _read(path: Path) -> dict:
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise FwbenchError(f"no prediction file at {path}; write one with `fwbench estimate STUDY --workers 1 "
+                           f"--profile PROFILE --save {path}` before the run") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise FwbenchError(f"{path} is not a prediction file (not JSON: {e})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("predictions"), list):
+        raise FwbenchError(f"{path} is not a prediction file (format {FORMAT!r} expected)")
+    return data
+
+
+def _error(predicted: float, measured: float) -> float:
+    return (predicted - measured) / measured if measured > 0 else math.nan
+
+
+def check_prediction(path: Path, store) -> pd.DataFrame:
+    """One row per study and arm of the prediction file, and one ``all`` row per study (columns ``COLUMNS``)."""
+    rows = []
+    for entry in _read(path)["predictions"]:
+        study, predicted = entry["study"], entry["per_trial"]
+        trials = store.trials(study, set(predicted))
+        if not trials.empty:
+            trials = trials[(trials.status == "done") & trials["provenance.trial_wall_s"].notna()]
+        frame = pd.DataFrame({"trial_id": list(predicted),
+                              "predicted_s": [p["predicted_s"] for p in predicted.values()],
+                              "group": [p["arm"] for p in predicted.values()]})
+        if trials.empty:
+            frame = frame.assign(measured_s=math.nan, busy=False)
+        else:
+            busy = (trials["provenance.busy_machine"].eq(True) if "provenance.busy_machine"
+                    in trials else False)
+            measured = pd.DataFrame({"trial_id": trials.trial_id, "measured_s": trials["provenance.trial_wall_s"],
+                                     "busy": busy})
+            frame = frame.merge(measured, on="trial_id", how="left")
+        for group, part in [*frame.groupby("group"), ("all", frame)]:
+            clean = part[part.measured_s.notna() & ~part.busy.eq(True)]
+            per_trial = (clean.predicted_s - clean.measured_s) / clean.measured_s
+            rows.append({"study": study, "group": group,
+                         "planned_trials": len(part),
+                         "measured_trials": len(clean),
+                         "busy_trials": int((part.measured_s.notna() & part.busy.eq(True)).sum()),
+                         "predicted_s": float(clean.predicted_s.sum()), "measured_s": float(clean.measured_s.sum()),
+                         "error": _error(float(clean.predicted_s.sum()), float(clean.measured_s.sum())),
+                         "median_trial_error": float(per_trial.median()) if len(per_trial) else math.nan})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def check_markdown(frame: pd.DataFrame) -> str:
+    """The check as a Markdown table (errors in %, times in minutes)."""
+    def pct(x):
+        return "n/a" if pd.isna(x) else f"{100 * x:+.0f} %"
+
+    lines = ["| study | arm | trials measured of planned (busy, left out) | predicted | measured | error of the sum | "
+             "median per-trial error |", "|---|---|---|---|---|---|---|"]
+    for r in frame.itertuples():
+        lines.append(f"| {r.study} | {r.group} | {r.measured_trials} of {r.planned_trials} ({r.busy_trials}) | "
+                     f"{r.predicted_s / 60:.1f} min | {r.measured_s / 60:.1f} min | {pct(r.error)} | "
+                     f"{pct(r.median_trial_error)} |")
+    return "\n".join(lines)
