@@ -13,6 +13,7 @@ import pytest
 
 from fwbench.analysis import deepar as analysis
 from fwbench.analysis import deepar_gap as gap
+from fwbench.analysis import deepar_variants as variants
 from fwbench.errors import FwbenchError
 from fwbench.runner import plan, run_sweep
 from fwbench.store import ResultsStore
@@ -224,6 +225,15 @@ def test_smoke_sweep_through_the_runner(tmp_store, monkeypatch):
     assert len(epochs) == 2 and np.isfinite(epochs.value).all()
     assert {p.name for p in REPO.iterdir()} == before  # Lightning wrote nothing into the repo
     assert run_sweep("deepar", "smoke", progress="none").done == 0  # resumable: nothing left to run
+    # the variants part: the main trials are already stored; 1 thread and oneDNN off run in both frameworks
+    variants = {"variants_part": {"datasets": ["m1_yearly"], "seeds": [42], "threads": 1}}
+    summary = run_sweep("deepar", "smoke", variants, progress="none", timeout_s=300)
+    assert summary.ok and summary.done == 4, summary.failed
+    t = store.trials("deepar")
+    active = dict(zip(zip(t["config.part"], t["config.arm"]), t["summary.onednn_active"]))
+    assert active == {("main", PT): True, ("main", MX): True, ("threads", PT): True, ("threads", MX): True,
+                      ("onednn", PT): False, ("onednn", MX): False}
+    assert set(t.loc[t["config.part"] == "threads", "provenance.thread_env.OMP_NUM_THREADS"].astype(int)) == {1}
 
 
 @pytest.mark.slow
@@ -387,3 +397,59 @@ def test_hybrid_full_hybridizes_the_predictor_and_forecasts_the_same(tmp_store, 
     assert trials.loc["mxnet-hybrid-full", "config.hybridize_predict"] in (True, 1)
     assert trials.loc[MX, "summary.MASE"] == pytest.approx(trials.loc["mxnet-hybrid-full", "summary.MASE"], rel=1e-5)
     assert (trials["summary.n_series_dropped"] == 0).all()  # m1_yearly: every seasonal-naive scale > 0
+
+
+# -- the variants part: 1 thread and oneDNN off, apart from the main part (issue 14) -------------------------------
+def test_paper_plans_the_variants_part_apart_from_the_main_part():
+    paper = [t.config for t in plan("deepar", "paper")]
+    main = [c for c in paper if c["part"] == "main"]
+    assert len(main) == 5 * 2 * 2 and {(c["threads"], c["onednn"]) for c in main} == {(2, True)}
+    variants = study.PROFILES["paper"]["variants_part"]
+    threads = [c for c in paper if c["part"] == "threads"]
+    onednn = [c for c in paper if c["part"] == "onednn"]
+    for part, (n_threads, flag) in ((threads, (variants["threads"], True)), (onednn, (2, False))):
+        assert {(c["threads"], c["onednn"]) for c in part} == {(n_threads, flag)}
+        assert sorted({c["dataset"] for c in part}) == sorted(variants["datasets"])
+        assert {c["arm"] for c in part} == set(study.CORE_ARMS) and len(part) == 2 * len(variants["datasets"])
+    assert all(c["epochs"] == 100 and c["num_batches_per_epoch"] == 50 for c in paper)
+    assert all(t.config["part"] == "main" for t in plan("deepar", "quick"))  # no variants elsewhere
+    off = next(c for c in onednn if c["arm"] == MX)
+    assert study.describe(off).endswith("seed=42 oneDNN=off")
+    assert study.describe(next(c for c in threads)).endswith(f"threads={variants['threads']}")
+    with pytest.raises(FwbenchError, match="variants_part must be a dict with keys"):
+        plan("deepar", "paper", {"variants_part": {"datasets": ["m1_yearly"]}})
+
+
+def _plant_variants(store: ResultsStore) -> dict:
+    """Main part: MXNet 20 s, PyTorch 10 s (seeds 42, 43: +-5 %); at 1 thread MXNet 30 s, PyTorch 12 s; with
+    oneDNN off MXNet 40 s, PyTorch 11 s."""
+    overrides = {"seeds": [42, 43], "variants_part": {"datasets": ["m1_yearly"], "seeds": [42], "threads": 1}}
+    train = {("main", MX): 20.0, ("main", PT): 10.0, ("threads", MX): 30.0, ("threads", PT): 12.0,
+             ("onednn", MX): 40.0, ("onednn", PT): 11.0}
+    for t in plan("deepar", "smoke", overrides):
+        c = t.config
+        seconds = train[(c["part"], c["arm"])] * (1.05 if c["seed"] == 43 else 1.0)
+        values = {"train_time_s": seconds, "predict_time_s": 1.0, "MASE": 1.0, "sMAPE": 0.2, "mean_wQL": 0.1}
+        store.record(trial_id=t.trial_id, study="deepar", status="done", config=c,
+                     provenance={"host": "h", "dataset_kind": "original"}, summary={},
+                     measurements=[(-1, k, v) for k, v in values.items()], profile="smoke")
+    return overrides
+
+
+def test_variants_stay_out_of_b_and_are_read_apart(tmp_store):
+    store = ResultsStore(tmp_store)
+    overrides = _plant_variants(store)
+    main = analysis.load_trials("smoke", overrides, store)
+    assert set(main.part) == {"main"} and len(main) == 4  # 2 seeds x 2 arms: the variants never reach B
+    table = variants.variants_table(analysis.load_trials("smoke", overrides, store, parts=None)).set_index("part")
+    assert list(table.index) == ["main", "threads", "onednn"] and set(table.n_seeds) == {1}
+    assert table.loc["main", "train_ratio"] == pytest.approx(2.0)  # seed 42 only, like the variants
+    assert table.loc["threads", "train_ratio"] == pytest.approx(2.5)
+    assert table.loc["onednn", "train_ratio"] == pytest.approx(40 / 11)
+    assert table.loc["threads", "mxnet_vs_main"] == pytest.approx(1.5)
+    assert table.loc["onednn", "torch_vs_main"] == pytest.approx(1.1)
+    assert table.loc["threads", "setting"] == "1 thread(s), oneDNN on"
+    assert table.seed_spread.iloc[0] == pytest.approx(0.05)
+    text = variants.variants_markdown(table.reset_index())
+    assert "| m1_yearly (8) | 2 threads, oneDNN off | 1 | 40 s | 11 s | 3.64 |" in text and "m1_yearly 5 %" in text
+    assert variants.variants_markdown(variants.variants_table(main)).startswith("_No variant trials")

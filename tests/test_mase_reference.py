@@ -214,7 +214,7 @@ def test_headline_comes_from_the_paper_run_when_stored_and_names_older_code(tmp_
     assert readme.headline_profile(store) == "quick"
     assert "Small-scale check" in readme._scale_note("quick", store)
     current = get_study("deepar").code_version()
-    for i, t in enumerate(plan("deepar", "paper", {"datasets": ["m1_yearly"], "seeds": [42]})):
+    for i, t in enumerate(plan("deepar", "paper", {"datasets": ["m1_yearly"], "seeds": [42], "variants_part": False})):
         store.record(trial_id=t.trial_id if i else "old-code-trial", study="deepar", status="done", config=t.config,
                      provenance={"host": "h", "code_version": current if i else "0ld"}, summary={},
                      measurements=[(-1, "train_time_s", 1.0)], profile="paper")

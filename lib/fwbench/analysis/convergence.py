@@ -90,8 +90,8 @@ def missing_convergence(profile: str, frame: pd.DataFrame) -> list[dict]:
 
 # ---------------------------------------------------------------------------------------------------- DeepAR
 def load_deepar(profile: str, store: ResultsStore | None = None, max_datasets: int = DEEPAR_MAX_DATASETS) -> pd.DataFrame:
-    """Per-epoch DeepAR training loss (step >= 0) of the profile's finished trials, for at most ``max_datasets``
-    datasets (those with the most epochs recorded, then by name)."""
+    """Per-epoch DeepAR training loss (step >= 0) of the profile's finished main-part trials, for at most
+    ``max_datasets`` datasets (those with the most epochs recorded, then by name)."""
     try:
         long = profile_measurements("deepar", profile, store=store)
     except Exception:  # the study's plan needs its data catalogue; without it, all rows
@@ -99,6 +99,8 @@ def load_deepar(profile: str, store: ResultsStore | None = None, max_datasets: i
     if long.empty:
         return pd.DataFrame()
     long = long[(long.metric == "train_loss") & (long.step >= 0)]
+    if "config.part" in long:  # the main part only: a 1-thread or oneDNN-off rerun of a seed is not another curve
+        long = long[long["config.part"].fillna("main") == "main"]
     if long.empty:
         return pd.DataFrame()
     frame = long.rename(columns={"config.dataset": "dataset", "config.arm": "arm", "config.seed": "seed",

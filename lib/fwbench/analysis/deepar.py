@@ -33,17 +33,26 @@ def reference_arms() -> tuple[str, str]:
     return study.reference_arm("mxnet"), study.reference_arm("torch")
 
 
-def load_trials(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
-    """One row per finished trial of the profile: config, dataset provenance and every whole-trial value."""
+def load_trials(profile: str, overrides: dict | None = None, store: ResultsStore | None = None,
+                parts: tuple[str, ...] | None = ("main",)) -> pd.DataFrame:
+    """One row per finished trial of the profile: config, dataset provenance and every whole-trial value. Only
+    the main part's trials by default (what B and the accuracy tables read); ``parts=None`` for every part
+    (``variants_table``: 1 thread, oneDNN off)."""
     long = profile_measurements(STUDY, profile, overrides, store)
     if long.empty:
         return pd.DataFrame()
-    long = long[long.step == -1]
+    long = long[long.step == -1].copy()
+    # rows stored before the variants part existed: the main part, oneDNN on
+    for column, default in (("config.part", "main"), ("config.onednn", True), ("config.threads", -1)):
+        long[column] = long[column].fillna(default) if column in long else default
+    if parts is not None:
+        long = long[long["config.part"].isin(parts)]
     if long.empty:
         return pd.DataFrame()
     keys = {"trial_id": "trial_id", "config.dataset": "dataset", "config.arm": "arm", "config.seed": "seed",
             "config.epochs": "epochs", "config.num_batches_per_epoch": "num_batches_per_epoch",
             "config.context_length": "context_length", "config.prediction_length": "prediction_length",
+            "config.part": "part", "config.threads": "threads", "config.onednn": "onednn",
             "provenance.dataset_kind": "dataset_kind", "host": "host"}
     wide = long.pivot_table(index=list(keys), columns="metric", values="value").reset_index().rename(columns=keys)
     wide.columns.name = None

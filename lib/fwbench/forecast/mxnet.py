@@ -10,6 +10,8 @@ the first forecast batch, inside the timed call); ``predictor_hybridized`` says 
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 import time
 
@@ -24,7 +26,9 @@ from . import HYPERPARAMETERS, EpochRecord
 
 FRAMEWORK = "mxnet"
 __all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "synchronize", "make_estimator", "train",
-           "predict", "predictor_hybridized", "time_data_pipeline"]
+           "predict", "predictor_hybridized", "time_data_pipeline", "onednn", "onednn_enabled"]
+# oneDNN is fixed at import by these (the study sets both before importing this module; 0 = off)
+ONEDNN_ENV = ("MXNET_MKLDNN_ENABLED", "MXNET_USE_MKLDNN_RNN")
 
 
 def framework_info() -> dict:
@@ -50,6 +54,20 @@ def configure_threads(n: int) -> None:
 
 def synchronize() -> None:
     mx.nd.waitall()
+
+
+@contextlib.contextmanager
+def onednn(enabled: bool):
+    """MXNet fixes oneDNN use at import (``ONEDNN_ENV``): this only checks the process matches."""
+    if onednn_enabled() != enabled:
+        found = {v: os.environ.get(v) for v in ONEDNN_ENV}
+        raise RuntimeError(f"oneDNN must be {'on' if enabled else 'off'} but {found} at import; set them to "
+                           f"{int(enabled)} before importing mxnet")
+    yield
+
+
+def onednn_enabled() -> bool:
+    return mx.runtime.Features().is_enabled("MKLDNN") and all(os.environ.get(v, "1") != "0" for v in ONEDNN_ENV)
 
 
 def _epoch_callback(records: list[EpochRecord]):

@@ -15,7 +15,7 @@ from . import HYPERPARAMETERS, EpochRecord
 
 FRAMEWORK = "torch"
 __all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "synchronize", "make_estimator", "train",
-           "predict", "predictor_hybridized", "time_data_pipeline"]
+           "predict", "predictor_hybridized", "time_data_pipeline", "onednn", "onednn_enabled"]
 
 
 class _NoMXNet(importlib.abc.MetaPathFinder):
@@ -62,6 +62,15 @@ def configure_threads(n: int) -> None:
 
 def synchronize() -> None:
     """CPU PyTorch runs eagerly: nothing is pending when a call returns."""
+
+
+def onednn(enabled: bool):
+    """Context in which oneDNN is on or off for this process's CPU ops (the LSTM's included)."""
+    return torch.backends.mkldnn.flags(enabled=enabled)
+
+
+def onednn_enabled() -> bool:
+    return bool(torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled)
 
 
 def _epoch_callback(records: list[EpochRecord]):

@@ -12,11 +12,11 @@ t}``. The grid is then planned with ``M`` blocks (``Study.resolve`` sets the stu
   ``Study.adaptive_metric(summary)``), so a setting stops exactly when its claim is resolved to +-t.
   A stopped setting stays stopped; a setting with no pair (a part with one framework) runs the minimum only.
 - with ``"futility"`` (optional, default True; ``False`` gives the pure rule above) a setting also stops once
-  more blocks cannot reach the target: when the widest pair's half-width projected to ``M`` trials a side (the same Welch t-interval on the
-  log ratio, with the spread of the trials stored so far) is still wider than ``t``. On a machine whose
-  process-to-process spread is 10-16 % a +-3 % target needs dozens of trials a side; without this rule every
-  setting runs to the cap and buys a slightly narrower interval at up to ``M / m`` times the cost. The reason
-  ("futile: ...") is stored like every other.
+  more blocks cannot reach the target: when the widest pair's half-width projected to ``M`` trials a side (the
+  same Welch t-interval on the log ratio, with the spread of the trials stored so far) is still wider than
+  ``t``. On a machine whose process-to-process spread is 10-16 % a +-3 % target needs dozens of trials a side;
+  without this rule every setting runs to the cap and buys a slightly narrower interval at up to ``M / m``
+  times the cost. The reason ("futile: ...") is stored like every other.
 
 Decisions are a pure function of the plan and the stored trials, so a sweep stopped anywhere and rerun makes
 the same decisions and reruns nothing (done trials are skipped). Blocks are numbered from 0 in configs

@@ -20,6 +20,13 @@ Measurements: per epoch (step = epoch) ``train_loss`` and ``epoch_time_s``; per 
 ``ND``, ``RMSE``) over the series where each is finite, ``n_series_dropped`` (series left out of MASE: zero
 seasonal-naive scale; ``n_series_dropped_sMAPE``, ``n_series_dropped_wQL`` likewise), ``fit_overhead_s`` (train
 time outside the epochs), ``epochs_run``, ``predictor_hybridized`` (1/0, MXNet arms).
+
+Where B's ratio comes from (issue 14): ``variants_part`` (``{"datasets", "seeds", "threads"}``, or False) adds, per
+dataset x seed x arm, a trial at ``threads`` threads (oneDNN on; part ``threads``) and one at the profile's
+threads with oneDNN off in both frameworks (part ``onednn``): PyTorch ``torch.backends.mkldnn.flags`` around
+training and forecasting, MXNet ``MXNET_MKLDNN_ENABLED=0`` and ``MXNET_USE_MKLDNN_RNN=0`` before ``import mxnet``.
+Every config says its ``part`` and ``onednn``; the main part's trials are what B, the MASE check and the runtime
+tables read (``analysis.deepar.load_trials``), the other parts only ``analysis.deepar_variants``.
 """
 from __future__ import annotations
 
@@ -88,8 +95,10 @@ PROFILES = {
     # on every dataset of the Monash paper's DeepAR MASE reference that is staged from an original file (unrolled
     # windows 8, 27, 33, 39 and 73 steps: short to long), so accuracy is checked against a published number and
     # B's ratio is seen against the window length; forecasting timed too
+    # The variants part: 1 thread, and oneDNN off, on the shortest and a middle window (8 and 39 steps), one seed.
     "paper": {"datasets": PAPER_DATASETS, "arms": CORE_ARMS, "seeds": [42, 43], "epochs": 100,
-              "num_batches_per_epoch": 50, "threads": 2, "breakdown": False},
+              "num_batches_per_epoch": 50, "threads": 2, "breakdown": False,
+              "variants_part": {"datasets": ["m1_yearly", "tourism_monthly"], "seeds": [42], "threads": 1}},
     # the post's scale: every dataset of the post (41 catalogue keys; unavailable ones fail at once with the
     # reason), 100 epochs of 50 batches, 5 seeds: days of CPU, meant for a cluster
     "full": {"datasets": None, "arms": CORE_ARMS, "seeds": list(SEEDS), "epochs": 100,
@@ -109,10 +118,13 @@ OPTIONS = {
     "num_batches_per_epoch": opt.int_range(1, 100000),
     "threads": opt.int_range(1, 256),
     "breakdown": opt.boolean,
+    "variants_part": opt.part_spec(datasets=_datasets, seeds=opt.list_of(opt.int_range(0, 2**31 - 1)),
+                                   threads=opt.int_range(1, 256)),
 }
 
 
 def prepare(options: dict) -> dict:
+    options.setdefault("variants_part", False)
     if options["datasets"] is None:
         options["datasets"] = _post_datasets()
     from ..data import monash
@@ -147,22 +159,33 @@ def grid(options: dict) -> list[dict]:
     from ..data import monash
     from ..forecast import HYPERPARAMETERS
 
-    configs = []
-    for seed in options["seeds"]:
-        for name in options["datasets"]:
-            meta = monash.info(name)
-            for name_of_arm in options["arms"]:
-                arm = STUDY.arm(name_of_arm)
-                configs.append({
-                    "dataset": name, "arm": arm.name,
-                    **hybridization(arm.name),
-                    "seed": seed, "epochs": options["epochs"],
-                    "num_batches_per_epoch": options["num_batches_per_epoch"], "threads": options["threads"],
-                    "breakdown": options["breakdown"], "freq": meta.freq, "prediction_length": meta.horizon,
-                    "context_length": meta.context_length, "seasonality": meta.seasonality,
-                    "hyperparameters": {k: v for k, v in HYPERPARAMETERS.items() if k != "num_batches_per_epoch"},
-                })
-    return interleave(configs, seed=0)
+    def configs_of(datasets, seeds, part, threads, onednn):
+        out = []
+        for seed in seeds:
+            for name in datasets:
+                meta = monash.info(name)
+                for name_of_arm in options["arms"]:
+                    arm = STUDY.arm(name_of_arm)
+                    out.append({
+                        "dataset": name, "arm": arm.name,
+                        **hybridization(arm.name),
+                        "seed": seed, "epochs": options["epochs"],
+                        "num_batches_per_epoch": options["num_batches_per_epoch"], "threads": threads,
+                        "breakdown": options["breakdown"], "freq": meta.freq, "prediction_length": meta.horizon,
+                        "context_length": meta.context_length, "seasonality": meta.seasonality,
+                        "hyperparameters": {k: v for k, v in HYPERPARAMETERS.items()
+                                            if k != "num_batches_per_epoch"},
+                        "part": part, "onednn": onednn,
+                    })
+        return out
+
+    configs = interleave(configs_of(options["datasets"], options["seeds"], "main", options["threads"], True), seed=0)
+    variants = options.get("variants_part")
+    if variants:
+        configs += interleave(configs_of(variants["datasets"], variants["seeds"], "threads", variants["threads"], True)
+                              + configs_of(variants["datasets"], variants["seeds"], "onednn", options["threads"],
+                                           False), seed=1)
+    return configs
 
 
 def hybridization(arm: str) -> dict:
@@ -173,7 +196,9 @@ def hybridization(arm: str) -> dict:
 
 
 def describe(config: dict) -> str:
-    return f"deepar {config['dataset']:<18} {config['arm']:<20} seed={config['seed']}"
+    extra = f" threads={config['threads']}" if config.get("part") == "threads" else ""
+    extra += "" if config.get("onednn", True) else " oneDNN=off"
+    return f"deepar {config['dataset']:<18} {config['arm']:<20} seed={config['seed']}{extra}"
 
 
 def estimator_kwargs(config: dict, data) -> dict:
@@ -199,22 +224,28 @@ def run_trial(config: dict, report=None) -> dict:
     data = monash.load(config["dataset"])
     if data.prediction_length != config["prediction_length"]:  # cif_2016: max of the per-series horizons
         say(f"prediction length {data.prediction_length} (max per-series horizon)")
+    onednn = config.get("onednn", True)
+    if STUDY.arm_of(config).framework == "mxnet":  # MXNet reads these at import only
+        os.environ.update({v: str(int(onednn)) for v in ("MXNET_MKLDNN_ENABLED", "MXNET_USE_MKLDNN_RNN")})
     be = STUDY.arm_of(config).load_backend()
     be.configure_threads(config["threads"])
     be.set_seed(config["seed"])
     kwargs = estimator_kwargs(config, data)
 
-    t0 = time.perf_counter()
-    predictor, epochs = be.train(data.train, **kwargs)
-    be.synchronize()
-    train_time = time.perf_counter() - t0
+    with be.onednn(onednn):
+        onednn_active = be.onednn_enabled()
+        t0 = time.perf_counter()
+        predictor, epochs = be.train(data.train, **kwargs)
+        be.synchronize()
+        train_time = time.perf_counter() - t0
     say(f"trained {len(epochs)} epochs in {train_time:.1f} s")
     if len(epochs) < config["epochs"]:
         say(f"WARNING: stopped early after {len(epochs)} of {config['epochs']} epochs (learning-rate floor)")
-    t1 = time.perf_counter()
-    forecasts = be.predict(predictor, data.train, hybridize=bool(config["hybridize_predict"]))
-    be.synchronize()
-    predict_time = time.perf_counter() - t1
+    with be.onednn(onednn):
+        t1 = time.perf_counter()
+        forecasts = be.predict(predictor, data.train, hybridize=bool(config["hybridize_predict"]))
+        be.synchronize()
+        predict_time = time.perf_counter() - t1
     hybridized = be.predictor_hybridized(predictor) if config["hybridize_predict"] is not None else None
     scores = fc.evaluate(forecasts, data.full, data.horizons, data.seasonality)
     say(f"predicted {len(forecasts)} windows in {predict_time:.1f} s; MASE={scores['MASE']:.3f} over "
@@ -238,7 +269,7 @@ def run_trial(config: dict, report=None) -> dict:
                     "sMAPE": scores["sMAPE"], "mean_wQL": scores["mean_wQL"],
                     "n_series_dropped": scores["n_series_dropped"], "predictor_hybridized": hybridized,
                     "median_epoch_s": median(timed), **epochs_run(len(epochs), config["epochs"]),
-                    "final_train_loss": epochs[-1].loss if epochs else None},
+                    "final_train_loss": epochs[-1].loss if epochs else None, "onednn_active": onednn_active},
         "measurements": measurements,
         "provenance": {**be.framework_info(), **data.provenance(), "lags_seq": kwargs["lags_seq"]},
     }
