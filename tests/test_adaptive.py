@@ -282,6 +282,7 @@ def test_estimate_expected_is_below_capped(store, monkeypatch):
     # expected: tight and solo keep their 3 stored blocks (the minimum is 2), noisy needs the cap
     kept = [t for t in planned if t.config["setting"] == "noisy" or t.config["repeat"] < 3]
     assert a["expected_trials"] == len(kept) == 6 + 10 + 3
+    assert sorted(a["expected_ids"]) == sorted(t.trial_id for t in kept)  # which trials: the README's per-part table
     assert a["expected_s"] == pytest.approx(sum(est.per_trial[t.trial_id] for t in kept))
     assert a["expected_s"] <= est.total_s and a["expected_makespan_s"] <= est.makespan_s
     lines = "\n".join(est.lines())

@@ -302,8 +302,9 @@ def _adaptive_expectation(store, study_name, profile, overrides, full_plan, plan
     if spec is None:
         return None
     need = adaptive.expected_blocks(study, full_plan, adaptive.observe_store(store, study, full_plan), spec)
-    kept = [d for t, d in zip(planned, durations)
-            if adaptive.block_of(study, t.config) < need[adaptive.setting_key(study, t.config)]]
+    chosen = [(t.trial_id, d) for t, d in zip(planned, durations)
+              if adaptive.block_of(study, t.config) < need[adaptive.setting_key(study, t.config)]]
+    kept = [d for _, d in chosen]
     return {"rule": spec.line(), "min_blocks": spec.min_blocks, "max_blocks": spec.max_blocks,
             "target": spec.target, "expected_trials": len(kept), "expected_s": float(sum(kept)),
-            "expected_makespan_s": makespan(kept, n_workers)}
+            "expected_makespan_s": makespan(kept, n_workers), "expected_ids": [tid for tid, _ in chosen]}
