@@ -164,8 +164,8 @@ def render_paper_estimate(store: ResultsStore | None = None) -> str:
     for study in (s.name for s in all_studies() if "paper" in s.profiles):
         try:
             est = estimate_full_runtime(store, study, 1, "paper")
-        except FwbenchError as exc:
-            rows.append(f"| {study} | - | - | {exc} | - |")
+        except FwbenchError as exc:  # the store's own path says nothing to a reader of the README
+            rows.append(f"| {study} | - | - | {str(exc).replace(str(store.path), 'the store')} | - |")
             continue
         exp = est.adaptive["expected_s"] if est.adaptive else est.total_s
         kept = set(est.adaptive["expected_ids"]) if est.adaptive else set(est.per_trial)
