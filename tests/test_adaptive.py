@@ -400,3 +400,19 @@ def test_the_check_refuses_what_is_not_a_prediction(tmp_path, tmp_store, capsys)
         check_prediction(tmp_path / "other.json", None)
     assert cli.main(["estimate", "--profile", "quick"]) == 2
     assert "needs a study and --workers" in capsys.readouterr().err
+
+
+# -- rerunning trials a busy machine disturbed ----------------------------------------------------------------------
+def test_rerun_busy_replaces_only_the_trials_flagged_busy(store, monkeypatch):
+    sweep(store, profile="fixed", executor=BusyInProcess(), monkeypatch=monkeypatch)
+    busy_id = _busy_id(store)
+    _, again = sweep(store, profile="fixed", monkeypatch=monkeypatch)
+    assert again.ran == []  # a plain resume keeps the busy row
+    executor = InProcess()
+    monkeypatch.setattr(runner, "LocalExecutor", lambda **kwargs: executor)
+    summary = run_sweep("adaptive-toy", "fixed", None, store=store, progress="none", rerun_busy=True)
+    assert executor.ran == [busy_id] and summary.done == 1
+    t = store.trials("adaptive-toy").set_index("trial_id")
+    assert "provenance.busy_machine" not in t and t.loc[busy_id, "provenance.trial_wall_s"] == 2.0  # the clean rerun
+    assert len(t) == 15  # replaced, not added
+    assert runner.busy_trials(store, "adaptive-toy", list(t.index)) == set()

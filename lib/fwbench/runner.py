@@ -124,13 +124,15 @@ def store_outcome(store: ResultsStore, trial: PlannedTrial, outcome: dict, profi
 def run_sweep(study_name: str, profile: str, overrides: dict | None = None, store: ResultsStore | None = None,
               progress: Progress | str = "auto", timeout_s: float | None = None,
               memory_limit_mb: int | None = None, scheduler: str | None = None, trials_per_host: int = 1,
-              security=None) -> SweepSummary:
+              security=None, rerun_busy: bool = False) -> SweepSummary:
     """Run (or resume) every trial of a profile: one at a time on this machine, or on a Dask cluster.
 
     Everything is validated first (options, the study's data via its ``preflight``, the store, the
     scheduler), so bad input fails with one line before any trial starts and leaves the store untouched.
     ``scheduler``: a Dask scheduler address (``tcp://HOST:8786``, ``tls://...`` with ``security``) or a
-    scheduler file; ``trials_per_host``: how many trials may share one machine there (default 1)."""
+    scheduler file; ``trials_per_host``: how many trials may share one machine there (default 1).
+    ``rerun_busy``: also rerun the finished trials flagged ``busy_machine`` (other processes took the CPU while
+    they were timed); each one's row is replaced by the new measurement."""
     from .paths import results_path
 
     check_run_args(progress, timeout_s, memory_limit_mb, trials_per_host, scheduler)
@@ -144,21 +146,25 @@ def run_sweep(study_name: str, profile: str, overrides: dict | None = None, stor
         executor = LocalExecutor(timeout_s=timeout_s, memory_limit_mb=memory_limit_mb)
     try:
         store = store or ResultsStore(results_path())
-        return _run(trials, study_name, profile, store, progress, executor, adaptive.spec_of(options))
+        return _run(trials, study_name, profile, store, progress, executor, adaptive.spec_of(options), rerun_busy)
     finally:
         executor.close()
 
 
 def _run(trials, study_name, profile, store, progress, executor: Executor,
-         spec: adaptive.AdaptiveSpec | None = None) -> SweepSummary:
-    """Run the trials not done yet: all at once, or with an adaptive ``spec`` block by block."""
+         spec: adaptive.AdaptiveSpec | None = None, rerun_busy: bool = False) -> SweepSummary:
+    """Run the trials not done yet (and with ``rerun_busy`` the done ones flagged busy): all at once, or with an
+    adaptive ``spec`` block by block."""
     status = store.status_of(t.trial_id for t in trials)
-    todo = [t for t in trials if status.get(t.trial_id) != "done"]
+    busy = busy_trials(store, study_name, [t.trial_id for t in trials]) if rerun_busy else set()
+    todo = [t for t in trials if status.get(t.trial_id) != "done" or t.trial_id in busy]
     summary = SweepSummary(study_name, profile, planned=len(trials), skipped=len(trials) - len(todo),
                            adaptive=spec is not None)
     bar = make_progress(progress) if isinstance(progress, str) else progress
     t0 = time.perf_counter()
     bar.start(f"{study_name}/{profile}", total=len(trials), already=summary.skipped)
+    if busy:
+        _note(bar, f"rerunning {len(busy)} finished trial(s) flagged busy_machine (their rows will be replaced)")
     reasons: dict[str, str] = {}  # trial id -> why its block runs (adaptive only)
 
     def record(trial: PlannedTrial, outcome: dict, placement: dict) -> None:
@@ -178,6 +184,14 @@ def _run(trials, study_name, profile, store, progress, executor: Executor,
     summary.wall_s = time.perf_counter() - t0
     bar.close(summary.line())
     return summary
+
+
+def busy_trials(store, study_name: str, ids: list[str]) -> set[str]:
+    """The done trials among ``ids`` whose provenance flags ``busy_machine``."""
+    t = store.trials(study_name, set(ids))
+    if t.empty or "provenance.busy_machine" not in t:
+        return set()
+    return set(t.loc[(t.status == "done") & t["provenance.busy_machine"].eq(True), "trial_id"])
 
 
 def _run_blocks(study, trials, todo_ids: set, spec, store, executor: Executor, record, reasons: dict, bar,
