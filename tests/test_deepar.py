@@ -453,3 +453,38 @@ def test_variants_stay_out_of_b_and_are_read_apart(tmp_store):
     text = variants.variants_markdown(table.reset_index())
     assert "| m1_yearly (8) | 2 threads, oneDNN off | 1 | 40 s | 11 s | 3.64 |" in text and "m1_yearly 5 %" in text
     assert variants.variants_markdown(variants.variants_table(main)).startswith("_No variant trials")
+
+
+def _window_trials(mx_cost, pt_cost, windows=(8, 27, 73), seeds=(42, 43)) -> "pd.DataFrame":
+    """Planted main-part trials: seconds per batch = cost(window) x (1 +- 1 %), 100 x 50 batches each."""
+    import pandas as pd
+
+    rows = []
+    for w in windows:
+        for i, seed in enumerate(seeds):
+            for arm, cost in ((MX, mx_cost), (PT, pt_cost)):
+                rows.append({"dataset": f"d{w}", "arm": arm, "seed": seed, "window": w, "part": "main", "epochs": 100,
+                             "num_batches_per_epoch": 50, "train_time_s": 5000 * cost(w) * (1.01 if i else 0.99)})
+    return pd.DataFrame(rows)
+
+
+def test_the_window_model_recovers_planted_lines_and_predicts_the_post_ratio():
+    # MXNet 10 ms + 2 ms per step, PyTorch 10 ms + 0.5 ms per step: the ratio grows with the window towards 4
+    trials = _window_trials(lambda w: 0.010 + 0.002 * w, lambda w: 0.010 + 0.0005 * w)
+    model = variants.window_model(trials)
+    assert model[MX] == pytest.approx((0.010, 0.002), rel=0.05)
+    assert model[PT] == pytest.approx((0.010, 0.0005), rel=0.05)
+    short, long_ = variants.post_ratio_from_windows(trials, [8]), variants.post_ratio_from_windows(trials, [1000, 800])
+    assert short["ratio"] == pytest.approx(26 / 14, rel=0.02)  # (10 + 16) / (10 + 4)
+    assert long_["ratio"] == pytest.approx((0.01 * 2 + 0.002 * 1800) / (0.01 * 2 + 0.0005 * 1800), rel=0.03)
+    assert long_["ci_low"] <= long_["ratio"] <= long_["ci_high"] and long_["n_outside"] == 2
+    text = variants.post_ratio_markdown(long_, 4.46, model)
+    assert f"**{long_['ratio']:.2f}**" in text and "2 of the post's windows lie outside" in text
+    one_window = variants.post_ratio_from_windows(_window_trials(lambda w: 0.01, lambda w: 0.01, windows=(8,)), [8])
+    assert math.isnan(one_window["ratio"])
+    assert variants.post_ratio_markdown(one_window, 4.46, {}).startswith("_Too few windows")
+
+
+def test_post_windows_come_from_the_catalogue():
+    windows = variants.post_windows()
+    assert len(windows) == 41 and min(windows) == 6 and 8 in windows and max(windows) > 1000  # solar_10_minutes

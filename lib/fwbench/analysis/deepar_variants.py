@@ -1,8 +1,19 @@
-"""Where B's ratio comes from, measured on this CPU: the DeepAR variants part (1 thread, and oneDNN off in both
-frameworks; ``studies.deepar``'s ``variants_part``) set against the main part's trials of the same seeds. Read
-with ``analysis.deepar.load_trials(..., parts=None)``; the variants never enter B or the accuracy tables.
+"""Where B's ratio comes from, measured on this CPU.
+
+- ``variants_table``: the DeepAR variants part (1 thread, and oneDNN off in both frameworks; ``studies.deepar``'s
+  ``variants_part``) set against the main part's trials of the same seeds. Read with
+  ``analysis.deepar.load_trials(..., parts=None)``; the variants never enter B or the accuracy tables.
+- ``window_model`` / ``post_ratio_from_windows``: how much of the post's 4.5 the window length explains. Per
+  framework, training seconds per batch as a line in the unrolled window (context + prediction length), fitted on
+  the main part's trials; summed over the windows of the post's datasets (every one trains the same 100 x 50
+  batches), it predicts the post's total training-time ratio *on this CPU*. The percentile-bootstrap CI resamples
+  the trials of each framework; datasets whose window lies outside the fitted range are counted (extrapolated).
+  What the prediction leaves between itself and 4.5 is what this machine cannot reproduce: the post's CPU, its
+  builds, its library versions, its thread count.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
@@ -69,3 +80,94 @@ def variants_markdown(table: pd.DataFrame) -> str:
               f"spread over seeds (largest max/min - 1 per arm): {note or 'n/a (one seed)'}; a change smaller "
               "than that is not told apart from noise."]
     return "\n".join(lines)
+
+
+def _per_batch(trials: pd.DataFrame) -> pd.DataFrame:
+    main = trials[trials.part == "main"] if "part" in trials else trials
+    return main.assign(per_batch_s=main.train_time_s / (main.epochs * main.num_batches_per_epoch))
+
+
+def _fit(frame: pd.DataFrame) -> tuple[float, float]:
+    """(intercept, slope) of seconds per batch against the window, least squares."""
+    slope, intercept = np.polyfit(frame.window.astype(float), frame.per_batch_s.astype(float), 1)
+    return float(intercept), float(slope)
+
+
+def window_model(trials: pd.DataFrame) -> dict:
+    """Per reference arm: seconds per training batch = intercept + slope x window, from the main part's trials
+    (``load_trials``); needs 2 windows or more per arm."""
+    frame = _per_batch(trials)
+    out = {}
+    for arm in reference_arms():
+        mine = frame[frame.arm == arm]
+        if mine.window.nunique() >= 2:
+            out[arm] = _fit(mine)
+    return out
+
+
+def post_ratio_from_windows(trials: pd.DataFrame, windows: list[int], n_boot: int = 2000, seed: int = 0) -> dict:
+    """The post's total MXNet / PyTorch training-time ratio predicted on this CPU from ``window_model`` over the
+    post's dataset ``windows`` (the same batches for each), with a percentile-bootstrap 95 % CI (trials resampled
+    within each framework). NaN when a framework has fewer than 2 windows stored."""
+    mx, pt = reference_arms()
+    frame = _per_batch(trials)
+    sides = {arm: frame[frame.arm == arm] for arm in (mx, pt)}
+    w = np.asarray(windows, float)
+    low, high = (float(frame.window.min()), float(frame.window.max())) if len(frame) else (math.nan, math.nan)
+    out = {"ratio": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n_datasets": len(windows),
+           "n_outside": int(((w < low) | (w > high)).sum()) if len(frame) else len(windows),
+           "fitted_windows": (low, high), "post_windows": (float(w.min()), float(w.max())) if len(w) else None}
+    if any(side.window.nunique() < 2 for side in sides.values()) or not len(w):
+        return out
+
+    def ratio(fits) -> float:
+        totals = [np.maximum(a + b * w, 0.0).sum() for a, b in fits]
+        return float(totals[0] / totals[1]) if totals[1] > 0 else math.nan
+
+    out["ratio"] = ratio([_fit(sides[mx]), _fit(sides[pt])])
+    rng, draws = np.random.default_rng(seed), []
+    for _ in range(n_boot):
+        resampled = [side.iloc[rng.integers(0, len(side), len(side))] for side in (sides[mx], sides[pt])]
+        if all(r.window.nunique() >= 2 for r in resampled):
+            draws.append(ratio([_fit(r) for r in resampled]))
+    if len(draws) >= n_boot // 2:
+        out["ci_low"], out["ci_high"] = (float(q) for q in np.nanpercentile(draws, [2.5, 97.5]))
+    return out
+
+
+def post_ratio_markdown(prediction: dict, post_ratio: float, model: dict) -> str:
+    """What the window length explains of the post's ratio, in a few sentences."""
+    if math.isnan(prediction["ratio"]):
+        return ("_Too few windows stored to fit the window model (each framework needs trials on 2 windows or "
+                "more)._")
+    mx, pt = reference_arms()
+    (a_mx, b_mx), (a_pt, b_pt) = model[mx], model[pt]
+    ci = (f" (95 % CI {prediction['ci_low']:.2f}-{prediction['ci_high']:.2f})"
+          if not math.isnan(prediction["ci_low"]) else " (no CI)")
+    low, high = prediction["fitted_windows"]
+    ratio = prediction["ratio"]
+    rest = (f"the window length explains a ratio of {ratio:.2f}, and a factor of {post_ratio / ratio:.1f} is left "
+            "to what the window does not explain: the thread count and the oneDNN build are measured below (Threads "
+            "and oneDNN); the post's CPU and library versions cannot be measured here" if ratio < post_ratio else
+            "the window length alone accounts for the post's ratio on this CPU")
+    return (f"Seconds per training batch on this CPU: MXNet {1e3 * a_mx:.1f} ms + {1e3 * b_mx:.2f} ms x window, "
+            f"PyTorch {1e3 * a_pt:.1f} ms + {1e3 * b_pt:.2f} ms x window (fitted on windows {low:.0f}-{high:.0f}). "
+            f"Summed over the windows of the post's {prediction['n_datasets']} datasets, this predicts a total "
+            f"training-time ratio of **{ratio:.2f}**{ci} on this CPU, against the post's {post_ratio:.1f}: {rest}. "
+            f"{prediction['n_outside']} of the post's windows lie outside the fitted range (up to "
+            f"{prediction['post_windows'][1]:.0f} steps): that part is extrapolated.")
+
+
+def post_windows() -> list[int]:
+    """The unrolled windows (context + prediction length) of the 2024 post's datasets that have a Monash lag."""
+    from ..data import monash
+
+    infos = [monash.info(name) for name in monash.names(in_2024_post=True)]
+    return [i.context_length + i.horizon for i in infos if i.context_length is not None]
+
+
+def window_explanation(trials: pd.DataFrame) -> str:
+    """``post_ratio_markdown`` for the main-part ``trials`` against the post's own ratio."""
+    from ..ledger.sources.deepar2024 import post_ratio
+
+    return post_ratio_markdown(post_ratio_from_windows(trials, post_windows()), post_ratio(), window_model(trials))
