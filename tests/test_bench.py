@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import math
 import os
 import textwrap
 
@@ -127,3 +128,49 @@ def test_blocks_go_on_until_the_overhead_is_resolved(monkeypatch):
     assert len(quiet[0]["runner_times"]) == 3 and all(r["half_width_pct"] < 2 for r in quiet)
     assert len(noisy[0]["runner_times"]) > 3 and all(r["half_width_pct"] < 2 for r in noisy)
     assert len(out_of_time[0]["runner_times"]) == 2 and out_of_time[0]["half_width_pct"] > 2  # reported unresolved
+
+
+# -- both loops in each fresh process ------------------------------------------------------------------------------
+def test_paired_overhead_cancels_the_process_effect(monkeypatch):
+    """Processes differ by up to +-20 % (the same for both loops in a process); a planted 1 % harness overhead
+    is found with a CI far narrower than the process spread, and the loop order alternates over processes."""
+    from fwbench import bench_paired
+
+    calls, state = [], {"i": 0}
+
+    def fake_child(mode, payload, env):
+        assert mode == "paired" and payload["framework"] == get_study("imdb").framework_of(payload["config"]["arm"])
+        state["i"] += 1
+        process = 1 + 0.2 * math.sin(state["i"])  # this process's speed: both loops share it
+        wobble = [1 + 0.003 * math.cos(state["i"] * k) for k in range(5)]
+        calls.append((payload["config"]["arm"], tuple(payload["order"])))
+        return {"order": payload["order"], "other_busy_frac": 0.5 if state["i"] == 3 else 0.0,
+                "bare": [process * w for w in wobble], "harness": [1.01 * process * w for w in wobble[::-1]]}
+
+    monkeypatch.setattr(bench, "_run_child", fake_child)
+    rows = bench_paired.harness_overhead_paired(min_blocks=6, max_blocks=6, log=lambda msg: None)
+    assert len(calls) == 12 and sum(order == ("bare", "harness") for _, order in calls) == 6
+    for row in rows:
+        assert row["overhead_pct"] == pytest.approx(1.0, abs=0.3) and row["half_width_pct"] < 1
+        assert row["ci_low_pct"] < row["overhead_pct"] < row["ci_high_pct"]
+    assert sum(r["busy_left_out"] for r in rows) == 1 and sum(r["n"] for r in rows) == 11
+
+
+def test_paired_ci_is_over_processes():
+    from fwbench import bench_paired
+
+    one = bench_paired.log_ratio_ci([1.02])
+    assert one["n"] == 1 and math.isnan(one["ci_low"]) and one["half_width"] == math.inf
+    ci = bench_paired.log_ratio_ci([1.0, 1.1, 0.9, 1.05])
+    assert ci["ci_low"] < ci["ratio"] < ci["ci_high"] and ci["n"] == 4
+    assert bench_paired.process_ratio({"harness": [9.0, 2.0, 2.2, 2.1], "bare": [5.0, 2.0, 2.0, 2.0]}) == 1.05
+
+
+@pytest.mark.slow
+def test_paired_child_runs_both_loops_in_one_process():
+    config = dict(bench.harness_trial(get_study("imdb").reference_arm("torch")).config, n_train=64, epochs=2)
+    env = bench.child_env(config["threads"])
+    env.setdefault("FWBENCH_DATA_DIR", os.environ.get("FWBENCH_DATA_DIR", ""))
+    out = bench._run_child("paired", {"config": config, "framework": "torch", "order": ["harness", "bare"]}, env)
+    assert len(out["bare"]) == len(out["harness"]) == 2 and out["order"] == ["harness", "bare"]
+    assert all(t > 0 for t in out["bare"] + out["harness"]) and "other_busy_frac" in out

@@ -97,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="stability check: two independent runs of one profile; exit 1 if a verdict differs")
 
     bench = sub.add_parser("bench", help="benchmarks of the harness itself")
-    bench.add_argument("what", nargs="?", default="all", choices=["all", "harness", "deepar", "data"])
+    bench.add_argument("what", nargs="?", default="all",
+                       choices=["all", "harness", "harness-paired", "deepar", "data"])
     return parser
 
 

@@ -1,0 +1,108 @@
+"""The harness overhead measured paired within fresh processes (``fwbench bench harness-paired``).
+
+``fwbench bench harness`` compares fresh processes of the runner with fresh processes of a bare loop; on this
+VM two fresh processes running the same loop differ by 10-16 %, so its CI stays near +-10 % however the blocks
+fall. Here each fresh process runs both loops, one after the other, in a seeded order balanced over processes:
+the bare loop written from scratch (``bench._bare_torch`` / ``bench._bare_mxnet``) and the IMDB study's own
+``run_trial`` (what a trial process runs, with its epoch timing), on the same arrays and the same
+``bench.HARNESS_CONFIG``. What makes one process fast or slow (where its memory landed, how its threads were
+placed) is shared by both loops and cancels in the process's ratio (median timed epoch of the harness / of the
+bare loop, first epochs excluded). The CI is a one-sample t-interval on the log of those ratios, one per
+process: over independent processes, never over epochs. One framework per process, as everywhere. Blocks (one
+process per arm, arms in a seeded random order) go on until every arm's half-width is under 2 % (at least
+``MIN_BLOCKS``), or ``MAX_BLOCKS`` / ``BUDGET_S``. A process whose machine was busy with other work (other
+processes above 25 % of the CPUs) is counted and left out.
+"""
+from __future__ import annotations
+
+import math
+import random
+import time
+
+from .measure import median
+
+MIN_BLOCKS, MAX_BLOCKS, BUDGET_S = 6, 40, 900.0
+TARGET = 0.02
+BUSY_FRAC = 0.25  # as provenance.busy_machine
+
+
+def paired_child(spec: dict) -> dict:
+    """Runs in a fresh child process: both loops on the same arrays, in ``spec["order"]``."""
+    from .bench import BARE_LOOPS
+    from .data.imdb import Encoding, load_imdb
+    from .provenance import MachineLoad
+    from .studies import get_study
+
+    config = spec["config"]
+    data = load_imdb(encoding=Encoding(**config["encoding"])).subsample(config["n_train"], config["n_test"])
+    load = MachineLoad()
+    out = {"order": spec["order"]}
+    for side in spec["order"]:
+        if side == "bare":
+            out["bare"] = BARE_LOOPS[spec["framework"]](config, data.x_train, data.y_train)
+        else:
+            result = get_study("imdb").run_trial(config)
+            out["harness"] = [v for step, k, v in sorted(result["measurements"]) if k == "train_time_s" and step >= 0]
+    out.update(load.stop())
+    return out
+
+
+def process_ratio(out: dict) -> float:
+    """harness / bare of one process: the medians of its timed epochs (first excluded)."""
+    return median(out["harness"][1:]) / median(out["bare"][1:])
+
+
+def log_ratio_ci(ratios: list[float]) -> dict:
+    """Geometric mean of the per-process ratios with a 95 % one-sample t-interval on their logs."""
+    from scipy import stats
+
+    logs = [math.log(r) for r in ratios]
+    n = len(logs)
+    mean = sum(logs) / n
+    if n < 2:
+        return {"ratio": math.exp(mean), "ci_low": math.nan, "ci_high": math.nan, "half_width": math.inf, "n": n}
+    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
+    h = float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    return {"ratio": math.exp(mean), "ci_low": math.exp(mean - h), "ci_high": math.exp(mean + h),
+            "half_width": math.expm1(h), "n": n}
+
+
+def harness_overhead_paired(arms=None, min_blocks: int = MIN_BLOCKS, max_blocks: int = MAX_BLOCKS,
+                            budget_s: float = BUDGET_S, seed: int = 0, log=print) -> list[dict]:
+    """One row per arm: per-process ratios, the overhead and its CI (percent), the processes left out as busy."""
+    from .bench import _reference_arms, _run_child, harness_trial
+    from .execute import child_env
+    from .studies import get_study
+
+    study = get_study("imdb")
+    trials = {arm: harness_trial(arm) for arm in arms or _reference_arms("imdb")}
+    raw: dict[str, list] = {arm: [] for arm in trials}
+    rng, t0, rows = random.Random(seed), time.perf_counter(), []
+    for block in range(max_blocks):
+        order = sorted(trials)
+        rng.shuffle(order)
+        for i, arm in enumerate(order):
+            config = trials[arm].config
+            first = ("bare", "harness") if (block + i) % 2 == 0 else ("harness", "bare")  # balanced over processes
+            out = _run_child("paired", {"config": config, "framework": study.framework_of(arm), "order": first},
+                             child_env(config["threads"]))
+            raw[arm].append(out)
+        rows = [_row(arm, trials[arm].config, raw[arm]) for arm in trials]
+        log(f"[paired block {block + 1}] " + "; ".join(
+            f"{r['arm']} {r['overhead_pct']:+.1f} % +-{r['half_width_pct']:.1f} % ({r['n']} processes)" for r in rows))
+        resolved, spent = all(r["half_width_pct"] < 100 * TARGET for r in rows), time.perf_counter() - t0
+        if (block + 1 >= min_blocks and resolved) or (block + 1 >= 2 and spent * (block + 2) / (block + 1) > budget_s):
+            break
+    return rows
+
+
+def _row(arm: str, config: dict, outs: list[dict]) -> dict:
+    clean = [o for o in outs if not o.get("other_busy_frac", 0.0) > BUSY_FRAC]
+    ratios = [process_ratio(o) for o in clean]
+    ci = log_ratio_ci(ratios) if ratios else {"ratio": math.nan, "ci_low": math.nan, "ci_high": math.nan,
+                                              "half_width": math.inf, "n": 0}
+    return {"arm": arm, "ratios": ratios, "orders": ["-".join(o["order"]) for o in clean], "n": ci["n"],
+            "busy_left_out": len(outs) - len(clean), "overhead_pct": 100 * (ci["ratio"] - 1),
+            "ci_low_pct": 100 * (ci["ci_low"] - 1), "ci_high_pct": 100 * (ci["ci_high"] - 1),
+            "half_width_pct": 100 * ci["half_width"], "config": config,
+            "harness_raw": [o["harness"] for o in clean], "bare_raw": [o["bare"] for o in clean]}
