@@ -174,3 +174,15 @@ def test_paired_child_runs_both_loops_in_one_process():
     out = bench._run_child("paired", {"config": config, "framework": "torch", "order": ["harness", "bare"]}, env)
     assert len(out["bare"]) == len(out["harness"]) == 2 and out["order"] == ["harness", "bare"]
     assert all(t > 0 for t in out["bare"] + out["harness"]) and "other_busy_frac" in out
+
+
+def test_the_readme_reports_the_paired_benchmark_from_the_store(tmp_path):
+    from fwbench import readme
+    from fwbench.store import ResultsStore
+
+    store = ResultsStore(tmp_path / "r.sqlite")
+    bench._record(store, "harness_overhead_paired", {"arm": "torch-eager", "processes": 4},
+                  {"process_ratio": [1.0, 1.02, 1.01, 0.99], "overhead_pct": 0.5})
+    (line,) = readme._bench_lines(store)
+    assert line.startswith("- harness overhead, torch-eager, IMDB epoch time vs a bare training loop, both in each")
+    assert "+0.5 % (95 % CI -1." in line and line.endswith("4 processes")

@@ -51,6 +51,14 @@ def _bench_lines(store: ResultsStore) -> list[str]:
                          f"{100 * (r['ratio'] - 1):+.1f} % (95 % CI {100 * (r['ci_low'] - 1):+.1f} to "
                          f"{100 * (r['ci_high'] - 1):+.1f} %; goal <= 2 %), {r['n_num']} vs {r['n_den']} "
                          + ("fresh processes" if imdb else "fits"))
+        elif row["config.benchmark"] == "harness_overhead_paired":
+            from .bench_paired import log_ratio_ci
+
+            r = log_ratio_ci(list(metric("process_ratio")))
+            lines.append(f"- harness overhead, {row['config.arm']}, IMDB epoch time vs a bare training loop, both "
+                         f"in each fresh process: {100 * (r['ratio'] - 1):+.1f} % (95 % CI "
+                         f"{100 * (r['ci_low'] - 1):+.1f} to {100 * (r['ci_high'] - 1):+.1f} %; goal <= 2 %), "
+                         f"{r['n']} processes")
     return lines
 
 
