@@ -2,6 +2,7 @@
 backends (sentiment, forecast, vision). Call only from a backend module: each function imports its framework."""
 from __future__ import annotations
 
+import contextlib
 import os
 
 
@@ -39,3 +40,21 @@ def mxnet_info() -> dict:
         "mxnet_mkldnn_enabled_env": os.environ.get("MXNET_MKLDNN_ENABLED"),
         "features_enabled": sorted(name for name, f in features.items() if f.enabled),
     }
+
+
+def mxnet_onednn_enabled(env_vars: tuple[str, ...]) -> bool:
+    """Whether this process's MXNet runs oneDNN kernels: built with it and none of ``env_vars`` set to 0 at
+    import (``MXNET_MKLDNN_ENABLED``; for fused RNNs also ``MXNET_USE_MKLDNN_RNN``)."""
+    import mxnet as mx
+
+    return mx.runtime.Features().is_enabled("MKLDNN") and all(os.environ.get(v, "1") != "0" for v in env_vars)
+
+
+@contextlib.contextmanager
+def mxnet_onednn(enabled: bool, env_vars: tuple[str, ...]):
+    """MXNet fixes oneDNN use at import (``env_vars``): this only checks that the process matches."""
+    if mxnet_onednn_enabled(env_vars) != enabled:
+        found = {v: os.environ.get(v) for v in env_vars}
+        raise RuntimeError(f"oneDNN must be {'on' if enabled else 'off'} but {found} at import; set "
+                           f"{' and '.join(env_vars)} to {int(enabled)} before importing mxnet")
+    yield

@@ -10,8 +10,6 @@ the first forecast batch, inside the timed call); ``predictor_hybridized`` says 
 """
 from __future__ import annotations
 
-import contextlib
-import os
 import random
 import time
 
@@ -56,18 +54,17 @@ def synchronize() -> None:
     mx.nd.waitall()
 
 
-@contextlib.contextmanager
 def onednn(enabled: bool):
     """MXNet fixes oneDNN use at import (``ONEDNN_ENV``): this only checks the process matches."""
-    if onednn_enabled() != enabled:
-        found = {v: os.environ.get(v) for v in ONEDNN_ENV}
-        raise RuntimeError(f"oneDNN must be {'on' if enabled else 'off'} but {found} at import; set them to "
-                           f"{int(enabled)} before importing mxnet")
-    yield
+    from ..frameworks import mxnet_onednn
+
+    return mxnet_onednn(enabled, ONEDNN_ENV)
 
 
 def onednn_enabled() -> bool:
-    return mx.runtime.Features().is_enabled("MKLDNN") and all(os.environ.get(v, "1") != "0" for v in ONEDNN_ENV)
+    from ..frameworks import mxnet_onednn_enabled
+
+    return mxnet_onednn_enabled(ONEDNN_ENV)
 
 
 def _epoch_callback(records: list[EpochRecord]):

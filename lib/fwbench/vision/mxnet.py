@@ -8,7 +8,6 @@ GPU: needs a CUDA build of MXNet 1.9.1 (``mxnet-cu112``; the pinned ``mxnet`` wh
 """
 from __future__ import annotations
 
-import contextlib
 import os
 
 import mxnet as mx
@@ -18,6 +17,7 @@ from mxnet.gluon import nn
 from . import NUM_CLASSES, POOLED, VGG16_CONFIG
 
 FRAMEWORK = "mxnet"
+ONEDNN_ENV = ("MXNET_MKLDNN_ENABLED",)  # read at import; the VGG16 study sets it before importing this module
 __all__ = ["FRAMEWORK", "framework_info", "configure_threads", "set_seed", "resolve_device", "VGG16", "build_vgg16",
            "count_parameters", "make_images", "compile_for_inference", "compile_report", "onednn", "onednn_enabled",
            "infer", "to_numpy", "synchronize", "random_matrix", "matmul"]
@@ -111,17 +111,17 @@ def compile_report() -> dict:
     return {}
 
 
-@contextlib.contextmanager
 def onednn(enabled: bool):
     """MXNet fixes oneDNN use at import (``MXNET_MKLDNN_ENABLED``): this only checks the process matches."""
-    if onednn_enabled() != enabled:
-        raise RuntimeError(f"oneDNN must be {'on' if enabled else 'off'} but MXNET_MKLDNN_ENABLED="
-                           f"{os.environ.get('MXNET_MKLDNN_ENABLED')!r} at import; set it before importing mxnet")
-    yield
+    from ..frameworks import mxnet_onednn
+
+    return mxnet_onednn(enabled, ONEDNN_ENV)
 
 
 def onednn_enabled() -> bool:
-    return mx.runtime.Features().is_enabled("MKLDNN") and os.environ.get("MXNET_MKLDNN_ENABLED", "1") != "0"
+    from ..frameworks import mxnet_onednn_enabled
+
+    return mxnet_onednn_enabled(ONEDNN_ENV)
 
 
 def infer(model, x):
