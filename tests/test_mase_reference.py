@@ -235,3 +235,13 @@ def test_headline_comes_from_the_paper_run_when_stored_and_names_older_code(tmp_
                              profile="paper")
     assert readme.paper_progress(store)[0] == readme.paper_progress(store)[1]
     assert readme.headline_profile(store) == "paper"
+
+
+def test_the_post_banner_states_the_profile_and_scale(tmp_store):
+    from fwbench import report
+
+    store = ResultsStore(tmp_store)
+    quick, paper = report.profile_note("quick", store), report.profile_note("paper", store)
+    assert quick.startswith("Small-scale check (profile quick)") and "**" not in quick and "`" not in quick
+    assert paper.startswith("The papers' scale (profile paper:") and "all 25,000 reviews" in paper
+    assert report.profile_note("full", store) == ""

@@ -110,21 +110,33 @@ def headline_profile(store: ResultsStore | None = None) -> str:
     return "paper" if needed and done == needed else "quick"
 
 
-def _scale_note(profile: str, store: ResultsStore) -> str:
+def scale_note(profile: str, store: ResultsStore, markdown: bool = True) -> str:
     """What the numbers are: the paper run, or the quick profile's small-scale check; and rows measured with
-    other trial code than this checkout's (``fwbench status`` names them), which the numbers leave out."""
+    other trial code than this checkout's (``fwbench status`` names them), which the numbers leave out. Plain text
+    with ``markdown=False`` (the post's banner)."""
     from .status import _stale_counts
+
+    def bold(text: str) -> str:
+        return f"**{text}**" if markdown else text
+
+    def code(text: str) -> str:
+        return f"`{text}`" if markdown else text
 
     trials = store.trials()
     trials = trials[trials.profile == profile] if not trials.empty and "profile" in trials else trials
     stale = sum(sum(c.values()) for c in _stale_counts(trials).values()) if not trials.empty else 0
-    what = ("**The papers' scale** (profile `paper`: every CPU-testable claim at its scale floor)." if profile == "paper"
-            else f"**Small-scale check** (profile `{profile}`), not the papers' scale: most verdicts say \"below scale\" "
-                 "and name what is needed.")
+    papers_scale = "The papers' scale"
+    what = (f"{bold(papers_scale)} (profile {code('paper')}: every CPU-testable claim at its scale floor)."
+            if profile == "paper" else
+            f"{bold('Small-scale check')} (profile {code(profile)}), not the papers' scale: most verdicts say "
+            "\"below scale\" and name what is needed.")
     if stale:
         what += (f" {stale} stored trial(s) of this profile were measured with older trial code than this checkout's "
-                 "and are left out (`fwbench status` lists them); rerun the profile to measure them again.")
+                 f"and are left out ({code('fwbench status')} lists them); rerun the profile to measure them again.")
     return what
+
+
+_scale_note = scale_note
 
 
 def render(profile: str = "quick", store: ResultsStore | None = None) -> str:
