@@ -138,8 +138,8 @@ def test_paired_overhead_cancels_the_process_effect(monkeypatch):
 
     calls, state = [], {"i": 0}
 
-    def fake_child(mode, payload, env):
-        assert mode == "paired" and payload["framework"] == get_study("imdb").framework_of(payload["config"]["arm"])
+    def fake_child(mode, payload, env, module):
+        assert mode == "paired" and module == "fwbench.bench_paired" and payload["framework"] == get_study("imdb").framework_of(payload["config"]["arm"])
         state["i"] += 1
         process = 1 + 0.2 * math.sin(state["i"])  # this process's speed: both loops share it
         wobble = [1 + 0.003 * math.cos(state["i"] * k) for k in range(5)]
@@ -171,7 +171,8 @@ def test_paired_child_runs_both_loops_in_one_process():
     config = dict(bench.harness_trial(get_study("imdb").reference_arm("torch")).config, n_train=64, epochs=2)
     env = bench.child_env(config["threads"])
     env.setdefault("FWBENCH_DATA_DIR", os.environ.get("FWBENCH_DATA_DIR", ""))
-    out = bench._run_child("paired", {"config": config, "framework": "torch", "order": ["harness", "bare"]}, env)
+    out = bench._run_child("paired", {"config": config, "framework": "torch", "order": ["harness", "bare"]}, env,
+                           module="fwbench.bench_paired")
     assert len(out["bare"]) == len(out["harness"]) == 2 and out["order"] == ["harness", "bare"]
     assert all(t > 0 for t in out["bare"] + out["harness"]) and "other_busy_frac" in out
 

@@ -189,11 +189,11 @@ def deepar_overhead(arms=None) -> list[dict]:
     return rows
 
 
-def _run_child(mode: str, payload: dict, env: dict) -> dict:
+def _run_child(mode: str, payload: dict, env: dict, module: str = "fwbench.bench") -> dict:
     with tempfile.TemporaryDirectory(prefix="fwbench-bench-") as tmp:
         spec = Path(tmp) / "spec.json"
         spec.write_text(json.dumps(payload))
-        out = subprocess.run([sys.executable, "-m", "fwbench.bench", mode, str(spec)], env=env, cwd=tmp,
+        out = subprocess.run([sys.executable, "-m", module, mode, str(spec)], env=env, cwd=tmp,
                              capture_output=True, text=True, check=False)
         if out.returncode != 0:
             raise RuntimeError(f"bench child {mode} failed: {out.stderr[-2000:]}")
@@ -310,18 +310,6 @@ def main(what: str = "all") -> int:
                      "ci_high_pct": row["ci_high_pct"], "half_width_pct": row["half_width_pct"],
                      "loadavg_1m_start": load, "loadavg_1m_end": os.getloadavg()[0]})
             _print_overhead("IMDB epoch", row)
-    if what == "harness-paired":  # not in "all": 15 minutes of a quiet machine
-        from .bench_paired import TARGET, harness_overhead_paired
-
-        for row in harness_overhead_paired():
-            _record(store, "harness_overhead_paired", {"arm": row["arm"], "processes": row["n"],
-                                                       "target_half_width_pct": 100 * TARGET, **HARNESS_CONFIG},
-                    {"process_ratio": row["ratios"], "overhead_pct": row["overhead_pct"],
-                     "ci_low_pct": row["ci_low_pct"], "ci_high_pct": row["ci_high_pct"],
-                     "half_width_pct": row["half_width_pct"], "busy_left_out": row["busy_left_out"]})
-            print(f"harness overhead, IMDB epoch, both loops in each process, {row['arm']}: "
-                  f"{row['overhead_pct']:+.1f} % (95 % CI {row['ci_low_pct']:+.1f} to {row['ci_high_pct']:+.1f} %; "
-                  f"goal <= 2 %) over {row['n']} processes ({row['busy_left_out']} busy, left out)")
     if what in ("all", "deepar"):
         for row in deepar_overhead():
             _record(store, "deepar_overhead", {"arm": row["arm"], **DEEPAR_OVERRIDES},
@@ -336,10 +324,6 @@ if __name__ == "__main__":
     spec = json.loads(Path(spec_path).read_text())
     if mode == "bare":
         print(json.dumps({"times": _bare_loop(spec)}))
-    elif mode == "paired":
-        from .bench_paired import paired_child
-
-        print(json.dumps(paired_child(spec)))
     elif mode == "bare-deepar":
         print(json.dumps({"seconds": _bare_deepar_fit(spec)}))
     elif mode == "load":

@@ -15,9 +15,12 @@ processes above 25 % of the CPUs) is counted and left out.
 """
 from __future__ import annotations
 
+import json
 import math
 import random
+import sys
 import time
+from pathlib import Path
 
 from .measure import median
 
@@ -85,7 +88,7 @@ def harness_overhead_paired(arms=None, min_blocks: int = MIN_BLOCKS, max_blocks:
             config = trials[arm].config
             first = ("bare", "harness") if (block + i) % 2 == 0 else ("harness", "bare")  # balanced over processes
             out = _run_child("paired", {"config": config, "framework": study.framework_of(arm), "order": first},
-                             child_env(config["threads"]))
+                             child_env(config["threads"]), module=__name__)
             raw[arm].append(out)
         rows = [_row(arm, trials[arm].config, raw[arm]) for arm in trials]
         log(f"[paired block {block + 1}] " + "; ".join(
@@ -106,3 +109,26 @@ def _row(arm: str, config: dict, outs: list[dict]) -> dict:
             "ci_low_pct": 100 * (ci["ci_low"] - 1), "ci_high_pct": 100 * (ci["ci_high"] - 1),
             "half_width_pct": 100 * ci["half_width"], "config": config,
             "harness_raw": [o["harness"] for o in clean], "bare_raw": [o["bare"] for o in clean]}
+
+
+def main() -> int:
+    """``fwbench bench harness-paired``: measure, record each arm's row in the results store, print it."""
+    from .bench import HARNESS_CONFIG, _record
+    from .paths import results_path
+    from .store import ResultsStore
+
+    store = ResultsStore(results_path())
+    for row in harness_overhead_paired():
+        _record(store, "harness_overhead_paired", {"arm": row["arm"], "processes": row["n"],
+                                                   "target_half_width_pct": 100 * TARGET, **HARNESS_CONFIG},
+                {"process_ratio": row["ratios"], "overhead_pct": row["overhead_pct"],
+                 "ci_low_pct": row["ci_low_pct"], "ci_high_pct": row["ci_high_pct"],
+                 "half_width_pct": row["half_width_pct"], "busy_left_out": row["busy_left_out"]})
+        print(f"harness overhead, IMDB epoch, both loops in each process, {row['arm']}: "
+              f"{row['overhead_pct']:+.1f} % (95 % CI {row['ci_low_pct']:+.1f} to {row['ci_high_pct']:+.1f} %; "
+              f"goal <= 2 %) over {row['n']} processes ({row['busy_left_out']} busy, left out)")
+    return 0
+
+
+if __name__ == "__main__":  # the child process: python -m fwbench.bench_paired paired SPEC.json
+    print(json.dumps(paired_child(json.loads(Path(sys.argv[2]).read_text()))))

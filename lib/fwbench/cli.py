@@ -5,7 +5,7 @@
     fwbench estimate imdb --workers 8 [--profile full]
     fwbench status [--study imdb] [--profile quick] [--adaptive]
     fwbench export [--format csv|parquet ...] [-o DIR] [--study imdb]   (or -o FILE.csv: the single wide CSV)
-    fwbench bench [harness|data]
+    fwbench bench [harness|harness-paired|deepar|data]
     fwbench ledger [-o ledger.csv] [--profile quick|all] [--compare STORE_A STORE_B]
 
 Errors in the input are one line (``fwbench: error: ...``) with exit status 2; a sweep in which any trial
@@ -222,6 +222,10 @@ def _compare(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    if args.what == "harness-paired":  # not in "all": 15 minutes of a quiet machine
+        from . import bench_paired
+
+        return bench_paired.main()
     from . import bench
 
     return bench.main(args.what)
