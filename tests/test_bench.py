@@ -166,6 +166,23 @@ def test_paired_ci_is_over_processes():
     assert bench_paired.process_ratio({"harness": [9.0, 2.0, 2.2, 2.1], "bare": [5.0, 2.0, 2.0, 2.0]}) == 1.05
 
 
+def test_paired_estimate_is_stratified_by_loop_order():
+    """The loop run second is 6 % slower and the orders' counts differ (17 / 23, as in the first real run): the
+    pooled mean is pulled towards the larger order and its CI widened by the order effect; the stratified one
+    recovers the planted 1 % overhead with a narrow CI."""
+    from fwbench import bench_paired
+
+    first = [i < 23 for i in range(40)]  # 23 processes ran the harness first (and the bare loop second, slower)
+    wobble = [0.01 * math.sin(3 * i) for i in range(40)]
+    ratios = [1.01 * (1 / 1.06 if f else 1.06) * math.exp(w) for f, w in zip(first, wobble)]
+    pooled = bench_paired.log_ratio_ci(ratios)
+    ci = bench_paired.order_balanced_ci(ratios, first)
+    assert ci["stratified"] and ci["ratio"] == pytest.approx(1.01, abs=0.002)
+    assert ci["order_effect"] == pytest.approx(0.06, abs=0.002) and ci["ci_low"] < 1.01 < ci["ci_high"]
+    assert pooled["ratio"] < 1.003 and ci["half_width"] < pooled["half_width"] / 3  # biased, and wide
+    assert not bench_paired.order_balanced_ci(ratios[:3], [True, True, False])["stratified"]  # one per order
+
+
 @pytest.mark.slow
 def test_paired_child_runs_both_loops_in_one_process():
     config = dict(bench.harness_trial(get_study("imdb").reference_arm("torch")).config, n_train=64, epochs=2)
@@ -184,6 +201,26 @@ def test_the_readme_reports_the_paired_benchmark_from_the_store(tmp_path):
     store = ResultsStore(tmp_path / "r.sqlite")
     bench._record(store, "harness_overhead_paired", {"arm": "torch-eager", "processes": 4},
                   {"process_ratio": [1.0, 1.02, 1.01, 0.99], "overhead_pct": 0.5})
-    (line,) = readme._bench_lines(store)
+    bench._record(store, "harness_overhead_paired", {"arm": "mxnet-imperative", "processes": 4},
+                  {"process_ratio": [1.05, 1.07, 0.97, 0.99], "harness_first": [0.0, 0.0, 1.0, 1.0]})
+    line, stratified = sorted(readme._bench_lines(store), key=lambda text: "mxnet" in text)
     assert line.startswith("- harness overhead, torch-eager, IMDB epoch time vs a bare training loop, both in each")
     assert "+0.5 % (95 % CI -1." in line and line.endswith("4 processes")
+    assert stratified.startswith("- harness overhead, mxnet-imperative") and "+1.9 % (95 % CI" in stratified
+    assert stratified.endswith("stratified by loop order (the loop run second is +4.0 % slower)")
+
+
+def test_readme_block_option_refreshes_only_the_named_block(tmp_path, monkeypatch):
+    from fwbench import readme
+    from fwbench.store import ResultsStore
+
+    store_path = tmp_path / "r.sqlite"
+    bench._record(ResultsStore(store_path), "harness_overhead_paired", {"arm": "torch-eager", "processes": 2},
+                  {"process_ratio": [1.0, 1.02]})
+    page = tmp_path / "README.md"
+    page.write_text("<!-- headline:start -->\nkept\n<!-- headline:end -->\n<!-- bench:start -->\nold\n<!-- bench:end -->\n")
+    monkeypatch.setenv("FWBENCH_RESULTS", str(store_path))
+    monkeypatch.setattr("sys.argv", ["readme", "--readme", str(page), "--block", "bench"])
+    assert readme.main() == 0
+    text = page.read_text()
+    assert "kept" in text and "old" not in text and "- harness overhead, torch-eager" in text

@@ -52,13 +52,16 @@ def _bench_lines(store: ResultsStore) -> list[str]:
                          f"{100 * (r['ci_high'] - 1):+.1f} %; goal <= 2 %), {r['n_num']} vs {r['n_den']} "
                          + ("fresh processes" if imdb else "fits"))
         elif row["config.benchmark"] == "harness_overhead_paired":
-            from .bench_paired import log_ratio_ci
+            from .bench_paired import log_ratio_ci, order_balanced_ci
 
-            r = log_ratio_ci(list(metric("process_ratio")))
+            ratios, first = list(metric("process_ratio")), [bool(f) for f in metric("harness_first")]
+            r = order_balanced_ci(ratios, first) if len(first) == len(ratios) else log_ratio_ci(ratios)
             lines.append(f"- harness overhead, {row['config.arm']}, IMDB epoch time vs a bare training loop, both "
                          f"in each fresh process: {100 * (r['ratio'] - 1):+.1f} % (95 % CI "
                          f"{100 * (r['ci_low'] - 1):+.1f} to {100 * (r['ci_high'] - 1):+.1f} %; goal <= 2 %), "
-                         f"{r['n']} processes")
+                         f"{r['n']} processes" + (f", stratified by loop order (the loop run second is "
+                                                  f"{100 * r['order_effect']:+.1f} % slower)"
+                                                  if r.get("stratified") else ""))
     return lines
 
 
@@ -268,17 +271,29 @@ def update(readme: Path, text: str, start: str = START, end: str = END) -> None:
     readme.write_text(pattern.sub(lambda _: f"{start}\n{text}\n{end}", content))
 
 
+def render_bench(store: ResultsStore | None = None) -> str:
+    """The latest harness benchmarks of the store (study ``bench``), one line each."""
+    return "\n".join(_bench_lines(store or ResultsStore.open_read(results_path())))
+
+
+BLOCKS = {"estimate": render_estimate, "paper-estimate": render_paper_estimate, "rules": rules_block,
+          "mase": render_mase, "bench": render_bench}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default=None, help="default: paper when its trials are stored, else quick")
     parser.add_argument("--readme", default=str(REPO_ROOT / "README.md"))
+    parser.add_argument("--block", action="append", choices=["headline", *BLOCKS], default=None,
+                        help="refresh only this block (repeatable; default: all), e.g. --block bench after "
+                             "`fwbench bench` with a store that holds no study rows")
     args = parser.parse_args()
-    update(Path(args.readme), render(args.profile or headline_profile()))
-    update(Path(args.readme), render_estimate(), "<!-- estimate:start -->", "<!-- estimate:end -->")
-    update(Path(args.readme), render_paper_estimate(), "<!-- paper-estimate:start -->", "<!-- paper-estimate:end -->")
-    update(Path(args.readme), rules_block(), "<!-- rules:start -->", "<!-- rules:end -->")
-    update(Path(args.readme), render_mase(), "<!-- mase:start -->", "<!-- mase:end -->")
-    print(f"updated the headline block of {args.readme}")
+    for name in args.block or ["headline", *BLOCKS]:
+        if name == "headline":
+            update(Path(args.readme), render(args.profile or headline_profile()))
+        else:
+            update(Path(args.readme), BLOCKS[name](), f"<!-- {name}:start -->", f"<!-- {name}:end -->")
+    print(f"updated the {', '.join(args.block or ['every'])} block(s) of {args.readme}")
     return 0
 
 
