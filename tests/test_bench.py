@@ -156,6 +156,32 @@ def test_paired_overhead_cancels_the_process_effect(monkeypatch):
     assert sum(r["busy_left_out"] for r in rows) == 1 and sum(r["n"] for r in rows) == 11
 
 
+def test_a_resolved_arm_stops_while_the_other_goes_on(monkeypatch):
+    """torch's processes agree to 0.5 %, mxnet's spread 10 %: torch stops after the minimum blocks, mxnet runs on
+    to the cap, and the loop order still alternates within each arm."""
+    from fwbench import bench_paired
+
+    calls = []
+
+    def fake_child(mode, payload, env, module):
+        arm = payload["config"]["arm"]
+        calls.append((arm, tuple(payload["order"])))
+        spread = 0.005 if arm.startswith("torch") else 0.10
+        k = sum(a == arm for a, _ in calls)
+        return {"order": payload["order"], "bare": [1.0] * 4, "harness": [1.0 + spread * math.sin(k)] * 4}
+
+    monkeypatch.setattr(bench, "_run_child", fake_child)
+    rows = {r["arm"]: r for r in bench_paired.harness_overhead_paired(min_blocks=6, max_blocks=12,
+                                                                      log=lambda msg: None)}
+    torch_arm = get_study("imdb").reference_arm("torch")
+    mxnet_arm = get_study("imdb").reference_arm("mxnet")
+    assert rows[torch_arm]["n"] == 6 and rows[torch_arm]["half_width_pct"] < 2
+    assert rows[mxnet_arm]["n"] == 12 and rows[mxnet_arm]["half_width_pct"] > 2
+    for arm in (torch_arm, mxnet_arm):
+        orders = [order for a, order in calls if a == arm]
+        assert all(o != p for o, p in zip(orders, orders[1:]))
+
+
 def test_paired_ci_is_over_processes():
     from fwbench import bench_paired
 

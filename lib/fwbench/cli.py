@@ -222,7 +222,7 @@ def _compare(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    if args.what == "harness-paired":  # not in "all": 15 minutes of a quiet machine
+    if args.what == "harness-paired":  # not in "all": up to 45 minutes of a quiet machine
         from . import bench_paired
 
         return bench_paired.main()
