@@ -221,7 +221,7 @@ def test_paired_child_runs_both_loops_in_one_process():
 
 
 def test_the_readme_reports_the_paired_benchmark_from_the_store(tmp_path):
-    from fwbench import readme
+    from fwbench import bench_paired, readme
     from fwbench.store import ResultsStore
 
     store = ResultsStore(tmp_path / "r.sqlite")
@@ -233,7 +233,8 @@ def test_the_readme_reports_the_paired_benchmark_from_the_store(tmp_path):
     assert line.startswith("- harness overhead, torch-eager, IMDB epoch time vs a bare training loop, both in each")
     assert "+0.5 % (95 % CI -1." in line and line.endswith("4 processes")
     assert stratified.startswith("- harness overhead, mxnet-imperative") and "+1.9 % (95 % CI" in stratified
-    assert stratified.endswith("stratified by loop order (the loop run second is +4.0 % slower)")
+    assert stratified.endswith("stratified by loop order (the loop run second is 4.0 % slower)")
+    assert bench_paired.order_effect_words(-0.009) == "0.9 % faster"
 
 
 def test_readme_block_option_refreshes_only_the_named_block(tmp_path, monkeypatch):

@@ -76,6 +76,11 @@ def log_ratio_ci(ratios: list[float]) -> dict:
             "half_width": math.expm1(h), "n": n}
 
 
+def order_effect_words(effect: float) -> str:
+    """``0.017`` -> "1.7 % slower", ``-0.009`` -> "0.9 % faster" (of the loop that runs second)."""
+    return f"{abs(100 * effect):.1f} % {'slower' if effect >= 0 else 'faster'}"
+
+
 def order_balanced_ci(ratios: list[float], harness_first: list[bool]) -> dict:
     """The per-process ratios stratified by which loop ran first: the geometric mean of the two orders' geometric
     means, with a 95 % Welch t-interval (each order's log ratios a sample); ``order_effect``: how much slower the
@@ -159,7 +164,7 @@ def main() -> int:
         print(f"harness overhead, IMDB epoch, both loops in each process, {row['arm']}: "
               f"{row['overhead_pct']:+.1f} % (95 % CI {row['ci_low_pct']:+.1f} to {row['ci_high_pct']:+.1f} %; "
               f"goal <= 2 %) over {row['n']} processes ({row['busy_left_out']} busy, left out); the loop run second "
-              f"is {row['order_effect_pct']:+.1f} % slower")
+              f"is {order_effect_words(row['order_effect_pct'] / 100)}")
     return 0
 
 

@@ -52,7 +52,7 @@ def _bench_lines(store: ResultsStore) -> list[str]:
                          f"{100 * (r['ci_high'] - 1):+.1f} %; goal <= 2 %), {r['n_num']} vs {r['n_den']} "
                          + ("fresh processes" if imdb else "fits"))
         elif row["config.benchmark"] == "harness_overhead_paired":
-            from .bench_paired import log_ratio_ci, order_balanced_ci
+            from .bench_paired import log_ratio_ci, order_balanced_ci, order_effect_words
 
             ratios, first = list(metric("process_ratio")), [bool(f) for f in metric("harness_first")]
             r = order_balanced_ci(ratios, first) if len(first) == len(ratios) else log_ratio_ci(ratios)
@@ -60,7 +60,7 @@ def _bench_lines(store: ResultsStore) -> list[str]:
                          f"in each fresh process: {100 * (r['ratio'] - 1):+.1f} % (95 % CI "
                          f"{100 * (r['ci_low'] - 1):+.1f} to {100 * (r['ci_high'] - 1):+.1f} %; goal <= 2 %), "
                          f"{r['n']} processes" + (f", stratified by loop order (the loop run second is "
-                                                  f"{100 * r['order_effect']:+.1f} % slower)"
+                                                  f"{order_effect_words(r['order_effect'])})"
                                                   if r.get("stratified") else ""))
     return lines
 
