@@ -1,6 +1,8 @@
 """The IMDB sweep through the real runner: isolation, provenance, resume."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from fwbench.runner import plan, run_sweep
@@ -148,3 +150,14 @@ def test_paper_profile_sizes_epochs_by_batches_and_adds_the_quality_part():
         plan("imdb", "paper", {"quality_part": {"batch_size": 64}})
     with pytest.raises(Exception, match="init"):
         plan("imdb", "paper", {"init": "he"})
+
+
+@pytest.mark.skipif(not Path("/proc/sys/kernel/random/boot_id").exists(), reason="Linux /proc only")
+def test_provenance_tells_machines_apart():
+    """Every VM here is "vm" with an "AMD EPYC": the boot id and the CPU's family/model tell pieces apart."""
+    from fwbench.provenance import host_info
+
+    info = host_info()
+    assert len(info["boot_id"]) == 36 and info["boot_id"] == host_info()["boot_id"]
+    vendor, family, model, stepping = info["cpu_id"].split("/")
+    assert vendor and family.isdigit() and model.isdigit()

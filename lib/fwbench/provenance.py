@@ -36,6 +36,28 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def cpu_id() -> str | None:
+    """Vendor, family, model and stepping from /proc/cpuinfo: VMs often name the CPU only "AMD EPYC", and these
+    tell its generations apart (None where /proc/cpuinfo is missing)."""
+    try:
+        fields = dict(line.split(":", 1) for line in Path("/proc/cpuinfo").read_text().split("\n\n")[0].splitlines()
+                      if ":" in line)
+    except OSError:
+        return None
+    fields = {k.strip(): v.strip() for k, v in fields.items()}
+    parts = [fields.get(k) for k in ("vendor_id", "cpu family", "model", "stepping")]
+    return "/".join(p or "?" for p in parts) if any(parts) else None
+
+
+def boot_id() -> str | None:
+    """This boot of this machine (Linux): trials of a run made in pieces on several machines, all named "vm",
+    are told apart by it."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
 @functools.lru_cache(maxsize=1)
 def git_state() -> dict:
     """Git SHA and dirty flag of the checkout fwbench runs from (None outside a checkout)."""
@@ -63,6 +85,8 @@ def host_info() -> dict:
         "os": platform.platform(),
         "python": platform.python_version(),
         "cpu_model": cpu_model(),
+        "cpu_id": cpu_id(),
+        "boot_id": boot_id(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": affinity,
         "loadavg_1m": round(load1, 2),
