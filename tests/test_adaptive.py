@@ -73,11 +73,11 @@ class InProcess:
             if self.stop_after is not None and len(self.ran) >= self.stop_after:
                 raise KeyboardInterrupt
             out = _trial(t.config)
+            self.ran.append(t.trial_id)
             record(t, {"status": "done", "summary": out["summary"], "measurements": out["measurements"],
                        "provenance": {"trial_wall_s": SECONDS[t.config["arm"]]}, "error": None, "stderr_tail": None,
                        "started_at": "2026-01-01T00:00:00+00:00", "ended_at": "2026-01-01T00:00:01+00:00"},
                    {"runner": "in-process"})
-            self.ran.append(t.trial_id)
 
     def close(self):
         pass
@@ -416,3 +416,28 @@ def test_rerun_busy_replaces_only_the_trials_flagged_busy(store, monkeypatch):
     assert "provenance.busy_machine" not in t and t.loc[busy_id, "provenance.trial_wall_s"] == 2.0  # the clean rerun
     assert len(t) == 15  # replaced, not added
     assert runner.busy_trials(store, "adaptive-toy", list(t.index)) == set()
+
+
+def test_a_stop_file_stops_at_a_block_boundary_and_the_rerun_resumes(store, tmp_path, monkeypatch):
+    """With the stop file present from the start, the sweep stops after the first trial that completes its
+    setting's block (the two arms of a paired setting are never split); without it the rerun does the rest once."""
+    stop = tmp_path / "STOP"
+    stop.touch()
+    executor = InProcess()
+    monkeypatch.setattr(runner, "LocalExecutor", lambda **kwargs: executor)
+    summary = run_sweep("adaptive-toy", "fixed", store=store, progress="none", stop_file=stop)
+    assert summary.stopped and "stopped by the stop file" in summary.line()
+    first = store.trials("adaptive-toy")
+    settings = first.groupby(["config.setting", "config.repeat"]).size()
+    assert len(settings) == 1  # one whole group: both arms of a paired setting, or the solo setting's one arm
+    ((setting, _), n), = settings.items()
+    assert n == (1 if setting == "solo" else 2) and len(executor.ran) == n
+    stop.unlink()
+    rest = run_sweep("adaptive-toy", "fixed", store=store, progress="none", stop_file=stop)
+    assert not rest.stopped and rest.skipped == n and rest.done == 15 - n
+    assert len(executor.ran) == len(set(executor.ran)) == 15
+
+
+def test_a_stop_file_is_for_local_runs():
+    with pytest.raises(FwbenchError, match="stop file works with the local runner only"):
+        run_sweep("adaptive-toy", "fixed", progress="none", stop_file="STOP", scheduler="tcp://127.0.0.1:8786")

@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                      help="override a profile option (Python literal), repeatable")
     run.add_argument("--timeout", type=float, default=None, help="seconds per trial before it is failed")
+    run.add_argument("--stop-file", default=None, metavar="PATH",
+                     help="once PATH exists, stop after the trial that completes its setting's repeat block "
+                          "(a run in pieces never splits a block); rerun to resume")
     run.add_argument("--rerun-busy", action="store_true",
                      help="also rerun finished trials flagged busy_machine (other processes took the CPU while "
                           "they were timed); their rows are replaced")
@@ -116,7 +119,8 @@ def cmd_run(args) -> int:
         security = make_security(args.tls_ca_file, args.tls_cert, args.tls_key)
     summary = run_sweep(args.study, args.profile, overrides, progress=args.progress, timeout_s=args.timeout,
                         memory_limit_mb=args.memory_limit_mb, scheduler=args.scheduler,
-                        trials_per_host=args.trials_per_host, security=security, rerun_busy=args.rerun_busy)
+                        trials_per_host=args.trials_per_host, security=security, rerun_busy=args.rerun_busy,
+                        stop_file=args.stop_file)
     for failure in summary.failed:
         print(f"FAILED {failure['label']} [{failure['trial_id']}]: {failure['error']}", file=sys.stderr)
     return 0 if summary.ok else 1

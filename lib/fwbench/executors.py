@@ -33,9 +33,11 @@ class LocalExecutor:
         for trial in trials:
             bar.trial_started(trial.label)
             outcome = execute(trial, timeout_s=self.timeout_s, memory_limit_mb=self.memory_limit_mb)
-            record(trial, outcome, {"runner": "local", "trials_sharing_host": 1,
-                                    "memory_limit_mb": self.memory_limit_mb})
-            bar.trial_finished(trial.label, outcome["status"], outcome["error"])
+            try:  # record may stop the sweep (runner.StopRequested) once the trial is stored
+                record(trial, outcome, {"runner": "local", "trials_sharing_host": 1,
+                                        "memory_limit_mb": self.memory_limit_mb})
+            finally:
+                bar.trial_finished(trial.label, outcome["status"], outcome["error"])
 
     def close(self) -> None:
         pass

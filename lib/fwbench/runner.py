@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .errors import FwbenchError
 from .execute import PlannedTrial
@@ -39,6 +40,7 @@ class SweepSummary:
     wall_s: float = 0.0
     adaptive: bool = False
     not_needed: int = 0  # adaptive: planned trials of blocks the rule skipped (never run)
+    stopped: bool = False  # the stop file asked for a stop, taken at a setting's block boundary
 
     @property
     def ok(self) -> bool:
@@ -46,8 +48,13 @@ class SweepSummary:
 
     def line(self) -> str:
         skipped = f", {self.not_needed} not needed (adaptive blocks)" if self.adaptive else ""
+        stopped = ", stopped by the stop file at a setting's block boundary (rerun to resume)" if self.stopped else ""
         return (f"{self.study}/{self.profile}: {self.planned} trials, {self.skipped} already done, "
-                f"{self.done} run now, {len(self.failed)} failed{skipped} ({self.wall_s:.0f} s)")
+                f"{self.done} run now, {len(self.failed)} failed{skipped}{stopped} ({self.wall_s:.0f} s)")
+
+
+class StopRequested(Exception):
+    """Raised after a trial is stored when the stop file exists and that trial completed its group."""
 
 
 def _resolve(study_name: str, profile: str, overrides: dict | None):
@@ -124,7 +131,7 @@ def store_outcome(store: ResultsStore, trial: PlannedTrial, outcome: dict, profi
 def run_sweep(study_name: str, profile: str, overrides: dict | None = None, store: ResultsStore | None = None,
               progress: Progress | str = "auto", timeout_s: float | None = None,
               memory_limit_mb: int | None = None, scheduler: str | None = None, trials_per_host: int = 1,
-              security=None, rerun_busy: bool = False) -> SweepSummary:
+              security=None, rerun_busy: bool = False, stop_file: str | Path | None = None) -> SweepSummary:
     """Run (or resume) every trial of a profile: one at a time on this machine, or on a Dask cluster.
 
     Everything is validated first (options, the study's data via its ``preflight``, the store, the
@@ -132,10 +139,15 @@ def run_sweep(study_name: str, profile: str, overrides: dict | None = None, stor
     ``scheduler``: a Dask scheduler address (``tcp://HOST:8786``, ``tls://...`` with ``security``) or a
     scheduler file; ``trials_per_host``: how many trials may share one machine there (default 1).
     ``rerun_busy``: also rerun the finished trials flagged ``busy_machine`` (other processes took the CPU while
-    they were timed); each one's row is replaced by the new measurement."""
+    they were timed); each one's row is replaced by the new measurement.
+    ``stop_file``: once this file exists, the sweep stops after the trial that completes its group (every arm of
+    its setting in its repeat block stored), so a run made in pieces, perhaps on different machines, never splits
+    a block whose arms are compared with each other; rerun to resume. Local runs only."""
     from .paths import results_path
 
     check_run_args(progress, timeout_s, memory_limit_mb, trials_per_host, scheduler)
+    if stop_file is not None and scheduler is not None:
+        raise FwbenchError("a stop file works with the local runner only; on a cluster stop the workers instead")
     _, options, trials = _checked(study_name, profile, overrides)
     if scheduler is not None:
         from .cluster import DaskExecutor, connect
@@ -146,13 +158,14 @@ def run_sweep(study_name: str, profile: str, overrides: dict | None = None, stor
         executor = LocalExecutor(timeout_s=timeout_s, memory_limit_mb=memory_limit_mb)
     try:
         store = store or ResultsStore(results_path())
-        return _run(trials, study_name, profile, store, progress, executor, adaptive.spec_of(options), rerun_busy)
+        return _run(trials, study_name, profile, store, progress, executor, adaptive.spec_of(options), rerun_busy,
+                    stop_file)
     finally:
         executor.close()
 
 
 def _run(trials, study_name, profile, store, progress, executor: Executor,
-         spec: adaptive.AdaptiveSpec | None = None, rerun_busy: bool = False) -> SweepSummary:
+         spec: adaptive.AdaptiveSpec | None = None, rerun_busy: bool = False, stop_file=None) -> SweepSummary:
     """Run the trials not done yet (and with ``rerun_busy`` the done ones flagged busy): all at once, or with an
     adaptive ``spec`` block by block."""
     status = store.status_of(t.trial_id for t in trials)
@@ -175,15 +188,30 @@ def _run(trials, study_name, profile, store, progress, executor: Executor,
             summary.done += 1
         else:
             summary.failed.append({"trial_id": trial.trial_id, "label": trial.label, "error": outcome["error"]})
+        if stop_file is not None and Path(stop_file).exists() and group_complete(study, trials, trial, store):
+            raise StopRequested
 
-    if spec is None:
-        executor.run(todo, record, bar)
-    else:
-        _run_blocks(get_study(study_name), trials, {t.trial_id for t in todo}, spec, store, executor, record,
-                    reasons, bar, summary)
+    study = get_study(study_name)
+    try:
+        if spec is None:
+            executor.run(todo, record, bar)
+        else:
+            _run_blocks(study, trials, {t.trial_id for t in todo}, spec, store, executor, record, reasons, bar,
+                        summary)
+    except StopRequested:
+        summary.stopped = True
     summary.wall_s = time.perf_counter() - t0
     bar.close(summary.line())
     return summary
+
+
+def group_complete(study, trials, trial: PlannedTrial, store) -> bool:
+    """Has every planned trial of ``trial``'s setting and repeat block a stored outcome?"""
+    key = (adaptive.setting_key(study, trial.config), adaptive.block_of(study, trial.config))
+    group = [t.trial_id for t in trials
+             if (adaptive.setting_key(study, t.config), adaptive.block_of(study, t.config)) == key]
+    status = store.status_of(group)
+    return all(status.get(i) is not None for i in group)
 
 
 def busy_trials(store, study_name: str, ids: list[str]) -> set[str]:
