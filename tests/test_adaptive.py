@@ -441,3 +441,35 @@ def test_a_stop_file_stops_at_a_block_boundary_and_the_rerun_resumes(store, tmp_
 def test_a_stop_file_is_for_local_runs():
     with pytest.raises(FwbenchError, match="stop file works with the local runner only"):
         run_sweep("adaptive-toy", "fixed", progress="none", stop_file="STOP", scheduler="tcp://127.0.0.1:8786")
+
+
+def test_the_check_has_a_row_per_machine_where_trials_record_it(tmp_path, monkeypatch):
+    """Two machines ran the trials, one twice as fast as the prediction's: each gets its own row (the old trials
+    without a boot id are 'machine not recorded')."""
+    from fwbench.analysis.estimate_check import check_prediction, save_prediction
+
+    before = ResultsStore(tmp_path / "before.sqlite")
+    sweep(before, profile="fixed", monkeypatch=monkeypatch)
+    prediction = tmp_path / "prediction.json"
+    save_prediction(estimate_full_runtime(before, "adaptive-toy", 1, "adaptive"), prediction, before)
+    after = ResultsStore(tmp_path / "after.sqlite")
+
+    class TwoMachines(InProcess):
+        def run(self, trials, record, bar):
+            def on_machine(trial, outcome, placement):
+                n = len(self.ran)
+                boot = None if n <= 2 else ("fast-boot-1" if n % 2 else "slow-boot-2")
+                wall = outcome["provenance"]["trial_wall_s"] * (0.5 if boot == "fast-boot-1" else 1.0)
+                outcome = {**outcome, "provenance": {**outcome["provenance"], "trial_wall_s": wall,
+                                                     "boot_id": boot, "cpu_id": "AuthenticAMD/25/17/1"}}
+                record(trial, outcome, placement)
+            super().run(trials, on_machine, bar)
+
+    sweep(after, executor=TwoMachines(), monkeypatch=monkeypatch)
+    check = check_prediction(prediction, after).set_index("group")
+    label = "machine AuthenticAMD/25/17/1, boot "
+    fast, slow = check.loc[label + "fast-boo"], check.loc[label + "slow-boo"]
+    assert fast.measured_trials >= 1 and slow.measured_trials >= 1
+    assert fast.error > slow.error + 0.5  # the fast machine took half the time: the prediction is far too long there
+    assert check.loc["machine not recorded"].measured_trials == 2
+    assert check.loc["all"].measured_trials == fast.measured_trials + slow.measured_trials + 2

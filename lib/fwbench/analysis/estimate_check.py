@@ -69,8 +69,18 @@ def _error(predicted: float, measured: float) -> float:
     return (predicted - measured) / measured if measured > 0 else math.nan
 
 
+def machine_label(cpu_id, boot_id) -> str:
+    """``machine AuthenticAMD/25/17/1, boot 405164ac``; trials stored before fwbench recorded the boot id:
+    ``machine not recorded``."""
+    if not isinstance(boot_id, str) or not boot_id:
+        return "machine not recorded"
+    return f"machine {cpu_id if isinstance(cpu_id, str) else '?'}, boot {boot_id[:8]}"
+
+
 def check_prediction(path: Path, store) -> pd.DataFrame:
-    """One row per study and arm of the prediction file, and one ``all`` row per study (columns ``COLUMNS``)."""
+    """One row per study and arm of the prediction file, one ``all`` row per study, and, where the trials record
+    their machine (``provenance.boot_id``), one row per machine that ran them: the same VM name can be 1.6x
+    faster on one day than on another (columns ``COLUMNS``)."""
     rows = []
     for entry in _read(path)["predictions"]:
         study, predicted = entry["study"], entry["per_trial"]
@@ -80,6 +90,7 @@ def check_prediction(path: Path, store) -> pd.DataFrame:
         frame = pd.DataFrame({"trial_id": list(predicted),
                               "predicted_s": [p["predicted_s"] for p in predicted.values()],
                               "group": [p["arm"] for p in predicted.values()]})
+        machines = not trials.empty and "provenance.boot_id" in trials
         if trials.empty:
             frame = frame.assign(measured_s=math.nan, busy=False)
         else:
@@ -87,18 +98,26 @@ def check_prediction(path: Path, store) -> pd.DataFrame:
                     in trials else False)
             measured = pd.DataFrame({"trial_id": trials.trial_id, "measured_s": trials["provenance.trial_wall_s"],
                                      "busy": busy})
+            if machines:
+                cpu = trials["provenance.cpu_id"] if "provenance.cpu_id" in trials else [None] * len(trials)
+                measured["machine"] = [machine_label(c, b) for c, b in zip(cpu, trials["provenance.boot_id"])]
             frame = frame.merge(measured, on="trial_id", how="left")
-        for group, part in [*frame.groupby("group"), ("all", frame)]:
-            clean = part[part.measured_s.notna() & ~part.busy.eq(True)]
-            per_trial = (clean.predicted_s - clean.measured_s) / clean.measured_s
-            rows.append({"study": study, "group": group,
-                         "planned_trials": len(part),
-                         "measured_trials": len(clean),
-                         "busy_trials": int((part.measured_s.notna() & part.busy.eq(True)).sum()),
-                         "predicted_s": float(clean.predicted_s.sum()), "measured_s": float(clean.measured_s.sum()),
-                         "error": _error(float(clean.predicted_s.sum()), float(clean.measured_s.sum())),
-                         "median_trial_error": float(per_trial.median()) if len(per_trial) else math.nan})
+        groups = [*frame.groupby("group"), ("all", frame)]
+        if machines:
+            groups += list(frame[frame.measured_s.notna()].groupby("machine"))
+        for group, part in groups:
+            rows.append(_check_row(study, group, part))
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _check_row(study: str, group: str, part: pd.DataFrame) -> dict:
+    clean = part[part.measured_s.notna() & ~part.busy.eq(True)]
+    per_trial = (clean.predicted_s - clean.measured_s) / clean.measured_s
+    return {"study": study, "group": group, "planned_trials": len(part), "measured_trials": len(clean),
+            "busy_trials": int((part.measured_s.notna() & part.busy.eq(True)).sum()),
+            "predicted_s": float(clean.predicted_s.sum()), "measured_s": float(clean.measured_s.sum()),
+            "error": _error(float(clean.predicted_s.sum()), float(clean.measured_s.sum())),
+            "median_trial_error": float(per_trial.median()) if len(per_trial) else math.nan}
 
 
 def check_markdown(frame: pd.DataFrame) -> str:
