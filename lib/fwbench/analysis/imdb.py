@@ -15,12 +15,15 @@ from ..paths import results_path
 from ..store import ResultsStore
 from ..studies import get_study
 from . import arm_order, profile_measurements, profile_trials
+from ..machines import MACHINE, NOT_RECORDED, centre_by_machine, machine_of
 from .replicates import trial_ratio_ci
 from .stats import ratio_ci, summarize
 
 STUDY = "imdb"
 SETTING = ["arm", "batch_size", "num_workers", "worker_lifetime", "onednn"]
 WHOLE_TRIAL = ("prepare_time_s", "peak_rss_mb")  # stored at step -1, joined to every epoch row of the trial
+# the arms compared at one setting run back to back in each block: the machine's speed is taken out per setting
+MACHINE_SETTING = ["batch_size", "num_workers", "worker_lifetime", "onednn", "seq_len", "threads", "n_train", "epochs"]
 
 
 def _study():
@@ -46,11 +49,12 @@ def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore 
             "config.num_workers": "num_workers", "config.worker_lifetime": "worker_lifetime",
             "config.onednn": "onednn", "config.seed": "seed", "config.epochs": "epochs",
             "config.n_train": "n_train", "config.encoding.maxlen": "seq_len", "config.threads": "threads",
-            "host": "host", "step": "epoch"}
+            "host": "host", MACHINE: MACHINE, "step": "epoch"}
     from ..studies.imdb import DEFAULT_LIFETIME
 
     defaults = {"config.worker_lifetime": DEFAULT_LIFETIME, "config.onednn": True}  # rows from before the options
     long = long.assign(**{c: long[c].fillna(v) if c in long else v for c, v in defaults.items()})
+    long[MACHINE] = long["provenance.boot_id"].map(machine_of) if "provenance.boot_id" in long else NOT_RECORDED
     long = long.assign(lr_schedule=long["config.lr_schedule.factor"].notna()
                        if "config.lr_schedule.factor" in long else False)
     whole = long[long.metric.isin(WHOLE_TRIAL)].pivot_table(index="trial_id", columns="metric", values="value")
@@ -60,6 +64,8 @@ def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore 
     wide.columns.name = None
     if "train_time_s" in wide:  # the post's epoch is all 25k reviews: comparable across batch sizes whose epochs
         wide["epoch_25k_s"] = wide.train_time_s * REVIEWS_PER_SPLIT / wide.n_train  # hold other numbers of reviews
+        wide, dropped = centre_by_machine(wide, MACHINE_SETTING)  # pieces on machines of other speeds
+        wide.attrs["machine_dropped_trials"] = dropped
     return wide.sort_values(["arm", "batch_size", "num_workers", "seed", "epoch"]).reset_index(drop=True)
 
 

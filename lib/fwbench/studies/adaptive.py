@@ -28,6 +28,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from ..machines import adjust_records, machine_of
 from ..errors import FwbenchError
 from .blocks import _setting_key
 
@@ -126,6 +127,7 @@ class TrialRecord:
     value: float  # the per-trial number of ``Study.adaptive_metric`` (NaN: none)
     seconds: float  # the trial's duration (NaN: not known)
     reason: str | None  # the stored ``block_reason``
+    machine: str = "not recorded"  # ``provenance.boot_id``: values are compared within machines (fwbench.machines)
 
 
 @dataclass(frozen=True)
@@ -184,10 +186,10 @@ def observe(study, planned, trials) -> list[TrialRecord]:
                 value = _finite(study.adaptive_metric(_nested(row, "summary.")))
             except (KeyError, TypeError, ValueError):
                 value = math.nan
-        reason = row.get("provenance.block_reason")
+        reason, boot = row.get("provenance.block_reason"), row.get("provenance.boot_id")
         out.append(TrialRecord(row["trial_id"], setting_key(study, config), block_of(study, config),
                                config[study.arm_field], row["status"], value, _seconds(row),
-                               reason if isinstance(reason, str) else None))
+                               reason if isinstance(reason, str) else None, machine_of(boot)))
     return out
 
 
@@ -267,7 +269,7 @@ def decide(study, planned, records: list[TrialRecord], spec: AdaptiveSpec) -> di
     ``k`` runs and why. Reads only the done trials of blocks ``< k``: the same store gives the same decisions."""
     blocks, arms = _layout(study, planned)
     values: dict[str, dict] = {}
-    for r in records:
+    for r in adjust_records(records, arms):
         if r.status == "done" and not math.isnan(r.value):
             values.setdefault(r.setting, {}).setdefault((r.arm, r.block), []).append(r.value)
     target = percent(spec.target)
@@ -325,7 +327,7 @@ def expected_blocks(study, planned, records: list[TrialRecord], spec: AdaptiveSp
     blocks, arms = _layout(study, planned)
     logs: dict[tuple, list] = {}
     stored: dict[str, int] = {}
-    for r in records:
+    for r in adjust_records(records, arms):
         if r.status == "done":
             stored[r.setting] = max(stored.get(r.setting, 0), r.block + 1)
             if not math.isnan(r.value):

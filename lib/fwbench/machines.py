@@ -1,0 +1,93 @@
+"""Trials of one comparison that ran on different machines: the machine's speed taken out, setting by setting.
+
+A run made in pieces over several sessions lands on VMs that share a name, a CPU name and a core count but not a
+speed (the same IMDB trials ran 1.6x faster on 2026-11-24 than on 2026-11-23), so the repeat blocks of one setting
+can sit on different machines. Every arm of a setting runs in each block, back to back on one machine, so within a
+(setting, machine) cell the arms are balanced. ``machine_factors`` gives each complete cell a factor: the mean over
+the setting's arms of each arm's mean log time in the cell, against the same averaged over the setting's complete
+cells. Dividing a trial's times by its cell's factor takes the machine out (a two-way model: log time = arm +
+machine + noise) while the arms' ratios stay those measured within machines, and an interval over the adjusted
+trials is not widened by machine speed. Decisions:
+
+- With one machine in a setting nothing changes (factor exactly 1): every single-machine result is as before.
+- A cell that lacks one of the setting's arms (a block split across machines: ``fwbench run --stop-file`` avoids
+  it) cannot be adjusted; its trials are dropped from the comparison and counted, never pooled unadjusted.
+- The machine of a trial is its ``provenance.boot_id`` (one boot of one VM); trials stored before that field are
+  one machine, ``not recorded``.
+- The adjustment spends degrees of freedom the Welch interval does not know of (one per extra machine): with
+  several blocks per machine the interval is a little optimistic, which the README says.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+MACHINE = "machine"
+NOT_RECORDED = "not recorded"
+
+
+def machine_of(boot_id) -> str:
+    return boot_id if isinstance(boot_id, str) and boot_id else NOT_RECORDED
+
+
+def machine_factors(cells: dict, arms) -> dict:
+    """``cells``: machine -> arm -> positive values. The factor of each machine whose cell holds every arm of
+    ``arms``; machines missing from the result are incomplete cells. One complete machine: factor 1."""
+    arms = set(arms)
+    levels = {m: float(np.mean([np.mean(np.log(np.asarray(v, dtype=float))) for v in by_arm.values()]))
+              for m, by_arm in cells.items() if set(by_arm) >= arms and all(len(v) for v in by_arm.values())}
+    if len(levels) <= 1:
+        return {m: 1.0 for m in levels}
+    overall = sum(levels.values()) / len(levels)
+    return {m: math.exp(level - overall) for m, level in levels.items()}
+
+
+def centre_by_machine(frame: pd.DataFrame, setting: list[str], arm: str = "arm", value: str = "train_time_s",
+                      scaled: tuple[str, ...] = ("train_time_s", "epoch_25k_s"),
+                      inverse: tuple[str, ...] = ("samples_per_s",)) -> tuple[pd.DataFrame, int]:
+    """Epoch rows (``frame`` with a ``machine`` column) with the machine's speed divided out per ``setting``:
+    ``scaled`` columns divided by the cell's factor, ``inverse`` ones multiplied. Returns the frame and the number
+    of trials dropped for an incomplete cell. Frames with one machine come back as they are."""
+    if frame.empty or MACHINE not in frame or frame[MACHINE].nunique() <= 1:
+        return frame, 0
+    parts, dropped = [], 0
+    for _, group in frame.groupby(setting, dropna=False, observed=True, sort=False):
+        if group[MACHINE].nunique() == 1:
+            parts.append(group)
+            continue
+        basis = group[group.epoch > 0] if "epoch" in group else group  # timed epochs: not the warm-up's JIT
+        cells = {m: {a: g[value].to_numpy() for a, g in c.groupby(arm, observed=True)}
+                 for m, c in basis.groupby(MACHINE)}
+        factors = machine_factors(cells, set(group[arm]))
+        for m, cell in group.groupby(MACHINE):
+            if m not in factors:
+                dropped += cell.trial_id.nunique()
+                continue
+            cell = cell.copy()
+            for column in scaled:
+                if column in cell:
+                    cell[column] = cell[column] / factors[m]
+            for column in inverse:
+                if column in cell:
+                    cell[column] = cell[column] * factors[m]
+            parts.append(cell)
+    out = pd.concat(parts) if parts else frame.iloc[:0]
+    return out.sort_index(), dropped
+
+
+def adjust_records(records: list, arms_by_setting: dict) -> list:
+    """The adaptive rule's per-trial records (``studies.adaptive.TrialRecord``) with each done value divided by
+    its (setting, machine) factor, as ``centre_by_machine`` does for ``analysis.imdb``; NaN in an incomplete cell."""
+    from dataclasses import replace
+
+    cells: dict = {}
+    for r in records:
+        if r.status == "done" and not math.isnan(r.value):
+            cells.setdefault(r.setting, {}).setdefault(r.machine, {}).setdefault(r.arm, []).append(r.value)
+    factors = {s: machine_factors(c, arms_by_setting.get(s, ())) for s, c in cells.items() if len(c) > 1}
+    return [r if r.setting not in factors or r.status != "done" or math.isnan(r.value)
+            else replace(r, value=r.value / factors[r.setting][r.machine] if r.machine in factors[r.setting]
+                         else math.nan)
+            for r in records]

@@ -1,0 +1,78 @@
+"""Blocks of one setting on machines of different speed (a run made in pieces): the machine's speed is taken out
+per setting, the arms' ratio is kept, and nothing changes on one machine."""
+from __future__ import annotations
+
+import math
+import random
+
+import pandas as pd
+import pytest
+
+from fwbench.analysis.replicates import half_width, trial_ratio_ci
+from fwbench.machines import adjust_records, centre_by_machine, machine_factors, machine_of
+from fwbench.studies.adaptive import TrialRecord
+
+SETTING = ["batch_size"]
+
+
+def _epochs(blocks_by_machine: dict, speed: dict, ratio: float = 1.2, noise: float = 0.03) -> pd.DataFrame:
+    """Per machine, blocks of two arms (mxnet = ratio x torch), 3 epochs each (the first a slow warm-up)."""
+    rng, rows = random.Random(0), []
+    for machine, blocks in blocks_by_machine.items():
+        for block in range(blocks):
+            for arm, base in (("torch", 1.0), ("mxnet", ratio)):
+                trial = f"{machine}-{block}-{arm}"
+                for epoch in range(3):
+                    t = base * speed[machine] * math.exp(rng.gauss(0, noise)) * (5 if epoch == 0 else 1)
+                    rows.append({"trial_id": trial, "arm": arm, "batch_size": 64, "epoch": epoch, "machine": machine,
+                                 "train_time_s": t, "epoch_25k_s": 10 * t, "samples_per_s": 1 / t})
+    return pd.DataFrame(rows)
+
+
+def _trial_ratio(frame: pd.DataFrame) -> dict:
+    per_trial = frame[frame.epoch > 0].groupby(["trial_id", "arm"]).train_time_s.median().reset_index()
+    return trial_ratio_ci(per_trial[per_trial.arm == "mxnet"].train_time_s,
+                          per_trial[per_trial.arm == "torch"].train_time_s)
+
+
+def test_two_machines_of_different_speed_keep_the_ratio_and_a_narrow_interval():
+    frame = _epochs({"boot-a": 2, "boot-b": 2}, {"boot-a": 1.0, "boot-b": 1.6})
+    raw = _trial_ratio(frame)
+    adjusted, dropped = centre_by_machine(frame, SETTING)
+    ratio = _trial_ratio(adjusted)
+    assert dropped == 0 and len(adjusted) == len(frame)
+    assert ratio["ratio"] == pytest.approx(1.2, rel=0.03) and ratio["ci_low"] < 1.2 < ratio["ci_high"]
+    assert half_width(ratio["ci_low"], ratio["ci_high"]) < half_width(raw["ci_low"], raw["ci_high"]) / 4
+    # the machines' speed is gone: both now sit between them, and throughput moves the other way
+    by_machine = adjusted[adjusted.epoch > 0].groupby("machine").train_time_s.median()
+    assert by_machine["boot-b"] / by_machine["boot-a"] == pytest.approx(1.0, abs=0.05)
+    assert (adjusted.samples_per_s * adjusted.train_time_s).to_numpy() == pytest.approx(1.0)
+
+
+def test_one_machine_is_left_exactly_as_it_was():
+    frame = _epochs({"boot-a": 3}, {"boot-a": 1.0})
+    same, dropped = centre_by_machine(frame, SETTING)
+    assert same is frame and dropped == 0
+    assert machine_factors({"boot-a": {"torch": [1.0, 2.0], "mxnet": [3.0]}}, {"torch", "mxnet"}) == {"boot-a": 1.0}
+
+
+def test_a_block_split_across_machines_is_dropped_and_counted():
+    frame = _epochs({"boot-a": 2, "boot-b": 1}, {"boot-a": 1.0, "boot-b": 1.6})
+    split = frame[~((frame.machine == "boot-b") & (frame.arm == "mxnet"))]  # boot-b ran only torch's half
+    adjusted, dropped = centre_by_machine(split, SETTING)
+    assert dropped == 1 and set(adjusted.machine) == {"boot-a"}
+    assert machine_of(None) == machine_of(float("nan")) == "not recorded" and machine_of("b1") == "b1"
+
+
+def test_the_adaptive_rule_compares_within_machines_too():
+    def record(arm, block, machine, value):
+        return TrialRecord(f"{arm}{block}{machine}", "s", block, arm, "done", value, 1.0, None, machine)
+
+    records = [record("torch", 0, "a", 1.0), record("mxnet", 0, "a", 1.2),
+               record("torch", 1, "b", 1.6), record("mxnet", 1, "b", 1.92),
+               record("torch", 2, "c", 5.0)]  # machine c holds half a block
+    out = {(r.arm, r.machine): r.value for r in adjust_records(records, {"s": {"torch", "mxnet"}})}
+    assert out[("mxnet", "a")] / out[("torch", "a")] == pytest.approx(1.2)
+    assert out[("torch", "a")] == pytest.approx(out[("torch", "b")]) and math.isnan(out[("torch", "c")])
+    one = [record("torch", 0, "a", 1.0), record("mxnet", 0, "a", 1.2)]
+    assert adjust_records(one, {"s": {"torch", "mxnet"}}) == one
