@@ -63,7 +63,7 @@ def _record(store, study, config, status, rows, provenance=None, summary=None, p
 
 def add_imdb(store, arm, batch, workers, epoch_s, *, block=0, epochs=3, n_train=N_TRAIN, device="cuda",
              final_loss=0.5, acc=0.88, status="done", extra=None, summary=None, epoch_times=None, timed=True,
-             profile="synthetic", part="main"):
+             profile="synthetic", part="main", provenance=None):
     """One IMDB trial (repeat block ``block``, seed 42 + block): ``epoch_s`` per epoch with jitter (the first
     epoch 1.4x: warm-up), or exactly ``epoch_times``; ``timed=False`` records no measurements (a trial that ran
     but timed nothing, e.g. a failed hybridize)."""
@@ -81,7 +81,7 @@ def add_imdb(store, arm, batch, workers, epoch_s, *, block=0, epochs=3, n_train=
             rows.append((e, metric, value * _noise(k)))
     provenance = {"cpu_model": "Planted CPU", "cpu_count": 2, "python": "3.11",
                   "framework": IMDB.framework_of(arm) if arm in IMDB.arm_names else "mxnet",
-                  "framework_version": "0"}
+                  "framework_version": "0", **(provenance or {})}
     _record(store, "imdb", config, status, rows, provenance, summary=summary, profile=profile)
 
 
@@ -394,3 +394,7 @@ def test_threats_to_validity_come_from_the_stores_provenance(tmp_path):
     text = threats(store, "all")
     assert "torch 0" in text and "Planted CPU (2 cores)" in text  # add_imdb's planted provenance
     assert "A1" in text and "labelled analogues" in text and "What could make this answer wrong" in text
+    assert "Machines." not in text  # one machine: nothing to say
+    add_imdb(store, PT, 64, 0, 1.0, profile="quick", block=1, provenance={"boot_id": "b1", "cpu_id": "AMD/25/17/1"})
+    add_imdb(store, PT, 64, 0, 1.6, profile="quick", block=2, provenance={"boot_id": "b2", "cpu_id": "AMD/23/49/0"})
+    assert "ran on 2 machines (CPU family/model: AMD/23/49/0, AMD/25/17/1)" in threats(store, "all")

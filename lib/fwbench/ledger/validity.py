@@ -62,6 +62,18 @@ def _builds(d: Data) -> list[str]:
     return lines
 
 
+def _machines(done: pd.DataFrame) -> list[str]:
+    """A bullet when the trials ran on more than one machine (a run made in pieces): how many, which CPUs."""
+    boots = set(done["provenance.boot_id"].dropna()) if "provenance.boot_id" in done else set()
+    if len(boots) <= 1:
+        return []
+    cpus = sorted(set(done["provenance.cpu_id"].dropna())) if "provenance.cpu_id" in done else []
+    return [f"- **Machines.** The trials ran on {len(boots)} machines (CPU family/model: {', '.join(cpus) or '?'}), "
+            "whose speed can differ by 1.6x under one name. IMDB timing ratios are taken within a machine, setting "
+            "by setting (`fwbench/machines.py`); a block split across machines is left out. Other studies' "
+            "ratios pool their trials."]
+
+
 def threats_markdown(d: Data) -> str:
     """The closing section of the post, from the loaded rows (``Data``) and the sources."""
     trials = pd.concat([d.study_trials(s) for s in ("imdb", "deepar", "vgg16")], ignore_index=True)
@@ -80,6 +92,7 @@ def threats_markdown(d: Data) -> str:
         f"this run on {cpu} ({cores} cores). Claims "
         f"{', '.join(other_hw)} depend on a GPU: on this CPU they are labelled analogues, not verdicts. B compares "
         "two CPUs, of which the post names neither the model nor the thread count.",
+        *_machines(done),
         "- **Math libraries.** Each framework brings its own BLAS, oneDNN and OpenMP builds, tuned differently for "
         "this CPU; a kernel that is fast here may be slow on the sources' machines. As recorded by the trials:",
         *(_builds(d) or ["- (no finished trials record their builds)"]),
