@@ -245,3 +245,31 @@ def test_the_post_banner_states_the_profile_and_scale(tmp_store):
     assert quick.startswith("Small-scale check (profile quick)") and "**" not in quick and "`" not in quick
     assert paper.startswith("The papers' scale (profile paper:") and "all 25,000 reviews" in paper
     assert report.profile_note("full", store) == ""
+
+
+def test_paper_sofar_block_labels_a_partial_run_and_steps_aside_once_it_is_complete(tmp_store):
+    """The README's paper-run block: while the run is incomplete it gives progress per study and the numbers of
+    the stored trials under an 'in progress, partial' banner; once complete it only points to the headline."""
+    from fwbench import readme
+    from fwbench.studies import adaptive, get_study
+
+    store = ResultsStore(tmp_store)
+    text = readme.render_paper_sofar(store)
+    assert text.startswith("**In progress, partial: 0 of the ") and "| deepar | 0 of 28 | - | - |" in text
+    assert "#### Claims ledger" in text and "#### Arms" not in text and "## Headline numbers" not in text
+    first = plan("deepar", "paper")[0]
+    store.record(trial_id=first.trial_id, study="deepar", status="done", config=first.config,
+                 provenance={"host": "h", "boot_id": "b1", "dataset_kind": "original"}, summary={},
+                 measurements=[(-1, k, v) for k, v in (("train_time_s", 10.0), ("predict_time_s", 1.0),
+                                                        ("MASE", 2.0), ("sMAPE", 0.2), ("mean_wQL", 0.1))],
+                 profile="paper", started_at="2026-11-24T10:00:00+00:00", ended_at="2026-11-24T10:30:00+00:00")
+    text = readme.render_paper_sofar(store)
+    assert text.startswith("**In progress, partial: 1 of the ") and "| deepar | 1 of 28 | 30.0 min | 1 |" in text
+    for study in ("imdb", "deepar", "vgg16", "gemm", "onnx"):
+        s = get_study(study)
+        spec = adaptive.spec_of(s.resolve("paper", None))
+        for t in plan(study, "paper"):
+            if spec is None or adaptive.block_of(s, t.config) < spec.min_blocks:
+                store.record(trial_id=t.trial_id, study=study, status="done", config=t.config, provenance={},
+                             summary={}, measurements=[], profile="paper")
+    assert readme.render_paper_sofar(store).startswith("The paper run is complete")

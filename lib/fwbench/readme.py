@@ -18,6 +18,7 @@ from .store import ResultsStore
 from .studies import all_studies, arm_table
 
 START, END = "<!-- headline:start -->", "<!-- headline:end -->"
+PAPER_STORE = REPO_ROOT / "results" / "paper" / "paper-run.sqlite"  # the committed paper run (issue 14)
 
 
 def _bench_lines(store: ResultsStore) -> list[str]:
@@ -88,21 +89,26 @@ def arms_markdown() -> str:
     return "\n".join(lines)
 
 
-def paper_progress(store: ResultsStore) -> tuple[int, int]:
-    """(done, needed) trials of the ``paper`` profiles, with this checkout's code: every planned trial, but for
-    adaptive studies only the blocks every setting runs (below ``min_blocks``); later blocks are optional."""
+def paper_progress_by_study(store: ResultsStore) -> dict[str, tuple[int, int]]:
+    """Per study, (done, needed) trials of its ``paper`` profile with this checkout's code: every planned trial,
+    but for adaptive studies only the blocks every setting runs (below ``min_blocks``); later blocks are optional."""
     from .runner import plan
     from .studies import adaptive, get_study
 
-    done = needed = 0
+    progress = {}
     for study in (s for s in all_studies() if "paper" in s.profiles):
         spec = adaptive.spec_of(study.resolve("paper", None))
         trials = [t for t in plan(study.name, "paper")
                   if spec is None or adaptive.block_of(get_study(study.name), t.config) < spec.min_blocks]
         status = store.status_of(t.trial_id for t in trials)
-        needed += len(trials)
-        done += sum(status.get(t.trial_id) == "done" for t in trials)
-    return done, needed
+        progress[study.name] = (sum(status.get(t.trial_id) == "done" for t in trials), len(trials))
+    return progress
+
+
+def paper_progress(store: ResultsStore) -> tuple[int, int]:
+    """(done, needed) trials of every study's ``paper`` profile (``paper_progress_by_study``, summed)."""
+    counts = paper_progress_by_study(store).values()
+    return sum(d for d, _ in counts), sum(n for _, n in counts)
 
 
 def headline_profile(store: ResultsStore | None = None) -> str:
@@ -170,6 +176,54 @@ def render(profile: str = "quick", store: ResultsStore | None = None) -> str:
                      f"{floor if row.scale else '-'} | {row.n or '-'} | {measurement[:160]} |")
     parts += ["", "### Harness benchmarks", *_bench_lines(store)]
     return "\n".join(parts)
+
+
+def render_paper_sofar(store: ResultsStore | None = None) -> str:
+    """What the committed paper run (``results/paper/paper-run.sqlite``) says so far while it is incomplete: its
+    progress per study, then the headline and the ledger computed from the trials it has, under a banner that says
+    they are partial (a verdict can still change, and a claim whose rows are missing says "not measured yet").
+    Once the run is complete, one line: the headline above is then its answer."""
+    if store is None:
+        if not PAPER_STORE.exists():
+            return f"No paper run is stored (`{PAPER_STORE.relative_to(REPO_ROOT)}`)."
+        store = ResultsStore.open_read(PAPER_STORE)
+    progress = paper_progress_by_study(store)
+    done, needed = sum(d for d, _ in progress.values()), sum(n for _, n in progress.values())
+    if needed and done == needed:
+        return ("The paper run is complete: the headline numbers above are its answer "
+                "(`FWBENCH_RESULTS=results/paper/paper-run.sqlite make readme`).")
+    trials = store.trials()
+    trials = trials[(trials.profile == "paper") & (trials.status == "done")] if not trials.empty else trials
+    rows = ["| study | required trials done | wall time of its finished trials | machines (boots) |", "|---|---|---|---|"]
+    for study, (d, n) in progress.items():
+        mine = trials[trials.study == study] if not trials.empty else trials
+        rows.append(f"| {study} | {d} of {n} | {_trial_hours(mine)} | {_machines(mine)} |")
+    body = render("paper", store).split("\n", 4)[4].replace("\n### ", "\n#### ")  # under this block's heading
+    body = re.sub(r"\n#### Arms\n.*?(?=\n#### )", "", body, flags=re.S)  # the headline has the arm table
+    return (f"**In progress, partial: {done} of the {needed} trials the paper profile needs are stored** (adaptive "
+            "studies: their minimum blocks). The numbers below are computed from those trials alone, by the same "
+            "code as the headline; a verdict can still change, and a claim whose trials have not run says \"not "
+            "measured yet\". The headline above stays the quick profile's until the run is complete.\n\n"
+            + "\n".join(rows) + "\n\n" + body)
+
+
+def _trial_hours(trials) -> str:
+    from .estimate import _human
+
+    if trials.empty:
+        return "-"
+    import pandas as pd
+
+    start, end = (pd.to_datetime(trials[c], utc=True, format="ISO8601") for c in ("started_at", "ended_at"))
+    return _human(float((end - start).dt.total_seconds().sum()))
+
+
+def _machines(trials) -> str:
+    column = "provenance.boot_id"
+    if trials.empty or column not in trials:
+        return "-"
+    return str(trials[column].nunique()) + (f" (+{int(trials[column].isna().sum())} trials unrecorded)"
+                                             if trials[column].isna().any() else "")
 
 
 def render_paper_estimate(store: ResultsStore | None = None) -> str:
@@ -276,7 +330,8 @@ def render_bench(store: ResultsStore | None = None) -> str:
     return "\n".join(_bench_lines(store or ResultsStore.open_read(results_path())))
 
 
-BLOCKS = {"estimate": render_estimate, "paper-estimate": render_paper_estimate, "rules": rules_block,
+BLOCKS = {"estimate": render_estimate, "paper-estimate": render_paper_estimate, "paper-sofar": render_paper_sofar,
+          "rules": rules_block,
           "mase": render_mase, "bench": render_bench}
 
 
