@@ -439,3 +439,27 @@ def test_onednn_speedup_only_where_both_settings_were_timed(tmp_path):
     c3 = ledger(store).loc["C3"]
     assert c3.verdict == L.REPRODUCED and "VGG16 mxnet-imperative, batch 1, 224 px" in c3.measurement
     assert "batch 8" not in c3.measurement
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_settings_the_post_swept_but_a_cpu_profile_did_not_stand_in_only_for_an_analogue(tmp_path, device):
+    """The paper profile sweeps 0/2 workers and batch sizes up to 512 (4 workers on 2 cores, and 1024, are left
+    out). On CPU rows A4 and A6 then show the nearest swept setting as their analogue, naming the substitution;
+    on GPU rows, where the claims get verdicts, nothing stands in: the claim waits for the post's settings."""
+    store = new(tmp_path)
+    for arm in (PT, MX):
+        for batch, scale in ((32, 3.0), (512, 1.0)):  # the largest batch fastest, as the post found
+            add_blocks(store, arm, batch, 0, scale, blocks=(0, 1, 2, 3), device=device)
+            add_blocks(store, arm, batch, 2, 0.8 * scale, blocks=(0, 1, 2, 3), device=device)
+    table = ledger(store)
+    a4, a6 = table.loc["A4"], table.loc["A6"]
+    if device == "cpu":
+        assert a4.verdict == a6.verdict == L.NOT_TESTABLE
+        assert "(analogue, not judged)" in a4.measurement and "4 workers not swept, 2 instead" in a4.measurement
+        assert "epoch time 0 workers / 2 workers = 1.2" in a4.measurement
+        assert "fastest = 512" in a6.measurement and "1024 not swept, the largest swept instead" in a6.measurement
+        assert "needs mxnet-imperative at batch 1024 with 1 and 2 workers" in a6.measurement  # still named
+    else:
+        assert a4.verdict == a6.verdict == L.NOT_MEASURED
+        assert "not swept" not in a4.measurement + a6.measurement
+        assert "needs finished IMDB trials of mxnet-imperative with 0 and 4 workers" in a4.reason + a4.measurement

@@ -45,7 +45,9 @@ def judge(claim: Claim, d: Data) -> dict:
     floor = claim.floor(d) if verdict != NOT_MEASURED else None
     measured = bool(judged)
     reason, analogue = "", False
-    if claim.hardware == "gpu" and device != "cuda" and verdict != NOT_MEASURED:
+    # a GPU claim on other rows is an analogue as soon as any part is measured (a part the CPU profile does not
+    # sweep stays "needs ..." inside it), never "not measured yet" beside numbers that are there
+    if claim.hardware == "gpu" and device != "cuda" and (verdict != NOT_MEASURED or measured):
         analogue = measured
         scale = f"; at its scale floor: {'no, needs ' + floor if floor else 'yes'}" if measured else ""
         reason = (f"the source measured on {claim.source_hardware or 'a GPU'}; ours ran on the {ours}: the number is "

@@ -109,23 +109,38 @@ def _median(values) -> float:
     return float(np.median(values)) if len(values) else math.nan
 
 
+def _analogue_only(d: Data) -> bool:
+    """Rows that can give only a labelled analogue of these GPU claims (not GPU rows): there a setting the post
+    swept but the profile did not (4 workers, batch 1024) is stood in for by the nearest swept one, named in the
+    part's label, instead of leaving the claim unmeasured."""
+    return d.device != "cuda"
+
+
 def eval_a4(d: Data) -> list[Part]:
     out = []
     choose, judge, how = held_out(d)
     for arm, band in ((MX, band_about(WORKER_SPEEDUP_0_TO_4["mxnet"])),
                       (PT, band_within(1.0, WORKER_SPEEDUP_0_TO_4["torch"]))):
-        batches = sorted(b for b in {b for b, w in settings(d, arm) if w == 0} if (b, 4) in settings(d, arm))
+        have = settings(d, arm)
+        workers, note = 4, ""
+        if _analogue_only(d) and not any((b, 4) in have for b, w in have if w == 0):
+            # the paper profile sweeps 0 and 2 workers (4 loader processes on 2 cores measure contention)
+            swept = [w for b, w in have if w > 0 and (b, 0) in have]
+            workers = max(swept) if swept else 4
+            note = f"; 4 workers not swept, {workers} instead" if swept else ""
+        batches = sorted(b for b in {b for b, w in have if w == 0} if (b, workers) in have)
         if not batches:
             out.append(missing(f"finished IMDB trials of {arm} with 0 and 4 workers at one batch size",
                                have_imdb(d)))
             continue
         # "up to": judged at the batch size where the speed-up chosen on the first block is largest
         def chosen_speedup(b):
-            slow, fast = _speedup(d, arm, b, 0, 4, on=choose)
+            slow, fast = _speedup(d, arm, b, 0, workers, on=choose)
             return _median(slow) / _median(fast) if len(slow) and len(fast) else -np.inf
         best = max(batches, key=chosen_speedup)
-        part = ratio_part(f"{arm}, batch {best} (largest speed-up; {how})", "epoch time 0 workers / 4 workers",
-                          *_speedup(d, arm, best, 0, 4, on=judge), in_band(band))
+        part = ratio_part(f"{arm}, batch {best} (largest speed-up; {how}{note})",
+                          f"epoch time 0 workers / {workers} workers",
+                          *_speedup(d, arm, best, 0, workers, on=judge), in_band(band))
         out.append(part)
     return out
 
@@ -148,8 +163,12 @@ def eval_a6(d: Data) -> list[Part]:
             best_w = min((w for bb, w in have if bb == b),
                          key=lambda w: np.nan_to_num(_median(times(d, arm, b, w, EPOCH, choose)), nan=np.inf))
             samples[b] = times(d, arm, b, best_w, EPOCH, judge)
-        part = fastest_is(samples, BEST_BATCH)
-        part.label = f"{arm}: {part.label} ({how})"
+        claimed, note = BEST_BATCH, ""
+        if _analogue_only(d) and BEST_BATCH not in samples and len(samples) > 1:
+            claimed = max(samples)  # the claim's sense, "the largest batch is fastest", at the largest swept
+            note = f"; {BEST_BATCH} not swept, the largest swept instead"
+        part = fastest_is(samples, claimed)
+        part.label = f"{arm}: {part.label} ({how}{note})"
         out.append(part)
     for arm, w_from, w_to, rule in ((MX, 1, 2, in_band(band_about(MXNET_SPEEDUP_1_TO_2_WORKERS))),
                                     (MX, 2, 4, verdict_at_most), (PT, 2, 4, verdict_at_most)):
