@@ -12,6 +12,7 @@ import re
 import time
 from pathlib import Path
 
+from .paper_progress import paper_progress, paper_progress_by_study, progress_table
 from .paths import REPO_ROOT, results_path
 from .provenance import git_state
 from .store import ResultsStore
@@ -87,28 +88,6 @@ def arms_markdown() -> str:
         lines += [f"| {a['study']} | `{a['arm']}` | {a['framework']} | {a['variant']} | {a['label']} |"
                   for a in arm_table(study.name)]
     return "\n".join(lines)
-
-
-def paper_progress_by_study(store: ResultsStore) -> dict[str, tuple[int, int]]:
-    """Per study, (done, needed) trials of its ``paper`` profile with this checkout's code: every planned trial,
-    but for adaptive studies only the blocks every setting runs (below ``min_blocks``); later blocks are optional."""
-    from .runner import plan
-    from .studies import adaptive, get_study
-
-    progress = {}
-    for study in (s for s in all_studies() if "paper" in s.profiles):
-        spec = adaptive.spec_of(study.resolve("paper", None))
-        trials = [t for t in plan(study.name, "paper")
-                  if spec is None or adaptive.block_of(get_study(study.name), t.config) < spec.min_blocks]
-        status = store.status_of(t.trial_id for t in trials)
-        progress[study.name] = (sum(status.get(t.trial_id) == "done" for t in trials), len(trials))
-    return progress
-
-
-def paper_progress(store: ResultsStore) -> tuple[int, int]:
-    """(done, needed) trials of every study's ``paper`` profile (``paper_progress_by_study``, summed)."""
-    counts = paper_progress_by_study(store).values()
-    return sum(d for d, _ in counts), sum(n for _, n in counts)
 
 
 def headline_profile(store: ResultsStore | None = None) -> str:
@@ -192,12 +171,7 @@ def render_paper_sofar(store: ResultsStore | None = None) -> str:
     if needed and done == needed:
         return ("The paper run is complete: the headline numbers above are its answer "
                 "(`FWBENCH_RESULTS=results/paper/paper-run.sqlite make readme`).")
-    trials = store.trials()
-    trials = trials[(trials.profile == "paper") & (trials.status == "done")] if not trials.empty else trials
-    rows = ["| study | required trials done | wall time of its finished trials | machines (boots) |", "|---|---|---|---|"]
-    for study, (d, n) in progress.items():
-        mine = trials[trials.study == study] if not trials.empty else trials
-        rows.append(f"| {study} | {d} of {n} | {_trial_hours(mine)} | {_machines(mine)} |")
+    rows = progress_table(store, progress)
     body = render("paper", store).split("\n", 4)[4].replace("\n### ", "\n#### ")  # under this block's heading
     body = re.sub(r"\n#### Arms\n.*?(?=\n#### )", "", body, flags=re.S)  # the headline has the arm table
     return (f"**In progress, partial: {done} of the {needed} trials the paper profile needs are stored** (adaptive "
@@ -205,25 +179,6 @@ def render_paper_sofar(store: ResultsStore | None = None) -> str:
             "code as the headline; a verdict can still change, and a claim whose trials have not run says \"not "
             "measured yet\". The headline above stays the quick profile's until the run is complete.\n\n"
             + "\n".join(rows) + "\n\n" + body)
-
-
-def _trial_hours(trials) -> str:
-    from .estimate import _human
-
-    if trials.empty:
-        return "-"
-    import pandas as pd
-
-    start, end = (pd.to_datetime(trials[c], utc=True, format="ISO8601") for c in ("started_at", "ended_at"))
-    return _human(float((end - start).dt.total_seconds().sum()))
-
-
-def _machines(trials) -> str:
-    column = "provenance.boot_id"
-    if trials.empty or column not in trials:
-        return "-"
-    return str(trials[column].nunique()) + (f" (+{int(trials[column].isna().sum())} trials unrecorded)"
-                                             if trials[column].isna().any() else "")
 
 
 def render_paper_estimate(store: ResultsStore | None = None) -> str:

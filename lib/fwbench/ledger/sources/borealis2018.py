@@ -109,13 +109,6 @@ def _median(values) -> float:
     return float(np.median(values)) if len(values) else math.nan
 
 
-def _analogue_only(d: Data) -> bool:
-    """Rows that can give only a labelled analogue of these GPU claims (not GPU rows): there a setting the post
-    swept but the profile did not (4 workers, batch 1024) is stood in for by the nearest swept one, named in the
-    part's label, instead of leaving the claim unmeasured."""
-    return d.device != "cuda"
-
-
 def eval_a4(d: Data) -> list[Part]:
     out = []
     choose, judge, how = held_out(d)
@@ -123,8 +116,9 @@ def eval_a4(d: Data) -> list[Part]:
                       (PT, band_within(1.0, WORKER_SPEEDUP_0_TO_4["torch"]))):
         have = settings(d, arm)
         workers, note = 4, ""
-        if _analogue_only(d) and not any((b, 4) in have for b, w in have if w == 0):
-            # the paper profile sweeps 0 and 2 workers (4 loader processes on 2 cores measure contention)
+        # On rows that give only an analogue (not GPU) a setting the post swept but the profile did not is stood
+        # in for by the nearest swept one, named in the label: paper sweeps 0/2 workers (4 on 2 cores = contention)
+        if d.device != "cuda" and not any((b, 4) in have for b, w in have if w == 0):
             swept = [w for b, w in have if w > 0 and (b, 0) in have]
             workers = max(swept) if swept else 4
             note = f"; 4 workers not swept, {workers} instead" if swept else ""
@@ -164,7 +158,7 @@ def eval_a6(d: Data) -> list[Part]:
                          key=lambda w: np.nan_to_num(_median(times(d, arm, b, w, EPOCH, choose)), nan=np.inf))
             samples[b] = times(d, arm, b, best_w, EPOCH, judge)
         claimed, note = BEST_BATCH, ""
-        if _analogue_only(d) and BEST_BATCH not in samples and len(samples) > 1:
+        if d.device != "cuda" and BEST_BATCH not in samples and len(samples) > 1:  # analogue only, as in A4
             claimed = max(samples)  # the claim's sense, "the largest batch is fastest", at the largest swept
             note = f"; {BEST_BATCH} not swept, the largest swept instead"
         part = fastest_is(samples, claimed)

@@ -1,0 +1,60 @@
+"""How far the ``paper`` profile's run has got: per study, the trials it needs (adaptive studies: their minimum
+blocks) and how many are stored with this checkout's code, the wall time of the finished ones and the machines
+(boots) they ran on. Read by ``make readme`` (the headline waits for a complete run; the paper-sofar block)."""
+from __future__ import annotations
+
+from .store import ResultsStore
+from .studies import all_studies
+
+
+def paper_progress_by_study(store: ResultsStore) -> dict[str, tuple[int, int]]:
+    """Per study, (done, needed) trials of its ``paper`` profile with this checkout's code: every planned trial,
+    but for adaptive studies only the blocks every setting runs (below ``min_blocks``); later blocks are optional."""
+    from .runner import plan
+    from .studies import adaptive, get_study
+
+    progress = {}
+    for study in (s for s in all_studies() if "paper" in s.profiles):
+        spec = adaptive.spec_of(study.resolve("paper", None))
+        trials = [t for t in plan(study.name, "paper")
+                  if spec is None or adaptive.block_of(get_study(study.name), t.config) < spec.min_blocks]
+        status = store.status_of(t.trial_id for t in trials)
+        progress[study.name] = (sum(status.get(t.trial_id) == "done" for t in trials), len(trials))
+    return progress
+
+
+def paper_progress(store: ResultsStore) -> tuple[int, int]:
+    """(done, needed) trials of every study's ``paper`` profile (``paper_progress_by_study``, summed)."""
+    counts = paper_progress_by_study(store).values()
+    return sum(d for d, _ in counts), sum(n for _, n in counts)
+
+
+def progress_table(store: ResultsStore, progress: dict | None = None) -> list[str]:
+    """Markdown rows: per study, required trials done, wall time of its finished paper trials, machines."""
+    progress = progress if progress is not None else paper_progress_by_study(store)
+    trials = store.trials()
+    trials = trials[(trials.profile == "paper") & (trials.status == "done")] if not trials.empty else trials
+    rows = ["| study | required trials done | wall time of its finished trials | machines (boots) |", "|---|---|---|---|"]
+    for study, (d, n) in progress.items():
+        mine = trials[trials.study == study] if not trials.empty else trials
+        rows.append(f"| {study} | {d} of {n} | {_trial_hours(mine)} | {_machines(mine)} |")
+    return rows
+
+
+def _trial_hours(trials) -> str:
+    from .estimate import _human
+
+    if trials.empty:
+        return "-"
+    import pandas as pd
+
+    start, end = (pd.to_datetime(trials[c], utc=True, format="ISO8601") for c in ("started_at", "ended_at"))
+    return _human(float((end - start).dt.total_seconds().sum()))
+
+
+def _machines(trials) -> str:
+    column = "provenance.boot_id"
+    if trials.empty or column not in trials:
+        return "-"
+    return str(trials[column].nunique()) + (f" (+{int(trials[column].isna().sum())} trials unrecorded)"
+                                             if trials[column].isna().any() else "")
