@@ -273,3 +273,16 @@ def test_paper_sofar_block_labels_a_partial_run_and_steps_aside_once_it_is_compl
                 store.record(trial_id=t.trial_id, study=study, status="done", config=t.config, provenance={},
                              summary={}, measurements=[], profile="paper")
     assert readme.render_paper_sofar(store).startswith("The paper run is complete")
+
+
+def test_deepar_headline_says_where_the_ratio_comes_from_once_two_windows_are_measured(reference, tmp_store):
+    from fwbench import readme
+
+    store = ResultsStore(tmp_store)
+    plant(store, "paper", {"datasets": ["m1_yearly"], "seeds": [42], "variants_part": False}, mase=4.0)
+    one_window = readme._headlines("paper", store)["deepar"]()
+    assert "**Training time, the post's measure.**" in one_window and "Where the ratio comes from" not in one_window
+    plant(store, "paper", {"datasets": ["m1_yearly", "cif_2016"], "seeds": [42], "variants_part": False}, mase=4.0)
+    two_windows = readme._headlines("paper", store)["deepar"]()
+    assert "**Where the ratio comes from.** Seconds per training batch on this CPU" in two_windows
+    assert "Summed over the windows of the post's 41 datasets" in two_windows

@@ -77,8 +77,19 @@ def _headlines(profile: str, store: ResultsStore) -> dict:
             else ""
         return imdb.headline_markdown(frame) + (f"\n\n{quality}" if quality else "")
 
-    return {"imdb": imdb_paragraph,
-            "deepar": lambda: deepar.headline_markdown(deepar.load_trials(profile, store=store), profile)}
+    def deepar_paragraph() -> str:
+        """B's headline, then where its ratio comes from when the run measured it: the window-length model
+        summed over the post's windows (two or more windows with both arms) and the variants part's table."""
+        from .analysis import deepar_variants
+
+        main = deepar.load_trials(profile, store=store)
+        text = deepar.headline_markdown(main, profile)
+        if not main.empty and main.arm.nunique() > 1 and main.window.nunique() > 1:
+            text += "\n\n**Where the ratio comes from.** " + deepar_variants.window_explanation(main)
+        variants = deepar_variants.variants_table(deepar.load_trials(profile, store=store, parts=None))
+        return text + (f"\n\n{deepar_variants.variants_markdown(variants)}" if not variants.empty else "")
+
+    return {"imdb": imdb_paragraph, "deepar": deepar_paragraph}
 
 
 def arms_markdown() -> str:
