@@ -3,6 +3,8 @@ blocks) and how many are stored with this checkout's code, the wall time of the 
 (boots) they ran on. Read by ``make readme`` (the headline waits for a complete run; the paper-sofar block)."""
 from __future__ import annotations
 
+import pandas as pd
+
 from .store import ResultsStore
 from .studies import all_studies
 
@@ -46,8 +48,6 @@ def _trial_hours(trials) -> str:
 
     if trials.empty:
         return "-"
-    import pandas as pd
-
     start, end = (pd.to_datetime(trials[c], utc=True, format="ISO8601") for c in ("started_at", "ended_at"))
     return _human(float((end - start).dt.total_seconds().sum()))
 

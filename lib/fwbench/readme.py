@@ -297,8 +297,7 @@ def render_bench(store: ResultsStore | None = None) -> str:
 
 
 BLOCKS = {"estimate": render_estimate, "paper-estimate": render_paper_estimate, "paper-sofar": render_paper_sofar,
-          "rules": rules_block,
-          "mase": render_mase, "bench": render_bench}
+          "rules": rules_block, "mase": render_mase, "bench": render_bench}
 
 
 def main() -> int:
