@@ -63,13 +63,13 @@ def _record(store, study, config, status, rows, provenance=None, summary=None, p
 
 def add_imdb(store, arm, batch, workers, epoch_s, *, block=0, epochs=3, n_train=N_TRAIN, device="cuda",
              final_loss=0.5, acc=0.88, status="done", extra=None, summary=None, epoch_times=None, timed=True,
-             profile="synthetic", part="main", provenance=None):
+             profile="synthetic", part="main", provenance=None, onednn=True):
     """One IMDB trial (repeat block ``block``, seed 42 + block): ``epoch_s`` per epoch with jitter (the first
     epoch 1.4x: warm-up), or exactly ``epoch_times``; ``timed=False`` records no measurements (a trial that ran
     but timed nothing, e.g. a failed hybridize)."""
     seed = 42 + block
     config = {**_template("imdb", part="main"), "part": part, "arm": arm, "batch_size": batch, "num_workers": workers,
-              "epochs": epochs, "n_train": n_train, "seed": seed, "repeat": block, "device": device}
+              "epochs": epochs, "n_train": n_train, "seed": seed, "repeat": block, "device": device, "onednn": onednn}
     rows = []
     for e in range(epochs if timed else 0):
         k = next(_counter)

@@ -441,6 +441,25 @@ def test_onednn_speedup_only_where_both_settings_were_timed(tmp_path):
     assert "batch 8" not in c3.measurement
 
 
+def test_lstm_onednn_context_compares_off_with_on_at_the_same_setting_only(tmp_path):
+    """The LSTM's oneDNN off / on (C3's context) sets each off trial against on trials of its own setting: not
+    against other batch sizes or the training-quality part's 25k-review epochs, whose epoch times are other
+    quantities (pooling them once gave 1.78 where the setting's own ratio is 2.4)."""
+    store = new(tmp_path)
+    for arm, off_s in ((MX, 25.0), (PT, 13.0)):
+        add_blocks(store, arm, 128, 0, 10.0, device="cpu")
+        add_blocks(store, arm, 128, 0, off_s, device="cpu", part="onednn", onednn=False)
+        add_blocks(store, arm, 32, 0, 3.0, device="cpu")
+        add_imdb(store, arm, 64, 0, 140.0, n_train=25_000, epochs=4, device="cpu", part="quality")
+    for arm in (VGG_MX, VGG_PT):  # C3 is judged on VGG16; the LSTM is its context
+        add_vgg(store, arm, 0.100)
+        add_vgg(store, arm, 0.160, onednn=False)
+    c3 = ledger(store).loc["C3"].measurement
+    assert "LSTM mxnet-imperative, batch 128, 0 workers: epoch time oneDNN off / on = 2.5" in c3
+    assert "LSTM torch-eager, batch 128, 0 workers: epoch time oneDNN off / on = 1.3" in c3
+    assert "batch 32, 0 workers: epoch time oneDNN" not in c3 and "batch 64" not in c3
+
+
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_settings_the_post_swept_but_a_cpu_profile_did_not_stand_in_only_for_an_analogue(tmp_path, device):
     """The paper profile sweeps 0/2 workers and batch sizes up to 512 (4 workers on 2 cores, and 1024, are left
