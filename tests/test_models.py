@@ -274,3 +274,21 @@ def test_gradient_clipping_limits_the_step_in_both_frameworks(arm):
     # Adam normalises the step: a clipped gradient still moves each weight by about lr, unless it is zeroed
     # to below eps; at clip 1e-12 the normalised gradient g/(sqrt(v)+eps) is ~1e-12/1e-8, so nothing moves
     assert clipped["loss_after"] == pytest.approx(clipped["loss_before"], abs=1e-3)
+
+
+TINY_TWIN_SPEC = {"data": "random", "model": {"num_words": 50, "embed_dim": 8, "hidden_size": 6, "num_classes": 2},
+                  "seq_len": 20, "batch_size": 4, "steps": 25, "seed": 3, "lr": 0.01, "threads": 1}
+
+
+def test_the_twins_learn_alike_step_by_step():
+    """From the same arrays, on the same batches, PyTorch and MXNet take the same Adam steps: their per-step
+    losses agree to float32 rounding (a twin with a gate order, a bias or a gradient scale of its own would
+    part at the first steps). The check itself sees a small change of the learning rate."""
+    from fwbench import twin_check
+
+    same = twin_check.check(TINY_TWIN_SPEC)
+    assert same["first_apart"] is None and max(same["relative_difference"]) < 1e-3
+    torch_arm = ARMS[0]
+    other = twin_check.run_arm(torch_arm, {**TINY_TWIN_SPEC, "lr": 0.012})
+    moved = twin_check.compare(same["losses"][torch_arm], other)
+    assert moved["first_apart"] is not None and moved["first_apart"] <= 3
