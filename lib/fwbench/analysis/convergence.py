@@ -185,14 +185,17 @@ ACCURACY_BAR = 0.85  # the Keras IMDB LSTM reaches about 85-88 % test accuracy (
 
 def accuracy_bar_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The training-quality part (all 25k reviews in, all 25k scored): per arm, the final test accuracy (median
-    and lowest over seeds), the final train loss, and whether every seed passed ``ACCURACY_BAR``."""
+    and lowest over seeds), the final train loss, whether the arm passes ``ACCURACY_BAR`` (its median over seeds,
+    as A8's scale floor reads it: an arm's level, not its unluckiest seed) and the seeds that ended below it."""
     if frame.empty or "part" not in frame:
         return pd.DataFrame()
     q = frame[frame.part == "quality"]
     last = q[q.epoch == q.epochs - 1]
     rows = [{"arm": arm, "seeds": g.seed.nunique(), "epochs": int(g.epochs.max()), "n_train": int(g.n_train.max()),
              "test_acc_median": float(g.test_acc.median()), "test_acc_min": float(g.test_acc.min()),
-             "train_loss_median": float(g.train_loss.median()), "passes_bar": bool((g.test_acc >= ACCURACY_BAR).all())}
+             "train_loss_median": float(g.train_loss.median()),
+             "passes_bar": bool(g.test_acc.median() >= ACCURACY_BAR),
+             "seeds_below": [(int(r.seed), float(r.test_acc)) for r in g.itertuples() if not r.test_acc >= ACCURACY_BAR]}
             for arm, g in last.groupby("arm")]
     return pd.DataFrame(rows)
 
@@ -205,5 +208,7 @@ def accuracy_bar_markdown(frame: pd.DataFrame) -> str:
                        for r in table.itertuples())
     verdict = ("every arm passes" if table.passes_bar.all()
                else "below the bar: " + ", ".join(table.loc[~table.passes_bar, "arm"]))
+    below = [f"{r.arm} seed {seed} ({acc:.3f})" for r in table.itertuples() for seed, acc in r.seeds_below]
     return (f"Training quality on all {table.n_train.max():,} training reviews, scored on all 25,000 test reviews "
-            f"after {table.epochs.max()} epochs: {passed}; {ACCURACY_BAR:.0%} bar: {verdict}.")
+            f"after {table.epochs.max()} epochs: {passed}; {ACCURACY_BAR:.0%} bar (median over seeds): {verdict}"
+            + (f"; single seeds below it: {', '.join(below)}" if below else "") + ".")

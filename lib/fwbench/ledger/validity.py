@@ -18,7 +18,9 @@ from .sources import CLAIMS, borealis2018, deepar2024
 CHOICES = (
     "model sizes, learning rate, padding side and the classifier's time step (the 2018 post names none of them: "
     "the Keras IMDB LSTM example's are used)",
-    "weight initialisation and no gradient clipping (the same in both frameworks; see the README's paper profile)",
+    "weight initialisation and no gradient clipping (the same in both frameworks; see the README's paper profile): "
+    "unclipped, either framework's training can meet a loss spike in a late epoch, so with few seeds a final "
+    "loss or accuracy ratio (A8) is as much the seeds' luck as the frameworks'",
     "GluonTS defaults for the MXNet DeepAR script the 2024 post did not publish",
     "the DeepAR datasets staged here (some rebuilt from upstream sources, each row says which)",
 )
