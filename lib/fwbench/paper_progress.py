@@ -25,9 +25,10 @@ def paper_progress_by_study(store: ResultsStore) -> dict[str, tuple[int, int]]:
     return progress
 
 
-def paper_progress(store: ResultsStore) -> tuple[int, int]:
-    """(done, needed) trials of every study's ``paper`` profile (``paper_progress_by_study``, summed)."""
-    counts = paper_progress_by_study(store).values()
+def paper_progress(store: ResultsStore, progress: dict | None = None) -> tuple[int, int]:
+    """(done, needed) trials of every study's ``paper`` profile: ``progress`` (``paper_progress_by_study``'s
+    answer, computed here when not given), summed."""
+    counts = (progress if progress is not None else paper_progress_by_study(store)).values()
     return sum(d for d, _ in counts), sum(n for _, n in counts)
 
 
