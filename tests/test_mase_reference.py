@@ -4,6 +4,7 @@ error, the protocol-scale flag, and the README block with and without stored tri
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -223,9 +224,16 @@ def test_headline_comes_from_the_paper_run_when_stored_and_names_older_code(tmp_
     assert done == 1 and needed > 100  # one current trial of the checkout's plan (the other is old code)
     note = readme._scale_note("paper", store)
     assert "The papers' scale" in note and "1 stored trial(s) of this profile were measured with older" in note
-    from fwbench.studies import adaptive
+    _complete_paper_run(store)  # the whole plan (adaptive: its minimum blocks)
+    assert readme.paper_progress(store)[0] == readme.paper_progress(store)[1]
+    assert readme.headline_profile(store) == "paper"
 
-    for study in ("imdb", "deepar", "vgg16", "gemm", "onnx"):  # the whole plan (adaptive: its minimum blocks)
+
+def _complete_paper_run(store) -> None:
+    """Every trial the paper profile needs (adaptive studies: their minimum blocks), recorded as done."""
+    from fwbench.studies import adaptive, get_study
+
+    for study in ("imdb", "deepar", "vgg16", "gemm", "onnx"):
         s = get_study(study)
         spec = adaptive.spec_of(s.resolve("paper", None))
         for t in plan(study, "paper"):
@@ -233,8 +241,24 @@ def test_headline_comes_from_the_paper_run_when_stored_and_names_older_code(tmp_
                 store.record(trial_id=t.trial_id, study=study, status="done", config=t.config,
                              provenance={"code_version": s.code_version()}, summary={}, measurements=[],
                              profile="paper")
-    assert readme.paper_progress(store)[0] == readme.paper_progress(store)[1]
-    assert readme.headline_profile(store) == "paper"
+
+
+def test_readme_headline_falls_back_to_the_committed_paper_run_once_it_is_complete(tmp_store, tmp_path):
+    """A checkout whose own store holds only quick rows keeps the paper run's headline (the stamp names the
+    committed store); a partial committed run does not stand in, and a complete local paper run comes first."""
+    from fwbench import readme
+
+    local = ResultsStore(tmp_store)
+    committed_path = tmp_path / "committed.sqlite"
+    committed = ResultsStore(committed_path)
+    assert readme.headline_source(committed_path)[0] == "quick"  # nothing complete anywhere
+    _complete_paper_run(committed)
+    profile, store = readme.headline_source(committed_path)
+    assert profile == "paper" and store.path.resolve() == committed_path.resolve()
+    assert readme.headline_source(tmp_path / "absent.sqlite")[0] == "quick"
+    _complete_paper_run(local)
+    profile, store = readme.headline_source(committed_path)
+    assert profile == "paper" and store.path.resolve() == Path(tmp_store).resolve()
 
 
 def test_the_post_banner_states_the_profile_and_scale(tmp_store):
