@@ -238,19 +238,22 @@ def per_trial(frame: pd.DataFrame) -> pd.DataFrame:
     return timed.groupby(keys, observed=True).train_time_s.median().rename("epoch_s").reset_index()
 
 
-def _paired_settings(trials: pd.DataFrame, factor: str, numerator, denominator, what: str) -> pd.DataFrame:
-    """``factor`` = numerator over ``factor`` = denominator at otherwise equal settings (any grid part): the ratio
-    of per-trial median epoch times with its CI over trials."""
+def paired_settings(trials: pd.DataFrame, factor: str, numerator, denominator):
+    """Yield (setting, numerator epoch times, denominator epoch times): ``per_trial`` rows with ``factor`` =
+    numerator and = denominator at otherwise equal settings (any grid part), one value per trial."""
     same = [c for c in SETTING + ["seq_len", "threads", "n_train", "epochs"] if c != factor]
-    rows = []
     for key, group in trials.groupby(same, observed=True):
         num = group.loc[group[factor] == numerator, "epoch_s"]
         den = group.loc[group[factor] == denominator, "epoch_s"]
         if len(num) and len(den):
-            rows.append({**dict(zip(same, key)), what: numerator, "baseline": denominator,
-                         "median_s": float(num.median()), "baseline_median_s": float(den.median()),
-                         **trial_ratio_ci(num, den)})
-    return pd.DataFrame(rows)
+            yield dict(zip(same, key)), num, den
+
+
+def _paired_settings(trials: pd.DataFrame, factor: str, numerator, denominator, what: str) -> pd.DataFrame:
+    """``paired_settings`` as a table: the ratio of per-trial median epoch times with its CI over trials."""
+    return pd.DataFrame([{**setting, what: numerator, "baseline": denominator, "median_s": float(num.median()),
+                          "baseline_median_s": float(den.median()), **trial_ratio_ci(num, den)}
+                         for setting, num, den in paired_settings(trials, factor, numerator, denominator)])
 
 
 def onednn_effect(frame: pd.DataFrame) -> pd.DataFrame:

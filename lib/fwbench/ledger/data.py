@@ -113,6 +113,11 @@ class Data:
         return self._cached("imdb_quality", lambda: self._imdb(("quality",)))[0]
 
     @property
+    def imdb_onednn(self) -> pd.DataFrame:
+        """The oneDNN part's rows with the main grid's (its oneDNN-on counterparts), for C3's LSTM context."""
+        return self._cached("imdb_onednn", lambda: self._imdb(("main", "onednn")))[0]
+
+    @property
     def imdb_trials(self) -> pd.DataFrame:
         return self._cached("imdb", self._imdb)[1]
 

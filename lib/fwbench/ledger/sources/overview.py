@@ -102,29 +102,23 @@ def _onednn_speedups(d: Data) -> list[Part]:
     return out
 
 
-LSTM_SETTING = ["config.batch_size", "config.num_workers", "config.n_train", "config.epochs"]
-
-
 def _lstm_onednn(d: Data) -> list[Part]:
     """The LSTM's oneDNN speed-up per framework (the imdb study's ``onednn`` part), when measured: context. Off is
-    compared with on at the same setting only (batch size, workers, reviews and epochs per trial): the epoch time
-    of another setting, or of the training-quality part's 25k-review epochs, is another quantity."""
-    long = d.values(IMDB)
-    if long.empty or "config.onednn" not in long:
+    set against on at the same setting only, machine-adjusted, as the notebook's ``onednn_effect`` pairs them (the
+    epoch time of another batch size, or of the quality part's 25k-review epochs, is another quantity)."""
+    from ...analysis import imdb as imdb_analysis
+
+    trials = imdb_analysis.per_trial(d.imdb_onednn) if not d.imdb_onednn.empty else pd.DataFrame()
+    if trials.empty or trials.onednn.nunique() < 2:
         return []
-    m = long[(long.metric == "train_time_s") & (long.step > 0)]
-    per_trial = m.groupby(["trial_id", "config.arm", "config.onednn", *LSTM_SETTING]).value.median().reset_index()
+    references = {reference(IMDB, framework) for framework in ("mxnet", "torch")}
     out = []
-    for framework in ("mxnet", "torch"):
-        arm = reference(IMDB, framework)
-        t = per_trial[per_trial["config.arm"] == arm]
-        for setting, s in t.groupby(LSTM_SETTING):
-            off, on = s[s["config.onednn"] == False].value, s[s["config.onednn"] == True].value  # noqa: E712
-            if len(off) and len(on):
-                part = ratio_part(f"LSTM {arm}, batch {setting[0]}, {setting[1]} workers",
-                                  "epoch time oneDNN off / on", off, on, lambda lo, hi: CONTEXT)
-                part.verdict, part.reason = CONTEXT, ""
-                out.append(part)
+    for setting, off, on in imdb_analysis.paired_settings(trials, "onednn", False, True):
+        if setting["arm"] in references:
+            part = ratio_part(f"LSTM {setting['arm']}, batch {setting['batch_size']}, {setting['num_workers']} "
+                              "workers", "epoch time oneDNN off / on", off, on, lambda lo, hi: CONTEXT)
+            part.verdict, part.reason = CONTEXT, ""
+            out.append(part)
     return out
 
 
