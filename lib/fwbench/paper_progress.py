@@ -32,9 +32,9 @@ def paper_progress(store: ResultsStore, progress: dict | None = None) -> tuple[i
     return sum(d for d, _ in counts), sum(n for _, n in counts)
 
 
-def progress_table(store: ResultsStore, progress: dict | None = None) -> list[str]:
-    """Markdown rows: per study, required trials done, wall time of its finished paper trials, machines."""
-    progress = progress if progress is not None else paper_progress_by_study(store)
+def progress_table(store: ResultsStore, progress: dict) -> list[str]:
+    """Markdown rows: per study (``paper_progress_by_study``'s ``progress``), required trials done, wall time of
+    its finished paper trials, machines."""
     trials = store.trials()
     trials = trials[(trials.profile == "paper") & (trials.status == "done")] if not trials.empty else trials
     rows = ["| study | required trials done | wall time of its finished trials | machines (boots) |", "|---|---|---|---|"]

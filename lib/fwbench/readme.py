@@ -114,14 +114,11 @@ def headline_source(paper_store: Path = PAPER_STORE) -> tuple[str, ResultsStore]
     (``paper_store``) when complete, so a checkout's ``make readme`` keeps the answer at the papers' scale (the
     stamp names that store); else the results store's quick profile."""
     local = results_path()
-    store = ResultsStore.open_read(local) if local.exists() or not paper_store.exists() else None
-    if store is not None and headline_profile(store) == "paper":
-        return "paper", store
-    if paper_store.exists() and local.resolve() != paper_store.resolve():
-        committed = ResultsStore.open_read(paper_store)
-        if headline_profile(committed) == "paper":
-            return "paper", committed
-    return "quick", store or ResultsStore.open_read(local)
+    for path in dict.fromkeys(p.resolve() for p in (local, paper_store) if p.exists()):  # each store once
+        store = ResultsStore.open_read(path)
+        if headline_profile(store) == "paper":
+            return "paper", store
+    return "quick", ResultsStore.open_read(local)
 
 
 def scale_note(profile: str, store: ResultsStore, markdown: bool = True) -> str:
@@ -331,8 +328,7 @@ def main() -> int:
     args = parser.parse_args()
     for name in args.block or ["headline", *BLOCKS]:
         if name == "headline":
-            profile, store = headline_source()
-            update(Path(args.readme), render(args.profile, None) if args.profile else render(profile, store))
+            update(Path(args.readme), render(*((args.profile, None) if args.profile else headline_source())))
         else:
             update(Path(args.readme), BLOCKS[name](), f"<!-- {name}:start -->", f"<!-- {name}:end -->")
     print(f"updated the {', '.join(args.block or ['every'])} block(s) of {args.readme}")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 
@@ -21,7 +20,6 @@ from .studies import get_study
 
 _CHILD = """
 import json, sys
-import numpy as np
 spec = json.loads(sys.argv[1])
 from fwbench.twin_check import _train_steps
 print(json.dumps(_train_steps(spec)))
@@ -64,10 +62,11 @@ def _train_steps(spec: dict) -> list[float]:
 
 def run_arm(arm: str, spec: dict) -> list[float]:
     """One arm's per-step losses, in a fresh process that imports only its framework."""
+    from .execute import child_env
+
     spec = {**spec, "arm": arm}
-    env = {**os.environ, "OMP_NUM_THREADS": str(spec["threads"])}
     proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(spec)], capture_output=True, text=True,
-                          env=env, timeout=3600)
+                          env=child_env(spec["threads"]), timeout=3600)  # threads as a trial sets them
     if proc.returncode != 0:
         raise RuntimeError(f"twin check of {arm} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -80,10 +79,10 @@ def compare(a: list[float], b: list[float], tolerance: float = 1e-3) -> dict:
     return {"relative_difference": rel, "first_apart": first, "tolerance": tolerance}
 
 
-def check(spec: dict, arms: tuple[str, str] | None = None, tolerance: float = 1e-3) -> dict:
+def check(spec: dict, tolerance: float = 1e-3) -> dict:
     """Both reference arms (PyTorch dense, MXNet) on ``spec``; their losses and ``compare``'s answer."""
     study = get_study("imdb")
-    arms = arms or (study.reference_arm("torch"), study.reference_arm("mxnet"))
+    arms = (study.reference_arm("torch"), study.reference_arm("mxnet"))
     losses = {arm: run_arm(arm, spec) for arm in arms}
     return {"spec": spec, "losses": losses, **compare(*losses.values(), tolerance=tolerance)}
 
