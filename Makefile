@@ -24,7 +24,7 @@ export FWBENCH_DATA_DIR ?= $(abspath ../shared/data)
 endif
 export MPLBACKEND := agg
 
-.PHONY: readme help setup browser reproduce notebooks html test bench lab status export publish lock clean
+.PHONY: readme help setup browser reproduce notebooks html lint test bench lab status export publish lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -56,7 +56,11 @@ reproduce: $(STAMP) ## run every notebook headlessly (PROFILE=...) and render th
 	$(BIN)/python -m fwbench.report --executed $(EXECUTED) --out $(REPORTS)
 	@echo "reports in $(REPORTS)/, figures in figures/"
 
-test: $(STAMP) browser ## run the test suite (notebooks included, smoke profile)
+lint: $(STAMP) ## ruff: lint and format check of lib/ and tests/ (configured in pyproject.toml)
+	$(BIN)/ruff check lib tests
+	$(BIN)/ruff format --check lib tests
+
+test: $(STAMP) browser lint ## lint, then the test suite (notebooks included, smoke profile)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP) ## measure the harness overhead and data preparation
