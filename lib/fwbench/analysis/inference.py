@@ -59,10 +59,13 @@ def gemm_results(profile: str | None = None, overrides: dict | None = None,
 
 
 def gemm_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median GFLOP/s (IQR) per arm (framework) x device x threads x n."""
+    """Median GFLOP/s (IQR) per arm (framework) x device x threads x matrix size ``size``; ``n`` is the number of
+    timed repeats. The raw rows' ``n`` (the matrix size) is renamed first: ``summarize`` writes its count as ``n``,
+    and a shared name let the count overwrite the size."""
     if frame.empty:
         return pd.DataFrame()
-    return summarize(frame, ["arm", "framework", "device", "threads", "n"], value="gflops")
+    return summarize(frame.rename(columns={"n": "size"}), ["arm", "framework", "device", "threads", "size"],
+                     value="gflops")
 
 
 def gemm_peak(store: ResultsStore | None = None, device: str = "cpu", profile: str | None = None,

@@ -5,54 +5,70 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import NullLocator
 
 from ..analysis import arm_order
 from ..analysis.inference import gemm_table, onnx_latency_table
 from ..analysis.vgg16 import compiled_table, vgg16_table
 from ..ledger.sources.overview import VGG16_LATENCY_MS
 from ..studies import FRAMEWORKS, get_study
-from . import arm_style
+from . import NothingToDraw, arm_style, legend_outside, wrap
 
 
-def _empty(ax, text: str) -> None:
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
-    ax.set_axis_off()
+def _trials_per_setting(frame: pd.DataFrame, keys: list[str]) -> str:
+    """"n=k trials": the independent trials (fresh processes) behind each bar, or its range when bars differ."""
+    counts = frame.groupby(keys).trial_id.nunique()
+    low, high = int(counts.min()), int(counts.max())
+    return f"n={low} trial{'s' if high > 1 else ''}" if low == high else f"n={low}-{high} trials"
 
 
 def vgg16_latency_figure(frame: pd.DataFrame):
-    """Latency per arm, oneDNN on (filled) and off (hollow), one panel per batch x image size: every timed
-    pass as a dot, the median as a bar; the article's latencies (30.4 / 20.5 ms) as dashed lines at batch 1, 224x224,
-    in the colours of the frameworks' reference arms."""
-    settings = [] if frame.empty else sorted(frame[["batch_size", "image_size"]].drop_duplicates().itertuples(index=False))
-    fig, axes = plt.subplots(1, max(len(settings), 1), figsize=(4.5 * max(len(settings), 1), 3.8), squeeze=False)
-    if not settings:
-        _empty(axes[0][0], "no VGG16 trials in the store")
-        return fig
+    """Latency per arm, one panel per batch x image size: per arm a bar with oneDNN on (filled) and one with it off
+    (hollow); every timed pass as a dot, the median of the passes as the bar, their IQR as whiskers; the
+    article's latencies (30.4 / 20.5 ms) as dashed lines at batch 1, 224x224, in the colours of the frameworks'
+    reference arms. One legend beside the panels explains fills, dots and lines."""
+    if frame.empty:
+        raise NothingToDraw("no VGG16 trial of this profile has finished, so there is no latency to show.")
+    settings = sorted(frame[["batch_size", "image_size"]].drop_duplicates().itertuples(index=False))
+    fig, axes = plt.subplots(1, len(settings), figsize=(4.2 * len(settings) + 2.6, 4.0), squeeze=False)
     table = vgg16_table(frame)
+    study = get_study("vgg16")
+    width = 0.38
+    article = {}
     for ax, (batch, size) in zip(axes[0], settings):
         sub = frame[(frame.batch_size == batch) & (frame.image_size == size)]
         tab = table[(table.batch_size == batch) & (table.image_size == size)]
-        labels = []
-        for i, ((arm, onednn), g) in enumerate(sub.groupby(["arm", "onednn"], sort=True)):
+        arms = arm_order("vgg16", sub.arm)
+        for i, arm in enumerate(arms):
             color = arm_style("vgg16", arm)["color"]
-            med = tab[(tab.arm == arm) & (tab.onednn == onednn)]
-            ax.bar(i, med.median_ms.iloc[0], color=color if onednn else "white", edgecolor=color, alpha=0.7)
-            ax.errorbar(i, med.median_ms.iloc[0], yerr=[[med.median_ms.iloc[0] - med.q1_ms.iloc[0]],
-                                                       [med.q3_ms.iloc[0] - med.median_ms.iloc[0]]],
-                        color="black", capsize=3)
-            jitter = np.linspace(-0.15, 0.15, len(g)) if len(g) > 1 else [0.0]
-            ax.scatter(i + np.asarray(jitter), g.latency_ms, s=10, color="black", zorder=3)
-            labels.append(f"{arm_style('vgg16', arm)['label']}\noneDNN {'on' if onednn else 'off'}")
+            for onednn, shift in ((True, -width / 2), (False, width / 2)):
+                med = tab[(tab.arm == arm) & (tab.onednn == onednn)]
+                if med.empty:
+                    continue
+                median, low, high = (float(med[c].iloc[0]) for c in ("median_ms", "q1_ms", "q3_ms"))
+                ax.bar(i + shift, median, width, color=color if onednn else "white", edgecolor=color, alpha=0.7)
+                ax.errorbar(i + shift, median, yerr=[[median - low], [high - median]], color="black", capsize=3)
+                passes = sub[(sub.arm == arm) & (sub.onednn == onednn)].latency_ms.to_numpy(float)
+                jitter = np.linspace(-width / 4, width / 4, len(passes)) if len(passes) > 1 else np.zeros(1)
+                ax.scatter(i + shift + jitter, passes, s=6, color="black", zorder=3)
         if batch == 1 and size == 224:
-            study = get_study("vgg16")
             for fw, ms in VGG16_LATENCY_MS.items():
-                ax.axhline(ms, ls="--", lw=1, color=arm_style("vgg16", study.reference_arm(fw))["color"],
-                           label=f"article: {FRAMEWORKS[fw]} {ms} ms")
-            ax.legend(fontsize=7)
-        ax.set_xticks(range(len(labels)), labels=labels, fontsize=7)
-        ax.set_title(f"batch {batch}, {size}x{size}")
+                line = ax.axhline(ms, ls="--", lw=1, color=arm_style("vgg16", study.reference_arm(fw))["color"])
+                article[f"article: {FRAMEWORKS[fw]} {ms} ms"] = line
+        ax.set_xticks(range(len(arms)), labels=[wrap(arm_style("vgg16", a)["label"], 14) for a in arms], fontsize=7)
+        ax.set_xlabel("arm")
+        ax.set_title(f"batch {batch}, {size}x{size} images ({_trials_per_setting(sub, ['arm', 'onednn'])} per bar)",
+                     fontsize=9)
         ax.grid(axis="y", alpha=0.3)
-    axes[0][0].set_ylabel("forward-pass latency (ms)\nbar: median, whiskers: IQR, dots: repeats")
+        ax.set_ylabel("forward-pass latency (ms)")
+    handles = [Patch(facecolor="grey", edgecolor="grey", alpha=0.7), Patch(facecolor="white", edgecolor="grey"),
+               Line2D([], [], color="black", marker="|", ls="none", markersize=10),
+               Line2D([], [], color="black", marker="o", ls="none", markersize=3), *article.values()]
+    labels = ["oneDNN on (bar: median of passes)", "oneDNN off", "IQR of the timed passes",
+              "one timed pass", *article]
+    legend_outside(axes[0][-1], handles, labels, title="colour: arm")
     fig.tight_layout()
     return fig
 
@@ -61,64 +77,82 @@ def vgg16_compiled_figure(frame: pd.DataFrame, compile_times: pd.DataFrame | Non
     """Compiled vs eager (claim C4 on a model the compilers trace): eager / compiled latency per compiled arm
     against the batch size (bootstrap 95 % CI; above 1: compiling helps), one line per arm x image size x
     oneDNN (dashed: off); and each compiled arm's median compile time (first call included)."""
-    table = compiled_table(frame, compile_times)
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [3, 2]})
+    table = compiled_table(frame, compile_times) if not frame.empty else pd.DataFrame()
     if table.empty:
-        _empty(ax, "no compiled-arm VGG16 trials in the store")
-        bx.set_axis_off()
-        return fig
+        raise NothingToDraw("no compiled VGG16 arm ran beside eager PyTorch in this profile, so there is no "
+                            "speed-up to show.")
+    comp = table.dropna(subset=["compile_s"]).groupby("arm").compile_s.median()
+    panels = 2 if len(comp) else 1
+    fig, axes = plt.subplots(1, panels, figsize=(11 if panels == 2 else 7, 3.8), squeeze=False,
+                             gridspec_kw={"width_ratios": [3, 2][:panels]})
+    ax = axes[0][0]
     for (arm, size, onednn), g in table.groupby(["arm", "image_size", "onednn"]):
         g = g.sort_values("batch_size")
         look = arm_style("vgg16", arm)
         err = [np.nan_to_num(g.speedup - g.ci_low), np.nan_to_num(g.ci_high - g.speedup)]
+        runs = frame[(frame.arm == arm) & (frame.image_size == size) & (frame.onednn == onednn)]
+        label = (f"{look['label']}, {size}px, oneDNN {'on' if onednn else 'off'} "
+                 f"({_trials_per_setting(runs, ['batch_size'])})")
         ax.errorbar(g.batch_size, g.speedup, yerr=err, marker="o", capsize=3, color=look["color"],
-                    ls="-" if onednn else "--", label=f"{look['label']}, {size}px, oneDNN {'on' if onednn else 'off'}")
+                    ls="-" if onednn else "--", label=wrap(label, 36))
     ax.axhline(1.0, color="grey", lw=1)
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("batch size")
-    ax.set_ylabel("eager / compiled latency (>1: compiled faster)")
+    batches = sorted(table.batch_size.unique())
+    ax.set_xticks(batches, labels=[str(b) for b in batches])
+    ax.set_xlabel("batch size (images per forward pass)")
+    ax.set_ylabel("eager / compiled latency\n(ratio; >1: compiled faster)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    comp = table.dropna(subset=["compile_s"]).groupby("arm").compile_s.median()
+    legend_outside(ax, title="bars: bootstrap 95 % CI", fontsize=7)
+    if panels == 1:
+        fig.tight_layout()
+        return fig
+    bx = axes[0][1]
     arms = arm_order("vgg16", comp.index)
     bx.barh(range(len(arms)), [comp[a] for a in arms], color=[arm_style("vgg16", a)["color"] for a in arms])
     bx.set_yticks(range(len(arms)), labels=[arm_style("vgg16", a)["label"] for a in arms], fontsize=8)
     bx.set_xlabel("compile time (s, median; first call included)")
+    bx.set_ylabel("compiled arm")
     bx.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return fig
 
 
 def gemm_figure(frame: pd.DataFrame):
-    """fp32 GEMM GFLOP/s against matrix size per arm (framework) x threads: median line, IQR band."""
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    """fp32 GEMM GFLOP/s against the matrix size n of the trial's config, per arm (framework) x device x threads:
+    median line over the trial's timed repeats, their IQR as a band (one trial, one process, per point)."""
     if frame.empty:
-        _empty(ax, "no GEMM trials in the store")
-        return fig
+        raise NothingToDraw("no GEMM trial of this profile has finished, so there is no throughput to show.")
     table = gemm_table(frame)
+    fig, ax = plt.subplots(figsize=(8.5, 3.6))
     for (arm, device, threads), g in table.groupby(["arm", "device", "threads"]):
-        g = g.sort_values("n")
+        g = g.sort_values("size")
         style = "-" if threads == table.threads.max() else ":"
         look = arm_style("gemm", arm)
-        ax.plot(g.n, g["median"], style, marker="o", color=look["color"],
-                label=f"{look['label']} {device} {threads} thr")
-        ax.fill_between(g.n, g.q1, g.q3, color=look["color"], alpha=0.2)
+        repeats = int(g["n"].min())
+        ax.plot(g["size"], g["median"], style, marker="o", color=look["color"],
+                label=wrap(f"{look['label']}, {device}, {threads} thread{'s' if threads > 1 else ''} "
+                           f"({repeats} repeats)", 30))
+        ax.fill_between(g["size"], g.q1, g.q3, color=look["color"], alpha=0.2)
+    sizes = sorted(table["size"].unique())
     ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes, labels=[str(int(size)) for size in sizes])
+    ax.xaxis.set_minor_locator(NullLocator())
+    if len(sizes) == 1:  # a sane axis around a single size
+        ax.set_xlim(sizes[0] / 1.5, sizes[0] * 1.5)
     ax.set_xlabel("matrix size n (n x n by n x n, float32)")
-    ax.set_ylabel("GFLOP/s (2n³ / time)")
+    ax.set_ylabel("throughput (GFLOP/s = 2n³ / time)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    legend_outside(ax, title="line: median, band: IQR of repeats")
     fig.tight_layout()
     return fig
 
 
 def onnx_latency_figure(frame: pd.DataFrame):
     """Inference latency of the sentiment model in PyTorch and in the runtimes that ran its ONNX export."""
-    fig, ax = plt.subplots(figsize=(6, 3.6))
     table = onnx_latency_table(frame)
     if table.empty:
-        _empty(ax, "no ONNX latencies in the store")
-        return fig
+        raise NothingToDraw("no ONNX step of this profile timed an inference, so there is no latency to show.")
+    fig, ax = plt.subplots(figsize=(6, 3.6))
     batches = sorted(table.batch_size.unique())
     steps = arm_order("onnx", table.step)
     width = 0.8 / len(steps)
@@ -127,11 +161,15 @@ def onnx_latency_figure(frame: pd.DataFrame):
         x = np.arange(len(batches)) + (i - (len(steps) - 1) / 2) * width
         med = sub["median"].to_numpy(dtype=float)
         err = [np.nan_to_num(med - sub.q1.to_numpy(dtype=float)), np.nan_to_num(sub.q3.to_numpy(dtype=float) - med)]
-        ax.bar(x, med, width, yerr=err, capsize=3, alpha=0.8, **arm_style("onnx", step))
+        look = arm_style("onnx", step)
+        repeats = int(sub["n"].min()) if sub["n"].notna().any() else 0
+        ax.bar(x, med, width, yerr=err, capsize=3, alpha=0.8, color=look["color"],
+               label=wrap(f"{look['label']} ({repeats} calls)", 30))
     ax.set_yscale("log")
-    ax.set_xticks(range(len(batches)), labels=[f"batch {b}" for b in batches])
-    ax.set_ylabel("latency per call (ms, median, IQR)")
-    ax.legend(fontsize=8)
+    ax.set_xticks(range(len(batches)), labels=[str(b) for b in batches])
+    ax.set_xlabel("batch size (reviews per call)")
+    ax.set_ylabel("latency per call (ms, log scale)")
+    legend_outside(ax, title="bar: median, whiskers: IQR of calls")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     return fig
