@@ -52,17 +52,18 @@ def test_missing_convergence_runs_name_the_profile_that_makes_them():
 
 
 def test_plots_draw_a_band_per_arm():
-    from fwbench.plots import convergence as plots
+    from fwbench.plots import convergence as plots, wrap
 
     fig = plots.imdb_loss_figure(planted())
     ax = fig.axes[0]
     assert len(ax.lines) == 2 and len(ax.collections) == 4  # per arm: median line, min-max and IQR bands
     labels, colours = IMDB.labels(), IMDB.colours()
-    assert [line.get_label() for line in ax.lines] == [labels[PT], labels[MX]]  # arm-table order and labels
+    expected = [wrap(f"{labels[arm]} (n=3)", 40) for arm in (PT, MX)]  # arm-table order and labels, n: 3 trials
+    assert [line.get_label() for line in ax.lines] == expected
     assert [line.get_color() for line in ax.lines] == [colours[PT], colours[MX]]
     assert len(fig.axes) == 2  # train and test loss for the one setting
-    empty = plots.imdb_loss_figure(planted().drop(columns="test_loss"))
-    assert "no test_loss rows" in [t.get_text() for t in empty.axes[1].texts]
+    partial = plots.imdb_loss_figure(planted().drop(columns="test_loss"))  # a metric without rows: no panel
+    assert [a.get_ylabel() for a in partial.axes] == ["training loss (cross-entropy)"]
     with pytest.raises(FwbenchError, match="unknown arm 'mxnet'"):  # an arm the table lacks is an error
         plots.imdb_loss_figure(planted(arms=(PT, "mxnet")))
 
