@@ -38,8 +38,9 @@ def arm_style(study: str, arm: str) -> dict:
 
 
 def wrap(label: str, width: int = 16) -> str:
-    """A long category label on several lines, so neighbouring tick labels do not run into each other."""
-    return "\n".join(textwrap.wrap(label, width)) or label
+    """A long category label on several lines, so neighbouring tick labels do not run into each other; a number
+    keeps its unit ("95 %" is never split)."""
+    return "\n".join(textwrap.wrap(label.replace(" %", "\u00a0%"), width)) or label
 
 
 def legend_outside(target, handles=None, labels=None, **kwargs):

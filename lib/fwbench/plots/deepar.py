@@ -121,7 +121,7 @@ def window_figure(trials: pd.DataFrame):
     table = window_ratio_table(trials) if not _none_finished(trials, "train_time_s") else pd.DataFrame()
     if table.empty:
         raise NothingToDraw("no dataset was finished by both MXNet and PyTorch, so there is no ratio to show.")
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, ax = plt.subplots(figsize=(9, 4.5))
     color = arm_style(STUDY, reference_arms()[0])["color"]
     x = table.window.to_numpy(float)
     for name, face, shift in (("train", color, 0.97), ("total", "white", 1.03)):
@@ -129,20 +129,23 @@ def window_figure(trials: pd.DataFrame):
         err = [np.nan_to_num(r - table[f"{name}_ci_low"].to_numpy(float)),
                np.nan_to_num(table[f"{name}_ci_high"].to_numpy(float) - r)]
         rho = window_trend(table, f"{name}_ratio")
+        label = _WHAT[f"{name}_time_s"] + ("" if np.isnan(rho) else f" (Spearman {rho:.2f})")
         ax.errorbar(x * shift, r, yerr=err, fmt="o", mfc=face, mec=color, color=color, capsize=3,
-                    label=_WHAT[f"{name}_time_s"] + ("" if np.isnan(rho) else f" (Spearman {rho:.2f})")
-                    + f",\n95 % CI over seeds ({_seeds(trials)} per arm)")
-    for d, w, r in zip(table.dataset, x, table.train_ratio):
-        ax.annotate(d, (w, r), textcoords="offset points", xytext=(5, 4), fontsize=7)
+                    label=wrap(f"{label}, 95 % CI over seeds ({_seeds(trials)} per arm)", 32))
+    # neighbouring windows can be close: their names alternate above and below the points
+    for k, (dataset, window, ratio) in enumerate(zip(table.dataset, x, table.train_ratio)):
+        ax.annotate(dataset, (window, ratio), textcoords="offset points", fontsize=7,
+                    xytext=(6, 6) if k % 2 == 0 else (6, -12))
     ax.axhline(1.0, color="grey", lw=1, label="parity (1)")
-    ax.axhline(post_ratio(), color="black", lw=1, ls="--", label="2024 post (total training time)")
+    ax.axhline(post_ratio(), color="black", lw=1, ls="--", label=wrap("2024 post (total training time)", 32))
     ax.set_xscale("log")
     ax.set_xlim(x.min() / 1.5, x.max() * 1.5)  # room for the labels, and a sane axis with one window
-    ax.xaxis.set_major_formatter(plt.matplotlib.ticker.ScalarFormatter())
-    ax.xaxis.set_minor_formatter(plt.matplotlib.ticker.NullFormatter())
-    ax.set_xticks(sorted(set(x)))
+    # 1-2-5 steps rather than a tick per window: windows can be too close for their own labels
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("unrolled window: context + prediction length (steps, log scale)")
-    ax.set_ylabel("MXNet / PyTorch time (ratio; >1: MXNet slower)")
+    ax.set_ylabel("MXNet / PyTorch time\n(ratio; >1: MXNet slower)")
     legend_outside(ax, title="MXNet / PyTorch")
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()

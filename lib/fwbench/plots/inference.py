@@ -110,7 +110,7 @@ def vgg16_compiled_figure(frame: pd.DataFrame, compile_times: pd.DataFrame | Non
     arms = arm_order("vgg16", comp.index)
     bx.barh(range(len(arms)), [comp[a] for a in arms], color=[arm_style("vgg16", a)["color"] for a in arms])
     bx.set_yticks(range(len(arms)), labels=[arm_style("vgg16", a)["label"] for a in arms], fontsize=8)
-    bx.set_xlabel("compile time (s, median; first call included)")
+    bx.set_xlabel("compile time (s, median;\nfirst call included)")
     bx.set_ylabel("compiled arm")
     bx.grid(axis="x", alpha=0.3)
     fig.tight_layout()
