@@ -52,7 +52,8 @@ def test_missing_convergence_runs_name_the_profile_that_makes_them():
 
 
 def test_plots_draw_a_band_per_arm():
-    from fwbench.plots import convergence as plots, wrap
+    from fwbench.plots import convergence as plots
+    from fwbench.plots import wrap
 
     fig = plots.imdb_loss_figure(planted())
     ax = fig.axes[0]

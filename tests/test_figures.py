@@ -17,11 +17,11 @@ import pytest
 
 matplotlib.use("agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the headless backend)
+from jinja2 import Environment, FileSystemLoader  # noqa: E402
 
-from fwbench import plots  # noqa: E402
+from fwbench import plots, report  # noqa: E402
 from fwbench.analysis import convergence as conv  # noqa: E402
 from fwbench.plots import convergence, deepar, inference  # noqa: E402
-from fwbench.report import CAPTIONS  # noqa: E402
 from fwbench.studies import get_study  # noqa: E402
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -233,11 +233,32 @@ def test_publish_shows_the_reason_and_removes_a_stale_figure(tmp_path, capsys):
         (tmp_path / f"deepar_breakdown.{ext}").write_text("an older run's figure")
     assert plots.publish("deepar_breakdown", deepar.breakdown_figure, deepar_trials(breakdown=False),
                          directory=tmp_path) == []
-    assert not list(tmp_path.iterdir()), "a stale figure would still reach the post"
+    assert [path.name for path in tmp_path.iterdir()] == [f"deepar_breakdown{plots.NOT_DRAWN}"], \
+        "a stale figure would still reach the post"
     assert "ran with the time breakdown" in capsys.readouterr().out
     paths = plots.publish("deepar_breakdown", deepar.breakdown_figure, deepar_trials(), directory=tmp_path)
-    assert sorted(path.name for path in paths) == ["deepar_breakdown.png", "deepar_breakdown.svg"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(path.name for path in paths) == \
+        ["deepar_breakdown.png", "deepar_breakdown.svg"]  # drawn again: the note is gone
     plt.close("all")
+
+
+def test_the_post_says_why_a_figure_is_not_drawn_and_looks_for_no_png(tmp_path):
+    figures, site = tmp_path / "figures", tmp_path / "site"
+    plots.publish("deepar_breakdown", deepar.breakdown_figure, deepar_trials(breakdown=False), directory=figures)
+    plots.publish("deepar_runtime", deepar.runtime_figure, deepar_trials(), directory=figures)
+    plt.close("all")
+    found = report.collect_figures(figures, site, since=None)
+    by_name = {fig["name"]: fig for fig in found["deepar"]}
+    assert by_name["deepar_runtime"]["src"] == "figures/deepar_runtime.png"
+    missing = by_name["deepar_breakdown"]
+    assert missing["src"] is None and "ran with the time breakdown" in missing["reason"]
+    assert sorted(path.name for path in (site / "figures").iterdir()) == ["deepar_runtime.png"]
+    template = Environment(loader=FileSystemLoader(str(report.TEMPLATES)), autoescape=True)
+    page = template.get_template("post.html.j2").render(
+        studies=[{"name": "deepar", "title": "DeepAR", "arms": [], "figures": found["deepar"]}], figures=found)
+    assert '<img src="figures/deepar_runtime.png"' in page and "deepar_breakdown.png" not in page
+    assert re.search(r'<p class="not-drawn">Not drawn \(DeepAR: where the time of a trial goes.*?\): no DeepAR '
+                     r"trial of this profile ran with the time breakdown", page)
 
 
 def test_gemm_is_plotted_against_the_matrix_size_of_the_config():
@@ -281,13 +302,13 @@ def test_every_published_figure_has_a_caption_not_its_file_name():
     names = published_names()
     assert set(FIGURES) <= names, "a figure this test renders is not published by any notebook"
     for name in sorted(names):
-        assert name in CAPTIONS, f"figure {name} has no caption"
-        caption = CAPTIONS[name]
+        assert name in report.CAPTIONS, f"figure {name} has no caption"
+        caption = report.CAPTIONS[name]
         assert caption != name.replace("_", " ") and len(caption.split()) >= 12, f"{name}: caption too thin"
 
 
 @pytest.mark.parametrize("name", list(FIGURES))
 def test_captions_say_what_the_bars_and_bands_are(name):
-    caption = CAPTIONS[name]
+    caption = report.CAPTIONS[name]
     assert re.search(r"\b(bars?|bands?|whiskers|points|line)\b", caption, re.I), caption
     assert re.search(r"\bn\b|one trial", caption), f"{name}: the caption does not say over how many trials"

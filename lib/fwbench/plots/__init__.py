@@ -25,6 +25,7 @@ except ImportError:
     get_ipython = None
 
 EXTENSIONS = ("png", "svg")
+NOT_DRAWN = ".not-drawn.txt"  # <name>.not-drawn.txt: why figure <name> was not drawn, for the post to say so
 
 
 class NothingToDraw(FwbenchError):
@@ -67,16 +68,19 @@ def save(fig, name: str, directory: Path | None = None) -> list[Path]:
 
 def publish(name: str, draw, *args, directory: Path | None = None, **kwargs) -> list[Path]:
     """Draw ``draw(*args, **kwargs)`` and save it as ``name`` (``save``); returns the saved paths. When there is
-    nothing to draw, the figure's files of an older run are removed and the reason is shown as one sentence on
-    the page (the notebook's output) instead; returns ``[]``."""
+    nothing to draw, the figure's files of an older run are removed, the reason is shown as one sentence on the
+    page (the notebook's output) and written to ``<name>.not-drawn.txt`` for the post; returns ``[]``."""
+    out = Path(directory) if directory is not None else figures_dir()
     try:
         fig = draw(*args, **kwargs)
     except NothingToDraw as reason:
-        out = Path(directory) if directory is not None else figures_dir()
         for ext in EXTENSIONS:
             (out / f"{name}.{ext}").unlink(missing_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{name}{NOT_DRAWN}").write_text(f"{reason}\n", encoding="utf-8")
         _say(f"No figure `{name}`: {reason}")
         return []
+    (out / f"{name}{NOT_DRAWN}").unlink(missing_ok=True)
     return save(fig, name, directory)
 
 

@@ -1,0 +1,57 @@
+"""The captions of the figures the post shows (``fwbench.report``), in the post's order: what each figure shows and
+what its bars and bands are (their n, and what the interval means). Every figure a notebook publishes has one
+(``tests/test_figures.py``); any other PNG of a run is shown under "More figures" with its file name. Plain text
+next to the figure functions it describes; it imports nothing."""
+
+CAPTIONS = {
+    "imdb_epoch_time": "IMDB LSTM: training time per 25,000-review epoch against batch size, one line per arm, one "
+                       "panel per data-loader worker count. Points: median over the timed epochs (each trial's first "
+                       "epoch excluded) of all trials of a setting; bars: their IQR, a spread of epochs, not a "
+                       "confidence interval.",
+    "imdb_ratio": "IMDB LSTM: epoch-time ratio MXNet / PyTorch per setting with bootstrap 95 % CIs (above 1: MXNet "
+                  "slower).",
+    "imdb_scaling": "IMDB LSTM cost growth: training time per epoch (median over the timed epochs) against sequence "
+                    "length for 1 and 2 threads, and, where a GEMM peak was measured, the achieved share of this "
+                    "machine's fp32 GEMM peak (LSTM gate matrix multiplies only). No intervals.",
+    "convergence_imdb_loss": "IMDB LSTM: training and test loss (cross-entropy) per epoch, one panel per setting, one "
+                             "colour per arm. Line: median; light band: min-max, dark band: IQR, over n independent "
+                             "trials (fresh processes, one per seed; n in the legend).",
+    "convergence_imdb_accuracy": "IMDB LSTM: test accuracy per epoch, one colour per arm. Line: median; light band: "
+                                 "min-max, dark band: IQR, over n independent trials (fresh processes, one per "
+                                 "seed; n in the legend).",
+    "convergence_imdb_wallclock": "IMDB LSTM: training loss against cumulative training time (s; x: the median over "
+                                  "the trials at each epoch). Line: median; light band: min-max, dark band: IQR, "
+                                  "over n independent trials (fresh processes, one per seed; n in the legend).",
+    "convergence_deepar_loss": "DeepAR: training loss (negative log-likelihood) per epoch, one panel per Monash "
+                               "dataset (at most four), one colour per arm. Line: median; light band: min-max, dark "
+                               "band: IQR, over n independent trials (fresh processes, one per seed; n in the legend).",
+    "deepar_runtime": "DeepAR on Monash datasets: training + forecasting time per trial, per dataset and arm (log "
+                      "scale), sorted by the MXNet time as in the 2024 post. Bars: median over n independent trials "
+                      "(one per seed; n in the legend); no interval.",
+    "deepar_ratio": "DeepAR: MXNet / PyTorch training time per dataset (the post's measure; 1: parity; dashed: the "
+                    "post's 4.46x). Points: ratio of the medians over seeds; bars: bootstrap 95 % CI over the n "
+                    "independent trials per arm (one per seed; n in the legend), none with one seed.",
+    "deepar_ratio_by_window": "DeepAR: MXNet / PyTorch time per dataset against the unrolled window (context + "
+                              "prediction length, log scale): training (filled) and training + forecasting (hollow), "
+                              "with the Spearman rank correlation. Bars: bootstrap 95 % CI over the n independent "
+                              "trials per arm (one per seed; n in the legend).",
+    "deepar_breakdown": "DeepAR: where the time of a trial goes, per dataset and arm: the data pipeline alone, the "
+                        "network steps (forward, backward, update), set-up outside the epochs, and forecasting. Bars: "
+                        "medians over n independent trials (one per seed; n in the axis label); no interval.",
+    "vgg16_latency": "VGG16 forward-pass latency on this CPU per arm, one panel per batch and image size; filled bars "
+                     "oneDNN on, hollow off. Bar: median of all timed passes of the n trials behind it (fresh "
+                     "processes; n in the panel title); whiskers: IQR of those passes; dots: single passes; dashed: "
+                     "the overview article's latencies (batch 1, 224x224).",
+    "vgg16_compiled": "VGG16, compiled against eager PyTorch (claim C4): eager / compiled latency per compiled arm "
+                      "against the batch size (>1: compiling helps; dashed: oneDNN off). Bars: bootstrap 95 % CI of "
+                      "the ratio of median latencies, resampling the timed passes of the n trials per point (fresh "
+                      "processes; n in the legend). Right: each compiled arm's median compile time (first call "
+                      "included).",
+    "gemm_peak": "fp32 GEMM throughput of each framework's matmul on this CPU against the matrix size n (each "
+                 "trial's config), per thread count (solid: the most threads). Line: median of the timed repeats of "
+                 "the one trial (one process) behind each point; band: their IQR, a spread of repeats in one "
+                 "process, not a confidence interval.",
+    "onnx_latency": "The IMDB LSTM exported to ONNX: inference latency per call in PyTorch and ONNX Runtime per "
+                    "batch size (log scale; MXNet's import fails, see the ledger's A10). Bars: median over the timed "
+                    "calls of the one trial per runtime; whiskers: IQR of those calls.",
+}
