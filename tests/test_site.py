@@ -155,7 +155,7 @@ def test_site_loads_in_a_browser(smoke_site, chromium):
     # a notebook that saves figures shows them on its page (inline base64 images that decode)
     for executed in smoke_site.executed.glob("*.ipynb"):
         code = "".join(c.source for c in nbformat.read(executed, as_version=4).cells if c.cell_type == "code")
-        if re.search(r"\bsave\(", code):
+        if re.search(r"\b(save|publish)\(", code):
             page = found[(site / f"{executed.stem}.html").as_uri()]
             assert page["images"] >= 1, f"{executed.stem}.html shows none of the figures its notebook saves"
 
