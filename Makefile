@@ -73,7 +73,7 @@ lab: $(STAMP) ## JupyterLab on the repo, headless: prints the URL with its token
 status: $(STAMP) ## what is done / missing / failed in the results store
 	$(BIN)/fwbench status --profile $(PROFILE)
 
-readme: $(STAMP) ## regenerate the README's headline block from the results store (PROFILE=...)
+readme: $(STAMP) ## regenerate the generated blocks of README.md and docs/*.md from the results store (PROFILE=...)
 	$(BIN)/python -m fwbench.readme $(if $(filter command line environment,$(origin PROFILE)),--profile $(PROFILE))
 
 export: $(STAMP) ## tables measurements/trials/environments as CSV and Parquet -> results/

@@ -1,9 +1,13 @@
-"""The README's headline block, generated from the results store (``make readme``), never typed in.
+"""The README's generated blocks, from the results store (``make readme``), never typed in.
 
 It replaces the text between ``<!-- headline:start -->`` and ``<!-- headline:end -->`` with the numbers of the
-given profile's finished trials, the claims ledger's verdicts and the latest harness benchmarks, stamped with
-the git SHA, host CPU and date they were generated at. The ``<!-- mase:start -->`` block compares the stored DeepAR
-MASE with the Monash paper's (``fwbench.analysis.mase_reference``) for the best profile that has trials.
+given profile's finished trials and the claims ledger's verdicts, stamped with the git SHA, host CPU and date they
+were generated at. The ``<!-- mase:start -->`` block compares the stored DeepAR MASE with the Monash paper's
+(``fwbench.analysis.mase_reference``) for the best profile that has trials; ``BLOCKS`` lists the others.
+
+A block lives where a reader looks for it: on the README's front page or in one of the ``docs/*.md`` pages it
+links to. ``write_block`` finds each block's markers in README.md or any ``docs/*.md`` beside it and stops with
+an error when they are found nowhere or more than once, so moving a block between pages needs no code change.
 """
 from __future__ import annotations
 
@@ -151,8 +155,9 @@ _scale_note = scale_note
 
 
 def render(profile: str = "quick", store: ResultsStore | None = None, *, nested: bool = False) -> str:
-    """The README's headline block for ``profile``. ``nested``: the same numbers under another block's heading
-    (the paper-sofar block): no title, banner or arm table, and every heading one level down."""
+    """The README's headline block for ``profile``: the answer, so the arm table and the harness benchmarks have
+    blocks of their own (``arms``, ``bench``). ``nested``: the same numbers under another block's heading (the
+    paper-sofar block): no title or banner, every heading one level down, and the benchmarks of that store."""
     from . import ledger
 
     store = store or ResultsStore.open_read(results_path())
@@ -170,7 +175,6 @@ def render(profile: str = "quick", store: ResultsStore | None = None, *, nested:
     for study in all_studies():
         if study.name in headlines:
             parts += ["", f"{h3} {study.title}", headlines[study.name]()]
-    parts += [] if nested else ["", "### Arms", "", arms_markdown()]
     parts += ["", f"{h3} Claims ledger", ""]
     table = ledger.build(store, profile)
     parts.append(f"Verdicts: {ledger.render.verdict_counts(table)}. The full ledger with "
@@ -183,7 +187,8 @@ def render(profile: str = "quick", store: ResultsStore | None = None, *, nested:
         floor = "met" if row.verdict != ledger.BELOW_SCALE else "below: " + str(row.reason).split("needs ", 1)[-1]
         parts.append(f"| {row.claim_id} | {row.verdict} | {row.source_hardware} | {row.our_hardware} | "
                      f"{floor if row.scale else '-'} | {row.n or '-'} | {measurement[:160]} |")
-    parts += ["", f"{h3} Harness benchmarks", *_bench_lines(store)]
+    if nested:  # the front page's answer leaves the benchmarks to their own block (docs/benchmarks.md)
+        parts += ["", f"{h3} Harness benchmarks", *_bench_lines(store)]
     return "\n".join(parts)
 
 
@@ -199,14 +204,14 @@ def render_paper_sofar(store: ResultsStore | None = None) -> str:
     progress = paper_progress_by_study(store)
     done, needed = paper_progress(store, progress)
     if needed and done == needed:
-        return ("The paper run is complete: the headline numbers above are its answer (`make readme` takes them "
-                "from this store unless `FWBENCH_RESULTS` holds a complete paper run of its own).")
+        return ("The paper run is complete: the README's headline numbers are its answer (`make readme` takes "
+                "them from this store unless `FWBENCH_RESULTS` holds a complete paper run of its own).")
     rows = progress_table(store, progress)
     body = render("paper", store, nested=True)
     return (f"**In progress, partial: {done} of the {needed} trials the paper profile needs are stored** (adaptive "
             "studies: their minimum blocks). The numbers below are computed from those trials alone, by the same "
             "code as the headline; a verdict can still change, and a claim whose trials have not run says \"not "
-            "measured yet\". The headline above stays the quick profile's until the run is complete.\n\n"
+            "measured yet\". The README's headline stays the quick profile's until the run is complete.\n\n"
             + "\n".join(rows) + "\n\n" + body)
 
 
@@ -309,29 +314,65 @@ def update(readme: Path, text: str, start: str = START, end: str = END) -> None:
     readme.write_text(pattern.sub(lambda _: f"{start}\n{text}\n{end}", content))
 
 
+def markers(name: str) -> tuple[str, str]:
+    """The start and end comments of block ``name``."""
+    return f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+
+
+def block_pages(readme: Path) -> list[Path]:
+    """The pages a block may live on: the README and the ``docs/*.md`` pages beside it."""
+    return [readme, *sorted((readme.parent / "docs").glob("*.md"))]
+
+
+def find_block(name: str, pages: list[Path]) -> Path:
+    """The one page of ``pages`` that holds block ``name``'s start marker (``update`` then checks its end marker
+    follows). A block found nowhere, or more than once (on one page or several), is an error: which copy to write
+    would be a guess."""
+    start, end = markers(name)
+    found = [page for page in pages if page.exists() for _ in range(page.read_text().count(start))]  # each copy
+    if not found:
+        raise SystemExit(f"no page has the {start} ... {end} block; looked in {', '.join(map(str, pages))}")
+    if len(found) > 1:
+        raise SystemExit(f"the {name} block is on more than one page or twice on one: "
+                         f"{', '.join(map(str, found))}; keep exactly one {start} ... {end} pair")
+    return found[0]
+
+
+def write_block(name: str, text: str, readme: Path) -> Path:
+    """Replace block ``name`` with ``text`` on whichever page holds it (``find_block``); the page written."""
+    page = find_block(name, block_pages(readme))
+    update(page, text, *markers(name))
+    return page
+
+
 def render_bench(store: ResultsStore | None = None) -> str:
     """The latest harness benchmarks of the store (study ``bench``), one line each."""
     return "\n".join(_bench_lines(store or ResultsStore.open_read(results_path())))
 
 
 BLOCKS = {"estimate": render_estimate, "paper-estimate": render_paper_estimate, "paper-sofar": render_paper_sofar,
-          "rules": rules_block, "mase": render_mase, "bench": render_bench}
+          "rules": rules_block, "mase": render_mase, "bench": render_bench, "arms": arms_markdown}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default=None, help="default: paper when its trials are stored, else quick")
-    parser.add_argument("--readme", default=str(REPO_ROOT / "README.md"))
+    parser.add_argument("--readme", default=str(REPO_ROOT / "README.md"),
+                        help="the front page; blocks are also looked for in the docs/*.md pages beside it")
     parser.add_argument("--block", action="append", choices=["headline", *BLOCKS], default=None,
                         help="refresh only this block (repeatable; default: all), e.g. --block bench after "
                              "`fwbench bench` with a store that holds no study rows")
     args = parser.parse_args()
+    readme = Path(args.readme)
     for name in args.block or ["headline", *BLOCKS]:
-        if name == "headline":
-            update(Path(args.readme), render(*((args.profile, None) if args.profile else headline_source())))
-        else:
-            update(Path(args.readme), BLOCKS[name](), f"<!-- {name}:start -->", f"<!-- {name}:end -->")
-    print(f"updated the {', '.join(args.block or ['every'])} block(s) of {args.readme}")
+        find_block(name, block_pages(readme))  # fail before any rendering, which can take a while
+    written = []
+    for name in args.block or ["headline", *BLOCKS]:
+        text = (render(*((args.profile, None) if args.profile else headline_source())) if name == "headline"
+                else BLOCKS[name]())
+        page = write_block(name, text, readme)
+        written.append(f"{name} ({page.relative_to(readme.parent) if page.is_relative_to(readme.parent) else page})")
+    print(f"updated the block(s) {', '.join(written)}")
     return 0
 
 
