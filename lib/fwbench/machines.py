@@ -15,7 +15,7 @@ trials is not widened by machine speed. Decisions:
 - The machine of a trial is its ``provenance.boot_id`` (one boot of one VM); trials stored before that field are
   one machine, ``not recorded``.
 - The adjustment spends degrees of freedom the Welch interval does not know of (one per extra machine): with
-  several blocks per machine the interval is a little optimistic, which the README says.
+  several blocks per machine the interval is a little optimistic, which docs/paper-profile.md says.
 """
 from __future__ import annotations
 

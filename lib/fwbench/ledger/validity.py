@@ -18,9 +18,9 @@ from .sources import CLAIMS, borealis2018, deepar2024
 CHOICES = (
     "model sizes, learning rate, padding side and the classifier's time step (the 2018 post names none of them: "
     "the Keras IMDB LSTM example's are used)",
-    "weight initialisation and no gradient clipping (the same in both frameworks; see the README's paper profile): "
-    "unclipped, either framework's training can meet a loss spike in a late epoch, so with few seeds a final "
-    "loss or accuracy ratio (A8) is as much the seeds' luck as the frameworks'",
+    "weight initialisation and no gradient clipping (the same in both frameworks; see the Assumptions in "
+    "docs/methods.md): unclipped, either framework's training can meet a loss spike in a late epoch, so with few "
+    "seeds a final loss or accuracy ratio (A8) is as much the seeds' luck as the frameworks'",
     "GluonTS defaults for the MXNet DeepAR script the 2024 post did not publish",
     "the DeepAR datasets staged here (some rebuilt from upstream sources, each row says which)",
 )
@@ -98,8 +98,8 @@ def threats_markdown(d: Data) -> str:
         "- **Math libraries.** Each framework brings its own BLAS, oneDNN and OpenMP builds, tuned differently for "
         "this CPU; a kernel that is fast here may be slow on the sources' machines. As recorded by the trials:",
         *(_builds(d) or ["- (no finished trials record their builds)"]),
-        "- **Choices where the sources are silent** (the same for both frameworks; the README's Assumptions "
-        "section gives each reason): " + "; ".join(CHOICES) + ".",
+        "- **Choices where the sources are silent** (the same for both frameworks; the Assumptions in "
+        "docs/methods.md give each reason): " + "; ".join(CHOICES) + ".",
         f"- **Scale.** Profile `{d.profile or 'all'}`: each claim states the smallest run that can support a "
         "verdict; below it the ledger says \"below scale\" and names what is missing.",
     ]
