@@ -60,8 +60,8 @@ def test_every_local_link_and_anchor_resolves(page):
 
 def test_the_anchor_rule_matches_github(tmp_path):
     page = tmp_path / "probe.md"
-    page.write_text("# A title\n```bash\n# a comment, not a heading\n```\n## How long will it take? `fwbench estimate`\n"
-                    "## The harness's overhead\n## Notes\n## Notes\n")
+    page.write_text("# A title\n```bash\n# a comment, not a heading\n```\n"
+                    "## How long will it take? `fwbench estimate`\n## The harness's overhead\n## Notes\n## Notes\n")
     assert anchors(page) == {"a-title", "how-long-will-it-take-fwbench-estimate", "the-harnesss-overhead", "notes",
                              "notes-1"}
 
