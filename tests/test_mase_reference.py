@@ -186,7 +186,7 @@ def plant(store: ResultsStore, profile: str, overrides: dict | None, mase: float
 
 
 def test_readme_block_renders_with_and_without_trials(reference, tmp_store, tmp_path):
-    from fwbench import readme
+    from fwbench import generated_blocks, readme
 
     store = ResultsStore(tmp_store)
     text = readme.render_mase(store)
@@ -201,7 +201,7 @@ def test_readme_block_renders_with_and_without_trials(reference, tmp_store, tmp_
     assert "Profile `full`" in text and "100 epochs x 50 batches" in text and "Goal met" in text
     page = tmp_path / "README.md"
     page.write_text("before\n<!-- mase:start -->\nold\n<!-- mase:end -->\nafter\n")
-    readme.update(page, text, "<!-- mase:start -->", "<!-- mase:end -->")
+    generated_blocks.write_block("mase", text, page)
     assert page.read_text() == f"before\n<!-- mase:start -->\n{text}\n<!-- mase:end -->\nafter\n"
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fwbench import readme
+from fwbench import generated_blocks, readme
 
 ROOT = Path(__file__).resolve().parents[1]
 FRONT_PAGE = ROOT / "README.md"
@@ -68,10 +68,10 @@ def test_the_anchor_rule_matches_github(tmp_path):
 
 def test_every_generated_block_lives_on_exactly_one_page():
     for name in ["headline", *readme.BLOCKS]:
-        start, end = readme.markers(name)
+        start, end = generated_blocks.markers(name)
         holders = [page.name for page in PAGES for _ in range(page.read_text().count(start))]
         assert len(holders) == 1, f"block {name}: found on {holders or 'no page'}"
-        assert readme.find_block(name, PAGES).name == holders[0]
+        assert generated_blocks.find_block(name, PAGES).name == holders[0]
         text = next(page for page in PAGES if page.name == holders[0]).read_text()
         assert text.index(start) < text.index(end), f"block {name}: its end marker is missing or comes first"
 
@@ -82,12 +82,12 @@ def test_make_readme_writes_each_block_where_it_lives_and_refuses_a_missing_or_d
     (tmp_path / "docs").mkdir()
     bench_page = tmp_path / "docs" / "benchmarks.md"
     bench_page.write_text("# bench\n<!-- bench:start -->\nold\n<!-- bench:end -->\ntail\n")
-    assert readme.write_block("bench", "- new line", front) == bench_page
+    assert generated_blocks.write_block("bench", "- new line", front) == bench_page
     assert bench_page.read_text() == "# bench\n<!-- bench:start -->\n- new line\n<!-- bench:end -->\ntail\n"
     assert "old answer" in front.read_text()  # another page's block is left alone
     with pytest.raises(SystemExit, match="no page has the <!-- rules:start -->"):
-        readme.write_block("rules", "x", front)
+        generated_blocks.write_block("rules", "x", front)
     (tmp_path / "docs" / "methods.md").write_text("<!-- bench:start -->\ncopy\n<!-- bench:end -->\n")
     with pytest.raises(SystemExit, match="the bench block is on more than one page"):
-        readme.write_block("bench", "y", front)
+        generated_blocks.write_block("bench", "y", front)
     assert "- new line" in bench_page.read_text()  # nothing written when the block is ambiguous

@@ -6,23 +6,21 @@ were generated at. The ``<!-- mase:start -->`` block compares the stored DeepAR 
 (``fwbench.analysis.mase_reference``) for the best profile that has trials; ``BLOCKS`` lists the others.
 
 A block lives where a reader looks for it: on the README's front page or in one of the ``docs/*.md`` pages it
-links to. ``write_block`` finds each block's markers in README.md or any ``docs/*.md`` beside it and stops with
-an error when they are found nowhere or more than once, so moving a block between pages needs no code change.
+links to; ``fwbench.generated_blocks`` finds the page that holds it, so moving a block needs no code change.
 """
 from __future__ import annotations
 
 import argparse
-import re
 import time
 from pathlib import Path
 
+from .generated_blocks import block_pages, find_block, write_block
 from .paper_progress import paper_progress, paper_progress_by_study, progress_table
 from .paths import REPO_ROOT, results_path
 from .provenance import git_state
 from .store import ResultsStore
 from .studies import all_studies, arm_table
 
-START, END = "<!-- headline:start -->", "<!-- headline:end -->"
 PAPER_STORE = REPO_ROOT / "results" / "paper" / "paper-run.sqlite"  # the committed paper run (issue 14)
 
 
@@ -304,45 +302,6 @@ def rules_block() -> str:
     from . import ledger
 
     return ledger.rules_markdown()
-
-
-def update(readme: Path, text: str, start: str = START, end: str = END) -> None:
-    content = readme.read_text()
-    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
-    if not pattern.search(content):
-        raise SystemExit(f"{readme} has no {start} ... {end} block")
-    readme.write_text(pattern.sub(lambda _: f"{start}\n{text}\n{end}", content))
-
-
-def markers(name: str) -> tuple[str, str]:
-    """The start and end comments of block ``name``."""
-    return f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-
-
-def block_pages(readme: Path) -> list[Path]:
-    """The pages a block may live on: the README and the ``docs/*.md`` pages beside it."""
-    return [readme, *sorted((readme.parent / "docs").glob("*.md"))]
-
-
-def find_block(name: str, pages: list[Path]) -> Path:
-    """The one page of ``pages`` that holds block ``name``'s start marker (``update`` then checks its end marker
-    follows). A block found nowhere, or more than once (on one page or several), is an error: which copy to write
-    would be a guess."""
-    start, end = markers(name)
-    found = [page for page in pages if page.exists() for _ in range(page.read_text().count(start))]  # each copy
-    if not found:
-        raise SystemExit(f"no page has the {start} ... {end} block; looked in {', '.join(map(str, pages))}")
-    if len(found) > 1:
-        raise SystemExit(f"the {name} block is on more than one page or twice on one: "
-                         f"{', '.join(map(str, found))}; keep exactly one {start} ... {end} pair")
-    return found[0]
-
-
-def write_block(name: str, text: str, readme: Path) -> Path:
-    """Replace block ``name`` with ``text`` on whichever page holds it (``find_block``); the page written."""
-    page = find_block(name, block_pages(readme))
-    update(page, text, *markers(name))
-    return page
 
 
 def render_bench(store: ResultsStore | None = None) -> str:
