@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from fwbench import ledger as L
-from fwbench.analysis.replicates import bonferroni, trial_ratio_ci
+from fwbench.stats import bonferroni, trial_ratio_ci
 from fwbench.cli import main as cli_main
 from fwbench.ledger import floors, judge, rules, stability
 from fwbench.ledger.sources import borealis2018, deepar2024, overview

@@ -18,6 +18,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..published.deepar2024 import post_ratio
 from .deepar import reference_arms
 
 VARIANT_LABELS = {"main": "main part ({threads} threads, oneDNN on)", "threads": "{threads} thread(s), oneDNN on",
@@ -168,6 +169,4 @@ def post_windows() -> list[int]:
 
 def window_explanation(trials: pd.DataFrame) -> str:
     """``post_ratio_markdown`` for the main-part ``trials`` against the post's own ratio."""
-    from ..ledger.sources.deepar2024 import post_ratio
-
     return post_ratio_markdown(post_ratio_from_windows(trials, post_windows()), post_ratio(), window_model(trials))

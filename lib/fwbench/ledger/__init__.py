@@ -14,7 +14,7 @@ Before a rule runs, its data must be there: a claim whose rows are absent is ``n
 it waits for, so it flips by itself once they exist), one that needs hardware this store has never seen (a GPU,
 8 GPUs) is ``not testable here``, and one with a point estimate but no CI (fewer than 2 values per side) is
 ``insufficient data``. A claim with several parts (one per batch size, per arm, ...) takes the first verdict in
-``PRECEDENCE`` among its parts. Ratios are over independent trials (``fwbench.analysis.replicates``); ``judge``
+``PRECEDENCE`` among its parts. Ratios are over independent trials (``fwbench.stats``); ``judge``
 applies the rules every claim shares: Bonferroni-corrected parts, matched hardware (else a labelled analogue),
 scale floors ("below scale"), and the verdict under a wider band. ``stability`` compares two runs.
 """

@@ -9,7 +9,7 @@ import pandas as pd
 from ..analysis import arm_order
 from ..analysis.deepar import STUDY, ratio_table, reference_arms, runtime_table, window_ratio_table, window_trend
 from ..analysis.deepar_gap import breakdown_table
-from ..ledger.sources.deepar2024 import post_ratio
+from ..published.deepar2024 import post_ratio
 from . import arm_style
 
 _WHAT = {"total_time_s": "training + forecasting", "train_time_s": "training", "predict_time_s": "forecasting"}

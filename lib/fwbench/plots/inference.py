@@ -9,7 +9,7 @@ import pandas as pd
 from ..analysis import arm_order
 from ..analysis.inference import gemm_table, onnx_latency_table
 from ..analysis.vgg16 import compiled_table, vgg16_table
-from ..ledger.sources.overview import VGG16_LATENCY_MS
+from ..published.overview import VGG16_LATENCY_MS
 from ..studies import FRAMEWORKS, get_study
 from . import arm_style
 

@@ -1,7 +1,7 @@
 """Source A: Borealis AI, 'PyTorch vs MXNet' (2018): claims A1-A10, judged on the ``imdb`` and ``onnx`` studies.
 
-The post's numbers are stated once, below; the claim texts and rules are written from them. "PyTorch" and
-"MXNet" are the imdb study's reference arms (dense-gradient eager PyTorch, imperative Gluon); the sparse arm (A5,
+The post's numbers are stated once, in ``fwbench.published.borealis2018``; the claim texts and rules are written
+from them. "PyTorch" and "MXNet" are the imdb study's reference arms (dense-gradient eager PyTorch, imperative Gluon); the sparse arm (A5,
 A7), the advised hybrid blocks (A9) and the ONNX import step (A10) are named from their studies' arm tables.
 """
 from __future__ import annotations
@@ -11,30 +11,17 @@ import math
 import numpy as np
 import pandas as pd
 
+from ...published.borealis2018 import (BEST_BATCH, BEST_SETTING_SPEEDUP, CONDITIONS, CPU_PCT, GPU_UTIL_1_WORKER_PCT,
+                                       GPU_UTIL_PCT, HARDWARE, LOSS_SETTING, MXNET_SPEEDUP_1_TO_2_WORKERS, SOURCE,
+                                       SPARSE_SPEEDUP, TORCH_SPEEDUP_0_WORKERS, WORKER_SPEEDUP_0_TO_4)
 from .. import floors
 from ..data import Claim, Data, blocks, have_imdb, named_arm, per_batch, reference, settings, times
 from ..rules import (CONTEXT, CONTRADICTED, NOT_MEASURED, NOT_TESTABLE, REPRODUCED, Part, band_about, band_within,
                      fastest_is, in_band, missing, ratio_part, verdict_above, verdict_at_most)
 
-SOURCE = "Borealis AI, 'PyTorch vs MXNet' (2018-02-16)"
-HARDWARE = "1x Tesla V100 GPU (AWS p3.2xlarge)"
-CONDITIONS = ("AWS p3.2xlarge, 1x Tesla V100; PyTorch 0.3.0.post4, MXNet 1.0.0, CUDA 9.0, cuDNN 7.0, Python 3.6; "
-              "full IMDB (25k/25k)")
-
-# -- the post's numbers (ratios are of epoch times: slower / faster) --------------------------------------------
-TORCH_SPEEDUP_0_WORKERS = 1.10          # A1: "with 0 workers PyTorch is about 10 % faster"
-CPU_PCT = {"mxnet": 120, "torch": 100}  # A2: process CPU % (text only: not a GPU claim we can time)
-GPU_UTIL_PCT = {"torch": 77, "mxnet": 65}  # A2
-GPU_UTIL_1_WORKER_PCT = (80, 90)        # A3
-WORKER_SPEEDUP_0_TO_4 = {"mxnet": 2.30, "torch": 1.05}  # A4: "up to 130 %" / "up to 5 %"
-SPARSE_SPEEDUP = (1.20, 1.60)           # A5: "20-60 %"
-BEST_BATCH = 1024                       # A6
-MXNET_SPEEDUP_1_TO_2_WORKERS = 1.516    # A6: "51.6 %"
-BEST_SETTING_SPEEDUP = {"dense": 2.0, "sparse": 1.2}  # A7: MXNet vs dense / sparse PyTorch at their best
 # A6 and A7 compare settings across batch sizes: the time of a 25k-review epoch (the post's), whatever number of
 # reviews a profile timed (``analysis.imdb.load_sweep``)
 EPOCH = "epoch_25k_s"
-LOSS_SETTING = (256, 0)                 # A8: the convergence setting (batch, workers)
 ONNX_ATOL = 1e-3  # largest |PyTorch - MXNet| logit difference (float32, 500 LSTM steps) for a faithful import
 
 STUDY, ONNX_STUDY = "imdb", "onnx"
