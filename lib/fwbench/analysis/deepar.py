@@ -3,7 +3,8 @@
 The 2024 post compared total *training* time (395,807 s vs 88,756 s): the headline ratio and the per-dataset ratios
 here are of ``train_time_s`` (the whole ``estimator.train`` call), with training + forecasting (``total_time_s``,
 adding ``predict_time_s``: forecasting every test window) shown beside them. Per dataset and arm the median over
-seeds is used; ratios MXNet / PyTorch carry a 95 % CI over seeds (one trial each; ``trial_ratio_ci``) (NaN with one seed). Accuracy is over
+seeds is used; ratios MXNet / PyTorch are geometric means over seeds (one trial each) with a 95 % CI over them
+(``stats.trial_ratio_ci``; NaN with one seed). Accuracy is over
 the series where each metric is finite (``n_series_dropped``: series left out of MASE, zero seasonal-naive scale).
 Trials that trained fewer epochs than set (GluonTS' MXNet learning-rate floor) are flagged (``stopped_early``).
 "MXNet" and "PyTorch" are the study's reference arms (``get_study("deepar").reference_arm``); arm order, labels and
@@ -147,8 +148,8 @@ def stopped_early_markdown(trials: pd.DataFrame) -> str:
 
 def ratio_table(trials: pd.DataFrame, numerator: str | None = None, denominator: str | None = None,
                 metric: str = "train_time_s") -> pd.DataFrame:
-    """numerator / denominator of the median ``metric`` per dataset, 95 % CI over seeds (one trial each; ``trial_ratio_ci``) (>1: the
-    numerator is slower); by default the reference arms, MXNet / PyTorch. With one seed per arm the CI is NaN."""
+    """numerator / denominator of ``metric`` per dataset, the geometric-mean ratio over seeds (one trial each)
+    with its 95 % CI over them (``trial_ratio_ci``; >1: the numerator is slower); by default the reference arms, MXNet / PyTorch. With one seed per arm the CI is NaN."""
     mx, pt = reference_arms()
     numerator, denominator = numerator or mx, denominator or pt
     rows = []
@@ -196,7 +197,7 @@ def accuracy_table(trials: pd.DataFrame) -> pd.DataFrame:
 def window_ratio_table(trials: pd.DataFrame) -> pd.DataFrame:
     """MXNet / PyTorch per dataset against the unrolled window (context + prediction length, the steps MXNet's
     DeepAR steps through per training window): the training-time ratio (the post's measure) and the
-    training + forecasting ratio, each with its 95 % CI over seeds (one trial each; ``trial_ratio_ci``); sorted by window."""
+    training + forecasting ratio, each with its 95 % CI over seeds (one trial each); sorted by window."""
     cols = ["dataset", "window", "context_length", "prediction_length"]
     if trials.empty:
         return pd.DataFrame(columns=cols + ["train_ratio", "total_ratio"])

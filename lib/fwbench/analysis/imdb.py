@@ -219,7 +219,8 @@ def variant_baselines() -> dict[str, str]:
 
 def variant_effects(frame: pd.DataFrame) -> pd.DataFrame:
     """What hybridizing MXNet and compiling PyTorch buy: epoch-time ratio variant / baseline at the same
-    setting (95 % CI over independent trials; < 1 means the variant is faster), and the one-off preparation (compile) time."""
+    setting (95 % CI over independent trials; < 1 means the variant is faster), and the one-off preparation
+    (compile) time."""
     timed = timed_epochs(part(frame, "main", "extra", "convergence"))
     rows = []
     for variant, baseline in variant_baselines().items():

@@ -141,7 +141,8 @@ def onnx_latency_table(frame: pd.DataFrame) -> pd.DataFrame:
     ratios = []
     for (step, runtime, batch), g in frame.groupby(key):
         ref = trial_medians(frame[(frame.step == torch_step) & (frame.batch_size == batch)], "latency_ms")
-        r = trial_ratio_ci(trial_medians(g, "latency_ms"), ref) if len(ref) else {"ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan}
+        r = (trial_ratio_ci(trial_medians(g, "latency_ms"), ref) if len(ref)
+             else {"ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan})
         ratios.append({"step": step, "runtime": runtime, "batch_size": batch, "ratio_to_torch": r["ratio"],
                        "ci_low": r["ci_low"], "ci_high": r["ci_high"]})
     return table.merge(pd.DataFrame(ratios), on=key)

@@ -2,7 +2,8 @@
 ``imdb`` studies.
 
 Their numbers live in ``fwbench.published.overview`` (the inference analysis reads them there too). "PyTorch"
-and "MXNet" are the studies' reference arms (eager PyTorch, imperative Gluon); C4's compiled arm is named from the imdb arm table.
+and "MXNet" are the studies' reference arms (eager PyTorch, imperative Gluon); C4's compiled arm is named from
+the imdb arm table.
 """
 from __future__ import annotations
 
