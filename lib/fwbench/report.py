@@ -33,6 +33,7 @@ from markupsafe import Markup
 from . import ledger
 from .errors import FwbenchError
 from .ledger.render import host_text
+from .ledger.sources import deepar2024
 from .paths import figures_dir, results_path
 from .store import ResultsStore
 from .studies import all_studies, arm_table
@@ -153,7 +154,6 @@ def assumptions() -> list[str]:
 
 def deepar_numbers(store: ResultsStore, profile: str) -> tuple[list, list]:
     from .analysis import deepar as deepar_analysis
-    from .ledger.sources import deepar2024
 
     f = deepar_analysis.load_trials(profile, store=store)
     if f.empty or "train_time_s" not in f:

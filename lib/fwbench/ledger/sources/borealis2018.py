@@ -15,6 +15,7 @@ import pandas as pd
 from ...published.borealis2018 import (BEST_BATCH, BEST_SETTING_SPEEDUP, CONDITIONS, CPU_PCT, GPU_UTIL_1_WORKER_PCT,
                                        GPU_UTIL_PCT, HARDWARE, LOSS_SETTING, MXNET_SPEEDUP_1_TO_2_WORKERS, SOURCE,
                                        SPARSE_SPEEDUP, TORCH_SPEEDUP_0_WORKERS, WORKER_SPEEDUP_0_TO_4)
+from ...studies import get_study
 from .. import floors
 from ..data import Claim, Data, blocks, have_imdb, named_arm, per_batch, reference, settings, times
 from .borealis2018_rules import (GPU_UTIL_METRIC, band_text, gpu_claim, held_out, median, pct,
@@ -218,8 +219,6 @@ def _mx_version(d: Data) -> str:
 
 def eval_a10(d: Data) -> list[Part]:
     """The MXNet import step of the onnx study: PyTorch's ONNX export imported into MXNet, and logit parity."""
-    from ...studies import get_study
-
     trials = d.study_trials(ONNX_STUDY)
     col = f"config.{get_study(ONNX_STUDY).arm_field}"
     mx = trials[trials[col] == ONNX_IMPORT_STEP] if not trials.empty and col in trials else pd.DataFrame()

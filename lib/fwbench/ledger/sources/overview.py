@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...analysis import imdb as imdb_analysis
 from ...studies import get_study
 from ...published.overview import (C1_HARDWARE, MIN_GPUS, SOURCE, VGG16_8GPU_TRAIN_S, VGG16_IMAGE_SIZE,
                                    VGG16_LATENCY_MS)
@@ -102,8 +103,6 @@ def _lstm_onednn(d: Data) -> list[Part]:
     """The LSTM's oneDNN speed-up per framework (the imdb study's ``onednn`` part), when measured: context. Off is
     set against on at the same setting only, machine-adjusted, as the notebook's ``onednn_effect`` pairs them (the
     epoch time of another batch size, or of the quality part's 25k-review epochs, is another quantity)."""
-    from ...analysis import imdb as imdb_analysis
-
     trials = imdb_analysis.per_trial(d.imdb_onednn) if not d.imdb_onednn.empty else pd.DataFrame()
     if trials.empty or trials.onednn.nunique() < 2:
         return []
