@@ -33,7 +33,8 @@ from markupsafe import Markup
 from . import ledger
 from .errors import FwbenchError
 from .ledger.render import host_text
-from .ledger.sources import deepar2024
+from .ledger.sources.deepar2024 import total_ratio
+from .published import deepar2024
 from .paths import figures_dir, results_path
 from .store import ResultsStore
 from .studies import all_studies, arm_table
@@ -164,7 +165,7 @@ def deepar_numbers(store: ResultsStore, profile: str) -> tuple[list, list]:
     lines = []
     totals = f.groupby("arm")["train_time_s"].sum()
     lines.append("Total training time: " + ", ".join(f"{a} {v:,.1f} s" for a, v in totals.items()) + ".")
-    r = deepar2024.total_ratio(f)
+    r = total_ratio(f)
     if r:
         ci = (f" (paired bootstrap 95 % CI {_fmt(r['ci_low'])}-{_fmt(r['ci_high'])})"
               if not math.isnan(r["ci_low"]) else " (no CI: one pair)")
