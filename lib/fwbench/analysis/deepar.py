@@ -22,6 +22,7 @@ from ..store import ResultsStore
 from ..studies import get_study
 from . import arm_order, profile_measurements, profile_trials
 from ..stats import trial_ratio_ci
+from ..data import monash
 
 STUDY = "deepar"
 ACCURACY = ["MASE", "sMAPE", "mean_wQL"]
@@ -84,8 +85,6 @@ def load_epochs(profile: str, overrides: dict | None = None, store: ResultsStore
 def unavailable(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
     """The profile's datasets that could not be used: with no local file (and no download here), or whose trials
     failed with ``DataUnavailable``. Never empty-by-omission: every dataset of the profile is checked."""
-    from ..data import monash
-
     datasets = sorted({t.config["dataset"] for t in plan(STUDY, profile, overrides)})
     local = monash.availability(datasets, allow_download=False).set_index("dataset")
     trials = profile_trials(STUDY, profile, overrides, store)
@@ -149,7 +148,8 @@ def stopped_early_markdown(trials: pd.DataFrame) -> str:
 def ratio_table(trials: pd.DataFrame, numerator: str | None = None, denominator: str | None = None,
                 metric: str = "train_time_s") -> pd.DataFrame:
     """numerator / denominator of ``metric`` per dataset, the geometric-mean ratio over seeds (one trial each)
-    with its 95 % CI over them (``trial_ratio_ci``; >1: the numerator is slower); by default the reference arms, MXNet / PyTorch. With one seed per arm the CI is NaN."""
+    with its 95 % CI over them (``trial_ratio_ci``; >1: the numerator is slower); by default the reference arms,
+    MXNet / PyTorch. With one seed per arm the CI is NaN."""
     mx, pt = reference_arms()
     numerator, denominator = numerator or mx, denominator or pt
     rows = []

@@ -13,6 +13,7 @@ from ..studies import get_study
 from . import arm_order
 from .deepar import STUDY, reference_arms
 from ..stats import trial_ratio_ci
+from ..studies.deepar import hybridization
 
 
 BREAKDOWN_PHASES = ["data_pipeline", "model_code", "trainer_loop", "framework", "other"]
@@ -57,8 +58,6 @@ def hybridize_effect(trials: pd.DataFrame) -> pd.DataFrame:
     between the two (``hybridize_train``: ``train_time_s``; ``hybridize_predict``: ``predict_time_s``). The
     ratio is the arm with that network imperative over the arm with it hybridized (>1: hybridizing helps), with
     a 95 % CI over seeds (one trial each; ``trial_ratio_ci``)."""
-    from ..studies.deepar import hybridization
-
     study, mx = get_study(STUDY), reference_arms()[0]
     others = [a.name for a in study.arms if a.framework == "mxnet" and a.name != mx]
     parts = (("training", "hybridize_train", "train_time_s"), ("forecasting", "hybridize_predict", "predict_time_s"))

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..published.deepar2024 import post_ratio
 from .deepar import reference_arms
+from ..data import monash
 
 VARIANT_LABELS = {"main": "main part ({threads} threads, oneDNN on)", "threads": "{threads} thread(s), oneDNN on",
                   "onednn": "{threads} threads, oneDNN off"}
@@ -161,8 +162,6 @@ def post_ratio_markdown(prediction: dict, post_ratio: float, model: dict) -> str
 
 def post_windows() -> list[int]:
     """The unrolled windows (context + prediction length) of the 2024 post's datasets that have a Monash lag."""
-    from ..data import monash
-
     infos = [monash.info(name) for name in monash.names(in_2024_post=True)]
     return [i.context_length + i.horizon for i in infos if i.context_length is not None]
 

@@ -17,6 +17,8 @@ from ..studies import get_study
 from . import arm_order, profile_measurements, profile_trials
 from ..machines import MACHINE, NOT_RECORDED, centre_by_machine, machine_of
 from ..stats import summarize, trial_ratio_ci
+from ..studies.imdb import CORE_ARMS, DEFAULT_LIFETIME
+from .inference import peak_gflops
 
 STUDY = "imdb"
 SETTING = ["arm", "batch_size", "num_workers", "worker_lifetime", "onednn"]
@@ -31,8 +33,6 @@ def _study():
 
 def post_comparison() -> tuple[str, tuple[str, ...]]:
     """(MXNet reference arm, the post's PyTorch arms): the pairs of the post's MXNet / PyTorch ratio."""
-    from ..studies.imdb import CORE_ARMS
-
     study = _study()
     return study.reference_arm("mxnet"), tuple(a for a in CORE_ARMS if study.framework_of(a) == "torch")
 
@@ -49,8 +49,6 @@ def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore 
             "config.onednn": "onednn", "config.seed": "seed", "config.epochs": "epochs",
             "config.n_train": "n_train", "config.encoding.maxlen": "seq_len", "config.threads": "threads",
             "host": "host", MACHINE: MACHINE, "step": "epoch"}
-    from ..studies.imdb import DEFAULT_LIFETIME
-
     defaults = {"config.worker_lifetime": DEFAULT_LIFETIME, "config.onednn": True}  # rows from before the options
     long = long.assign(**{c: long[c].fillna(v) if c in long else v for c, v in defaults.items()})
     long[MACHINE] = long["provenance.boot_id"].map(machine_of) if "provenance.boot_id" in long else NOT_RECORDED
@@ -211,8 +209,6 @@ def headline_markdown(frame: pd.DataFrame) -> str:
 def variant_baselines() -> dict[str, str]:
     """Each arm beyond the post (not in ``CORE_ARMS``) -> its framework's reference arm (e.g. hybridized MXNet ->
     imperative MXNet, compiled PyTorch -> eager PyTorch)."""
-    from ..studies.imdb import CORE_ARMS
-
     study = _study()
     return {a.name: study.reference_arm(a.framework) for a in study.arms if a.name not in CORE_ARMS}
 
@@ -313,6 +309,4 @@ def scaling_table(frame: pd.DataFrame, gemm_peak: dict | None = None) -> pd.Data
 def gemm_peak_or_none(store: ResultsStore | None = None) -> dict | None:
     """This machine's measured fp32 GEMM peak per (framework, threads) from the ``gemm`` study, or None where
     that study has no rows (then the scaling table shows achieved GFLOP/s only)."""
-    from .inference import peak_gflops
-
     return peak_gflops(store or ResultsStore.open_read(results_path())) or None

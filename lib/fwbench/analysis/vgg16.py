@@ -15,6 +15,7 @@ from ..store import ResultsStore
 from ..studies import get_study
 from . import profile_measurements, profile_trials
 from ..stats import summarize, trial_medians, trial_ratio_ci
+from ..studies.vgg16 import COMPILED_VARIANTS
 
 STUDY = "vgg16"
 VGG16_SETTING = ["arm", "batch_size", "image_size", "onednn", "device"]
@@ -23,8 +24,6 @@ SETTING = ["batch_size", "image_size", "onednn", "device"]
 
 def compiled_arms() -> dict:
     """``{framework: [compiled arm, ...]}`` for PyTorch and MXNet, from the arm table."""
-    from ..studies.vgg16 import COMPILED_VARIANTS
-
     study = get_study(STUDY)
     return {fw: [a.name for a in study.arms if a.framework == fw and a.variant in COMPILED_VARIANTS]
             for fw in ("torch", "mxnet")}

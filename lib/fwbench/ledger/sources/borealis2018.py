@@ -17,7 +17,7 @@ from ...published.borealis2018 import (BEST_BATCH, BEST_SETTING_SPEEDUP, CONDITI
                                        SPARSE_SPEEDUP, TORCH_SPEEDUP_0_WORKERS, WORKER_SPEEDUP_0_TO_4)
 from ...studies import get_study
 from .. import floors
-from ..data import Claim, Data, blocks, have_imdb, named_arm, per_batch, reference, settings, times
+from ..data import Claim, Data, have_imdb, named_arm, per_batch, reference, settings, times
 from .borealis2018_rules import (GPU_UTIL_METRIC, band_text, gpu_claim, held_out, median, pct,
                                  speedup)
 from ..rules import (CONTEXT, CONTRADICTED, NOT_MEASURED, NOT_TESTABLE, REPRODUCED, Part, band_about, band_within,

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...published.deepar2024 import (CLAIMED_SPEEDUP, CONDITIONS, HARDWARE, N_DATASETS, SOURCE, TOTAL_TRAIN_S,
-                                     post_ratio)
+from ...published.deepar2024 import CLAIMED_SPEEDUP, CONDITIONS, HARDWARE, N_DATASETS, SOURCE, TOTAL_TRAIN_S
 from .. import floors
 from ..data import Claim, Data, reference
 from ..rules import CONTEXT, INSUFFICIENT, Part, band_about, missing, sum_ratio_ci, verdict_in_band
