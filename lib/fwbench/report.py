@@ -52,8 +52,8 @@ TITLE = "PyTorch vs MXNet, measured again: two published comparisons rerun from 
 CAPTIONS = {
     "imdb_epoch_time": "IMDB LSTM: training time per epoch (median, IQR over timed epochs and repeats) per arm, "
                        "batch size and data-loader workers.",
-    "imdb_ratio": "IMDB LSTM: epoch-time ratio MXNet / PyTorch per setting with bootstrap 95 % CIs (above 1: MXNet "
-                  "slower).",
+    "imdb_ratio": "IMDB LSTM: epoch-time ratio MXNet / PyTorch per setting with 95 % CIs over independent trials "
+                  "(each the median of its timed epochs; n in the title; above 1: MXNet slower).",
     "imdb_scaling": "IMDB LSTM: epoch time against sequence length for 1 and 2 threads, and the achieved share of "
                     "this machine's measured fp32 GEMM peak (LSTM gate matrix multiplies only).",
     "convergence_imdb_loss": "IMDB: train and test loss per epoch (median line, band min-max over seeds).",
@@ -62,8 +62,8 @@ CAPTIONS = {
     "convergence_deepar_loss": "DeepAR: training loss per epoch, both backends, a few datasets (band over seeds).",
     "deepar_runtime": "DeepAR on Monash datasets: training + forecasting time per dataset and backend (median over "
                       "seeds), sorted as in the 2024 post.",
-    "deepar_ratio": "DeepAR: MXNet / PyTorch runtime per dataset with a bootstrap 95 % CI over seeds (none with one "
-                    "seed).",
+    "deepar_ratio": "DeepAR: MXNet / PyTorch runtime per dataset with a 95 % CI over seeds, one trial each (none "
+                    "with one seed).",
     "deepar_breakdown": "DeepAR: where the training time goes in each backend (data pipeline, network steps, set-up "
                         "outside the epochs).",
     "vgg16_latency": "VGG16 inference latency on this CPU per framework, batch size and oneDNN on/off (median, IQR).",

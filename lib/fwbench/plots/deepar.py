@@ -40,8 +40,8 @@ def runtime_figure(trials: pd.DataFrame, metric: str = "total_time_s"):
 
 
 def ratio_figure(trials: pd.DataFrame, metric: str = "train_time_s"):
-    """MXNet / PyTorch time ratio per dataset (training by default, the post's measure) with its bootstrap 95 % CI
-    over seeds (no bar with one seed); 1 = parity, the post's ratio of training totals (4.46x) dashed."""
+    """MXNet / PyTorch time ratio per dataset (training by default, the post's measure) with its 95 % CI
+    over seeds, one trial each (no bar with one seed); 1 = parity, the post's ratio of training totals (4.46x) dashed."""
     ratios = ratio_table(trials, metric=metric).sort_values("ratio")
     fig, ax = plt.subplots(figsize=(6.5, 0.4 * len(ratios) + 1.6))
     y = np.arange(len(ratios))
@@ -91,7 +91,7 @@ def breakdown_figure(trials: pd.DataFrame):
 
 def window_figure(trials: pd.DataFrame):
     """MXNet / PyTorch per dataset against the unrolled window (context + prediction length, log scale):
-    training time (filled, the post's measure) and training + forecasting (hollow), bootstrap 95 % CIs over
+    training time (filled, the post's measure) and training + forecasting (hollow), 95 % CIs over
     seeds; 1 = parity, the post's ratio of training totals dashed."""
     table = window_ratio_table(trials)
     fig, ax = plt.subplots(figsize=(6.5, 4))

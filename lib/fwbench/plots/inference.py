@@ -59,7 +59,7 @@ def vgg16_latency_figure(frame: pd.DataFrame):
 
 def vgg16_compiled_figure(frame: pd.DataFrame, compile_times: pd.DataFrame | None = None):
     """Compiled vs eager (claim C4 on a model the compilers trace): eager / compiled latency per compiled arm
-    against the batch size (bootstrap 95 % CI; above 1: compiling helps), one line per arm x image size x
+    against the batch size (95 % CI over trials; above 1: compiling helps), one line per arm x image size x
     oneDNN (dashed: off); and each compiled arm's median compile time (first call included)."""
     table = compiled_table(frame, compile_times)
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [3, 2]})
