@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from fwbench import cli, runner
+from fwbench import cli, runner, stats
 from fwbench.analysis.adaptive import adaptive_markdown, adaptive_report
 from fwbench.errors import FwbenchError
 from fwbench.estimate import estimate_full_runtime
@@ -180,8 +180,8 @@ def test_futility_lets_a_reachable_target_run_on(store, monkeypatch):
 
 
 def test_projected_half_width_follows_the_welch_interval():
-    assert adaptive.half_width_at(0.0, 0.0, 5) == 0.0 and math.isnan(adaptive.half_width_at(0.1, 0.1, 1))
-    wide, narrow = adaptive.half_width_at(0.16, 0.16, 3), adaptive.half_width_at(0.16, 0.16, 30)
+    assert stats.half_width_at(0.0, 0.0, 5) == 0.0 and math.isnan(stats.half_width_at(0.1, 0.1, 1))
+    wide, narrow = stats.half_width_at(0.16, 0.16, 3), stats.half_width_at(0.16, 0.16, 30)
     assert wide > narrow > 0
     # n = 30 a side, sd 0.4 a side: t(58) * sqrt(0.32 / 30) = 0.2067 on the log scale
     assert narrow == pytest.approx(math.expm1(2.0017 * math.sqrt(0.32 / 30)), rel=1e-3)

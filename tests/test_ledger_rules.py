@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from fwbench import ledger as L
-from fwbench.analysis.replicates import bonferroni, trial_ratio_ci
+from fwbench.stats import bonferroni, trial_ratio_ci
 from fwbench.cli import main as cli_main
 from fwbench.ledger import floors, judge, rules, stability
 from fwbench.ledger.sources import borealis2018, deepar2024, overview
@@ -317,6 +317,25 @@ def test_ratio_ci_is_over_trials_not_epochs(tmp_path, trials, epochs):
         assert pooled["n_num"] == trials * (epochs - 1)
         assert (pooled["ci_high"] - pooled["ci_low"]) < 0.5 * (a1.ci_high - a1.ci_low)
 
+
+
+def test_imdb_ratio_table_and_figure_are_over_trials_not_epochs(tmp_path):
+    """The post's IMDB ratio figure shows the ledger's interval: one value per trial, its caption says so."""
+    import matplotlib
+
+    matplotlib.use("agg")
+    from fwbench.analysis import imdb as imdb_analysis
+    from fwbench.plots import imdb as imdb_plots
+
+    store, medians = _trial_store(tmp_path, "fig", 3, 30)
+    frame = L.load(store, "all").imdb
+    row = imdb_analysis.ratio_table(frame, MX, (PT,)).iloc[0]
+    expected = trial_ratio_ci(medians[MX], medians[PT])
+    assert (row.n_num, row.n_den) == (3, 3)
+    assert (row.ratio, row.ci_low, row.ci_high) == pytest.approx((expected["ratio"], expected["ci_low"],
+                                                                   expected["ci_high"]))
+    figure = imdb_plots.ratio_figure(frame)
+    assert "95 % CI over independent trials (n = 3" in figure.axes[0].get_title()
 
 # ------------------------------------------------------------------------------------------------ A9 as stated
 @pytest.mark.parametrize("works", [False, True])

@@ -8,7 +8,7 @@ import random
 import pandas as pd
 import pytest
 
-from fwbench.analysis.replicates import half_width, trial_ratio_ci
+from fwbench.stats import half_width, trial_ratio_ci
 from fwbench.machines import adjust_records, centre_by_machine, machine_factors, machine_of
 from fwbench.studies.adaptive import TrialRecord
 

@@ -8,7 +8,7 @@ study ``bench`` (one row per benchmark run, raw values kept) and are printed.
   processes (one per arm and side, in a seeded random order) go on until the CI half-width is under 2 % for every
   arm (at least ``HARNESS_MIN_BLOCKS``; at most ``HARNESS_MAX_BLOCKS``, or ``HARNESS_BUDGET_S``); each process is
   reduced to the median of its timed epochs (first excluded) and the ratio harness / bare is taken over processes
-  with ``replicates.trial_ratio_ci``. Goal: overhead <= 2 %, resolved by a CI half-width under 2 %.
+  with ``stats.trial_ratio_ci``. Goal: overhead <= 2 %, resolved by a CI half-width under 2 %.
 - ``deepar``: the runner's ``train_time_s`` of one DeepAR fit vs calling the GluonTS estimator directly (same
   hyperparameters, no harness callback, no fwbench trial code around it), each in a fresh process, interleaved,
   for the DeepAR study's reference arms. Goal: overhead <= 2 %.
@@ -31,8 +31,7 @@ import time
 import uuid
 from pathlib import Path
 
-from .analysis.replicates import half_width, trial_ratio_ci
-from .analysis.stats import ratio_ci
+from .stats import half_width, trial_ratio_ci
 from .execute import PlannedTrial, child_env, execute
 from .measure import median
 from .paths import results_path
@@ -182,7 +181,7 @@ def deepar_overhead(arms=None) -> list[dict]:
             runner_times += [v for step, k, v in outcome["measurements"] if k == "train_time_s" and step == -1]
             bare_times.append(_run_child("bare-deepar", {"config": config},
                                          child_env(config["threads"]))["seconds"])
-        r = ratio_ci(runner_times, bare_times)
+        r = trial_ratio_ci(runner_times, bare_times)  # one value per process
         rows.append({"arm": config["arm"], "runner_times": runner_times, "bare_times": bare_times,
                      "overhead_pct": 100 * (r["ratio"] - 1), "ci_low_pct": 100 * (r["ci_low"] - 1),
                      "ci_high_pct": 100 * (r["ci_high"] - 1), "config": config})

@@ -8,6 +8,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .errors import FwbenchError
+from .data import monash
+from .runner import plan
+from .studies import adaptive, get_study
 
 @dataclass
 class Estimate:
@@ -214,8 +217,6 @@ def _deepar_predictor(measured):
 
 
 def _n_series(dataset: str, default: float) -> float:
-    from .data import monash
-
     try:
         value = monash.catalogue().loc[dataset].get("n_series")
         return float(value) if value == value and value else default
@@ -251,8 +252,6 @@ def estimate_full_runtime(store, study: str, n_workers: int, profile: str = "ful
     """How long ``profile`` (default ``full``) of ``study`` takes on ``n_workers`` one-trial-at-a-time workers,
     extrapolated from the trials already in ``store`` (e.g. the quick profile's). The model is in
     ``Estimate.model`` (``COST_MODELS``, else ``GENERIC_MODEL``)."""
-    from .runner import plan
-
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
         raise FwbenchError(f"workers must be an integer >= 1, got {n_workers!r}; e.g. --workers 8")
     planned = full_plan = plan(study, profile, overrides)
@@ -295,8 +294,6 @@ def _adaptive_expectation(store, study_name, profile, overrides, full_plan, plan
                           n_workers) -> dict | None:
     """For an adaptive profile: the expected time (``studies.adaptive.expected_blocks`` blocks per setting, from
     the plan's trials already stored) next to the capped one (every setting at ``max_blocks``: the plan)."""
-    from .studies import adaptive, get_study
-
     study = get_study(study_name)
     spec = adaptive.spec_of(study.resolve(profile, overrides))
     if spec is None:

@@ -36,6 +36,7 @@ import pandas as pd
 
 from .errors import FwbenchError
 from .store import ResultsStore, canonical_json
+from .studies import get_study
 
 FORMATS = ("csv", "parquet")
 TABLES = ("measurements", "trials", "environments")
@@ -60,9 +61,6 @@ def unit_of(metric: str) -> str:
 
 def _registered_arm(trial_row):
     """The trial's arm in its study's arm table (None for a study or arm this checkout does not declare)."""
-    from .errors import FwbenchError
-    from .studies import get_study
-
     try:
         study = get_study(trial_row.get("study"))
         return study.arm(trial_row.get(f"config.{study.arm_field}"))

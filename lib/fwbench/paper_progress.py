@@ -7,14 +7,14 @@ import pandas as pd
 
 from .store import ResultsStore
 from .studies import all_studies
+from .runner import plan
+from .studies import adaptive, get_study
+from .estimate import _human
 
 
 def paper_progress_by_study(store: ResultsStore) -> dict[str, tuple[int, int]]:
     """Per study, (done, needed) trials of its ``paper`` profile with this checkout's code: every planned trial,
     but for adaptive studies only the blocks every setting runs (below ``min_blocks``); later blocks are optional."""
-    from .runner import plan
-    from .studies import adaptive, get_study
-
     progress = {}
     for study in (s for s in all_studies() if "paper" in s.profiles):
         spec = adaptive.spec_of(study.resolve("paper", None))
@@ -45,8 +45,6 @@ def progress_table(store: ResultsStore, progress: dict) -> list[str]:
 
 
 def _trial_hours(trials) -> str:
-    from .estimate import _human
-
     if trials.empty:
         return "-"
     start, end = (pd.to_datetime(trials[c], utc=True, format="ISO8601") for c in ("started_at", "ended_at"))

@@ -18,6 +18,7 @@ from .generated_blocks import block_pages, find_block, write_block
 from .paper_progress import paper_progress, paper_progress_by_study, progress_table
 from .paths import REPO_ROOT, results_path
 from .provenance import git_state
+from .stats import trial_ratio_ci
 from .store import ResultsStore
 from .studies import all_studies, arm_table
 
@@ -25,9 +26,6 @@ PAPER_STORE = REPO_ROOT / "results" / "paper" / "paper-run.sqlite"  # the commit
 
 
 def _bench_lines(store: ResultsStore) -> list[str]:
-    from .analysis.replicates import trial_ratio_ci
-    from .analysis.stats import ratio_ci
-
     trials = store.trials("bench")
     if trials.empty:
         return ["- no benchmark rows yet (`make bench`)"]
@@ -47,8 +45,8 @@ def _bench_lines(store: ResultsStore) -> list[str]:
                          f"{metric('cached_s').median():.2f} s (median of {len(metric('cached_s'))}; goal <= 1 s)")
         elif row["config.benchmark"] in ("harness_overhead", "deepar_overhead"):
             imdb = row["config.benchmark"] == "harness_overhead"
-            r = (trial_ratio_ci(metric("runner_epoch_s"), metric("bare_epoch_s")) if imdb  # one value per process
-                 else ratio_ci(metric("runner_fit_s"), metric("bare_fit_s")))
+            runner, bare = ("runner_epoch_s", "bare_epoch_s") if imdb else ("runner_fit_s", "bare_fit_s")
+            r = trial_ratio_ci(metric(runner), metric(bare))  # one value per process
             what = ("IMDB epoch time vs a bare training loop" if imdb
                     else "one DeepAR fit vs calling the GluonTS estimator directly")
             lines.append(f"- harness overhead, {row['config.arm']}, {what}: "

@@ -33,11 +33,19 @@ from markupsafe import Markup
 from . import ledger
 from .errors import FwbenchError
 from .ledger.render import host_text
+from .ledger.sources.deepar2024 import total_ratio
+from .published import deepar2024
 from .paths import figures_dir, results_path
 from .plots import NOT_DRAWN
 from .plots.captions import CAPTIONS
 from .store import ResultsStore
 from .studies import all_studies, arm_table
+from .analysis import imdb as imdb_analysis
+from .studies import imdb as imdb_study
+from .analysis import deepar as deepar_analysis
+from .readme import scale_note
+from .runner import plan
+from .provenance import git_state
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TITLE = "PyTorch vs MXNet, measured again: two published comparisons rerun from scratch"
@@ -101,9 +109,6 @@ def markdown_html(text: str) -> Markup:
 
 def imdb_numbers(profile: str, store: ResultsStore) -> tuple[list, list]:
     """(setup lines, headline lines) of the IMDB study, from the store."""
-    from .analysis import imdb as imdb_analysis
-    from .studies import imdb as study
-
     full = imdb_analysis.load_sweep(profile, store=store)
     frame = full[full.part != "scaling"] if "part" in full and not full.empty else full
     setup = []
@@ -114,26 +119,21 @@ def imdb_numbers(profile: str, store: ResultsStore) -> tuple[list, list]:
         f"{sorted(int(b) for b in set(frame.batch_size))}; data-loader workers "
         f"{sorted(int(w) for w in set(frame.num_workers))}; {int(frame.n_train.iloc[0])} training reviews per epoch; "
         f"epochs per trial {sorted(int(e) for e in set(frame.epochs))}; {frame.seed.nunique()} seed(s); "
-        f"{study.MODEL['embed_dim']}-d embedding, {study.MODEL['hidden_size']} LSTM cells, vocabulary "
-        f"{study.MODEL['num_words']}.")
+        f"{imdb_study.MODEL['embed_dim']}-d embedding, {imdb_study.MODEL['hidden_size']} LSTM cells, vocabulary "
+        f"{imdb_study.MODEL['num_words']}.")
     md = imdb_analysis.headline_markdown(full)
     return setup, [markdown_html(md)]
 
 
 def assumptions() -> list[str]:
     """The study modules' own 'Assumptions' bullets (the code states them once, the post quotes them)."""
-    from .studies import imdb as study
-
-    doc = study.__doc__ or ""
+    doc = imdb_study.__doc__ or ""
     part = doc.split("Assumptions", 1)[-1] if "Assumptions" in doc else ""
     items = re.split(r"\n- ", "\n" + part.split("\n", 1)[-1])
     return [" ".join(i.split()) for i in items if i.strip()]
 
 
 def deepar_numbers(store: ResultsStore, profile: str) -> tuple[list, list]:
-    from .analysis import deepar as deepar_analysis
-    from .ledger.sources import deepar2024
-
     f = deepar_analysis.load_trials(profile, store=store)
     if f.empty or "train_time_s" not in f:
         return [], []
@@ -143,7 +143,7 @@ def deepar_numbers(store: ResultsStore, profile: str) -> tuple[list, list]:
     lines = []
     totals = f.groupby("arm")["train_time_s"].sum()
     lines.append("Total training time: " + ", ".join(f"{a} {v:,.1f} s" for a, v in totals.items()) + ".")
-    r = deepar2024.total_ratio(f)
+    r = total_ratio(f)
     if r:
         ci = (f" (paired bootstrap 95 % CI {_fmt(r['ci_low'])}-{_fmt(r['ci_high'])})"
               if not math.isnan(r["ci_low"]) else " (no CI: one pair)")
@@ -246,9 +246,6 @@ def profile_of(metas: list[dict], default: str | None) -> str:
 
 def profile_note(profile: str, store: ResultsStore) -> str:
     """The post's banner: the profile's scale (``readme.scale_note``), and for a small profile what it runs."""
-    from .readme import scale_note
-    from .runner import plan
-
     if profile == "full":
         return ""
     note = scale_note(profile, store, markdown=False)
@@ -283,8 +280,6 @@ def build(executed: Path, out: Path, profile: str | None = None, store: ResultsS
     figs = collect_figures(Path(figures) if figures else figures_dir(), out, min(starts) if starts else None)
 
     trials = store.trials()
-    from .provenance import git_state
-
     git = git_state()
     context = {
         "title": TITLE, "profile": profile, "built_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

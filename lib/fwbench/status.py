@@ -19,6 +19,9 @@ import pandas as pd
 from .errors import FwbenchError
 from .store import ResultsStore
 from .studies import get_study, study_names
+from .runner import plan
+from .analysis.adaptive import adaptive_markdown, adaptive_report, summary_lines
+from .studies.adaptive import spec_of
 
 
 def stale_reason(study_name: str, config: dict, code_version) -> str | None:
@@ -67,8 +70,6 @@ def status_lines(store: ResultsStore, study: str | None = None, profile: str | N
         for _, row in trials[trials.status == "failed"].iterrows():
             lines.append(f"failed {row.study} {row.trial_id}: {row.error}")
     if profile:
-        from .runner import plan
-
         names = [study] if study else study_names()
         for name in [n for n in names if profile in get_study(n).profiles]:
             planned = plan(name, profile)
@@ -82,9 +83,6 @@ def status_lines(store: ResultsStore, study: str | None = None, profile: str | N
 
 def _adaptive_lines(store: ResultsStore, study: str, profile: str, table: bool) -> list[str]:
     """What adaptive repeats did for a profile that uses them (nothing for fixed repeats)."""
-    from .analysis.adaptive import adaptive_markdown, adaptive_report, summary_lines
-    from .studies.adaptive import spec_of
-
     if spec_of(get_study(study).resolve(profile)) is None:
         return []
     frame = adaptive_report(store, study, profile)

@@ -8,6 +8,7 @@ import pandas as pd
 from ..paths import results_path
 from ..store import ResultsStore
 from ..studies import get_study
+from ..runner import plan
 
 
 def arm_order(study: str, arms=None) -> list[str]:
@@ -26,8 +27,6 @@ def planned_ids(study: str, profile: str | None, overrides: dict | None = None) 
     """Trial ids of a profile's grid (None for ``profile=None``: every stored trial of the study)."""
     if profile is None:
         return None
-    from ..runner import plan
-
     return {t.trial_id for t in plan(study, profile, overrides)}
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..errors import FwbenchError
 from ..studies import adaptive, get_study
+from ..runner import plan
 
 COLUMNS = ["setting", "arms", "blocks_run", "planned_blocks", "state", "widest_half_width", "stop_reason",
            "cpu_s", "skipped_trials", "saved_cpu_s"]
@@ -29,8 +30,6 @@ def _state(reason: str) -> str:
 
 def adaptive_report(store, study: str, profile: str, overrides: dict | None = None) -> pd.DataFrame:
     """One row per setting of an adaptive profile's plan (see the module docstring for the columns' meaning)."""
-    from ..runner import plan
-
     s = get_study(study)
     spec = adaptive.spec_of(s.resolve(profile, overrides))
     if spec is None:

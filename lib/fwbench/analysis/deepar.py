@@ -3,11 +3,12 @@
 The 2024 post compared total *training* time (395,807 s vs 88,756 s): the headline ratio and the per-dataset ratios
 here are of ``train_time_s`` (the whole ``estimator.train`` call), with training + forecasting (``total_time_s``,
 adding ``predict_time_s``: forecasting every test window) shown beside them. Per dataset and arm the median over
-seeds is used; ratios MXNet / PyTorch carry a bootstrap 95 % CI over seeds (NaN with one seed). Accuracy is over
+seeds is used; ratios MXNet / PyTorch are geometric means over seeds (one trial each) with a 95 % CI over them
+(``stats.trial_ratio_ci``; NaN with one seed). Accuracy is over
 the series where each metric is finite (``n_series_dropped``: series left out of MASE, zero seasonal-naive scale).
 Trials that trained fewer epochs than set (GluonTS' MXNet learning-rate floor) are flagged (``stopped_early``).
 "MXNet" and "PyTorch" are the study's reference arms (``get_study("deepar").reference_arm``); arm order, labels and
-frameworks come from its arm table, the 2024 post's totals from ``fwbench.ledger.sources.deepar2024``. Where the
+frameworks come from its arm table, the 2024 post's totals from ``fwbench.published.deepar2024``. Where the
 time goes (breakdown, cProfile, hybridization) is in ``fwbench.analysis.deepar_gap``.
 """
 from __future__ import annotations
@@ -15,12 +16,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..ledger.sources.deepar2024 import TOTAL_TRAIN_S, post_ratio
+from ..published.deepar2024 import TOTAL_TRAIN_S, post_ratio
 from ..runner import plan
 from ..store import ResultsStore
 from ..studies import get_study
 from . import arm_order, profile_measurements, profile_trials
-from .stats import ratio_ci
+from ..stats import trial_ratio_ci
+from ..data import monash
 
 STUDY = "deepar"
 ACCURACY = ["MASE", "sMAPE", "mean_wQL"]
@@ -83,8 +85,6 @@ def load_epochs(profile: str, overrides: dict | None = None, store: ResultsStore
 def unavailable(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
     """The profile's datasets that could not be used: with no local file (and no download here), or whose trials
     failed with ``DataUnavailable``. Never empty-by-omission: every dataset of the profile is checked."""
-    from ..data import monash
-
     datasets = sorted({t.config["dataset"] for t in plan(STUDY, profile, overrides)})
     local = monash.availability(datasets, allow_download=False).set_index("dataset")
     trials = profile_trials(STUDY, profile, overrides, store)
@@ -147,8 +147,9 @@ def stopped_early_markdown(trials: pd.DataFrame) -> str:
 
 def ratio_table(trials: pd.DataFrame, numerator: str | None = None, denominator: str | None = None,
                 metric: str = "train_time_s") -> pd.DataFrame:
-    """numerator / denominator of the median ``metric`` per dataset, bootstrap 95 % CI over seeds (>1: the
-    numerator is slower); by default the reference arms, MXNet / PyTorch. With one seed per arm the CI is NaN."""
+    """numerator / denominator of ``metric`` per dataset, the geometric-mean ratio over seeds (one trial each)
+    with its 95 % CI over them (``trial_ratio_ci``; >1: the numerator is slower); by default the reference arms,
+    MXNet / PyTorch. With one seed per arm the CI is NaN."""
     mx, pt = reference_arms()
     numerator, denominator = numerator or mx, denominator or pt
     rows = []
@@ -158,7 +159,7 @@ def ratio_table(trials: pd.DataFrame, numerator: str | None = None, denominator:
         a = g.loc[g.arm == numerator, metric].to_numpy(float)
         b = g.loc[g.arm == denominator, metric].to_numpy(float)
         if a.size and b.size:
-            rows.append({"dataset": dataset, **ratio_ci(a, b)})
+            rows.append({"dataset": dataset, **trial_ratio_ci(a, b)})
     out = pd.DataFrame(rows, columns=["dataset", "ratio", "ci_low", "ci_high", "n_num", "n_den"])
     return out.sort_values("ratio", ascending=False).reset_index(drop=True)
 
@@ -196,7 +197,7 @@ def accuracy_table(trials: pd.DataFrame) -> pd.DataFrame:
 def window_ratio_table(trials: pd.DataFrame) -> pd.DataFrame:
     """MXNet / PyTorch per dataset against the unrolled window (context + prediction length, the steps MXNet's
     DeepAR steps through per training window): the training-time ratio (the post's measure) and the
-    training + forecasting ratio, each with its bootstrap 95 % CI over seeds; sorted by window."""
+    training + forecasting ratio, each with its 95 % CI over seeds (one trial each); sorted by window."""
     cols = ["dataset", "window", "context_length", "prediction_length"]
     if trials.empty:
         return pd.DataFrame(columns=cols + ["train_ratio", "total_ratio"])

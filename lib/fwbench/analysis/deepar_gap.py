@@ -12,7 +12,8 @@ import pandas as pd
 from ..studies import get_study
 from . import arm_order
 from .deepar import STUDY, reference_arms
-from .stats import ratio_ci
+from ..stats import trial_ratio_ci
+from ..studies.deepar import hybridization
 
 
 BREAKDOWN_PHASES = ["data_pipeline", "model_code", "trainer_loop", "framework", "other"]
@@ -56,9 +57,7 @@ def hybridize_effect(trials: pd.DataFrame) -> pd.DataFrame:
     training hybridized, forecasting imperative), on the time of each network whose hybridization differs
     between the two (``hybridize_train``: ``train_time_s``; ``hybridize_predict``: ``predict_time_s``). The
     ratio is the arm with that network imperative over the arm with it hybridized (>1: hybridizing helps), with
-    a bootstrap 95 % CI over seeds."""
-    from ..studies.deepar import hybridization
-
+    a 95 % CI over seeds (one trial each; ``trial_ratio_ci``)."""
     study, mx = get_study(STUDY), reference_arms()[0]
     others = [a.name for a in study.arms if a.framework == "mxnet" and a.name != mx]
     parts = (("training", "hybridize_train", "train_time_s"), ("forecasting", "hybridize_predict", "predict_time_s"))
@@ -73,7 +72,7 @@ def hybridize_effect(trials: pd.DataFrame) -> pd.DataFrame:
                 b = g.loc[g.arm == den, metric].to_numpy(float)
                 if a.size and b.size:
                     rows.append({"dataset": dataset, "arm": arm, "baseline": mx, "part": part, "metric": metric,
-                                 "numerator": num, "denominator": den, **ratio_ci(a, b)})
+                                 "numerator": num, "denominator": den, **trial_ratio_ci(a, b)})
     return pd.DataFrame(rows)
 
 

@@ -18,7 +18,9 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..published.deepar2024 import post_ratio
 from .deepar import reference_arms
+from ..data import monash
 
 VARIANT_LABELS = {"main": "main part ({threads} threads, oneDNN on)", "threads": "{threads} thread(s), oneDNN on",
                   "onednn": "{threads} threads, oneDNN off"}
@@ -160,14 +162,10 @@ def post_ratio_markdown(prediction: dict, post_ratio: float, model: dict) -> str
 
 def post_windows() -> list[int]:
     """The unrolled windows (context + prediction length) of the 2024 post's datasets that have a Monash lag."""
-    from ..data import monash
-
     infos = [monash.info(name) for name in monash.names(in_2024_post=True)]
     return [i.context_length + i.horizon for i in infos if i.context_length is not None]
 
 
 def window_explanation(trials: pd.DataFrame) -> str:
     """``post_ratio_markdown`` for the main-part ``trials`` against the post's own ratio."""
-    from ..ledger.sources.deepar2024 import post_ratio
-
     return post_ratio_markdown(post_ratio_from_windows(trials, post_windows()), post_ratio(), window_model(trials))

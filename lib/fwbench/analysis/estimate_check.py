@@ -20,6 +20,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import FwbenchError
+from ..runner import plan
+from ..studies import get_study
 
 FORMAT = "fwbench-estimate-prediction/1"
 COLUMNS = ["study", "group", "planned_trials", "measured_trials", "busy_trials", "predicted_s", "measured_s",
@@ -29,9 +31,6 @@ COLUMNS = ["study", "group", "planned_trials", "measured_trials", "busy_trials",
 def save_prediction(estimate, path: Path, store) -> dict:
     """Add ``estimate`` (an ``estimate.Estimate``) to the prediction file at ``path`` (one entry per study and
     profile; an older entry of the same pair is replaced). Returns the entry."""
-    from ..runner import plan
-    from ..studies import get_study
-
     arm_field = get_study(estimate.study).arm_field
     arms = {t.trial_id: str(t.config[arm_field]) for t in plan(estimate.study, estimate.profile)}
     trials = store.trials(estimate.study)

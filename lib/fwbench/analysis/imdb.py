@@ -4,7 +4,7 @@ Arms, their order, frameworks and labels come from the study's arm table (``get_
 ratios put the study's MXNet reference arm over each PyTorch arm of the post (``CORE_ARMS``); a variant beyond the
 post is compared with its framework's reference arm. A setting is arm x batch size x workers x worker lifetime x
 oneDNN (``SETTING``); ratios over independent trials (oneDNN, worker lifetime) reduce each trial to its median
-timed epoch first (``replicates.trial_ratio_ci``)."""
+timed epoch first (``fwbench.stats.trial_ratio_ci``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,8 +16,9 @@ from ..store import ResultsStore
 from ..studies import get_study
 from . import arm_order, profile_measurements, profile_trials
 from ..machines import MACHINE, NOT_RECORDED, centre_by_machine, machine_of
-from .replicates import trial_ratio_ci
-from .stats import ratio_ci, summarize
+from ..stats import summarize, trial_ratio_ci
+from ..studies.imdb import CORE_ARMS, DEFAULT_LIFETIME
+from .inference import peak_gflops
 
 STUDY = "imdb"
 SETTING = ["arm", "batch_size", "num_workers", "worker_lifetime", "onednn"]
@@ -32,8 +33,6 @@ def _study():
 
 def post_comparison() -> tuple[str, tuple[str, ...]]:
     """(MXNet reference arm, the post's PyTorch arms): the pairs of the post's MXNet / PyTorch ratio."""
-    from ..studies.imdb import CORE_ARMS
-
     study = _study()
     return study.reference_arm("mxnet"), tuple(a for a in CORE_ARMS if study.framework_of(a) == "torch")
 
@@ -50,8 +49,6 @@ def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore 
             "config.onednn": "onednn", "config.seed": "seed", "config.epochs": "epochs",
             "config.n_train": "n_train", "config.encoding.maxlen": "seq_len", "config.threads": "threads",
             "host": "host", MACHINE: MACHINE, "step": "epoch"}
-    from ..studies.imdb import DEFAULT_LIFETIME
-
     defaults = {"config.worker_lifetime": DEFAULT_LIFETIME, "config.onednn": True}  # rows from before the options
     long = long.assign(**{c: long[c].fillna(v) if c in long else v for c, v in defaults.items()})
     long[MACHINE] = long["provenance.boot_id"].map(machine_of) if "provenance.boot_id" in long else NOT_RECORDED
@@ -116,10 +113,17 @@ def epoch_time_table(frame: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(SETTING).reset_index(drop=True)
 
 
+def trial_values(timed: pd.DataFrame, arm: str, value: str = "train_time_s") -> pd.Series:
+    """``arm``'s trials in ``timed`` each reduced to the median of its timed epochs: one value per independent
+    trial, what every ratio's CI is over (never the epochs of one process)."""
+    return timed[timed.arm == arm].groupby("trial_id")[value].median()
+
+
 def ratio_table(frame: pd.DataFrame, numerator: str | None = None,
                 denominators: tuple[str, ...] | None = None) -> pd.DataFrame:
     """Epoch-time ratio numerator / denominator (>1: the numerator is slower) per batch size x workers, with a
-    bootstrap 95 % CI over the timed epochs (and repeats) of both arms. Defaults: ``post_comparison()``."""
+    95 % CI over independent trials (each the median of its timed epochs; ``trial_ratio_ci``: Welch t on the
+    log ratio below 10 trials a side, bootstrap above). Defaults: ``post_comparison()``."""
     mx_ref, torch_arms = post_comparison()
     numerator = numerator or mx_ref
     denominators = denominators or torch_arms
@@ -128,12 +132,12 @@ def ratio_table(frame: pd.DataFrame, numerator: str | None = None,
     if timed.empty:
         return pd.DataFrame(rows)
     for key, group in timed.groupby(SETTING[1:]):
-        num = group.loc[group.arm == numerator, "train_time_s"]
+        num = trial_values(group, numerator)
         for den_arm in denominators:
-            den = group.loc[group.arm == den_arm, "train_time_s"]
+            den = trial_values(group, den_arm)
             if len(num) and len(den):
                 rows.append({**dict(zip(SETTING[1:], key)), "numerator": numerator, "denominator": den_arm,
-                             **ratio_ci(num, den)})
+                             **trial_ratio_ci(num, den)})
     return pd.DataFrame(rows)
 
 
@@ -157,9 +161,9 @@ def headline(frame: pd.DataFrame) -> dict:
     at_best = {}
     for _, row in best.iterrows():
         sel = timed[(timed[SETTING] == row[SETTING].to_numpy()).all(axis=1)]
-        at_best[row.arm] = sel.epoch_25k_s.to_numpy()
+        at_best[row.arm] = trial_values(sel, row.arm, "epoch_25k_s").to_numpy()
     mx_ref, torch_arms = post_comparison()
-    out["best_ratios"] = {den: ratio_ci(at_best[mx_ref], at_best[den]) for den in torch_arms
+    out["best_ratios"] = {den: trial_ratio_ci(at_best[mx_ref], at_best[den]) for den in torch_arms
                           if mx_ref in at_best and den in at_best}
     ratios = ratio_table(frame)
     if not ratios.empty:
@@ -205,15 +209,14 @@ def headline_markdown(frame: pd.DataFrame) -> str:
 def variant_baselines() -> dict[str, str]:
     """Each arm beyond the post (not in ``CORE_ARMS``) -> its framework's reference arm (e.g. hybridized MXNet ->
     imperative MXNet, compiled PyTorch -> eager PyTorch)."""
-    from ..studies.imdb import CORE_ARMS
-
     study = _study()
     return {a.name: study.reference_arm(a.framework) for a in study.arms if a.name not in CORE_ARMS}
 
 
 def variant_effects(frame: pd.DataFrame) -> pd.DataFrame:
     """What hybridizing MXNet and compiling PyTorch buy: epoch-time ratio variant / baseline at the same
-    setting (bootstrap 95 % CI; < 1 means the variant is faster), and the one-off preparation (compile) time."""
+    setting (95 % CI over independent trials; < 1 means the variant is faster), and the one-off preparation
+    (compile) time."""
     timed = timed_epochs(part(frame, "main", "extra", "convergence"))
     rows = []
     for variant, baseline in variant_baselines().items():
@@ -222,7 +225,7 @@ def variant_effects(frame: pd.DataFrame) -> pd.DataFrame:
             if base.empty:
                 continue
             rows.append({"variant": variant, "baseline": baseline, **dict(zip(SETTING[1:], key)),
-                         **ratio_ci(group.train_time_s, base.train_time_s),
+                         **trial_ratio_ci(trial_values(group, variant), trial_values(base, baseline)),
                          "prepare_time_s": float(group.prepare_time_s.median()),
                          "variant_epoch_s": float(group.train_time_s.median()),
                          "baseline_epoch_s": float(base.train_time_s.median())})
@@ -306,6 +309,4 @@ def scaling_table(frame: pd.DataFrame, gemm_peak: dict | None = None) -> pd.Data
 def gemm_peak_or_none(store: ResultsStore | None = None) -> dict | None:
     """This machine's measured fp32 GEMM peak per (framework, threads) from the ``gemm`` study, or None where
     that study has no rows (then the scaling table shows achieved GFLOP/s only)."""
-    from .inference import peak_gflops
-
     return peak_gflops(store or ResultsStore.open_read(results_path())) or None

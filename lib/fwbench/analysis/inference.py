@@ -3,19 +3,19 @@ VGG16 tables live in ``fwbench.analysis.vgg16`` (re-exported here where the pros
 
 Warm-up calls are stored (``warmup_*`` metrics) and excluded here; every statistic is over the timed repeats.
 Frameworks, labels and the compared pairs come from each study's arm table (``get_study``); the overview article's
-VGG16 numbers from ``fwbench.ledger.sources.overview``.
+VGG16 numbers from ``fwbench.published.overview``.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from ..ledger.sources.overview import VGG16_LATENCY_MS
+from ..published.overview import VGG16_LATENCY_MS
 from ..store import ResultsStore
 from ..studies import get_study
 from ..vision import vgg16_flops
 from . import profile_measurements, profile_trials
-from .stats import ratio_ci, summarize
+from ..stats import summarize, trial_medians, trial_ratio_ci
 from .vgg16 import compiled_table, vgg16_compile_times, vgg16_latencies, vgg16_ratios, vgg16_table
 
 
@@ -127,15 +127,15 @@ def onnx_latencies(profile: str | None = None, overrides: dict | None = None,
         return pd.DataFrame()
     long = long[long.metric.str.startswith("latency_s_b")]
     return pd.DataFrame({
-        "step": long["config.step"], "runtime": _frameworks("onnx", long["config.step"]),
+        "trial_id": long.trial_id, "step": long["config.step"], "runtime": _frameworks("onnx", long["config.step"]),
         "batch_size": long.metric.str[11:].astype(int),
         "repeat": long.step.astype(int), "latency_ms": 1e3 * long.value,
     }).reset_index(drop=True)
 
 
 def onnx_latency_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median (IQR) latency per step x batch, and the ratio to PyTorch's (the reference step's) with a bootstrap
-    95 % CI."""
+    """Median (IQR) latency per step x batch, and the ratio to PyTorch's (the reference step's) with a 95 % CI
+    over trials (each the median of its repeats)."""
     if frame.empty:
         return pd.DataFrame()
     key = ["step", "runtime", "batch_size"]
@@ -143,8 +143,9 @@ def onnx_latency_table(frame: pd.DataFrame) -> pd.DataFrame:
     torch_step = get_study("onnx").reference_arm("torch")
     ratios = []
     for (step, runtime, batch), g in frame.groupby(key):
-        ref = frame.latency_ms[(frame.step == torch_step) & (frame.batch_size == batch)]
-        r = ratio_ci(g.latency_ms, ref) if len(ref) else {"ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan}
+        ref = trial_medians(frame[(frame.step == torch_step) & (frame.batch_size == batch)], "latency_ms")
+        r = (trial_ratio_ci(trial_medians(g, "latency_ms"), ref) if len(ref)
+             else {"ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan})
         ratios.append({"step": step, "runtime": runtime, "batch_size": batch, "ratio_to_torch": r["ratio"],
                        "ci_low": r["ci_low"], "ci_high": r["ci_high"]})
     return table.merge(pd.DataFrame(ratios), on=key)

@@ -22,6 +22,7 @@ from ..errors import FwbenchError
 from ..paths import reference_dir
 from ..studies import get_study
 from . import arm_order
+from ..data import monash
 
 STUDY = "deepar"
 REFERENCE_FILE = "monash_deepar_mase_reference.csv"
@@ -65,8 +66,6 @@ def _spread(values: np.ndarray) -> dict:
 
 def _data_source(dataset: str, kinds: pd.Series) -> str:
     """What the trials recorded (provenance), else what the catalogue says is staged."""
-    from ..data import monash
-
     known = kinds.dropna()
     if len(known):
         return str(known.iloc[0])
@@ -84,8 +83,6 @@ def _gluonts_version() -> str:
 
 def known_causes(row: dict) -> list[str]:
     """Why a row may differ from the paper, from the facts about its dataset, arm and seeds."""
-    from ..data import monash
-
     cat = monash.catalogue().loc[row["dataset"]]
     causes = []
     if row["below_scale"]:

@@ -14,7 +14,8 @@ import pandas as pd
 from ..store import ResultsStore
 from ..studies import get_study
 from . import profile_measurements, profile_trials
-from .stats import ratio_ci, summarize
+from ..stats import summarize, trial_medians, trial_ratio_ci
+from ..studies.vgg16 import COMPILED_VARIANTS
 
 STUDY = "vgg16"
 VGG16_SETTING = ["arm", "batch_size", "image_size", "onednn", "device"]
@@ -23,8 +24,6 @@ SETTING = ["batch_size", "image_size", "onednn", "device"]
 
 def compiled_arms() -> dict:
     """``{framework: [compiled arm, ...]}`` for PyTorch and MXNet, from the arm table."""
-    from ..studies.vgg16 import COMPILED_VARIANTS
-
     study = get_study(STUDY)
     return {fw: [a.name for a in study.arms if a.framework == fw and a.variant in COMPILED_VARIANTS]
             for fw in ("torch", "mxnet")}
@@ -74,7 +73,7 @@ def vgg16_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def vgg16_ratios(frame: pd.DataFrame) -> pd.DataFrame:
-    """Latency ratios with percentile-bootstrap 95 % CIs (repeats of both sides resampled independently):
+    """Latency ratios with percentile-95 % CI over trialss (repeats of both sides resampled independently):
     PyTorch / MXNet per setting (the reference arms, and the compiled arms: the claim says 30.4 / 20.5 = 1.48),
     each compiled arm / its framework's reference (eager) arm, and oneDNN off / on per arm (> 1: oneDNN's kernels
     make it faster)."""
@@ -91,22 +90,23 @@ def vgg16_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     def add(kind, num_label, den_label, num, den, **setting):
         if len(num) and len(den):
             rows.append({"comparison": kind, "numerator": num_label, "denominator": den_label, **setting,
-                         **ratio_ci(num, den)})
+                         **trial_ratio_ci(num, den)})
 
     for (batch, size, onednn, device), g in frame.groupby(SETTING):
         setting = {"batch_size": batch, "image_size": size, "onednn": onednn, "device": device}
         for kind, a, b in pairs:
-            add(kind, a, b, g.latency_ms[g.arm == a], g.latency_ms[g.arm == b], **setting)
+            add(kind, a, b, trial_medians(g[g.arm == a], "latency_ms"), trial_medians(g[g.arm == b], "latency_ms"),
+                **setting)
     for (arm, batch, size, device), g in frame.groupby(["arm", "batch_size", "image_size", "device"]):
-        add("oneDNN off / on", f"{arm} oneDNN off", f"{arm} oneDNN on", g.latency_ms[~g.onednn],
-            g.latency_ms[g.onednn], batch_size=batch, image_size=size, onednn=None, device=device)
+        add("oneDNN off / on", f"{arm} oneDNN off", f"{arm} oneDNN on", trial_medians(g[~g.onednn], "latency_ms"),
+            trial_medians(g[g.onednn], "latency_ms"), batch_size=batch, image_size=size, onednn=None, device=device)
     return pd.DataFrame(rows)
 
 
 def compiled_table(frame: pd.DataFrame, compile_times: pd.DataFrame | None = None) -> pd.DataFrame:
     """Compiled vs eager, per compiled arm (TorchScript, torch.compile, hybridized Gluon) and setting: the median
     latency of the arm and of its framework's eager reference arm, ``speedup`` = eager / compiled with its
-    bootstrap 95 % CI (>1: compiling made inference faster; the form claim C4 is judged in), the median compile
+    95 % CI over trials (>1: compiling made inference faster; the form claim C4 is judged in), the median compile
     time, and ``break_even_calls``: forward passes after which the compile time is paid back (NaN where the
     compiled arm is not faster)."""
     cols = ["arm", "reference", *SETTING, "compiled_ms", "eager_ms", "speedup", "ci_low", "ci_high", "n_num",
@@ -119,12 +119,12 @@ def compiled_table(frame: pd.DataFrame, compile_times: pd.DataFrame | None = Non
     for fw, arms in compiled_arms().items():
         eager = study.reference_arm(fw)
         for key, g in frame.groupby(SETTING):
-            e = g.latency_ms[g.arm == eager].to_numpy(float)
+            e = trial_medians(g[g.arm == eager], "latency_ms").to_numpy(float)
             for arm in arms:
-                c = g.latency_ms[g.arm == arm].to_numpy(float)
+                c = trial_medians(g[g.arm == arm], "latency_ms").to_numpy(float)
                 if not (len(c) and len(e)):
                     continue
-                r = ratio_ci(e, c)
+                r = trial_ratio_ci(e, c)
                 match = times[(times.arm == arm) & np.logical_and.reduce(
                     [times[k] == v for k, v in zip(SETTING, key)])] if len(times) else times
                 comp = float(match.compile_s.median()) if len(match) else np.nan

@@ -14,7 +14,7 @@ Before a rule runs, its data must be there: a claim whose rows are absent is ``n
 it waits for, so it flips by itself once they exist), one that needs hardware this store has never seen (a GPU,
 8 GPUs) is ``not testable here``, and one with a point estimate but no CI (fewer than 2 values per side) is
 ``insufficient data``. A claim with several parts (one per batch size, per arm, ...) takes the first verdict in
-``PRECEDENCE`` among its parts. Ratios are over independent trials (``fwbench.analysis.replicates``); ``judge``
+``PRECEDENCE`` among its parts. Ratios are over independent trials (``fwbench.stats``); ``judge``
 applies the rules every claim shares: Bonferroni-corrected parts, matched hardware (else a labelled analogue),
 scale floors ("below scale"), and the verdict under a wider band. ``stability`` compares two runs.
 """
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..paths import results_path
 from ..store import ResultsStore
 from . import render
 from .data import IMDB_PARTS, Claim, Data, load
@@ -30,6 +31,7 @@ from .rules import (BELOW_SCALE, CONTEXT, CONTRADICTED, INCONCLUSIVE, INSUFFICIE
                     REPRODUCED, TOL, VERDICTS, Part, band_about, band_within, combine, fastest_is, ratio_part,
                     sum_ratio_ci, verdict_above, verdict_at_most, verdict_in_band)
 from .sources import CLAIMS, SOURCES
+from .validity import threats_markdown
 
 # the study whose rows a claim's conditions describe
 STUDY_OF = {c.id: c.study for c in CLAIMS}
@@ -45,8 +47,6 @@ def build(store: ResultsStore | None = None, profile: str | None = "quick", over
     """The ledger: one row per claim (``COLUMNS``), every verdict computed from the store. ``profile`` "all" (or
     None) judges every row of the store; ``overrides`` maps a study name to its profile overrides."""
     if store is None:
-        from ..paths import results_path
-
         store = ResultsStore.open_read(results_path())
     d = load(store, profile, overrides)
     return pd.DataFrame([evaluate(c, d) for c in CLAIMS], columns=COLUMNS)
@@ -54,11 +54,7 @@ def build(store: ResultsStore | None = None, profile: str | None = "quick", over
 
 def threats(store: ResultsStore | None = None, profile: str | None = "quick") -> str:
     """The post's closing section, "What could make this answer wrong" (``validity``), from the store."""
-    from .validity import threats_markdown
-
     if store is None:
-        from ..paths import results_path
-
         store = ResultsStore.open_read(results_path())
     return threats_markdown(load(store, profile))
 

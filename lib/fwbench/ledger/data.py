@@ -14,7 +14,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from ..analysis import profile_measurements, profile_trials
+from ..analysis import deepar as deepar_analysis
+from ..analysis import imdb as imdb_analysis
+from ..analysis import inference, profile_measurements, profile_trials
 from ..store import ResultsStore
 from ..studies import get_study
 from .rules import Part, missing, ratio_part
@@ -83,8 +85,6 @@ class Data:
 
     # -- IMDB: the judged parts, on one device -------------------------------------------------------------
     def _imdb(self, parts: tuple = IMDB_PARTS) -> tuple[pd.DataFrame, pd.DataFrame, str | None]:
-        from ..analysis import imdb as imdb_analysis
-
         trials = self.study_trials("imdb")
         if trials.empty:
             return pd.DataFrame(), trials, None
@@ -132,16 +132,12 @@ class Data:
     # -- DeepAR and VGG16 ----------------------------------------------------------------------------------
     @property
     def deepar(self) -> pd.DataFrame:
-        from ..analysis import deepar as deepar_analysis
-
         return self._cached("deepar", lambda: deepar_analysis.load_trials(*self._args("deepar"))
                             if self.has("deepar") else pd.DataFrame())
 
     @property
     def vgg16(self) -> pd.DataFrame:
         """The VGG16 latencies on one device (``device_of``): a GPU's and a CPU's are never pooled."""
-        from ..analysis import inference
-
         def make() -> pd.DataFrame:
             f = inference.vgg16_latencies(*self._args("vgg16")) if self.has("vgg16") else pd.DataFrame()
             device = self.device_of("vgg16")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from ..analysis.replicates import bonferroni, half_width
+from ..stats import bonferroni, half_width
 from .data import Claim, Data
 from .rules import (BELOW_SCALE, CONTEXT, NOT_MEASURED, NOT_TESTABLE, REPRODUCED, SENSITIVITY_TOL, Part, combine,
                     settings)

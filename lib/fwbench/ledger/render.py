@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..analysis.replicates import BOOTSTRAP_MIN
+from ..stats import BOOTSTRAP_MIN
 from .data import HARDWARE, Claim, Data
 from .judge import judge
 from .rules import NOT_MEASURED, NOT_TESTABLE, SENSITIVITY_TOL, TOL, Part

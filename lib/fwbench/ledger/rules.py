@@ -14,7 +14,7 @@
 A rule without a CI (fewer than 2 trials on a side) gives ``insufficient data``. A claim with several parts takes
 the first verdict in ``PRECEDENCE`` among its parts (``combine``); ``context`` parts are shown, never judged.
 
-Ratios are over independent trials (``fwbench.analysis.replicates.trial_ratio_ci``: one statistic per trial, a
+Ratios are over independent trials (``fwbench.stats.trial_ratio_ci``: one statistic per trial, a
 Welch t-interval on the log ratio, a bootstrap only with ten or more trials a side), never over pooled epochs.
 The interval's confidence and the tolerance band are context settings (``settings(confidence=..., tol=...)``) so
 the ledger can correct a multi-part claim's intervals for their number (Bonferroni) and show how each verdict
@@ -29,10 +29,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy import stats as sps
 
-from ..analysis.replicates import CONFIDENCE, trial_ratio_ci
-from ..analysis.stats import N_RESAMPLES
+from .. import stats
+from ..stats import CONFIDENCE, trial_ratio_ci
 
 TOL = 0.05  # relative tolerance around a claimed ratio: band = [claimed / 1.05, claimed * 1.05]
 SENSITIVITY_TOL = 0.10  # the wider band every verdict is also shown under
@@ -198,16 +197,8 @@ def ratio_part(label: str, quantity: str, num, den, rule: Callable[[float, float
 
 
 def sum_ratio_ci(num, den, seed: int = 0) -> dict:
-    """sum(num) / sum(den) over paired values (e.g. per dataset x seed) with a paired percentile-bootstrap CI."""
-    a, b = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
-    point = float(a.sum() / b.sum()) if a.size and b.sum() else math.nan
-    low = high = math.nan
-    if a.size >= 2:
-        res = sps.bootstrap((a, b), lambda x, y, axis=-1: x.sum(axis=axis) / y.sum(axis=axis), paired=True,
-                            vectorized=True, confidence_level=confidence(), n_resamples=N_RESAMPLES,
-                            method="percentile", random_state=np.random.default_rng(seed))
-        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    return {"ratio": point, "ci_low": low, "ci_high": high, "n": int(a.size)}
+    """``stats.sum_ratio_ci`` at the ledger's current confidence."""
+    return stats.sum_ratio_ci(num, den, confidence(), seed)
 
 
 def fastest_is(samples: dict, claimed) -> Part:

@@ -1,7 +1,7 @@
 """What could make the answer wrong (the post's closing section): the threats to validity, stated from the store's
 provenance and the sources' own conditions, never typed in as numbers.
 
-- the version gap: the sources' framework versions (``sources.*.CONDITIONS``) against the versions the trials ran;
+- the version gap: the sources' framework versions (``published.*.CONDITIONS``) against the versions the trials ran;
 - hardware: each source's hardware against this machine's CPU (claims measured on other hardware than their
   source's are labelled analogues, not verdicts);
 - the math libraries: which BLAS / oneDNN build each framework used here (``fwbench.frameworks`` records them);
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..published import borealis2018, deepar2024
 from .data import Data
 from .render import framework_versions
-from .sources import CLAIMS, borealis2018, deepar2024
+from .sources import CLAIMS
 
 CHOICES = (
     "model sizes, learning rate, padding side and the classifier's time step (the 2018 post names none of them: "

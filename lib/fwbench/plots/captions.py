@@ -8,8 +8,9 @@ CAPTIONS = {
                        "panel per data-loader worker count. Points: median over the timed epochs (each trial's first "
                        "epoch excluded) of all trials of a setting; bars: their IQR, a spread of epochs, not a "
                        "confidence interval.",
-    "imdb_ratio": "IMDB LSTM: epoch-time ratio MXNet / PyTorch per setting with bootstrap 95 % CIs (above 1: MXNet "
-                  "slower).",
+    "imdb_ratio": "IMDB LSTM: epoch-time ratio MXNet / PyTorch per setting (above 1: MXNet slower). Point: "
+                  "geometric-mean ratio of the trials' medians of their timed epochs; bars: 95 % CI over the n "
+                  "independent trials (fresh processes) a side, n in the title; never over epochs.",
     "imdb_scaling": "IMDB LSTM cost growth: training time per epoch (median over the timed epochs) against sequence "
                     "length for 1 and 2 threads, and, where a GEMM peak was measured, the achieved share of this "
                     "machine's fp32 GEMM peak (LSTM gate matrix multiplies only). No intervals.",
@@ -29,11 +30,11 @@ CAPTIONS = {
                       "scale), sorted by the MXNet time as in the 2024 post. Bars: median over n independent trials "
                       "(one per seed; n in the legend); no interval.",
     "deepar_ratio": "DeepAR: MXNet / PyTorch training time per dataset (the post's measure; 1: parity; dashed: the "
-                    "post's 4.46x). Points: ratio of the medians over seeds; bars: bootstrap 95 % CI over the n "
+                    "post's 4.46x). Points: geometric-mean ratio over seeds; bars: 95 % CI over the n "
                     "independent trials per arm (one per seed; n in the legend), none with one seed.",
     "deepar_ratio_by_window": "DeepAR: MXNet / PyTorch time per dataset against the unrolled window (context + "
                               "prediction length, log scale): training (filled) and training + forecasting (hollow), "
-                              "with the Spearman rank correlation. Bars: bootstrap 95 % CI over the n independent "
+                              "with the Spearman rank correlation. Bars: 95 % CI over the n independent "
                               "trials per arm (one per seed; n in the legend).",
     "deepar_breakdown": "DeepAR: where the time of a trial goes, per dataset and arm: the data pipeline alone, the "
                         "network steps (forward, backward, update), set-up outside the epochs, and forecasting. Bars: "
@@ -43,9 +44,9 @@ CAPTIONS = {
                      "processes; n in the panel title); whiskers: IQR of those passes; dots: single passes; dashed: "
                      "the overview article's latencies (batch 1, 224x224).",
     "vgg16_compiled": "VGG16, compiled against eager PyTorch (claim C4): eager / compiled latency per compiled arm "
-                      "against the batch size (>1: compiling helps; dashed: oneDNN off). Bars: bootstrap 95 % CI of "
-                      "the ratio of median latencies, resampling the timed passes of the n trials per point (fresh "
-                      "processes; n in the legend). Right: each compiled arm's median compile time (first call "
+                      "against the batch size (>1: compiling helps; dashed: oneDNN off). Bars: 95 % CI of the "
+                      "geometric-mean ratio of the trials' median latencies, over the n independent trials per point "
+                      "(fresh processes; n in the legend). Right: each compiled arm's median compile time (first call "
                       "included).",
     "gemm_peak": "fp32 GEMM throughput of each framework's matmul on this CPU against the matrix size n (each "
                  "trial's config), per thread count (solid: the most threads). Line: median of the timed repeats of "

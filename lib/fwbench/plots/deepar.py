@@ -11,7 +11,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from ..analysis import arm_order
 from ..analysis.deepar import STUDY, ratio_table, reference_arms, runtime_table, window_ratio_table, window_trend
 from ..analysis.deepar_gap import breakdown_table
-from ..ledger.sources.deepar2024 import post_ratio
+from ..published.deepar2024 import post_ratio
 from . import NothingToDraw, arm_style, legend_outside, wrap
 
 _WHAT = {"total_time_s": "training + forecasting", "train_time_s": "training", "predict_time_s": "forecasting"}
@@ -61,8 +61,8 @@ def runtime_figure(trials: pd.DataFrame, metric: str = "total_time_s"):
 
 
 def ratio_figure(trials: pd.DataFrame, metric: str = "train_time_s"):
-    """MXNet / PyTorch time ratio per dataset (training by default, the post's measure) with its bootstrap 95 % CI
-    over seeds (no bar with one seed); 1 = parity, the post's ratio of training totals (4.46x) dashed."""
+    """MXNet / PyTorch time ratio per dataset (training by default, the post's measure) with its 95 % CI over
+    seeds, one trial each (no bar with one seed); 1 = parity, the post's ratio of training totals (4.46x) dashed."""
     ratios = ratio_table(trials, metric=metric) if not _none_finished(trials, metric) else pd.DataFrame()
     if ratios.empty or ratios.ratio.notna().sum() == 0:
         raise NothingToDraw("no dataset was finished by both MXNet and PyTorch, so there is no ratio to show.")
@@ -116,7 +116,7 @@ def breakdown_figure(trials: pd.DataFrame):
 
 def window_figure(trials: pd.DataFrame):
     """MXNet / PyTorch per dataset against the unrolled window (context + prediction length, log scale):
-    training time (filled, the post's measure) and training + forecasting (hollow), bootstrap 95 % CIs over
+    training time (filled, the post's measure) and training + forecasting (hollow), 95 % CIs over
     seeds; 1 = parity, the post's ratio of training totals dashed."""
     table = window_ratio_table(trials) if not _none_finished(trials, "train_time_s") else pd.DataFrame()
     if table.empty:

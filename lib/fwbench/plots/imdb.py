@@ -45,7 +45,8 @@ def epoch_time_figure(frame: pd.DataFrame):
 
 
 def ratio_figure(frame: pd.DataFrame):
-    """MXNet / PyTorch epoch-time ratio per setting with bootstrap 95 % CIs; 1 = parity."""
+    """MXNet / PyTorch epoch-time ratio per setting with 95 % CIs over independent trials (each trial the median
+    of its timed epochs; ``analysis.imdb.ratio_table``); 1 = parity. The title says over how many trials."""
     ratios = ratio_table(frame)
     fig, ax = plt.subplots(figsize=(7, 3.6))
     if ratios.empty:
@@ -71,6 +72,9 @@ def ratio_figure(frame: pd.DataFrame):
     ax.set_ylabel("epoch-time ratio (>1: MXNet slower)")
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
+    counts = pd.concat([ratios.n_num, ratios.n_den])
+    trials = f"{counts.min()}" if counts.min() == counts.max() else f"{counts.min()}-{counts.max()}"
+    ax.set_title(f"95 % CI over independent trials (n = {trials} a side)", fontsize=9)
     fig.tight_layout()
     return fig
 

@@ -12,7 +12,7 @@ from matplotlib.ticker import NullLocator
 from ..analysis import arm_order
 from ..analysis.inference import gemm_table, onnx_latency_table
 from ..analysis.vgg16 import compiled_table, vgg16_table
-from ..ledger.sources.overview import VGG16_LATENCY_MS
+from ..published.overview import VGG16_LATENCY_MS
 from ..studies import FRAMEWORKS, get_study
 from . import NothingToDraw, arm_style, legend_outside, wrap
 
@@ -75,7 +75,7 @@ def vgg16_latency_figure(frame: pd.DataFrame):
 
 def vgg16_compiled_figure(frame: pd.DataFrame, compile_times: pd.DataFrame | None = None):
     """Compiled vs eager (claim C4 on a model the compilers trace): eager / compiled latency per compiled arm
-    against the batch size (bootstrap 95 % CI; above 1: compiling helps), one line per arm x image size x
+    against the batch size (95 % CI over trials; above 1: compiling helps), one line per arm x image size x
     oneDNN (dashed: off); and each compiled arm's median compile time (first call included)."""
     table = compiled_table(frame, compile_times) if not frame.empty else pd.DataFrame()
     if table.empty:

@@ -8,7 +8,7 @@ t}``. The grid is then planned with ``M`` blocks (``Study.resolve`` sets the stu
   rule of the "best setting" claims needs a block to choose and one to judge);
 - block ``k >= m`` of a setting runs only while some arm pair of ``Study.adaptive_pairs`` present in that setting
   has a CI half-width over blocks ``< k`` wider than ``t`` (or a side with fewer than 2 trials), and ``k < M``.
-  The CI is the one the ratio's verdict uses (``analysis.replicates.trial_ratio_ci`` on the per-trial numbers
+  The CI is the one the ratio's verdict uses (``fwbench.stats.trial_ratio_ci`` on the per-trial numbers
   ``Study.adaptive_metric(summary)``), so a setting stops exactly when its claim is resolved to +-t.
   A stopped setting stays stopped; a setting with no pair (a part with one framework) runs the minimum only.
 - with ``"futility"`` (optional, default True; ``False`` gives the pure rule above) a setting also stops once
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from ..machines import adjust_records, machine_of
 from ..errors import FwbenchError
+from ..stats import CONFIDENCE, half_width, half_width_at, log_variance, trial_ratio_ci
 from .blocks import _setting_key
 
 MAX_BLOCKS_LIMIT = 100
@@ -37,7 +38,6 @@ EXAMPLE = "{'min_blocks': 3, 'max_blocks': 10, 'target': 0.03}"
 KEYS = ("min_blocks", "max_blocks", "target")
 OPTIONAL_KEYS = ("futility",)
 BLOCK_VARYING = ("seed",)  # config fields that change with the block (imdb: seed = BASE_SEED + repeat)
-CONFIDENCE = 0.95  # of the interval the stopping rule reads (the verdicts' confidence)
 
 
 @dataclass(frozen=True)
@@ -206,8 +206,6 @@ def pairs_in(study, arms) -> list[tuple]:
 def widest_half_width(study, pairs, values: dict, before: float) -> tuple[float, str, int]:
     """(widest half-width, pair label, fewest trials on a side) over blocks ``< before``; NaN: some pair has no
     interval yet (fewer than 2 trials on a side, or values a CI cannot use)."""
-    from ..analysis.replicates import half_width, trial_ratio_ci
-
     worst = (-1.0, "", 0)
     for pair in pairs:
         sides = [[v for (arm, block), vs in values.items() if arm == a and block < before for v in vs]
@@ -223,23 +221,6 @@ def widest_half_width(study, pairs, values: dict, before: float) -> tuple[float,
     return (math.nan if worst[0] == math.inf else worst[0]), worst[1], worst[2]
 
 
-def half_width_at(var_a: float, var_b: float, n: int) -> float:
-    """The relative half-width (as ``analysis.replicates.half_width``) of the Welch t-interval on the log ratio
-    with ``n`` trials a side whose log values have variances ``var_a`` and ``var_b``."""
-    from scipy import stats
-
-    if n < 2 or not var_a + var_b > 0:
-        return 0.0 if n >= 2 else math.nan
-    dof = (var_a + var_b) ** 2 * (n - 1) / max(var_a ** 2 + var_b ** 2, 1e-300)
-    return math.expm1(float(stats.t.ppf(0.5 + CONFIDENCE / 2, dof)) * math.sqrt((var_a + var_b) / n))
-
-
-def _log_variance(values: list) -> float:
-    logs = [math.log(v) for v in values]
-    mean = sum(logs) / len(logs)
-    return sum((x - mean) ** 2 for x in logs) / (len(logs) - 1)
-
-
 def projected_half_width(pairs, values: dict, before: float, n: int) -> float:
     """The widest pair's half-width with ``n`` trials a side, at the spread of the trials of blocks ``< before``
     (NaN: some pair has fewer than 2 trials on a side)."""
@@ -249,7 +230,7 @@ def projected_half_width(pairs, values: dict, before: float, n: int) -> float:
                  for a in pair]
         if min(len(s) for s in sides) < 2:
             return math.nan
-        widest = max(widest, half_width_at(_log_variance(sides[0]), _log_variance(sides[1]), n))
+        widest = max(widest, half_width_at(log_variance(sides[0]), log_variance(sides[1]), n))
     return widest if widest >= 0 else math.nan
 
 
@@ -339,7 +320,7 @@ def expected_blocks(study, planned, records: list[TrialRecord], spec: AdaptiveSp
             sides = [logs.get((key, a), []) for a in pair]
             if min(len(s) for s in sides) < 2:
                 continue
-            va, vb = (_log_variance(s) for s in sides)
+            va, vb = (log_variance(s) for s in sides)
             n = 2
             while n < spec.max_blocks and half_width_at(va, vb, n) > spec.target:
                 n += 1

@@ -1,8 +1,9 @@
 """Source A: Borealis AI, 'PyTorch vs MXNet' (2018): claims A1-A10, judged on the ``imdb`` and ``onnx`` studies.
 
-The post's numbers are stated once, below; the claim texts and rules are written from them. "PyTorch" and
-"MXNet" are the imdb study's reference arms (dense-gradient eager PyTorch, imperative Gluon); the sparse arm (A5,
-A7), the advised hybrid blocks (A9) and the ONNX import step (A10) are named from their studies' arm tables.
+The post's numbers are stated once, in ``fwbench.published.borealis2018``; the claim texts and rules are written
+from them. "PyTorch" and "MXNet" are the imdb study's reference arms (dense-gradient eager PyTorch, imperative
+Gluon); the sparse arm (A5, A7), the advised hybrid blocks (A9) and the ONNX import step (A10) are named from their
+studies' arm tables. Rule helpers shared by several claims are in ``borealis2018_rules``.
 """
 from __future__ import annotations
 
@@ -11,30 +12,20 @@ import math
 import numpy as np
 import pandas as pd
 
+from ...published.borealis2018 import (BEST_BATCH, BEST_SETTING_SPEEDUP, CONDITIONS, CPU_PCT, GPU_UTIL_1_WORKER_PCT,
+                                       GPU_UTIL_PCT, HARDWARE, LOSS_SETTING, MXNET_SPEEDUP_1_TO_2_WORKERS, SOURCE,
+                                       SPARSE_SPEEDUP, TORCH_SPEEDUP_0_WORKERS, WORKER_SPEEDUP_0_TO_4)
+from ...studies import get_study
 from .. import floors
-from ..data import Claim, Data, blocks, have_imdb, named_arm, per_batch, reference, settings, times
+from ..data import Claim, Data, have_imdb, named_arm, per_batch, reference, settings, times
+from .borealis2018_rules import (GPU_UTIL_METRIC, band_text, gpu_claim, held_out, median, pct,
+                                 speedup)
 from ..rules import (CONTEXT, CONTRADICTED, NOT_MEASURED, NOT_TESTABLE, REPRODUCED, Part, band_about, band_within,
                      fastest_is, in_band, missing, ratio_part, verdict_above, verdict_at_most)
 
-SOURCE = "Borealis AI, 'PyTorch vs MXNet' (2018-02-16)"
-HARDWARE = "1x Tesla V100 GPU (AWS p3.2xlarge)"
-CONDITIONS = ("AWS p3.2xlarge, 1x Tesla V100; PyTorch 0.3.0.post4, MXNet 1.0.0, CUDA 9.0, cuDNN 7.0, Python 3.6; "
-              "full IMDB (25k/25k)")
-
-# -- the post's numbers (ratios are of epoch times: slower / faster) --------------------------------------------
-TORCH_SPEEDUP_0_WORKERS = 1.10          # A1: "with 0 workers PyTorch is about 10 % faster"
-CPU_PCT = {"mxnet": 120, "torch": 100}  # A2: process CPU % (text only: not a GPU claim we can time)
-GPU_UTIL_PCT = {"torch": 77, "mxnet": 65}  # A2
-GPU_UTIL_1_WORKER_PCT = (80, 90)        # A3
-WORKER_SPEEDUP_0_TO_4 = {"mxnet": 2.30, "torch": 1.05}  # A4: "up to 130 %" / "up to 5 %"
-SPARSE_SPEEDUP = (1.20, 1.60)           # A5: "20-60 %"
-BEST_BATCH = 1024                       # A6
-MXNET_SPEEDUP_1_TO_2_WORKERS = 1.516    # A6: "51.6 %"
-BEST_SETTING_SPEEDUP = {"dense": 2.0, "sparse": 1.2}  # A7: MXNet vs dense / sparse PyTorch at their best
 # A6 and A7 compare settings across batch sizes: the time of a 25k-review epoch (the post's), whatever number of
 # reviews a profile timed (``analysis.imdb.load_sweep``)
 EPOCH = "epoch_25k_s"
-LOSS_SETTING = (256, 0)                 # A8: the convergence setting (batch, workers)
 ONNX_ATOL = 1e-3  # largest |PyTorch - MXNet| logit difference (float32, 500 LSTM steps) for a faithful import
 
 STUDY, ONNX_STUDY = "imdb", "onnx"
@@ -42,39 +33,15 @@ SPARSE_ARM = named_arm(STUDY, "torch-sparse")
 HYBRID_ARM = named_arm(STUDY, "mxnet-hybrid-partial")  # MXNet with the advised pre-/post-LSTM hybrid blocks
 FULL_HYBRID_ARM = "mxnet-hybrid-full"  # the whole model, gluon.rnn.LSTM included (checked in eval_a9 via rows)
 ONNX_IMPORT_STEP = named_arm(ONNX_STUDY, "mxnet-import")
-GPU_UTIL_METRIC = "gpu_util_pct"  # imdb per-epoch metric a GPU run would add (A2, A3); none records it yet
 MX, PT = reference(STUDY, "mxnet"), reference(STUDY, "torch")
-
-
-def _pct(ratio: float) -> str:
-    return f"{100 * (ratio - 1):.4g}"
-
-
-def _band(b: tuple[float, float]) -> str:
-    return f"[{b[0]:.3f}, {b[1]:.3f}]"
 
 
 def eval_a1(d: Data) -> list[Part]:
     return per_batch(d, MX, PT, 0, f"epoch time {MX} / {PT}", in_band(band_about(TORCH_SPEEDUP_0_WORKERS)))
 
 
-def _gpu_claim(d: Data) -> list[Part]:
-    if d.imdb.empty or GPU_UTIL_METRIC not in d.imdb or d.imdb[GPU_UTIL_METRIC].isna().all():
-        cpu = ""
-        t = d.timed()
-        if not t.empty and "proc_cpu_pct" in t:
-            med = t.groupby("arm")["proc_cpu_pct"].median()
-            cpu = "; for context, process CPU % on this CPU-only run (median): " + ", ".join(
-                f"{a} {v:.0f} %" for a, v in med.items())
-        ran = ("the store's GPU trials do not record it" if d.device == "cuda"
-               else f"every IMDB trial in the store ran on CPU{cpu}")
-        return [Part("GPU", verdict=NOT_TESTABLE,
-                     reason=f"needs GPU utilisation ({GPU_UTIL_METRIC}) from GPU trials; {ran}")]
-    return []
-
-
 def eval_a2(d: Data) -> list[Part]:
-    parts = _gpu_claim(d)
+    parts = gpu_claim(d)
     if parts:
         return parts
     band = band_about(GPU_UTIL_PCT["torch"] / GPU_UTIL_PCT["mxnet"])
@@ -82,7 +49,7 @@ def eval_a2(d: Data) -> list[Part]:
 
 
 def eval_a3(d: Data) -> list[Part]:
-    parts = _gpu_claim(d)
+    parts = gpu_claim(d)
     if parts:
         return parts
     out = []
@@ -93,20 +60,11 @@ def eval_a3(d: Data) -> list[Part]:
     return out
 
 
-def _speedup(d: Data, arm: str, batch: int, w_from: int, w_to: int, on=None) -> tuple[np.ndarray, np.ndarray]:
-    return times(d, arm, batch, w_from, blocks=on), times(d, arm, batch, w_to, blocks=on)
-
-
-def held_out(d: Data) -> tuple[list, list, str]:
-    """"Best setting" claims: the first repeat block chooses the setting, the others judge it (no selection
-    bias). With one block only, both use it (the claim's floor then says "below scale")."""
-    b = blocks(d)
-    choose, judge = b[:1], (b[1:] or b[:1])
-    return choose, judge, f"best chosen on block {choose}, judged on blocks {judge}"
-
-
-def _median(values) -> float:
-    return float(np.median(values)) if len(values) else math.nan
+def _analogue_only(d: Data) -> bool:
+    """Rows that can give only a labelled analogue of these GPU claims (not GPU rows): there a setting the post
+    swept but the profile did not (4 workers, batch 1024) is stood in for by the nearest swept one, named in the
+    part's label, instead of leaving the claim unmeasured."""
+    return d.device != "cuda"
 
 
 def eval_a4(d: Data) -> list[Part]:
@@ -116,9 +74,8 @@ def eval_a4(d: Data) -> list[Part]:
                       (PT, band_within(1.0, WORKER_SPEEDUP_0_TO_4["torch"]))):
         have = settings(d, arm)
         workers, note = 4, ""
-        # On rows that give only an analogue (not GPU) a setting the post swept but the profile did not is stood
-        # in for by the nearest swept one, named in the label: paper sweeps 0/2 workers (4 on 2 cores = contention)
-        if d.device != "cuda" and not any((b, 4) in have for b, w in have if w == 0):
+        # the paper profile sweeps 0 and 2 workers (4 loader processes on 2 cores measure contention)
+        if _analogue_only(d) and not any((b, 4) in have for b, w in have if w == 0):
             swept = [w for b, w in have if w > 0 and (b, 0) in have]
             workers = max(swept) if swept else 4
             note = f"; 4 workers not swept, {workers} instead" if swept else ""
@@ -129,12 +86,12 @@ def eval_a4(d: Data) -> list[Part]:
             continue
         # "up to": judged at the batch size where the speed-up chosen on the first block is largest
         def chosen_speedup(b):
-            slow, fast = _speedup(d, arm, b, 0, workers, on=choose)
-            return _median(slow) / _median(fast) if len(slow) and len(fast) else -np.inf
+            slow, fast = speedup(d, arm, b, 0, workers, on=choose)
+            return median(slow) / median(fast) if len(slow) and len(fast) else -np.inf
         best = max(batches, key=chosen_speedup)
         part = ratio_part(f"{arm}, batch {best} (largest speed-up; {how}{note})",
                           f"epoch time 0 workers / {workers} workers",
-                          *_speedup(d, arm, best, 0, workers, on=judge), in_band(band))
+                          *speedup(d, arm, best, 0, workers, on=judge), in_band(band))
         out.append(part)
     return out
 
@@ -155,10 +112,10 @@ def eval_a6(d: Data) -> list[Part]:
         for b in sorted({b for b, _ in have}):
             # each batch size at its own fastest worker count, chosen on the first block
             best_w = min((w for bb, w in have if bb == b),
-                         key=lambda w: np.nan_to_num(_median(times(d, arm, b, w, EPOCH, choose)), nan=np.inf))
+                         key=lambda w: np.nan_to_num(median(times(d, arm, b, w, EPOCH, choose)), nan=np.inf))
             samples[b] = times(d, arm, b, best_w, EPOCH, judge)
         claimed, note = BEST_BATCH, ""
-        if d.device != "cuda" and BEST_BATCH not in samples and len(samples) > 1:  # analogue only, as in A4
+        if _analogue_only(d) and BEST_BATCH not in samples and len(samples) > 1:
             claimed = max(samples)  # the claim's sense, "the largest batch is fastest", at the largest swept
             note = f"; {BEST_BATCH} not swept, the largest swept instead"
         part = fastest_is(samples, claimed)
@@ -168,7 +125,7 @@ def eval_a6(d: Data) -> list[Part]:
                                     (MX, 2, 4, verdict_at_most), (PT, 2, 4, verdict_at_most)):
         if {(BEST_BATCH, w_from), (BEST_BATCH, w_to)} <= settings(d, arm):
             quantity = f"epoch time {w_from} worker{'s' * (w_from != 1)} / {w_to} workers"
-            out.append(ratio_part(f"{arm}, batch {BEST_BATCH}", quantity, *_speedup(d, arm, BEST_BATCH, w_from, w_to),
+            out.append(ratio_part(f"{arm}, batch {BEST_BATCH}", quantity, *speedup(d, arm, BEST_BATCH, w_from, w_to),
                                   rule))
         else:
             out.append(missing(f"{arm} at batch {BEST_BATCH} with {w_from} and {w_to} workers", have_imdb(d)))
@@ -262,8 +219,6 @@ def _mx_version(d: Data) -> str:
 
 def eval_a10(d: Data) -> list[Part]:
     """The MXNet import step of the onnx study: PyTorch's ONNX export imported into MXNet, and logit parity."""
-    from ...studies import get_study
-
     trials = d.study_trials(ONNX_STUDY)
     col = f"config.{get_study(ONNX_STUDY).arm_field}"
     mx = trials[trials[col] == ONNX_IMPORT_STEP] if not trials.empty and col in trials else pd.DataFrame()
@@ -300,9 +255,9 @@ def _a8_floor(d: Data) -> str | None:
 
 
 CLAIMS = [
-    Claim("A1", f"With 0 workers PyTorch is about {_pct(TORCH_SPEEDUP_0_WORKERS)} % faster than MXNet.", SOURCE,
+    Claim("A1", f"With 0 workers PyTorch is about {pct(TORCH_SPEEDUP_0_WORKERS)} % faster than MXNet.", SOURCE,
           CONDITIONS, f"about({TORCH_SPEEDUP_0_WORKERS:.2f}) per batch size at 0 workers: epoch-time ratio {MX} / "
-          f"{PT} in {_band(_A1)}", eval_a1,
+          f"{PT} in {band_text(_A1)}", eval_a1,
           hardware="gpu", source_hardware=HARDWARE, floor=floors.imdb_timing, scale=floors.IMDB_TIMING),
     Claim("A2", f"MXNet used more CPU (~{CPU_PCT['mxnet']} % vs ~{CPU_PCT['torch']} %); PyTorch had better GPU "
           f"utilisation ({GPU_UTIL_PCT['torch']} % vs {GPU_UTIL_PCT['mxnet']} %).", SOURCE, CONDITIONS,
@@ -313,24 +268,24 @@ CLAIMS = [
           CONDITIONS, "needs GPU trials; then median GPU utilisation at 1 worker within [{}, {}] %".format(
               *GPU_UTIL_1_WORKER_PCT), eval_a3,
           hardware="gpu", source_hardware=HARDWARE),
-    Claim("A4", f"Going from 0 to 4 workers speeds MXNet up by up to {_pct(WORKER_SPEEDUP_0_TO_4['mxnet'])} %, "
-          f"PyTorch by up to {_pct(WORKER_SPEEDUP_0_TO_4['torch'])} %.", SOURCE, CONDITIONS,
+    Claim("A4", f"Going from 0 to 4 workers speeds MXNet up by up to {pct(WORKER_SPEEDUP_0_TO_4['mxnet'])} %, "
+          f"PyTorch by up to {pct(WORKER_SPEEDUP_0_TO_4['torch'])} %.", SOURCE, CONDITIONS,
           f"largest speed-up over batch sizes (time 0 workers / 4 workers): {MX} "
           f"about({WORKER_SPEEDUP_0_TO_4['mxnet']:.2f}), {PT} within(1.00, {WORKER_SPEEDUP_0_TO_4['torch']:.2f})",
           eval_a4,
           hardware="gpu", source_hardware=HARDWARE, floor=floors.imdb_heldout, scale=floors.HELDOUT),
-    Claim("A5", f"Sparse embedding gradients speed PyTorch up by {_pct(SPARSE_SPEEDUP[0])}-{_pct(SPARSE_SPEEDUP[1])} "
+    Claim("A5", f"Sparse embedding gradients speed PyTorch up by {pct(SPARSE_SPEEDUP[0])}-{pct(SPARSE_SPEEDUP[1])} "
           "%, depending on batch size.", SOURCE, CONDITIONS,
           f"within({SPARSE_SPEEDUP[0]:.2f}, {SPARSE_SPEEDUP[1]:.2f}) per batch size at 0 workers: epoch time "
-          f"{PT} / {SPARSE_ARM} in {_band(_A5)}", eval_a5,
+          f"{PT} / {SPARSE_ARM} in {band_text(_A5)}", eval_a5,
           hardware="gpu", source_hardware=HARDWARE, floor=floors.imdb_timing, scale=floors.IMDB_TIMING),
     Claim("A6", f"Best batch size for both is {BEST_BATCH}; 1 -> 2 workers improves MXNet by "
-          f"{_pct(MXNET_SPEEDUP_1_TO_2_WORKERS)} %; more workers don't help.", SOURCE, CONDITIONS,
+          f"{pct(MXNET_SPEEDUP_1_TO_2_WORKERS)} %; more workers don't help.", SOURCE, CONDITIONS,
           f"fastest_is({BEST_BATCH}) per arm; about({MXNET_SPEEDUP_1_TO_2_WORKERS}) for {MX} 1/2 workers at batch "
           f"{BEST_BATCH}; at_most(1) for 2/4 workers at batch {BEST_BATCH}", eval_a6,
           hardware="gpu", source_hardware=HARDWARE, floor=floors.imdb_heldout, scale=floors.HELDOUT),
     Claim("A7", f"At their best settings MXNet is {BEST_SETTING_SPEEDUP['dense']:g}x as fast as dense PyTorch, and "
-          f"{_pct(BEST_SETTING_SPEEDUP['sparse'])} % faster than sparse PyTorch.", SOURCE, CONDITIONS,
+          f"{pct(BEST_SETTING_SPEEDUP['sparse'])} % faster than sparse PyTorch.", SOURCE, CONDITIONS,
           f"each arm at its fastest setting: about({BEST_SETTING_SPEEDUP['dense']:.1f}) {PT} / {MX}, "
           f"about({BEST_SETTING_SPEEDUP['sparse']:.1f}) {SPARSE_ARM} / {MX}", eval_a7,
           hardware="gpu", source_hardware=HARDWARE, floor=floors.imdb_heldout, scale=floors.HELDOUT),

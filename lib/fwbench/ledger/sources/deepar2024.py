@@ -1,30 +1,19 @@
 """Source B: the 2024 blog post comparing GluonTS DeepAR in MXNet and PyTorch on the Monash archive.
 
-Its numbers live here only (the DeepAR analysis and the post import them): the total training seconds per
-framework and the "4.5x" they were summarised as. "MXNet" and "PyTorch" are the deepar study's reference arms
-(GluonTS' default hybridized MXNet training, eager PyTorch).
+Its numbers (the total training seconds per framework and the "4.5x" they were summarised as) live in
+``fwbench.published.deepar2024``, which the DeepAR analysis and the post read too. "MXNet" and "PyTorch" are the
+deepar study's reference arms (GluonTS' default hybridized MXNet training, eager PyTorch).
 """
 from __future__ import annotations
 
 import pandas as pd
 
+from ...published.deepar2024 import CLAIMED_SPEEDUP, CONDITIONS, HARDWARE, N_DATASETS, SOURCE, TOTAL_TRAIN_S
 from .. import floors
 from ..data import Claim, Data, reference
 from ..rules import CONTEXT, INSUFFICIENT, Part, band_about, missing, sum_ratio_ci, verdict_in_band
 
-SOURCE = "Blog post, GluonTS DeepAR MXNet vs PyTorch on the Monash archive (2024-07-18)"
-CONDITIONS = ("laptop CPU; gluonts.mx vs gluonts.torch, GluonTS defaults, 100 epochs; 40 Monash datasets x 5 seeds "
-              "(42-46)")
-HARDWARE = "a laptop CPU (model not given)"
-N_DATASETS = 40  # the post's datasets (x 5 seeds)
-TOTAL_TRAIN_S = {"mxnet": 395_807.0, "torch": 88_756.0}  # total training seconds per framework
-CLAIMED_SPEEDUP = 4.5  # the post's "PyTorch is 4.5x faster" (its totals give 4.46)
 STUDY = "deepar"
-
-
-def post_ratio() -> float:
-    """MXNet / PyTorch of the post's own totals."""
-    return TOTAL_TRAIN_S["mxnet"] / TOTAL_TRAIN_S["torch"]
 
 
 def paired(frame: pd.DataFrame, metric: str = "train_time_s") -> tuple[pd.DataFrame, str]:

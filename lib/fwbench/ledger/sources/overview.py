@@ -1,25 +1,22 @@
 """Source C: two overview articles (2024-2025) without code or setup: claims C1-C4, judged on the ``vgg16`` and
 ``imdb`` studies.
 
-Their numbers live here only (the inference analysis imports ``VGG16_LATENCY_MS``). "PyTorch" and "MXNet" are the
-studies' reference arms (eager PyTorch, imperative Gluon); C4's compiled arm is named from the imdb arm table.
+Their numbers live in ``fwbench.published.overview`` (the inference analysis reads them there too). "PyTorch"
+and "MXNet" are the studies' reference arms (eager PyTorch, imperative Gluon); C4's compiled arm is named from
+the imdb arm table.
 """
 from __future__ import annotations
 
 import pandas as pd
 
+from ...analysis import imdb as imdb_analysis
 from ...studies import get_study
+from ...published.overview import (C1_HARDWARE, MIN_GPUS, SOURCE, VGG16_8GPU_TRAIN_S, VGG16_IMAGE_SIZE,
+                                   VGG16_LATENCY_MS)
 from .. import floors
 from ..data import Claim, Data, arms, named_arm, per_batch, reference
 from ..rules import CONTEXT, NOT_TESTABLE, Part, band_about, in_band, missing, ratio_part, verdict_above
 
-SOURCE = "Two overview articles (2024-2025), no code, no setup"
-# C1's 15.5 G multiply-adds per image in 20-30 ms is 0.5-0.8 TFLOP/s: a GPU's rate, not a Colab CPU's
-C1_HARDWARE = "Google Colab, hardware not given (0.5-0.8 TFLOP/s implied: a GPU)"
-VGG16_LATENCY_MS = {"torch": 30.4, "mxnet": 20.5}  # C1: average VGG16 inference time (Google Colab)
-VGG16_8GPU_TRAIN_S = {"torch": 21.6, "mxnet": 15.4}  # C2: VGG16 on 8 GPUs
-VGG16_IMAGE_SIZE = 224  # the standard input the C1 numbers are for
-MIN_GPUS = 8
 VGG, IMDB = "vgg16", "imdb"
 COMPILE_ARM = named_arm(IMDB, "torch-compile")  # the LSTM under torch.compile (a graph break: context)
 VGG_COMPILED = ("torch-script", "torch-compile")  # compiled VGG16 arms (C4), checked against the arm table
@@ -106,8 +103,6 @@ def _lstm_onednn(d: Data) -> list[Part]:
     """The LSTM's oneDNN speed-up per framework (the imdb study's ``onednn`` part), when measured: context. Off is
     set against on at the same setting only, machine-adjusted, as the notebook's ``onednn_effect`` pairs them (the
     epoch time of another batch size, or of the quality part's 25k-review epochs, is another quantity)."""
-    from ...analysis import imdb as imdb_analysis
-
     trials = imdb_analysis.per_trial(d.imdb_onednn) if not d.imdb_onednn.empty else pd.DataFrame()
     if trials.empty or trials.onednn.nunique() < 2:
         return []

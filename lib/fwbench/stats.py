@@ -1,0 +1,131 @@
+"""The statistics every layer shares: one confidence level, intervals over independent trials, their widths.
+
+A leaf: it imports nothing of fwbench, so the runner's adaptive rule, the analysis and the ledger all read the
+same numbers from here.
+
+The unit of replication is the trial (one fresh process), never an epoch. Each trial is first reduced to one
+statistic (e.g. the median of its timed epochs); a ratio of two arms is then ``exp(mean(log a) - mean(log b))``
+over those per-trial statistics, the geometric-mean ratio, with
+
+- a Welch t-interval on the difference of the mean logs when either side has fewer than ``BOOTSTRAP_MIN``
+  trials (with so few trials a bootstrap's percentiles are too narrow), and
+- a percentile bootstrap of the same statistic when both sides have ``BOOTSTRAP_MIN`` or more.
+
+``confidence`` is ``CONFIDENCE`` unless a caller corrects for several parts of one claim (``bonferroni``). With
+fewer than 2 trials on a side there is no interval (NaN): one trial has no spread. ``n_num``/``n_den`` count
+trials. ``half_width_at`` projects the same Welch interval to more trials (the adaptive rule's futility stop).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+CONFIDENCE = 0.95  # of every interval: the verdicts', the figures' and the adaptive stopping rule's
+BOOTSTRAP_MIN = 10
+N_RESAMPLES = 4000  # trial-level ratio bootstrap
+SUM_RESAMPLES = 2000  # paired-sum bootstrap (``sum_ratio_ci``)
+
+
+def _clean(values) -> np.ndarray:
+    v = np.asarray(values, dtype=float)
+    return v[np.isfinite(v) & (v > 0)]
+
+
+def trial_ratio_ci(numerator, denominator, confidence: float = CONFIDENCE, seed: int = 0) -> dict:
+    """Geometric-mean ratio numerator / denominator of per-trial statistics, with its CI and method."""
+    a, b = np.log(_clean(numerator)), np.log(_clean(denominator))
+    out = {"ratio": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n_num": int(a.size),
+           "n_den": int(b.size), "method": "none", "confidence": confidence}
+    if a.size == 0 or b.size == 0:
+        return out
+    diff = float(a.mean() - b.mean())
+    out["ratio"] = math.exp(diff)
+    if a.size < 2 or b.size < 2:
+        return out
+    if a.size >= BOOTSTRAP_MIN and b.size >= BOOTSTRAP_MIN:
+        res = stats.bootstrap((a, b), lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis),
+                              vectorized=True, paired=False, confidence_level=confidence, n_resamples=N_RESAMPLES,
+                              method="percentile", random_state=np.random.default_rng(seed))
+        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        out["method"] = "bootstrap"
+    else:
+        va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+        se = math.sqrt(va + vb)
+        if se == 0:
+            low = high = diff
+        else:
+            dof = (va + vb) ** 2 / ((va ** 2 / (a.size - 1) if va else 0) + (vb ** 2 / (b.size - 1) if vb else 0))
+            half = stats.t.ppf(0.5 + confidence / 2, dof) * se
+            low, high = diff - half, diff + half
+        out["method"] = "welch-t on log ratio"
+    out["ci_low"], out["ci_high"] = math.exp(low), math.exp(high)
+    return out
+
+
+def sum_ratio_ci(num, den, confidence: float = CONFIDENCE, seed: int = 0) -> dict:
+    """sum(num) / sum(den) over paired values (e.g. per dataset x seed trial) with a paired percentile-bootstrap
+    CI: each pair is one independent trial of each side."""
+    a, b = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    point = float(a.sum() / b.sum()) if a.size and b.sum() else math.nan
+    low = high = math.nan
+    if a.size >= 2:
+        res = stats.bootstrap((a, b), lambda x, y, axis=-1: x.sum(axis=axis) / y.sum(axis=axis), paired=True,
+                              vectorized=True, confidence_level=confidence, n_resamples=SUM_RESAMPLES,
+                              method="percentile", random_state=np.random.default_rng(seed))
+        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return {"ratio": point, "ci_low": low, "ci_high": high, "n": int(a.size)}
+
+
+def bonferroni(parts: int, confidence: float = CONFIDENCE) -> float:
+    """The confidence each of ``parts`` intervals needs so that all hold together at ``confidence``."""
+    return 1 - (1 - confidence) / max(int(parts), 1)
+
+
+def half_width(ci_low: float, ci_high: float) -> float:
+    """Relative half-width of a ratio's CI on the log scale (0.03 = +-3 %): the smallest effect it resolves."""
+    if not (ci_low > 0 and ci_high > 0) or math.isnan(ci_low) or math.isnan(ci_high):
+        return math.nan
+    return math.expm1((math.log(ci_high) - math.log(ci_low)) / 2)
+
+
+def half_width_at(var_a: float, var_b: float, n: int, confidence: float = CONFIDENCE) -> float:
+    """The relative half-width (as ``half_width``) of the Welch t-interval on the log ratio with ``n`` trials a
+    side whose log values have variances ``var_a`` and ``var_b``."""
+    if n < 2 or not var_a + var_b > 0:
+        return 0.0 if n >= 2 else math.nan
+    dof = (var_a + var_b) ** 2 * (n - 1) / max(var_a ** 2 + var_b ** 2, 1e-300)
+    return math.expm1(float(stats.t.ppf(0.5 + confidence / 2, dof)) * math.sqrt((var_a + var_b) / n))
+
+
+def log_variance(values: list) -> float:
+    """Sample variance (ddof 1) of the logs of ``values``: the spread ``half_width_at`` projects from."""
+    logs = [math.log(v) for v in values]
+    mean = sum(logs) / len(logs)
+    return sum((x - mean) ** 2 for x in logs) / (len(logs) - 1)
+
+
+def median_iqr(values) -> dict:
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return {"median": np.nan, "q1": np.nan, "q3": np.nan, "iqr": np.nan, "n": 0}
+    q1, med, q3 = np.percentile(v, [25, 50, 75])
+    return {"median": med, "q1": q1, "q3": q3, "iqr": q3 - q1, "n": int(v.size)}
+
+
+def summarize(frame: pd.DataFrame, by: list[str], value: str = "value") -> pd.DataFrame:
+    """Median, quartiles, IQR and n of ``value`` per group."""
+    rows = []
+    for key, group in frame.groupby(by, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        rows.append({**dict(zip(by, key)), **median_iqr(group[value])})
+    return pd.DataFrame(rows)
+
+
+def trial_medians(frame: pd.DataFrame, value: str) -> pd.Series:
+    """Each trial (``trial_id``) of ``frame`` reduced to the median of its repeated ``value``: the per-trial
+    statistic ``trial_ratio_ci`` takes (repeats within one process are not independent)."""
+    return frame.groupby("trial_id")[value].median()
