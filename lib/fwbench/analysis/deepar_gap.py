@@ -60,7 +60,7 @@ def hybridize_effect(trials: pd.DataFrame) -> pd.DataFrame:
     from ..studies.deepar import hybridization
 
     study, mx = get_study(STUDY), reference_arms()[0]
-    others = [a.name for a in study.arms if a.framework == "mxnet" and a.name != mx]
+    others = [a.name for a in study.arms if a.framework == study.framework_of(mx) and a.name != mx]
     parts = (("training", "hybridize_train", "train_time_s"), ("forecasting", "hybridize_predict", "predict_time_s"))
     rows = []
     for dataset, g in trials.groupby("dataset") if not trials.empty else []:

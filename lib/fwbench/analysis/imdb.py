@@ -35,7 +35,8 @@ def post_comparison() -> tuple[str, tuple[str, ...]]:
     from ..studies.imdb import CORE_ARMS
 
     study = _study()
-    return study.reference_arm("mxnet"), tuple(a for a in CORE_ARMS if study.framework_of(a) == "torch")
+    mx_ref = study.reference_arm("mxnet")  # the post's numerator; its denominators are the other framework's arms
+    return mx_ref, tuple(a for a in CORE_ARMS if study.framework_of(a) != study.framework_of(mx_ref))
 
 
 def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:

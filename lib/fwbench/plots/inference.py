@@ -10,7 +10,7 @@ from ..analysis import arm_order
 from ..analysis.inference import gemm_table, onnx_latency_table
 from ..analysis.vgg16 import compiled_table, vgg16_table
 from ..ledger.sources.overview import VGG16_LATENCY_MS
-from ..studies import FRAMEWORKS, get_study
+from ..studies import get_framework, get_study
 from . import arm_style
 
 
@@ -47,7 +47,7 @@ def vgg16_latency_figure(frame: pd.DataFrame):
             study = get_study("vgg16")
             for fw, ms in VGG16_LATENCY_MS.items():
                 ax.axhline(ms, ls="--", lw=1, color=arm_style("vgg16", study.reference_arm(fw))["color"],
-                           label=f"article: {FRAMEWORKS[fw]} {ms} ms")
+                           label=f"article: {get_framework(fw).label} {ms} ms")
             ax.legend(fontsize=7)
         ax.set_xticks(range(len(labels)), labels=labels, fontsize=7)
         ax.set_title(f"batch {batch}, {size}x{size}")
