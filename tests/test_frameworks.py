@@ -21,7 +21,8 @@ import pytest
 from fwbench import cli
 from fwbench.errors import FwbenchError
 from fwbench.provenance import imported_frameworks
-from fwbench.studies import Arm, Framework, Study, all_frameworks, get_framework, get_study, register, register_framework
+from fwbench.studies import (Arm, Framework, Study, all_frameworks, get_framework, get_study, register,
+                             register_framework)
 from fwbench.studies import options as opt
 
 LIB = Path(__file__).resolve().parents[1] / "lib" / "fwbench"

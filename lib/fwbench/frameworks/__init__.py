@@ -22,9 +22,13 @@ every arm's framework against it.
 
 Adding a framework (JAX next) touches: one ``register_framework`` line here (or in a plugin module), its facts
 module (``fwbench/frameworks/<name>.py``), its backend twins (``sentiment/``, ``forecast/``, ``vision/`` as
-``<name>.py``, each with a ``bare_loop`` where the IMDB harness benchmark should cover it) and the arm tables and
-``reference`` mappings of the studies that run it: 2 files plus one per backend and per study, and no caller.
-Nothing in the runner, provenance, the benchmarks, the twin check, the analysis or the ledger changes.
+``<name>.py``; the sentiment twin's ``bare_loop`` serves the harness benchmark) and the arm rows and ``reference``
+entries of the studies that run it. JAX in the three training studies: 8 files, 4 of them new (facts module, three
+backends) and 4 edited declarations (this table, the IMDB, DeepAR and VGG16 arm tables), and no caller: the runner,
+provenance, the studies' trial code, the benchmarks, the twin check, the analysis and the ledger iterate over the
+table or a study's ``reference``. Before the table the same addition also edited the logic of 9 more modules
+(the registry's label dict, provenance, the oneDNN blocks of three studies, the bench's loop dict, the twin check,
+the VGG16 analysis, the ledger's build lines). ``tests/test_frameworks.py`` guards this and registers a toy framework.
 """
 from __future__ import annotations
 
