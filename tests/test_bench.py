@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib.util
 import inspect
 import math
 import os
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -15,9 +17,14 @@ from fwbench import bench
 from fwbench.studies import get_study
 
 
+def _source(fn) -> str:
+    return fn if isinstance(fn, str) else textwrap.dedent(inspect.getsource(fn))
+
+
 def _globals_used(fn) -> set[str]:
-    """Names a function reads from its module (not its own locals, imports, parameters or builtins)."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    """Names a function (or its source) reads from its module (not its own locals, imports, parameters or
+    builtins)."""
+    tree = ast.parse(_source(fn))
     local = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
@@ -33,7 +40,7 @@ def _globals_used(fn) -> set[str]:
 
 
 def _imports(fn) -> set[str]:
-    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    tree = ast.parse(_source(fn))
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -43,11 +50,21 @@ def _imports(fn) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("framework", ["torch", "mxnet"])
-def test_bare_loops_use_nothing_of_fwbench(framework):
-    fn = bench.BARE_LOOPS[framework]
-    assert _globals_used(fn) <= {"time"}, _globals_used(fn)  # the stdlib clock, nothing of the module
-    assert all(m.split(".")[0] == framework for m in _imports(fn)), _imports(fn)
+REFERENCE_ARMS = list(get_study("imdb").reference.values())
+
+
+def _bare_loop_source(arm: str) -> str:
+    """The source of ``bare_loop`` in the arm's backend, read from its file (no framework imported here)."""
+    text = Path(importlib.util.find_spec(get_study("imdb").arm(arm).backend).origin).read_text()
+    node = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == "bare_loop")
+    return ast.get_source_segment(text, node)
+
+
+@pytest.mark.parametrize("arm", REFERENCE_ARMS)
+def test_bare_loops_use_nothing_of_fwbench(arm):
+    source, framework = _bare_loop_source(arm), get_study("imdb").framework_of(arm)
+    assert _globals_used(source) <= {"time"}, _globals_used(source)  # the stdlib clock, nothing of the module
+    assert {m.split(".")[0] for m in _imports(source)} <= {framework, "time"}, _imports(source)
 
 
 def test_the_checks_catch_a_loop_that_calls_the_harness():
@@ -85,7 +102,7 @@ def test_overhead_is_a_ratio_over_interleaved_processes(monkeypatch):
 
     def fake_child(mode, payload, env):
         calls.append((payload["config"]["arm"], "bare"))
-        assert payload["framework"] == get_study("imdb").framework_of(payload["config"]["arm"])
+        assert set(payload) == {"config"}  # the child finds the bare loop from the config's arm
         return {"times": [noise() for _ in range(4)]}
 
     monkeypatch.setattr(bench, "execute", fake_execute)
@@ -101,12 +118,12 @@ def test_overhead_is_a_ratio_over_interleaved_processes(monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("framework", ["torch", "mxnet"])
-def test_bare_loop_child_runs(framework):
-    config = dict(bench.harness_trial(get_study("imdb").reference_arm(framework)).config, n_train=64, epochs=2)
+@pytest.mark.parametrize("arm", REFERENCE_ARMS)
+def test_bare_loop_child_runs(arm):
+    config = dict(bench.harness_trial(arm).config, n_train=64, epochs=2)
     env = bench.child_env(config["threads"])
     env.setdefault("FWBENCH_DATA_DIR", os.environ.get("FWBENCH_DATA_DIR", ""))
-    times = bench._run_child("bare", {"config": config, "framework": framework}, env)["times"]
+    times = bench._run_child("bare", {"config": config}, env)["times"]
     assert len(times) == 2 and all(t > 0 for t in times)
 
 
@@ -139,7 +156,7 @@ def test_paired_overhead_cancels_the_process_effect(monkeypatch):
     calls, state = [], {"i": 0}
 
     def fake_child(mode, payload, env, module):
-        assert mode == "paired" and module == "fwbench.bench_paired" and payload["framework"] == get_study("imdb").framework_of(payload["config"]["arm"])
+        assert mode == "paired" and module == "fwbench.bench_paired" and set(payload) == {"config", "order"}
         state["i"] += 1
         process = 1 + 0.2 * math.sin(state["i"])  # this process's speed: both loops share it
         wobble = [1 + 0.003 * math.cos(state["i"] * k) for k in range(5)]

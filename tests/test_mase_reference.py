@@ -73,7 +73,7 @@ def test_a_dataset_off_by_2x_is_outside_the_goal_with_its_causes(reference):
                                                   ("tourism_monthly", PT): 0.7})))
     off = row(table, "cif_2016", PT)
     assert math.isclose(off.ratio, 2.0) and not off.within_goal
-    assert "6- and 12-step parts" in off.note and "one run" in off.note and "gluonts.torch" in off.note
+    assert "6- and 12-step parts" in off.note and "one run" in off.note and "gluonts' PyTorch network" in off.note
     assert "rebuilt" not in off.note
     assert not row(table, "cif_2016", MX).within_goal  # 0.5x: too good is off too
     assert row(table, "tourism_monthly", PT).within_goal  # 0.7x: the band's lower edge
@@ -86,7 +86,7 @@ def test_known_causes_come_from_the_dataset_facts(reference):
                                          ("m1_yearly", PT): [1.0, 5.0]}))
     weekly = row(table, "electricity_weekly", MX).note
     assert "rounded forecasts to integers" in weekly and "weekly MASE lag 52" in weekly
-    assert "gluonts.mx network" in weekly and "our 2 seed(s)" in weekly
+    assert "gluonts' MXNet network" in weekly and "our 2 seed(s)" in weekly
     yearly = row(table, "m1_yearly", PT)  # mean 3.0 vs 2.0: off, but the paper's value is inside our seeds
     assert not yearly.within_goal and "within our seed range" in yearly.note
     assert "integers" not in yearly.note and "weekly" not in yearly.note

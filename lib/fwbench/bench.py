@@ -2,13 +2,14 @@
 study ``bench`` (one row per benchmark run, raw values kept) and are printed.
 
 - ``harness``: the runner's measured epoch time vs a bare training loop written from scratch in plain framework
-  code (``_bare_torch``, ``_bare_mxnet``: their own model definition, DataLoader, optimizer and loop, no fwbench
-  function anywhere near the clock; only the IMDB arrays come from ``fwbench.data.imdb``, before anything is
-  timed), for the IMDB study's reference arms, on epochs of ``HARNESS_CONFIG`` (>= 20 batches). Blocks of fresh
-  processes (one per arm and side, in a seeded random order) go on until the CI half-width is under 2 % for every
-  arm (at least ``HARNESS_MIN_BLOCKS``; at most ``HARNESS_MAX_BLOCKS``, or ``HARNESS_BUDGET_S``); each process is
-  reduced to the median of its timed epochs (first excluded) and the ratio harness / bare is taken over processes
-  with ``stats.trial_ratio_ci``. Goal: overhead <= 2 %, resolved by a CI half-width under 2 %.
+  code (``bare_loop`` of each arm's sentiment backend, e.g. ``fwbench.sentiment.torch.bare_loop``: its own model
+  definition, DataLoader, optimizer and loop, no fwbench function anywhere near the clock; only the IMDB arrays
+  come from ``fwbench.data.imdb``, before anything is timed), for the IMDB study's reference arms, on epochs of
+  ``HARNESS_CONFIG`` (>= 20 batches). Blocks of fresh processes (one per arm and side, in a seeded random order)
+  go on until the CI half-width is under 2 % for every arm (at least ``HARNESS_MIN_BLOCKS``; at most
+  ``HARNESS_MAX_BLOCKS``, or ``HARNESS_BUDGET_S``); each process is reduced to the median of its timed epochs
+  (first excluded) and the ratio harness / bare is taken over processes with ``stats.trial_ratio_ci``.
+  Goal: overhead <= 2 %, resolved by a CI half-width under 2 %.
 - ``deepar``: the runner's ``train_time_s`` of one DeepAR fit vs calling the GluonTS estimator directly (same
   hyperparameters, no harness callback, no fwbench trial code around it), each in a fresh process, interleaved,
   for the DeepAR study's reference arms. Goal: overhead <= 2 %.
@@ -51,82 +52,12 @@ HARNESS_TARGET = 0.02  # the CI half-width (on the ratio) that resolves a 2 % ov
 ROUNDS = 2
 
 
-def _bare_torch(spec: dict, x, y) -> list[float]:
-    """Plain PyTorch, written from scratch: Embedding -> LSTM -> Linear on the last step, Adam, one loop."""
-    import torch
-    from torch import nn
-
-    m = spec["model"]
-    torch.set_num_threads(spec["threads"])
-    torch.manual_seed(spec["seed"])
-
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.embedding = nn.Embedding(m["num_words"], m["embed_dim"])
-            self.lstm = nn.LSTM(m["embed_dim"], m["hidden_size"], batch_first=True)
-            self.output = nn.Linear(m["hidden_size"], m["num_classes"])
-
-        def forward(self, tokens):
-            hidden, _ = self.lstm(self.embedding(tokens))
-            return self.output(hidden[:, -1])
-
-    net = Net()
-    data = torch.utils.data.TensorDataset(torch.from_numpy(x.astype("int64")), torch.from_numpy(y.astype("int64")))
-    loader = torch.utils.data.DataLoader(data, batch_size=spec["batch_size"], shuffle=True)
-    optimizer = torch.optim.Adam(net.parameters(), lr=spec["lr"])
-    loss_fn = nn.CrossEntropyLoss()
-    times = []
-    for _ in range(spec["epochs"]):
-        t0 = time.perf_counter()
-        for xb, yb in loader:
-            optimizer.zero_grad()
-            loss_fn(net(xb), yb).backward()
-            optimizer.step()
-        times.append(time.perf_counter() - t0)
-    return times
 
 
-def _bare_mxnet(spec: dict, x, y) -> list[float]:
-    """Plain MXNet Gluon, written from scratch: the same network, Adam, one loop, ``waitall`` before each clock."""
-    import mxnet as mx
-    from mxnet import autograd, gluon
-
-    m = spec["model"]
-    mx.random.seed(spec["seed"])
-
-    class Net(gluon.Block):
-        def __init__(self):
-            super().__init__()
-            with self.name_scope():
-                self.embedding = gluon.nn.Embedding(m["num_words"], m["embed_dim"])
-                self.lstm = gluon.rnn.LSTM(m["hidden_size"], layout="NTC", input_size=m["embed_dim"])
-                self.output = gluon.nn.Dense(m["num_classes"], in_units=m["hidden_size"])
-
-        def forward(self, tokens):
-            return self.output(self.lstm(self.embedding(tokens))[:, -1, :])
-
-    net = Net()
-    net.initialize()
-    data = gluon.data.ArrayDataset(x.astype("float32"), y.astype("float32"))
-    loader = gluon.data.DataLoader(data, batch_size=spec["batch_size"], shuffle=True)
-    trainer = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": spec["lr"]})
-    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
-    times = []
-    for _ in range(spec["epochs"]):
-        mx.nd.waitall()
-        t0 = time.perf_counter()
-        for xb, yb in loader:
-            with autograd.record():
-                loss = loss_fn(net(xb), yb)
-            loss.backward()
-            trainer.step(xb.shape[0])
-        mx.nd.waitall()
-        times.append(time.perf_counter() - t0)
-    return times
-
-
-BARE_LOOPS = {"torch": _bare_torch, "mxnet": _bare_mxnet}
+def bare_loop(arm: str):
+    """The bare loop of an IMDB arm's framework: ``bare_loop`` of the arm's backend. Call it in a child process
+    (it imports the framework)."""
+    return get_study("imdb").arm(arm).load_backend().bare_loop
 
 
 def _bare_loop(spec: dict) -> list[float]:
@@ -136,7 +67,7 @@ def _bare_loop(spec: dict) -> list[float]:
 
     config = spec["config"]
     data = load_imdb(encoding=Encoding(**config["encoding"])).subsample(config["n_train"], config["n_test"])
-    return BARE_LOOPS[spec["framework"]](config, data.x_train, data.y_train)
+    return bare_loop(config["arm"])(config, data.x_train, data.y_train)
 
 
 DEEPAR_OVERRIDES = {"datasets": ["m1_yearly"], "epochs": 2, "num_batches_per_epoch": 25, "breakdown": False}
@@ -164,8 +95,8 @@ def _bare_deepar_fit(spec: dict) -> float:
 
 
 def _reference_arms(study: str) -> list[str]:
-    s = get_study(study)
-    return [s.reference_arm("torch"), s.reference_arm("mxnet")]
+    """The arm standing for each framework in the study's comparison (its ``reference``), in declared order."""
+    return list(get_study(study).reference.values())
 
 
 def deepar_overhead(arms=None) -> list[dict]:
@@ -219,7 +150,6 @@ def harness_overhead(arms=None, min_blocks: int = HARNESS_MIN_BLOCKS, max_blocks
     and side (harness, bare) in a seeded random order; blocks go on until every arm's CI half-width is under
     ``HARNESS_TARGET`` (after ``min_blocks``), or ``max_blocks`` are run, or ``budget_s`` seconds are spent (after
     2 blocks; the rows then show an unresolved, wide CI)."""
-    study = get_study("imdb")
     trials = {arm: harness_trial(arm) for arm in arms or _reference_arms("imdb")}
     raw = {(arm, side): [] for arm in trials for side in ("harness", "bare")}
     rng, t0, rows = random.Random(seed), time.perf_counter(), []
@@ -234,8 +164,7 @@ def harness_overhead(arms=None, min_blocks: int = HARNESS_MIN_BLOCKS, max_blocks
                     raise RuntimeError(f"harness benchmark trial failed: {outcome['error']}")
                 times = [v for step, k, v in sorted(outcome["measurements"]) if k == "train_time_s" and step >= 0]
             else:
-                times = _run_child("bare", {"config": config, "framework": study.framework_of(arm)},
-                                   child_env(config["threads"]))["times"]
+                times = _run_child("bare", {"config": config}, child_env(config["threads"]))["times"]
             raw[arm, side].append(times)
         rows = [_overhead_row(arm, t.config, raw[arm, "harness"], raw[arm, "bare"]) for arm, t in trials.items()]
         log(f"[bench block {block + 1}] " + "; ".join(

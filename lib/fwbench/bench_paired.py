@@ -3,7 +3,7 @@
 ``fwbench bench harness`` compares fresh processes of the runner with fresh processes of a bare loop; on this
 VM two fresh processes running the same loop differ by 10-16 %, so its CI stays near +-10 % however the blocks
 fall. Here each fresh process runs both loops, one after the other, in a seeded order balanced over processes:
-the bare loop written from scratch (``bench._bare_torch`` / ``bench._bare_mxnet``) and the IMDB study's own
+the bare loop written from scratch (the sentiment backends' ``bare_loop``) and the IMDB study's own
 ``run_trial`` (what a trial process runs, with its epoch timing), on the same arrays and the same
 ``bench.HARNESS_CONFIG``. What makes one process fast or slow (where its memory landed, how its threads were
 placed) is shared by both loops and cancels in the process's ratio (median timed epoch of the harness / of the
@@ -37,7 +37,7 @@ BUSY_FRAC = 0.25  # as provenance.busy_machine
 
 def paired_child(spec: dict) -> dict:
     """Runs in a fresh child process: both loops on the same arrays, in ``spec["order"]``."""
-    from .bench import BARE_LOOPS
+    from .bench import bare_loop
     from .data.imdb import Encoding, load_imdb
     from .provenance import MachineLoad
     from .studies import get_study
@@ -48,7 +48,7 @@ def paired_child(spec: dict) -> dict:
     out = {"order": spec["order"]}
     for side in spec["order"]:
         if side == "bare":
-            out["bare"] = BARE_LOOPS[spec["framework"]](config, data.x_train, data.y_train)
+            out["bare"] = bare_loop(config["arm"])(config, data.x_train, data.y_train)
         else:
             result = get_study("imdb").run_trial(config)
             out["harness"] = [v for step, k, v in sorted(result["measurements"]) if k == "train_time_s" and step >= 0]
@@ -106,9 +106,7 @@ def harness_overhead_paired(arms=None, min_blocks: int = MIN_BLOCKS, max_blocks:
     """One row per arm: per-process ratios, the overhead and its CI (percent), the processes left out as busy."""
     from .bench import _reference_arms, _run_child, harness_trial
     from .execute import child_env
-    from .studies import get_study
 
-    study = get_study("imdb")
     trials = {arm: harness_trial(arm) for arm in arms or _reference_arms("imdb")}
     raw: dict[str, list] = {arm: [] for arm in trials}
     rng, t0, rows, active = random.Random(seed), time.perf_counter(), [], sorted(trials)
@@ -118,7 +116,7 @@ def harness_overhead_paired(arms=None, min_blocks: int = MIN_BLOCKS, max_blocks:
         for arm in order:
             config = trials[arm].config
             first = ("bare", "harness") if len(raw[arm]) % 2 == 0 else ("harness", "bare")  # alternates per arm
-            out = _run_child("paired", {"config": config, "framework": study.framework_of(arm), "order": first},
+            out = _run_child("paired", {"config": config, "order": first},
                              child_env(config["threads"]), module=__name__)
             raw[arm].append(out)
         rows = [_row(arm, trials[arm].config, raw[arm]) for arm in trials]

@@ -10,9 +10,9 @@ import os
 import platform
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
+from .frameworks import all_frameworks, get_framework
 from .paths import REPO_ROOT
 
 THREAD_ENV_VARS = (
@@ -97,8 +97,18 @@ def host_info() -> dict:
 
 
 def imported_frameworks() -> list[str]:
-    """Which of the two frameworks are loaded in this process (the isolation rule says at most one)."""
-    return sorted(name for name in ("torch", "mxnet") if name in sys.modules)
+    """Which registered frameworks (``fwbench.frameworks``) are loaded in this process (the isolation rule says at
+    most one)."""
+    return sorted(framework.name for framework in all_frameworks() if framework.imported())
+
+
+def framework_facts(frameworks: list[str]) -> dict:
+    """The facts (versions, build) of the frameworks a trial process loaded, from their table entries; the
+    backend's own ``framework_info`` adds to them and wins where both name a field."""
+    facts = {}
+    for name in frameworks:
+        facts.update(get_framework(name).info())
+    return facts
 
 
 # A trial counts as run on a busy machine when, during it, other processes kept more than this share of the

@@ -21,7 +21,7 @@ def now_iso() -> str:
 def main(argv: list[str]) -> int:
     spec_path, result_path = Path(argv[0]), Path(argv[1])
     spec = json.loads(spec_path.read_text())
-    from .provenance import MachineLoad, host_info, imported_frameworks
+    from .provenance import MachineLoad, framework_facts, host_info, imported_frameworks
     from .studies import get_study
 
     started = now_iso()
@@ -33,8 +33,10 @@ def main(argv: list[str]) -> int:
                              report=lambda msg: print(f"[trial] {msg}", file=sys.stderr, flush=True))
     frameworks = imported_frameworks()
     if len(frameworks) > 1:
-        raise RuntimeError(f"isolation broken: both frameworks imported in one trial process ({frameworks})")
-    result["provenance"] = {**host, **result["provenance"], "frameworks_imported": frameworks,
+        raise RuntimeError(f"isolation broken: {len(frameworks)} frameworks imported in one trial process "
+                           f"({frameworks})")
+    result["provenance"] = {**host, **framework_facts(frameworks), **result["provenance"],
+                            "frameworks_imported": frameworks,
                             "pid": os.getpid(), "trial_wall_s": time.perf_counter() - t0,
                             **load.stop()}
     result["started_at"], result["ended_at"] = started, now_iso()

@@ -80,11 +80,14 @@ def compare(a: list[float], b: list[float], tolerance: float = 1e-3) -> dict:
 
 
 def check(spec: dict, tolerance: float = 1e-3) -> dict:
-    """Both reference arms (PyTorch dense, MXNet) on ``spec``; their losses and ``compare``'s answer."""
+    """The IMDB study's reference arms (one per framework, in declared order: PyTorch dense, MXNet) on ``spec``;
+    their losses and ``compare``'s answer for each arm against the first (``against_first``), the first such
+    answer also at the top level (with two twins, the only one)."""
     study = get_study("imdb")
-    arms = (study.reference_arm("torch"), study.reference_arm("mxnet"))
-    losses = {arm: run_arm(arm, spec) for arm in arms}
-    return {"spec": spec, "losses": losses, **compare(*losses.values(), tolerance=tolerance)}
+    losses = {arm: run_arm(arm, spec) for arm in study.reference.values()}
+    first, *others = losses
+    answers = {arm: compare(losses[first], losses[arm], tolerance=tolerance) for arm in others}
+    return {"spec": spec, "losses": losses, "against_first": answers, **answers[others[0]]}
 
 
 def main(argv=None) -> int:
@@ -108,12 +111,14 @@ def main(argv=None) -> int:
             "steps": args.steps, "seed": args.seed, "lr": args.lr, "threads": args.threads,
             "clip_norm": args.clip_norm}
     out = check(spec, tolerance=args.tolerance)
-    (a, la), (b, lb) = out["losses"].items()
-    print(f"step  {a:>16}  {b:>16}  relative difference")
-    for k, (p_, q_, r) in enumerate(zip(la, lb, out["relative_difference"])):
-        print(f"{k:4d}  {p_:16.6f}  {q_:16.6f}  {r:.2e}")
-    first = out["first_apart"]
-    print(f"first step apart by more than {args.tolerance:g}: {first if first is not None else 'none'}")
+    arms, others = list(out["losses"]), list(out["against_first"])
+    print("step  " + "  ".join(f"{arm:>16}" for arm in arms) + "".join(f"  vs {arm} (relative)" for arm in others))
+    for k, row in enumerate(zip(*out["losses"].values())):
+        differences = "".join(f"  {out['against_first'][arm]['relative_difference'][k]:.2e}" for arm in others)
+        print(f"{k:4d}  " + "  ".join(f"{loss:16.6f}" for loss in row) + differences)
+    for arm, answer in out["against_first"].items():
+        first = answer["first_apart"]
+        print(f"{arm}: first step apart by more than {args.tolerance:g}: {first if first is not None else 'none'}")
     if args.output:
         with open(args.output, "w") as f:
             json.dump(out, f, indent=1)

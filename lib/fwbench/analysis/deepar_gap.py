@@ -59,7 +59,7 @@ def hybridize_effect(trials: pd.DataFrame) -> pd.DataFrame:
     ratio is the arm with that network imperative over the arm with it hybridized (>1: hybridizing helps), with
     a 95 % CI over seeds (one trial each; ``trial_ratio_ci``)."""
     study, mx = get_study(STUDY), reference_arms()[0]
-    others = [a.name for a in study.arms if a.framework == "mxnet" and a.name != mx]
+    others = [a.name for a in study.arms if a.framework == study.framework_of(mx) and a.name != mx]
     parts = (("training", "hybridize_train", "train_time_s"), ("forecasting", "hybridize_predict", "predict_time_s"))
     rows = []
     for dataset, g in trials.groupby("dataset") if not trials.empty else []:

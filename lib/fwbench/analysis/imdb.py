@@ -34,7 +34,8 @@ def _study():
 def post_comparison() -> tuple[str, tuple[str, ...]]:
     """(MXNet reference arm, the post's PyTorch arms): the pairs of the post's MXNet / PyTorch ratio."""
     study = _study()
-    return study.reference_arm("mxnet"), tuple(a for a in CORE_ARMS if study.framework_of(a) == "torch")
+    mx_ref = study.reference_arm("mxnet")  # the post's numerator; its denominators are the other framework's arms
+    return mx_ref, tuple(a for a in CORE_ARMS if study.framework_of(a) != study.framework_of(mx_ref))
 
 
 def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:

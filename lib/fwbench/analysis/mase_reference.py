@@ -20,7 +20,7 @@ from scipy import stats
 
 from ..errors import FwbenchError
 from ..paths import reference_dir
-from ..studies import get_study
+from ..studies import get_framework, get_study
 from . import arm_order
 from ..data import monash
 
@@ -103,8 +103,8 @@ def known_causes(row: dict) -> list[str]:
         causes.append("paper's one run lies within our seed range")
     else:
         causes.append(f"paper's one run vs our {row['n_seeds']} seed(s)")
-    network = "gluonts.torch network" if row["framework"] == "torch" else "gluonts.mx network"
-    causes.append(f"{network}, {_gluonts_version()} vs the paper's 2021 gluonts.mx")
+    causes.append(f"gluonts' {get_framework(row['framework']).label} network, {_gluonts_version()} vs the paper's "
+                  "2021 gluonts.mx")
     return causes
 
 

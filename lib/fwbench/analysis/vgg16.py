@@ -23,10 +23,11 @@ SETTING = ["batch_size", "image_size", "onednn", "device"]
 
 
 def compiled_arms() -> dict:
-    """``{framework: [compiled arm, ...]}`` for PyTorch and MXNet, from the arm table."""
+    """``{framework: [compiled arm, ...]}`` for each framework of the study's comparison (its ``reference``), from
+    the arm table."""
     study = get_study(STUDY)
     return {fw: [a.name for a in study.arms if a.framework == fw and a.variant in COMPILED_VARIANTS]
-            for fw in ("torch", "mxnet")}
+            for fw in study.reference}
 
 
 def _settings(long: pd.DataFrame) -> dict:
@@ -81,10 +82,11 @@ def vgg16_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(rows)
     study = get_study(STUDY)
-    ref = {fw: study.reference_arm(fw) for fw in ("torch", "mxnet")}
-    compiled = compiled_arms()
-    pairs = [("torch / mxnet", ref["torch"], ref["mxnet"])]
-    pairs += [("torch / mxnet", a, b) for a in compiled["torch"] for b in compiled["mxnet"]]
+    ref, compiled = study.reference, compiled_arms()
+    frameworks = list(ref)  # in declared order: the claim's numerator first (PyTorch / MXNet)
+    across = [(num, den) for i, num in enumerate(frameworks) for den in frameworks[i + 1:]]
+    pairs = [(f"{num} / {den}", ref[num], ref[den]) for num, den in across]
+    pairs += [(f"{num} / {den}", a, b) for num, den in across for a in compiled[num] for b in compiled[den]]
     pairs += [("compiled / eager", a, ref[fw]) for fw, arms in compiled.items() for a in arms]
 
     def add(kind, num_label, den_label, num, den, **setting):

@@ -20,6 +20,7 @@ from gluonts.mx import DeepAREstimator
 from gluonts.mx.distribution import StudentTOutput
 from gluonts.mx.trainer import Trainer
 
+from ..frameworks import mxnet as mxnet_facts
 from . import HYPERPARAMETERS, EpochRecord
 
 FRAMEWORK = "mxnet"
@@ -32,9 +33,7 @@ ONEDNN_ENV = ("MXNET_MKLDNN_ENABLED", "MXNET_USE_MKLDNN_RNN")
 def framework_info() -> dict:
     import gluonts
 
-    from ..frameworks import mxnet_info
-
-    return {**mxnet_info(), "gluonts_version": gluonts.__version__}
+    return {**mxnet_facts.info(), "gluonts_version": gluonts.__version__}
 
 
 def set_seed(seed: int) -> None:
@@ -56,15 +55,11 @@ def synchronize() -> None:
 
 def onednn(enabled: bool):
     """MXNet fixes oneDNN use at import (``ONEDNN_ENV``): this only checks the process matches."""
-    from ..frameworks import mxnet_onednn
-
-    return mxnet_onednn(enabled, ONEDNN_ENV)
+    return mxnet_facts.onednn(enabled, ONEDNN_ENV)
 
 
 def onednn_enabled() -> bool:
-    from ..frameworks import mxnet_onednn_enabled
-
-    return mxnet_onednn_enabled(ONEDNN_ENV)
+    return mxnet_facts.onednn_enabled(ONEDNN_ENV)
 
 
 def _epoch_callback(records: list[EpochRecord]):

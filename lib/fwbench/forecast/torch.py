@@ -11,6 +11,7 @@ import time
 import numpy as np
 import torch
 
+from ..frameworks import torch as torch_facts
 from . import HYPERPARAMETERS, EpochRecord
 
 FRAMEWORK = "torch"
@@ -43,9 +44,7 @@ def framework_info() -> dict:
     import gluonts
     import lightning
 
-    from ..frameworks import torch_info
-
-    return {**torch_info(), "gluonts_version": gluonts.__version__, "lightning_version": lightning.__version__}
+    return {**torch_facts.info(), "gluonts_version": gluonts.__version__, "lightning_version": lightning.__version__}
 
 
 def set_seed(seed: int) -> None:

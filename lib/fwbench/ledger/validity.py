@@ -4,13 +4,15 @@ provenance and the sources' own conditions, never typed in as numbers.
 - the version gap: the sources' framework versions (``published.*.CONDITIONS``) against the versions the trials ran;
 - hardware: each source's hardware against this machine's CPU (claims measured on other hardware than their
   source's are labelled analogues, not verdicts);
-- the math libraries: which BLAS / oneDNN build each framework used here (``fwbench.frameworks`` records them);
+- the math libraries: which BLAS / oneDNN build each framework used here (recorded and described by each
+  framework's facts module in ``fwbench.frameworks``);
 - choices where the sources are silent (the README's Assumptions section lists them with the reasons).
 """
 from __future__ import annotations
 
 import pandas as pd
 
+from ..frameworks import get_framework
 from ..published import borealis2018, deepar2024
 from .data import Data
 from .render import framework_versions
@@ -34,14 +36,6 @@ def _first(trials: pd.DataFrame, column: str):
     return values.iloc[0] if len(values) else None
 
 
-def _torch_build(lines: list[str]) -> list[str]:
-    """``torch.__config__.show()`` lines, shortened: the libraries, and BLAS/LAPACK from the build settings."""
-    out = [line.lstrip("- ").strip() for line in lines if not line.lstrip("- ").startswith("Build settings")]
-    settings = " ".join(line for line in lines if "Build settings" in line).split("Build settings:")[-1]
-    out += [item.strip(" ,") for item in settings.split(", ") if item.strip().startswith(("BLAS_INFO", "USE_MKLDNN"))]
-    return out
-
-
 def _builds(d: Data) -> list[str]:
     """One line per framework: the math libraries its trials ran with (from their provenance)."""
     lines = []
@@ -53,14 +47,7 @@ def _builds(d: Data) -> list[str]:
         for framework, g in t.groupby("provenance.framework"):
             if any(line.startswith(f"  - {framework}:") for line in lines):
                 continue
-            if framework == "torch":
-                build = _first(g, "provenance.build_config")
-                text = "; ".join(_torch_build(build)) if isinstance(build, list) else "build not recorded"
-            else:
-                features = _first(g, "provenance.features_enabled")
-                text = ("features " + ", ".join(f for f in features if f in ("MKLDNN", "BLAS_OPEN", "BLAS_MKL",
-                                                                            "BLAS_APPLE", "OPENMP", "SSE", "F16C"))
-                        if isinstance(features, list) else "features not recorded")
+            text = get_framework(framework).describe_build(lambda field: _first(g, f"provenance.{field}"))
             lines.append(f"  - {framework}: {text}")
     return lines
 

@@ -13,7 +13,7 @@ from ..analysis import arm_order
 from ..analysis.inference import gemm_table, onnx_latency_table
 from ..analysis.vgg16 import compiled_table, vgg16_table
 from ..published.overview import VGG16_LATENCY_MS
-from ..studies import FRAMEWORKS, get_study
+from ..studies import get_framework, get_study
 from . import NothingToDraw, arm_style, legend_outside, wrap
 
 
@@ -56,7 +56,7 @@ def vgg16_latency_figure(frame: pd.DataFrame):
         if batch == 1 and size == 224:
             for fw, ms in VGG16_LATENCY_MS.items():
                 line = ax.axhline(ms, ls="--", lw=1, color=arm_style("vgg16", study.reference_arm(fw))["color"])
-                article[f"article: {FRAMEWORKS[fw]} {ms} ms"] = line
+                article[f"article: {get_framework(fw).label} {ms} ms"] = line
         ax.set_xticks(range(len(arms)), labels=[wrap(arm_style("vgg16", a)["label"], 14) for a in arms], fontsize=7)
         ax.set_xlabel("arm")
         ax.set_title(f"batch {batch}, {size}x{size} images ({_trials_per_setting(sub, ['arm', 'onednn'])} per bar)",

@@ -15,7 +15,6 @@ ends, inside the timed epoch. With 0 workers there is no pool and both are the s
 """
 from __future__ import annotations
 
-import contextlib
 import os
 
 import mxnet as mx
@@ -23,14 +22,14 @@ import numpy as np
 from mxnet import autograd, gluon
 from mxnet.gluon import nn, rnn
 
-from ..frameworks import mxnet_info
+from ..frameworks import mxnet as mxnet_facts
 from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, check_init, keras_initial_weights, uniform_range
 
 FRAMEWORK = "mxnet"
 ONEDNN_ENV = ("MXNET_MKLDNN_ENABLED", "MXNET_USE_MKLDNN_RNN")  # read at import; "0" turns oneDNN off
 __all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "SentimentLSTM", "build_model",
            "count_parameters", "make_loader", "Trainer", "make_trainer", "set_learning_rate", "train_one_epoch",
-           "synchronize", "prepare", "evaluate", "onednn", "onednn_enabled"]
+           "synchronize", "prepare", "evaluate", "onednn", "onednn_enabled", "bare_loop"]
 
 
 def _context(device: str = "cpu"):
@@ -46,7 +45,7 @@ def _context(device: str = "cpu"):
 
 
 def framework_info() -> dict:
-    return mxnet_info()
+    return mxnet_facts.info()
 
 
 def set_seed(seed: int) -> None:
@@ -238,16 +237,56 @@ def evaluate(model: SentimentLSTM, loader) -> tuple[float, float]:
     return total / max(seen, 1), correct / max(seen, 1)
 
 
-@contextlib.contextmanager
 def onednn(enabled: bool):
     """MXNet fixes oneDNN use at import (``ONEDNN_ENV``): this only checks the process matches."""
-    if onednn_enabled() != enabled:
-        found = {v: os.environ.get(v) for v in ONEDNN_ENV}
-        raise RuntimeError(f"oneDNN must be {'on' if enabled else 'off'} but {found} at import; set "
-                           f"{' and '.join(ONEDNN_ENV)} to {int(enabled)} before importing mxnet")
-    yield
+    return mxnet_facts.onednn(enabled, ONEDNN_ENV)
 
 
 def onednn_enabled() -> bool:
     """Whether this process's MXNet runs oneDNN kernels, the LSTM's included."""
-    return mx.runtime.Features().is_enabled("MKLDNN") and all(os.environ.get(v, "1") != "0" for v in ONEDNN_ENV)
+    return mxnet_facts.onednn_enabled(ONEDNN_ENV)
+
+
+def bare_loop(spec: dict, x, y) -> list[float]:
+    """Plain MXNet Gluon, written from scratch: the same network as the PyTorch twin's, Adam, one loop, ``waitall``
+    before each clock; seconds per epoch.
+
+    Imports what it uses inside (the clock too) and reads nothing of this module, so a test can check that no
+    fwbench code runs near the clock; the harness benchmark (``fwbench.bench``) runs it in a child process."""
+    import time
+
+    import mxnet as mx
+    from mxnet import autograd, gluon
+
+    m = spec["model"]
+    mx.random.seed(spec["seed"])
+
+    class Net(gluon.Block):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.embedding = gluon.nn.Embedding(m["num_words"], m["embed_dim"])
+                self.lstm = gluon.rnn.LSTM(m["hidden_size"], layout="NTC", input_size=m["embed_dim"])
+                self.output = gluon.nn.Dense(m["num_classes"], in_units=m["hidden_size"])
+
+        def forward(self, tokens):
+            return self.output(self.lstm(self.embedding(tokens))[:, -1, :])
+
+    net = Net()
+    net.initialize()
+    data = gluon.data.ArrayDataset(x.astype("float32"), y.astype("float32"))
+    loader = gluon.data.DataLoader(data, batch_size=spec["batch_size"], shuffle=True)
+    trainer = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": spec["lr"]})
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    times = []
+    for _ in range(spec["epochs"]):
+        mx.nd.waitall()
+        t0 = time.perf_counter()
+        for xb, yb in loader:
+            with autograd.record():
+                loss = loss_fn(net(xb), yb)
+            loss.backward()
+            trainer.step(xb.shape[0])
+        mx.nd.waitall()
+        times.append(time.perf_counter() - t0)
+    return times

@@ -13,17 +13,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..frameworks import torch_info
+from ..frameworks import torch as torch_facts
 from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, check_init, keras_initial_weights, uniform_range
 
 FRAMEWORK = "torch"
 __all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "SentimentLSTM", "build_model",
            "count_parameters", "make_loader", "Trainer", "make_trainer", "set_learning_rate", "train_one_epoch",
-           "synchronize", "prepare", "evaluate", "onednn", "onednn_enabled"]
+           "synchronize", "prepare", "evaluate", "onednn", "onednn_enabled", "bare_loop"]
 
 
 def framework_info() -> dict:
-    return torch_info()
+    return torch_facts.info()
 
 
 def set_seed(seed: int) -> None:
@@ -217,3 +217,45 @@ def onednn(enabled: bool):
 
 def onednn_enabled() -> bool:
     return bool(torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled)
+
+
+def bare_loop(spec: dict, x, y) -> list[float]:
+    """Plain PyTorch, written from scratch: Embedding -> LSTM -> Linear on the last step, Adam, one loop; seconds
+    per epoch.
+
+    Imports what it uses inside (the clock too) and reads nothing of this module, so a test can check that no
+    fwbench code runs near the clock; the harness benchmark (``fwbench.bench``) runs it in a child process."""
+    import time
+
+    import torch
+    from torch import nn
+
+    m = spec["model"]
+    torch.set_num_threads(spec["threads"])
+    torch.manual_seed(spec["seed"])
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(m["num_words"], m["embed_dim"])
+            self.lstm = nn.LSTM(m["embed_dim"], m["hidden_size"], batch_first=True)
+            self.output = nn.Linear(m["hidden_size"], m["num_classes"])
+
+        def forward(self, tokens):
+            hidden, _ = self.lstm(self.embedding(tokens))
+            return self.output(hidden[:, -1])
+
+    net = Net()
+    data = torch.utils.data.TensorDataset(torch.from_numpy(x.astype("int64")), torch.from_numpy(y.astype("int64")))
+    loader = torch.utils.data.DataLoader(data, batch_size=spec["batch_size"], shuffle=True)
+    optimizer = torch.optim.Adam(net.parameters(), lr=spec["lr"])
+    loss_fn = nn.CrossEntropyLoss()
+    times = []
+    for _ in range(spec["epochs"]):
+        t0 = time.perf_counter()
+        for xb, yb in loader:
+            optimizer.zero_grad()
+            loss_fn(net(xb), yb).backward()
+            optimizer.step()
+        times.append(time.perf_counter() - t0)
+    return times

@@ -191,7 +191,7 @@ def grid(options: dict) -> list[dict]:
 def hybridization(arm: str) -> dict:
     """``{"hybridize_train", "hybridize_predict"}`` of an arm: booleans for MXNet, None for PyTorch."""
     a = STUDY.arm(arm)
-    train, predict = HYBRIDIZE[a.variant] if a.framework == "mxnet" else (None, None)
+    train, predict = HYBRIDIZE.get(a.variant, (None, None))  # MXNet's variants; a PyTorch arm has neither
     return {"hybridize_train": train, "hybridize_predict": predict}
 
 
@@ -225,8 +225,7 @@ def run_trial(config: dict, report=None) -> dict:
     if data.prediction_length != config["prediction_length"]:  # cif_2016: max of the per-series horizons
         say(f"prediction length {data.prediction_length} (max per-series horizon)")
     onednn = config.get("onednn", True)
-    if STUDY.arm_of(config).framework == "mxnet":  # MXNet reads these at import only
-        os.environ.update({v: str(int(onednn)) for v in ("MXNET_MKLDNN_ENABLED", "MXNET_USE_MKLDNN_RNN")})
+    os.environ.update(STUDY.arm_of(config).onednn_env(onednn))  # MXNet reads these at import only
     be = STUDY.arm_of(config).load_backend()
     be.configure_threads(config["threads"])
     be.set_seed(config["seed"])

@@ -254,8 +254,7 @@ def run_trial(config: dict, report=None) -> dict:
 
     arm = STUDY.arm_of(config)
     onednn = config.get("onednn", True)
-    if arm.framework == "mxnet":  # read by MXNet at import: set before the backend module is imported
-        os.environ.update({v: str(int(onednn)) for v in ("MXNET_MKLDNN_ENABLED", "MXNET_USE_MKLDNN_RNN")})
+    os.environ.update(arm.onednn_env(onednn))  # read by MXNet at import: set before the backend module is imported
     be = arm.load_backend()  # the one framework of this process
     be.configure_threads(config["threads"])
     be.set_seed(config["seed"])

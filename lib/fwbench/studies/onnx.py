@@ -24,13 +24,13 @@ from __future__ import annotations
 from . import options as opt
 from .registry import Arm, Study, register
 
-STEPS = ("torch-export", "onnxruntime", "mxnet-import")
 ARM_TABLE = (
     Arm("torch-export", "torch", "fwbench.sentiment.torch", "export", "PyTorch (exports ONNX; torch inference)",
         "#1f77b4"),
     Arm("onnxruntime", "onnxruntime", None, "runtime", "ONNX Runtime (CPU provider)", "#2ca02c"),
     Arm("mxnet-import", "mxnet", None, "onnx-import", "MXNet (mx.contrib.onnx import)", "#d62728"),
 )
+STEPS = tuple(arm.name for arm in ARM_TABLE)
 MODEL = {"num_words": 5000, "embed_dim": 128, "hidden_size": 128, "num_classes": 2}
 LEGACY_OPSET = 11
 
@@ -105,8 +105,8 @@ def describe(config: dict) -> str:
 def run_trial(config: dict, report=None) -> dict:
     from . import onnx_steps
 
-    step = {"torch-export": onnx_steps.run_export, "onnxruntime": onnx_steps.run_ort,
-            "mxnet-import": onnx_steps.run_mxnet}[config["step"]]
+    step = {"export": onnx_steps.run_export, "runtime": onnx_steps.run_ort,
+            "onnx-import": onnx_steps.run_mxnet}[STUDY.arm_of(config).variant]
     return step(config, report)
 
 

@@ -3,7 +3,9 @@
 A study module ends with ``STUDY = register(Study(...))``. The declaration holds the study's name, profiles,
 option validators, grid, trial function and its **arm table** (arm name -> framework, backend module, variant,
 label, colour). The runner, the CLI, the README generator, the report, the plots' colours, provenance and the
-ledger ask the registry; nothing outside a study's own module derives a framework from an arm's name.
+ledger ask the registry; nothing outside a study's own module derives a framework from an arm's name. An arm's
+framework is one of the framework table's (``fwbench.frameworks``, re-exported here: ``register_framework``,
+``get_framework``, ``all_frameworks``), where one declaration adds a framework as one declaration here adds a study.
 
 Arm names follow one scheme in every study: ``<framework>-<variant>``, where the variant says how the model runs:
 
@@ -33,10 +35,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import FwbenchError
+# the framework table, re-exported: the registry is where arms and studies look their frameworks up
+from ..frameworks import Framework, all_frameworks, get_framework, register_framework  # noqa: F401
 from . import options as opt
 from .adaptive import adaptive_option
 
-FRAMEWORKS = {"torch": "PyTorch", "mxnet": "MXNet", "onnxruntime": "ONNX Runtime", "none": "no framework"}
 BUILTIN_MODULES = ("fwbench.studies.imdb", "fwbench.studies.deepar", "fwbench.studies.vgg16",
                    "fwbench.studies.gemm", "fwbench.studies.onnx", "fwbench.studies.selftest")
 
@@ -52,9 +55,15 @@ class Arm:
     colour: str
 
     def __post_init__(self):
-        if self.framework not in FRAMEWORKS:
-            raise FwbenchError(f"arm {self.name!r}: unknown framework {self.framework!r}; known: "
-                               f"{', '.join(FRAMEWORKS)}")
+        try:
+            get_framework(self.framework)  # the framework table (``fwbench.frameworks``)
+        except FwbenchError as exc:
+            raise FwbenchError(f"arm {self.name!r}: {exc}") from None
+
+    def onednn_env(self, enabled: bool) -> dict[str, str]:
+        """Environment variables the arm's framework reads at import for oneDNN on or off (set them before
+        ``load_backend``; none for a framework that switches at run time)."""
+        return get_framework(self.framework).onednn_env(enabled)
 
     def load_backend(self):
         """The twin backend module; call inside the trial process only (it imports the framework)."""

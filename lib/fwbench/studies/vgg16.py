@@ -140,8 +140,7 @@ def describe(config: dict) -> str:
 
 def run_trial(config: dict, report=None) -> dict:
     arm = STUDY.arm_of(config)
-    if arm.framework == "mxnet":  # read by MXNet at import: must be set before the backend module is imported
-        os.environ["MXNET_MKLDNN_ENABLED"] = "1" if config["onednn"] else "0"
+    os.environ.update(arm.onednn_env(config["onednn"]))  # read by MXNet at import: before the backend import
     cache = None
     if arm.variant == "compile":  # a cold Inductor cache in every trial: each one pays the whole compile
         cache = tempfile.mkdtemp(prefix="fwbench-inductor-")

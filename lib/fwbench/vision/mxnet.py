@@ -14,6 +14,7 @@ import mxnet as mx
 import numpy as np
 from mxnet.gluon import nn
 
+from ..frameworks import mxnet as mxnet_facts
 from . import NUM_CLASSES, POOLED, VGG16_CONFIG
 
 FRAMEWORK = "mxnet"
@@ -24,9 +25,7 @@ __all__ = ["FRAMEWORK", "framework_info", "configure_threads", "set_seed", "reso
 
 
 def framework_info(device: str = "cpu") -> dict:
-    from ..frameworks import mxnet_info
-
-    info = mxnet_info()
+    info = mxnet_facts.info()
     return {**info, "device": device,
             "num_gpus": mx.context.num_gpus() if "CUDA" in info["features_enabled"] else 0}
 
@@ -113,15 +112,11 @@ def compile_report() -> dict:
 
 def onednn(enabled: bool):
     """MXNet fixes oneDNN use at import (``MXNET_MKLDNN_ENABLED``): this only checks the process matches."""
-    from ..frameworks import mxnet_onednn
-
-    return mxnet_onednn(enabled, ONEDNN_ENV)
+    return mxnet_facts.onednn(enabled, ONEDNN_ENV)
 
 
 def onednn_enabled() -> bool:
-    from ..frameworks import mxnet_onednn_enabled
-
-    return mxnet_onednn_enabled(ONEDNN_ENV)
+    return mxnet_facts.onednn_enabled(ONEDNN_ENV)
 
 
 def infer(model, x):

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..frameworks import torch as torch_facts
 from . import NUM_CLASSES, POOLED, VGG16_CONFIG
 
 FRAMEWORK = "torch"
@@ -20,9 +21,7 @@ __all__ = ["FRAMEWORK", "framework_info", "configure_threads", "set_seed", "reso
 
 
 def framework_info(device: str = "cpu") -> dict:
-    from ..frameworks import torch_info
-
-    info = {**torch_info(), "device": device}
+    info = {**torch_facts.info(), "device": device}
     if device == "cuda" and torch.cuda.is_available():
         info.update(cuda_version=torch.version.cuda, gpu_name=torch.cuda.get_device_name(0),
                     cudnn_version=torch.backends.cudnn.version())
