@@ -323,7 +323,7 @@ def test_dropped_series_show_in_the_accuracy_table_and_prose(tmp_store):
 
 # -- stopped early -----------------------------------------------------------------------------------------------
 def test_a_deepar_trial_that_stopped_early_is_flagged():
-    from fwbench.studies.deepar import epochs_run
+    from fwbench.studies.deepar_trial import epochs_run
 
     assert epochs_run(37, 100) == {"epochs_run": 37, "epochs_set": 100, "stopped_early": True}
     assert epochs_run(100, 100)["stopped_early"] is False

@@ -78,7 +78,7 @@ def _bare_deepar_fit(spec: dict) -> float:
     import tempfile as _tempfile
 
     from .data import monash
-    from .studies.deepar import estimator_kwargs
+    from .studies.deepar_trial import estimator_kwargs
 
     config = spec["config"]
     data = monash.load(config["dataset"])

@@ -102,7 +102,27 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="benchmarks of the harness itself")
     bench.add_argument("what", nargs="?", default="all",
                        choices=["all", "harness", "harness-paired", "deepar", "data"])
+    migrate = sub.add_parser("migrate-fingerprints",
+                             help="carry stored trials across a code change that changed no trial's work")
+    migrate.add_argument("--from-commit", required=True,
+                         help="the git commit whose code measured the trials (its fingerprints are recomputed)")
+    migrate.add_argument("--reason", required=True, help="which change, and why it changes no trial's work")
+    migrate.add_argument("--store", default=None, help="the results store (default: FWBENCH_RESULTS)")
     return parser
+
+
+def cmd_migrate(args) -> int:
+    from .migrate import current_fingerprints, fingerprints_at, migrate_fingerprints
+    from .paths import results_path
+
+    store = args.store or results_path()
+    old, new = fingerprints_at(args.from_commit), current_fingerprints()
+    moved = migrate_fingerprints(store, old, new, from_commit=args.from_commit, reason=args.reason)
+    for study, count in moved.items():
+        print(f"{study}: {count} trial(s) moved from {old[study]} to {new[study]}")
+    if not any(moved.values()):
+        print(f"nothing to move: the migration from {args.from_commit} is already on record in {store}")
+    return 0
 
 
 def cmd_run(args) -> int:
@@ -239,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return {"run": cmd_run, "status": cmd_status, "export": cmd_export, "bench": cmd_bench,
-                "estimate": cmd_estimate, "ledger": cmd_ledger}[args.command](args)
+                "estimate": cmd_estimate, "ledger": cmd_ledger,
+                "migrate-fingerprints": cmd_migrate}[args.command](args)
     except FwbenchError as exc:
         print(f"fwbench: error: {exc}", file=sys.stderr)
         return 2

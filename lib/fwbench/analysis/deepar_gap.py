@@ -2,7 +2,7 @@
 training split into data pipeline, network steps and setup; cProfile shares by module; what hybridizing MXNet's
 training and prediction networks buys; and the prose that reads them. "MXNet" and "PyTorch" are the study's
 reference arms; arms, labels and what each MXNet arm hybridizes come from the study (``get_study``,
-``fwbench.studies.deepar.hybridization``).
+``fwbench.studies.deepar_trial.hybridization``).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..studies import get_study
 from . import arm_order
 from .deepar import STUDY, reference_arms
 from ..stats import trial_ratio_ci
-from ..studies.deepar import hybridization
+from ..studies.deepar_trial import hybridization
 
 
 BREAKDOWN_PHASES = ["data_pipeline", "model_code", "trainer_loop", "framework", "other"]

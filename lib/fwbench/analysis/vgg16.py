@@ -4,7 +4,7 @@ Warm-up calls are stored (``warmup_latency_s``) and excluded here; every latency
 repeats. A compiled arm's compile time (``compile_time_s``: the compile call plus the first forward pass that
 triggers it, measured once per trial) is its own table, never mixed into a latency. Frameworks, labels, the
 reference (eager) arms and which arms are compiled come from the study's arm table (``get_study("vgg16")``,
-``fwbench.studies.vgg16.COMPILED_VARIANTS``).
+``fwbench.studies.vgg16_trial.COMPILED_VARIANTS``).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..store import ResultsStore
 from ..studies import get_study
 from . import profile_measurements, profile_trials
 from ..stats import summarize, trial_medians, trial_ratio_ci
-from ..studies.vgg16 import COMPILED_VARIANTS
+from ..studies.vgg16_trial import COMPILED_VARIANTS
 
 STUDY = "vgg16"
 VGG16_SETTING = ["arm", "batch_size", "image_size", "onednn", "device"]

@@ -30,13 +30,11 @@ tables read (``analysis.deepar.load_trials``), the other parts only ``analysis.d
 """
 from __future__ import annotations
 
-import os
-import time
 
 from ..errors import FwbenchError
-from ..measure import median
 from . import options as opt
 from .blocks import interleave
+from .deepar_trial import hybridization, run_trial
 from .registry import Arm, Study, register
 
 _TORCH, _MXNET = "fwbench.forecast.torch", "fwbench.forecast.mxnet"
@@ -48,13 +46,9 @@ ARM_TABLE = (
         "MXNet (training and forecasting hybridized)", "#8c564b"),
     Arm("mxnet-imperative", "mxnet", _MXNET, "imperative", "MXNet (gluonts.mx, nothing hybridized)", "#ff7f0e"),
 )
-# What each MXNet variant hybridizes: (training network, prediction network).
-HYBRIDIZE = {"imperative": (False, False), "hybrid-partial": (True, False), "hybrid-full": (True, True)}
 ARMS = tuple(a.name for a in ARM_TABLE)
 CORE_ARMS = ["torch-eager", "mxnet-hybrid-partial"]
 SEEDS = (42, 43, 44, 45, 46)
-PROFILE_WINDOWS = 32  # test windows forecast under cProfile
-PROFILE_BATCHES = 10  # training batches run under cProfile
 
 
 def _dataset_names() -> list[str]:
@@ -188,121 +182,14 @@ def grid(options: dict) -> list[dict]:
     return configs
 
 
-def hybridization(arm: str) -> dict:
-    """``{"hybridize_train", "hybridize_predict"}`` of an arm: booleans for MXNet, None for PyTorch."""
-    a = STUDY.arm(arm)
-    train, predict = HYBRIDIZE.get(a.variant, (None, None))  # MXNet's variants; a PyTorch arm has neither
-    return {"hybridize_train": train, "hybridize_predict": predict}
-
-
 def describe(config: dict) -> str:
     extra = f" threads={config['threads']}" if config.get("part") == "threads" else ""
     extra += "" if config.get("onednn", True) else " oneDNN=off"
     return f"deepar {config['dataset']:<18} {config['arm']:<20} seed={config['seed']}{extra}"
 
 
-def estimator_kwargs(config: dict, data) -> dict:
-    """The backend's ``make_estimator``/``train`` arguments for a trial config on loaded Monash data."""
-    from .. import forecast as fc
-
-    kwargs = {"freq": data.freq, "prediction_length": data.prediction_length, "context_length": data.context_length,
-              "lags_seq": fc.lags_for(data.freq), "epochs": config["epochs"],
-              "num_batches_per_epoch": config["num_batches_per_epoch"]}
-    if config["hybridize_train"] is not None:  # MXNet arms only
-        kwargs["hybridize"] = bool(config["hybridize_train"])
-    return kwargs
-
-
-def run_trial(config: dict, report=None) -> dict:
-    """Load the data (failing before any framework import if it is unavailable or broken), train, forecast the
-    test windows, score them; returns summary, measurements and provenance."""
-    os.environ.setdefault("TQDM_DISABLE", "1")
-    from .. import forecast as fc
-    from ..data import monash
-
-    say = report or (lambda msg: None)
-    data = monash.load(config["dataset"])
-    if data.prediction_length != config["prediction_length"]:  # cif_2016: max of the per-series horizons
-        say(f"prediction length {data.prediction_length} (max per-series horizon)")
-    onednn = config.get("onednn", True)
-    os.environ.update(STUDY.arm_of(config).onednn_env(onednn))  # MXNet reads these at import only
-    be = STUDY.arm_of(config).load_backend()
-    be.configure_threads(config["threads"])
-    be.set_seed(config["seed"])
-    kwargs = estimator_kwargs(config, data)
-
-    with be.onednn(onednn):
-        onednn_active = be.onednn_enabled()
-        t0 = time.perf_counter()
-        predictor, epochs = be.train(data.train, **kwargs)
-        be.synchronize()
-        train_time = time.perf_counter() - t0
-    say(f"trained {len(epochs)} epochs in {train_time:.1f} s")
-    if len(epochs) < config["epochs"]:
-        say(f"WARNING: stopped early after {len(epochs)} of {config['epochs']} epochs (learning-rate floor)")
-    with be.onednn(onednn):
-        t1 = time.perf_counter()
-        forecasts = be.predict(predictor, data.train, hybridize=bool(config["hybridize_predict"]))
-        be.synchronize()
-        predict_time = time.perf_counter() - t1
-    hybridized = be.predictor_hybridized(predictor) if config["hybridize_predict"] is not None else None
-    scores = fc.evaluate(forecasts, data.full, data.horizons, data.seasonality)
-    say(f"predicted {len(forecasts)} windows in {predict_time:.1f} s; MASE={scores['MASE']:.3f} over "
-        f"{scores['n_series_scored'] - scores['n_series_dropped']} series ({scores['n_series_dropped']} dropped)")
-
-    measurements = []
-    for rec in epochs:
-        measurements += [(rec.epoch, "train_loss", rec.loss), (rec.epoch, "epoch_time_s", rec.time_s)]
-    whole = {"train_time_s": train_time, "predict_time_s": predict_time, **scores,
-             "fit_overhead_s": train_time - sum(r.time_s for r in epochs),
-             "n_series": len(data.train), "epochs_run": len(epochs)}
-    if hybridized is not None:
-        whole["predictor_hybridized"] = float(hybridized)
-    if config["breakdown"]:
-        whole.update(_breakdown(be, data, kwargs, config, predictor))
-        say("breakdown recorded")
-    measurements += [(-1, k, v) for k, v in whole.items()]
-    timed = [r.time_s for r in epochs[1:]] or [r.time_s for r in epochs]
-    return {
-        "summary": {"train_time_s": train_time, "predict_time_s": predict_time, "MASE": scores["MASE"],
-                    "sMAPE": scores["sMAPE"], "mean_wQL": scores["mean_wQL"],
-                    "n_series_dropped": scores["n_series_dropped"], "predictor_hybridized": hybridized,
-                    "median_epoch_s": median(timed), **epochs_run(len(epochs), config["epochs"]),
-                    "final_train_loss": epochs[-1].loss if epochs else None, "onednn_active": onednn_active},
-        "measurements": measurements,
-        "provenance": {**be.framework_info(), **data.provenance(), "lags_seq": kwargs["lags_seq"]},
-    }
-
-
-def epochs_run(run: int, set_epochs: int) -> dict:
-    """GluonTS' MXNet trainer stops when its learning-rate schedule falls below its floor: such a trial trained
-    fewer epochs than set, so its times and accuracy describe less work. Flagged, never hidden."""
-    return {"epochs_run": run, "epochs_set": set_epochs, "stopped_early": run < set_epochs}
-
-
-def _breakdown(be, data, kwargs: dict, config: dict, predictor) -> dict:
-    """Data pipeline alone for the trial's batches, and cProfile shares of one profiled training epoch."""
-    from .. import forecast as fc
-
-    n_batches = config["epochs"] * config["num_batches_per_epoch"]
-    out = {"data_time_s": be.time_data_pipeline(data.train, n_batches, **kwargs)}
-    profiled = {**kwargs, "epochs": 1, "num_batches_per_epoch": min(config["num_batches_per_epoch"], PROFILE_BATCHES)}
-    be.set_seed(config["seed"])
-    t0 = time.perf_counter()
-    _, phases = fc.profile_call(be.train, data.train, **profiled)
-    wall = time.perf_counter() - t0
-    total = sum(phases.values()) or 1.0
-    out["cprofile_train_wall_s"] = wall
-    out.update({f"cprofile_train_frac_{name}": seconds / total for name, seconds in phases.items()})
-    # forecasting, profiled on the first PROFILE_WINDOWS test windows with the trained predictor
-    _, phases = fc.profile_call(be.predict, predictor, data.train[:PROFILE_WINDOWS])
-    total = sum(phases.values()) or 1.0
-    out.update({f"cprofile_predict_frac_{name}": seconds / total for name, seconds in phases.items()})
-    return out
-
-
 STUDY = register(Study(
     name="deepar", title="GluonTS DeepAR on the Monash archive (after a 2024 post)", module=__name__,
     profiles=PROFILES, options=OPTIONS, prepare=prepare, grid=grid, run_trial=run_trial, describe=describe,
     preflight=preflight, arms=ARM_TABLE, reference={"torch": "torch-eager", "mxnet": "mxnet-hybrid-partial"},
-    code=("fwbench.forecast", "fwbench.data.monash"), figure_prefix="deepar_"))
+    code=("fwbench.forecast", "fwbench.data.monash", "fwbench.measure"), figure_prefix="deepar_"))

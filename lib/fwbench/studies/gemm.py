@@ -8,9 +8,8 @@ matrices, ``warmup`` products (stored, excluded), then ``repeats`` timed product
 from __future__ import annotations
 
 from ..devices import check_device_available, device_option
-from ..measure import median, time_calls
-from ..vision import gemm_flops
 from . import options as opt
+from .gemm_trial import describe, run_trial
 from .registry import Arm, Study, register
 
 ARM_TABLE = (
@@ -52,33 +51,8 @@ def grid(options: dict) -> list[dict]:
             for arm in options["arms"] for t in options["threads"] for n in options["sizes"]]
 
 
-def describe(config: dict) -> str:
-    return f"gemm {config['arm']:<16} n={config['n']:<5} threads={config['threads']} {config['device']}"
-
-
-def run_trial(config: dict, report=None) -> dict:
-    be = STUDY.arm_of(config).load_backend()
-    be.configure_threads(config["threads"])
-    device, n = config["device"], config["n"]
-    a = be.random_matrix(n, device, seed=config["seed"])
-    b = be.random_matrix(n, device, seed=config["seed"] + 1)
-    warm, timed = time_calls(lambda: be.matmul(a, b), lambda: be.synchronize(device),
-                             config["warmup"], config["repeats"])
-    flops = gemm_flops(n)
-    gflops = [flops / t / 1e9 for t in timed]
-    if report:
-        report(f"{describe(config)}: median {median(gflops):.1f} GFLOP/s")
-    return {
-        "summary": {"median_gflops": median(gflops), "max_gflops": max(gflops),
-                    "median_s": median(timed)},
-        "measurements": ([(i, "warmup_s", v) for i, v in enumerate(warm)] + [(i, "seconds", v) for i, v in enumerate(timed)]
-                         + [(i, "gflops", v) for i, v in enumerate(gflops)]),
-        "provenance": be.framework_info(device),
-    }
-
-
 STUDY = register(Study(
     name="gemm", title="fp32 GEMM throughput (the peak behind 'fraction of peak')", module=__name__,
     profiles=PROFILES, options=OPTIONS, grid=grid, run_trial=run_trial, describe=describe, preflight=preflight,
-    arms=ARM_TABLE, reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"}, code=("fwbench.vision",),
+    arms=ARM_TABLE, reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"}, code=("fwbench.vision", "fwbench.measure"),
     figure_prefix="gemm_"))

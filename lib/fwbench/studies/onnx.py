@@ -22,6 +22,7 @@ of the test subsample (cycled when the batch is larger than the subsample).
 from __future__ import annotations
 
 from . import options as opt
+from .onnx_steps import run_trial
 from .registry import Arm, Study, register
 
 ARM_TABLE = (
@@ -102,17 +103,9 @@ def describe(config: dict) -> str:
             f"batches={config['batch_sizes']}")
 
 
-def run_trial(config: dict, report=None) -> dict:
-    from . import onnx_steps
-
-    step = {"export": onnx_steps.run_export, "runtime": onnx_steps.run_ort,
-            "onnx-import": onnx_steps.run_mxnet}[STUDY.arm_of(config).variant]
-    return step(config, report)
-
-
 STUDY = register(Study(
     name="onnx", title="PyTorch -> ONNX -> onnxruntime / MXNet (the 2018 post's deployment proposal)",
     module=__name__, profiles=PROFILES, options=OPTIONS, grid=grid, run_trial=run_trial, describe=describe,
     preflight=preflight, arms=ARM_TABLE, arm_field="step", reference={"torch": "torch-export", "mxnet": "mxnet-import"},
-    code=("fwbench.studies.onnx_steps", "fwbench.studies.onnx_artifacts", "fwbench.sentiment", "fwbench.data.imdb"),
+    code=("fwbench.studies.onnx_artifacts", "fwbench.sentiment", "fwbench.data.imdb", "fwbench.measure"),
     figure_prefix="onnx_"))

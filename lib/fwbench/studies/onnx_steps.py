@@ -16,6 +16,7 @@ import traceback
 from pathlib import Path
 
 from .onnx_artifacts import _ensure_artifacts, artifacts_dir
+from .registry import get_study
 
 
 def _latency_inputs(tokens, batch: int):
@@ -234,3 +235,11 @@ if __name__ == "__main__":  # ``python -m fwbench.studies.onnx_steps export CONF
     if len(sys.argv) != 3 or sys.argv[1] != "export":
         sys.exit("usage: python -m fwbench.studies.onnx_steps export CONFIG_JSON")
     run_export(json.loads(sys.argv[2]))
+
+
+def run_trial(config: dict, report=None) -> dict:
+    """The onnx study's trial (its declarations, ``fwbench.studies.onnx``, are not part of the code fingerprint:
+    this module is): the step the arm names."""
+    step = {"export": run_export, "runtime": run_ort,
+            "onnx-import": run_mxnet}[get_study("onnx").arm_of(config).variant]
+    return step(config, report)

@@ -174,14 +174,30 @@ class Study:
                                f"blocks is max_blocks; drop {self.block_option} or set adaptive=False")
         options[self.block_option] = options["adaptive"]["max_blocks"]
 
+    @property
+    def trial_module(self) -> str:
+        """The module that defines ``run_trial``: what a trial process runs."""
+        return getattr(self.run_trial, "__module__", None) or self.module
+
+    def fingerprinted_modules(self) -> list[str]:
+        """The modules whose source is a trial's code: the trial module, the arms' backends, the facts modules
+        of their frameworks (they set what a framework does at import, e.g. oneDNN) and the study's ``code``
+        modules. The declaration module (profiles, options, grid) is left out when ``run_trial`` lives elsewhere,
+        so editing a profile keeps stored trials of unchanged configs current; a study that defines ``run_trial``
+        beside its profiles (the self-test, most plugins) fingerprints that whole module, as before."""
+        facts = {get_framework(a.framework).module for a in self.arms} - {None}
+        return sorted({self.trial_module, *self.code, *(a.backend for a in self.arms if a.backend), *facts})
+
     def code_version(self) -> str:
-        """A fingerprint of the trial code: the study module, its arms' backends and ``code`` modules. It is
-        part of every trial id, so rows measured with other code are not reused (``fwbench status`` calls them
-        stale). Read from the source files, without importing any framework."""
-        modules = sorted({self.module, *self.code, *(a.backend for a in self.arms if a.backend)})
+        """A fingerprint of what a trial runs: the source of ``fingerprinted_modules`` and each arm's row of the
+        arm table that selects code (name, framework, backend, variant; not its label or colour). It is part of
+        every trial id, so rows measured with other code are not reused (``fwbench status`` calls them stale).
+        Read from the source files, without importing any framework."""
         digest = hashlib.sha256()
-        for name in modules:
+        for name in self.fingerprinted_modules():
             digest.update(name.encode() + b"\0" + _source_bytes(name) + b"\0")
+        for arm in self.arms:
+            digest.update(f"{arm.name}|{arm.framework}|{arm.backend}|{arm.variant}".encode() + b"\0")
         return digest.hexdigest()[:12]
 
     def import_root(self) -> str | None:

@@ -19,19 +19,13 @@ batch sizes and image size, oneDNN on only, ``blocks`` independent trials per se
 """
 from __future__ import annotations
 
-import os
-import shutil
-import statistics
-import tempfile
-import time
 
 from ..devices import check_device_available, device_option
 from ..errors import FwbenchError
-from ..measure import time_calls
-from ..vision import vgg16_flops
 from . import options as opt
 from .adaptive import adaptive_option
 from .blocks import interleave
+from .vgg16_trial import describe, run_trial
 from .registry import Arm, Study, register
 
 _TORCH, _MXNET = "fwbench.vision.torch", "fwbench.vision.mxnet"
@@ -43,7 +37,6 @@ ARM_TABLE = (
     Arm("mxnet-hybrid-full", "mxnet", _MXNET, "hybrid-full", "MXNet (hybridized)", "#ff7f0e"),
 )
 ARMS = tuple(a.name for a in ARM_TABLE)
-COMPILED_VARIANTS = ("script", "compile", "hybrid-full")
 TORCH_COMPILED = ["torch-eager", "torch-script", "torch-compile"]
 
 PROFILES = {
@@ -133,72 +126,10 @@ def grid(options: dict) -> list[dict]:
     return interleave(configs, seed=SEED)
 
 
-def describe(config: dict) -> str:
-    return (f"vgg16 {config['arm']:<17} batch={config['batch_size']:<3} {config['image_size']}px "
-            f"oneDNN={'on' if config['onednn'] else 'off'} {config['device']}")
-
-
-def run_trial(config: dict, report=None) -> dict:
-    arm = STUDY.arm_of(config)
-    os.environ.update(arm.onednn_env(config["onednn"]))  # read by MXNet at import: before the backend import
-    cache = None
-    if arm.variant == "compile":  # a cold Inductor cache in every trial: each one pays the whole compile
-        cache = tempfile.mkdtemp(prefix="fwbench-inductor-")
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
-    try:
-        return _measure(arm, config, report)
-    finally:
-        if cache:
-            shutil.rmtree(cache, ignore_errors=True)
-
-
-def _measure(arm, config: dict, report) -> dict:
-    be = arm.load_backend()
-    be.configure_threads(config["threads"])
-    be.set_seed(config["seed"])
-    device = config["device"]
-    model = be.build_vgg16(device)
-    n_parameters = be.count_parameters(model)  # before compiling (a frozen TorchScript module has none left)
-    x = be.make_images(config["batch_size"], config["image_size"], device, seed=config["seed"])
-    compile_s = None
-    with be.onednn(config["onednn"]):
-        active = be.onednn_enabled()
-        if arm.variant in COMPILED_VARIANTS:
-            be.synchronize(device)
-            t0 = time.perf_counter()
-            model = be.compile_for_inference(model, x, arm.variant)
-            be.synchronize(device)
-            compile_s = time.perf_counter() - t0
-        out = be.to_numpy(be.infer(model, x))
-        warm, timed = time_calls(lambda: be.infer(model, x), lambda: be.synchronize(device),
-                                 config["warmup"], config["repeats"])
-    if report:
-        report(f"{describe(config)}: median {1e3 * statistics.median(timed):.1f} ms"
-               + ("" if compile_s is None else f", compile {compile_s:.1f} s"))
-    batch = config["batch_size"]
-    median = statistics.median(timed)
-    measurements = ([(i, "warmup_latency_s", v) for i, v in enumerate(warm)]
-                    + [(i, "latency_s", v) for i, v in enumerate(timed)])
-    if compile_s is not None:
-        measurements.append((-1, "compile_time_s", compile_s))
-    return {
-        "summary": {
-            "n_parameters": n_parameters,
-            "median_latency_ms": 1e3 * median, "mean_latency_ms": 1e3 * statistics.fmean(timed),
-            "median_ms_per_image": 1e3 * median / batch, "images_per_s": batch / median,
-            "achieved_gflops": vgg16_flops(config["image_size"]) * batch / median / 1e9,
-            "onednn_active": active, "output_shape": list(out.shape), "output_finite": bool((out == out).all()),
-            "compile_time_s": compile_s, **be.compile_report(),
-        },
-        "measurements": measurements,
-        "provenance": be.framework_info(device),
-    }
-
-
 STUDY = register(Study(
     name="vgg16", title="VGG16 inference latency (overview articles' claim C)", module=__name__, profiles=PROFILES,
     options=OPTIONS, grid=grid, run_trial=run_trial, describe=describe, preflight=preflight, arms=ARM_TABLE,
-    reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"}, code=("fwbench.vision",),
+    reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"}, code=("fwbench.vision", "fwbench.measure"),
     figure_prefix="vgg16_", block_field="block", block_option="blocks",
     # adaptive repeats (``blocks`` up to max_blocks; the compiled part keeps its own count): claim C1's latency
     # ratio of the reference arms, each trial reduced to the median of its timed calls (the ledger's number)
