@@ -1,6 +1,7 @@
 """Shared fixtures. The expensive one, ``smoke_notebooks``, runs every notebook once per test session under the
 ``smoke`` profile (through papermill, as `make reproduce` does) into a private store, figures dir and output
 dir; the notebook and site tests read what it produced."""
+
 from __future__ import annotations
 
 import os
@@ -15,6 +16,22 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 # Same order as the Makefile: by file name (the ledger, 05, reads the store after every notebook that makes trials).
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+
+
+LONG_MODULE_LINES = 400  # a prompt to look for a seam, not a limit: modules are split along seams, never squeezed
+
+
+def pytest_terminal_summary(terminalreporter):
+    """A soft report instead of a line cap: the longest modules of lib/, so a reviewer sees where a split along a
+    seam may be due. It fails nothing (ruff, run by ``make lint``, is the style gate)."""
+    sizes = {
+        path.relative_to(REPO / "lib"): len(path.read_text().splitlines()) for path in (REPO / "lib").rglob("*.py")
+    }
+    long = sorted(((n, path) for path, n in sizes.items() if n > LONG_MODULE_LINES), reverse=True)
+    if long:
+        terminalreporter.write_sep("-", f"modules over {LONG_MODULE_LINES} lines (a report, not a failure)")
+        for n, path in long:
+            terminalreporter.write_line(f"{n:5d}  {path}")
 
 
 def pytest_configure(config):
@@ -43,8 +60,13 @@ class SmokeRun:
 @pytest.fixture(scope="session")
 def smoke_env(tmp_path_factory) -> SmokeRun:
     root = tmp_path_factory.mktemp("smoke")
-    env = dict(os.environ, FWBENCH_RESULTS=str(root / "results.sqlite"), FWBENCH_FIGURES=str(root / "figures"),
-               FWBENCH_HEADLESS="1", MPLBACKEND="agg")
+    env = dict(
+        os.environ,
+        FWBENCH_RESULTS=str(root / "results.sqlite"),
+        FWBENCH_FIGURES=str(root / "figures"),
+        FWBENCH_HEADLESS="1",
+        MPLBACKEND="agg",
+    )
     return SmokeRun(root, root / "results.sqlite", root / "figures", root / "executed", env)
 
 
@@ -55,12 +77,30 @@ def smoke_notebooks(smoke_env) -> SmokeRun:
     for nb in NOTEBOOKS:
         out = smoke_env.executed / nb.name
         proc = subprocess.run(
-            [sys.executable, "-m", "papermill", "-k", "python3", "--cwd", str(REPO / "notebooks"),
-             "--no-progress-bar", "--execution-timeout", "900", str(nb), str(out), "-p", "profile", "smoke"],
+            [
+                sys.executable,
+                "-m",
+                "papermill",
+                "-k",
+                "python3",
+                "--cwd",
+                str(REPO / "notebooks"),
+                "--no-progress-bar",
+                "--execution-timeout",
+                "900",
+                str(nb),
+                str(out),
+                "-p",
+                "profile",
+                "smoke",
+            ],
             # no MPLBACKEND: the kernel then picks the inline backend and figures land in the outputs (and the
             # HTML pages); trials still get agg (runner.child_env)
             env={k: v for k, v in smoke_env.env.items() if k != "MPLBACKEND"},
-            capture_output=True, text=True, timeout=1800)
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
         if proc.returncode != 0:
             pytest.fail(f"{nb.name} failed under papermill:\n{proc.stderr[-4000:]}")
     return smoke_env
@@ -71,8 +111,13 @@ def smoke_site(smoke_notebooks) -> SmokeRun:
     """The static site (``python -m fwbench.report``, as `make reproduce` runs it) built from the smoke notebooks
     into ``<root>/reports``."""
     out = smoke_notebooks.root / "reports"
-    proc = subprocess.run([sys.executable, "-m", "fwbench.report", "--executed", str(smoke_notebooks.executed),
-                           "--out", str(out)], env=smoke_notebooks.env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fwbench.report", "--executed", str(smoke_notebooks.executed), "--out", str(out)],
+        env=smoke_notebooks.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if proc.returncode != 0:
         pytest.fail(f"fwbench.report failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
     return smoke_notebooks

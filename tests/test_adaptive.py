@@ -6,6 +6,7 @@ A framework-free toy study declared here: settings ``tight`` (the ratio is resol
 trials in this process (``InProcess``: the executor interface, one ``run`` call per block); one goes through the
 real CLI and child processes.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,9 +31,18 @@ SECONDS = {"toy-a": 2.0, "toy-b": 4.0}  # each trial's stored duration (in-proce
 def _grid(options):
     configs = []
     for repeat in range(options["repeats"]):
-        block = [{"arm": arm, "setting": s, "repeat": repeat, "seed": 100 + repeat, "threads": 1,
-                  "part": "solo" if s == "solo" else "main"}
-                 for s in options["settings"] for arm in (("toy-a",) if s == "solo" else ("toy-a", "toy-b"))]
+        block = [
+            {
+                "arm": arm,
+                "setting": s,
+                "repeat": repeat,
+                "seed": 100 + repeat,
+                "threads": 1,
+                "part": "solo" if s == "solo" else "main",
+            }
+            for s in options["settings"]
+            for arm in (("toy-a",) if s == "solo" else ("toy-a", "toy-b"))
+        ]
         configs += interleave(block, seed=repeat)
     return configs
 
@@ -45,20 +55,37 @@ def _value(config) -> float:
 
 
 def _trial(config, report=None):
-    return {"summary": {"time_s": _value(config)}, "measurements": [(0, "train_time_s", _value(config))],
-            "provenance": {"framework": "none"}}
+    return {
+        "summary": {"time_s": _value(config)},
+        "measurements": [(0, "train_time_s", _value(config))],
+        "provenance": {"framework": "none"},
+    }
 
 
-TOY = register(Study(
-    name="adaptive-toy", title="Adaptive repeats toy (tests)", module=__name__,
-    profiles={"fixed": {"settings": ["tight", "noisy", "solo"], "repeats": 3, "adaptive": False},
-              "adaptive": {"settings": ["tight", "noisy", "solo"], "repeats": 3, "adaptive": RULE},
-              "e2e": {"settings": ["tight"], "repeats": 1, "adaptive": {**RULE, "max_blocks": 3}}},
-    options={"settings": opt.list_of(opt.string, ["tight", "noisy", "solo"]), "repeats": opt.int_range(1, 100),
-             "adaptive": adaptive.adaptive_option},
-    grid=_grid, run_trial=_trial, describe=lambda c: f"toy {c['arm']} {c['setting']} repeat={c['repeat']}",
-    arms=(Arm("toy-a", "none", None, "a", "Toy A", "#000000"), Arm("toy-b", "none", None, "b", "Toy B", "#888888")),
-    hidden=True, adaptive_pairs=(("toy-a", "toy-b"),), adaptive_metric=lambda summary: summary["time_s"]))
+TOY = register(
+    Study(
+        name="adaptive-toy",
+        title="Adaptive repeats toy (tests)",
+        module=__name__,
+        profiles={
+            "fixed": {"settings": ["tight", "noisy", "solo"], "repeats": 3, "adaptive": False},
+            "adaptive": {"settings": ["tight", "noisy", "solo"], "repeats": 3, "adaptive": RULE},
+            "e2e": {"settings": ["tight"], "repeats": 1, "adaptive": {**RULE, "max_blocks": 3}},
+        },
+        options={
+            "settings": opt.list_of(opt.string, ["tight", "noisy", "solo"]),
+            "repeats": opt.int_range(1, 100),
+            "adaptive": adaptive.adaptive_option,
+        },
+        grid=_grid,
+        run_trial=_trial,
+        describe=lambda c: f"toy {c['arm']} {c['setting']} repeat={c['repeat']}",
+        arms=(Arm("toy-a", "none", None, "a", "Toy A", "#000000"), Arm("toy-b", "none", None, "b", "Toy B", "#888888")),
+        hidden=True,
+        adaptive_pairs=(("toy-a", "toy-b"),),
+        adaptive_metric=lambda summary: summary["time_s"],
+    )
+)
 
 
 class InProcess:
@@ -74,10 +101,20 @@ class InProcess:
                 raise KeyboardInterrupt
             out = _trial(t.config)
             self.ran.append(t.trial_id)
-            record(t, {"status": "done", "summary": out["summary"], "measurements": out["measurements"],
-                       "provenance": {"trial_wall_s": SECONDS[t.config["arm"]]}, "error": None, "stderr_tail": None,
-                       "started_at": "2026-01-01T00:00:00+00:00", "ended_at": "2026-01-01T00:00:01+00:00"},
-                   {"runner": "in-process"})
+            record(
+                t,
+                {
+                    "status": "done",
+                    "summary": out["summary"],
+                    "measurements": out["measurements"],
+                    "provenance": {"trial_wall_s": SECONDS[t.config["arm"]]},
+                    "error": None,
+                    "stderr_tail": None,
+                    "started_at": "2026-01-01T00:00:00+00:00",
+                    "ended_at": "2026-01-01T00:00:01+00:00",
+                },
+                {"runner": "in-process"},
+            )
 
     def close(self):
         pass
@@ -162,8 +199,9 @@ def test_futility_stops_a_setting_whose_ci_cannot_reach_the_target_by_the_cap(st
     assert blocks_by_setting(store) == {"tight": [0, 1], "noisy": [0, 1], "solo": [0, 1]}
     assert summary.done == 10 and summary.not_needed == 15
     planned = plan("adaptive-toy", "adaptive", {"adaptive": FUTILE})
-    decisions = adaptive.decide(TOY, planned, adaptive.observe_store(store, TOY, planned),
-                                adaptive.AdaptiveSpec(**FUTILE))
+    decisions = adaptive.decide(
+        TOY, planned, adaptive.observe_store(store, TOY, planned), adaptive.AdaptiveSpec(**FUTILE)
+    )
     by_setting = {adaptive.setting_key(TOY, t.config): t.config["setting"] for t in planned}
     stop = {by_setting[k]: next(d for d in v.values() if not d.run).reason for k, v in decisions.items()}
     assert stop["noisy"].startswith("futile: pair toy-a/toy-b CI half-width ")
@@ -230,11 +268,25 @@ def test_report_saves_nothing_while_a_block_is_pending_and_reads_timestamps(stor
     noisy = report.loc["toy noisy"]
     assert noisy.state == "running" and noisy.saved_cpu_s == 0 and noisy.stop_reason.startswith("block 3 to run: ")
     # a row without trial_wall_s (e.g. a failed trial) counts ended_at - started_at
-    trial = next(t for t in plan("adaptive-toy", "adaptive") if t.config["setting"] == "noisy"
-                 and t.config["repeat"] == 4)
-    runner.store_outcome(store, trial, {"status": "failed", "summary": {}, "measurements": [], "provenance": {},
-                                        "error": "boom", "stderr_tail": "", "started_at": "2026-01-01T00:00:00+0000",
-                                        "ended_at": "2026-01-01T00:01:30+0000"}, "adaptive", {})
+    trial = next(
+        t for t in plan("adaptive-toy", "adaptive") if t.config["setting"] == "noisy" and t.config["repeat"] == 4
+    )
+    runner.store_outcome(
+        store,
+        trial,
+        {
+            "status": "failed",
+            "summary": {},
+            "measurements": [],
+            "provenance": {},
+            "error": "boom",
+            "stderr_tail": "",
+            "started_at": "2026-01-01T00:00:00+0000",
+            "ended_at": "2026-01-01T00:01:30+0000",
+        },
+        "adaptive",
+        {},
+    )
     after = adaptive_report(store, "adaptive-toy", "adaptive").set_index("setting").loc["toy noisy"]
     assert after.cpu_s == noisy.cpu_s + 90
 
@@ -245,17 +297,23 @@ def test_report_of_a_fixed_profile_is_an_error(store):
 
 
 # -- bad input ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("value, message", [
-    (True, "adaptive must be False or a dict like"),
-    ({"min_blocks": 1, "max_blocks": 3, "target": 0.03}, "adaptive.min_blocks must be an integer >= 2"),
-    ({"min_blocks": 3, "max_blocks": 2, "target": 0.03}, "adaptive.max_blocks must be an integer >= 3"),
-    ({"min_blocks": 3, "max_blocks": 4, "target": 1.5}, r"adaptive.target must be a number in \(0, 1\)"),
-    ({"min_blocks": 3, "max_blocks": 4, "target": 0}, r"adaptive.target must be a number in \(0, 1\)"),
-    ({"min_blocks": 3.0, "max_blocks": 4, "target": 0.03}, "adaptive.min_blocks must be an integer"),
-    ({"min_blocks": 3, "max_blocks": 4}, r"needs exactly the keys .* \(missing \['target'\]"),
-    ({"min_blocks": 3, "max_blocks": 4, "target": 0.03, "cap": 9}, r"unknown \['cap'\]"),
-    ({"min_blocks": 3, "max_blocks": 4, "target": 0.03, "futility": "yes"}, "adaptive.futility must be True or False"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (True, "adaptive must be False or a dict like"),
+        ({"min_blocks": 1, "max_blocks": 3, "target": 0.03}, "adaptive.min_blocks must be an integer >= 2"),
+        ({"min_blocks": 3, "max_blocks": 2, "target": 0.03}, "adaptive.max_blocks must be an integer >= 3"),
+        ({"min_blocks": 3, "max_blocks": 4, "target": 1.5}, r"adaptive.target must be a number in \(0, 1\)"),
+        ({"min_blocks": 3, "max_blocks": 4, "target": 0}, r"adaptive.target must be a number in \(0, 1\)"),
+        ({"min_blocks": 3.0, "max_blocks": 4, "target": 0.03}, "adaptive.min_blocks must be an integer"),
+        ({"min_blocks": 3, "max_blocks": 4}, r"needs exactly the keys .* \(missing \['target'\]"),
+        ({"min_blocks": 3, "max_blocks": 4, "target": 0.03, "cap": 9}, r"unknown \['cap'\]"),
+        (
+            {"min_blocks": 3, "max_blocks": 4, "target": 0.03, "futility": "yes"},
+            "adaptive.futility must be True or False",
+        ),
+    ],
+)
 def test_bad_adaptive_values_are_one_clear_error(value, message, tmp_store, capsys):
     with pytest.raises(FwbenchError, match=message):
         plan("adaptive-toy", "fixed", {"adaptive": value})
@@ -313,8 +371,9 @@ def test_imdb_and_vgg16_declare_their_pairs_and_default_to_fixed_repeats():
     assert {t.config["repeat"] for t in plan("imdb", "quick", rule)} == set(range(4))
     assert {t.config["block"] for t in plan("vgg16", "quick", rule) if t.config["part"] == "main"} == set(range(4))
     seeds = {adaptive.setting_key(imdb, t.config) for t in plan("imdb", "quick", rule) if t.config["part"] == "main"}
-    assert len(seeds) == len({adaptive.setting_key(imdb, t.config) for t in plan("imdb", "quick")
-                              if t.config["part"] == "main"})  # seed and repeat are not part of a setting
+    assert len(seeds) == len(
+        {adaptive.setting_key(imdb, t.config) for t in plan("imdb", "quick") if t.config["part"] == "main"}
+    )  # seed and repeat are not part of a setting
 
 
 def test_end_to_end_through_the_cli(tmp_store, capsys):
@@ -368,19 +427,25 @@ def test_a_saved_prediction_is_checked_against_the_trials_run_after_it(tmp_path,
     check = check_prediction(prediction, after).set_index("group")
     ran = after.trials("adaptive-toy")
     ran = dict(zip(ran.trial_id, ran["config.arm"]))
-    predicted = {arm: sum(p["predicted_s"] for tid, p in entry["per_trial"].items() if ran.get(tid) == arm)
-                 for arm in ("toy-a", "toy-b")}
+    predicted = {
+        arm: sum(p["predicted_s"] for tid, p in entry["per_trial"].items() if ran.get(tid) == arm)
+        for arm in ("toy-a", "toy-b")
+    }
     n_a, n_b = (sum(a == arm for a in ran.values()) for arm in ("toy-a", "toy-b"))
     a, b, both = check.loc["toy-a"], check.loc["toy-b"], check.loc["all"]
     assert (a.busy_trials, a.measured_trials, b.busy_trials, b.measured_trials) == (1, n_a - 1, 0, n_b)
-    busy_prediction = next(p["predicted_s"] for tid, p in entry["per_trial"].items() if p["arm"] == "toy-a"
-                           and tid in ran and tid == _busy_id(after))
+    busy_prediction = next(
+        p["predicted_s"]
+        for tid, p in entry["per_trial"].items()
+        if p["arm"] == "toy-a" and tid in ran and tid == _busy_id(after)
+    )
     assert a.predicted_s == pytest.approx(predicted["toy-a"] - busy_prediction)
     assert a.measured_s == 2.0 * (n_a - 1) and b.measured_s == 8.0 * n_b
     assert b.error == pytest.approx((predicted["toy-b"] - 8.0 * n_b) / (8.0 * n_b)) and b.error < -0.3
     assert both.planned_trials == 25 and both.measured_trials == n_a - 1 + n_b
-    assert both.error == pytest.approx((a.predicted_s + b.predicted_s - a.measured_s - b.measured_s)
-                                       / (a.measured_s + b.measured_s))
+    assert both.error == pytest.approx(
+        (a.predicted_s + b.predicted_s - a.measured_s - b.measured_s) / (a.measured_s + b.measured_s)
+    )
     assert f"| adaptive-toy | toy-b | {n_b} of 10 (0) | " in check_markdown(check.reset_index())
     # saving again replaces the study's entry instead of adding a second one
     save_prediction(estimate_full_runtime(before, "adaptive-toy", 1, "adaptive"), prediction, before)
@@ -430,7 +495,7 @@ def test_a_stop_file_stops_at_a_block_boundary_and_the_rerun_resumes(store, tmp_
     first = store.trials("adaptive-toy")
     settings = first.groupby(["config.setting", "config.repeat"]).size()
     assert len(settings) == 1  # one whole group: both arms of a paired setting, or the solo setting's one arm
-    ((setting, _), n), = settings.items()
+    (((setting, _), n),) = settings.items()
     assert n == (1 if setting == "solo" else 2) and len(executor.ran) == n
     stop.unlink()
     rest = run_sweep("adaptive-toy", "fixed", store=store, progress="none", stop_file=stop)
@@ -460,9 +525,17 @@ def test_the_check_has_a_row_per_machine_where_trials_record_it(tmp_path, monkey
                 n = len(self.ran)
                 boot = None if n <= 2 else ("fast-boot-1" if n % 2 else "slow-boot-2")
                 wall = outcome["provenance"]["trial_wall_s"] * (0.5 if boot == "fast-boot-1" else 1.0)
-                outcome = {**outcome, "provenance": {**outcome["provenance"], "trial_wall_s": wall,
-                                                     "boot_id": boot, "cpu_id": "AuthenticAMD/25/17/1"}}
+                outcome = {
+                    **outcome,
+                    "provenance": {
+                        **outcome["provenance"],
+                        "trial_wall_s": wall,
+                        "boot_id": boot,
+                        "cpu_id": "AuthenticAMD/25/17/1",
+                    },
+                }
                 record(trial, outcome, placement)
+
             super().run(trials, on_machine, bar)
 
     sweep(after, executor=TwoMachines(), monkeypatch=monkeypatch)

@@ -5,6 +5,7 @@ happened to: top-level and function-level (lazy) imports alike. A lazy import th
 still a cycle here. Relative imports are resolved; ``from . import x`` where ``x`` is a submodule is an edge to
 ``x``, not to the package (a package's ``__init__`` re-exporting its submodules is not a cycle).
 """
+
 from __future__ import annotations
 
 import ast
@@ -90,7 +91,7 @@ def _path_through(graph: dict[str, set], component: list[str]) -> list[str]:
     while True:
         successor = sorted(graph[path[-1]] & members)[0]
         if successor in seen:
-            return path[path.index(successor):] + [successor]
+            return path[path.index(successor) :] + [successor]
         path.append(successor)
         seen.add(successor)
 
@@ -110,8 +111,12 @@ def test_relative_imports_resolve_to_submodules_not_packages(tmp_path):
     (package / "sub" / "__init__.py").write_text("thing = 1\n")
     (package / "sub" / "deep.py").write_text("from .. import leaf\nfrom ..leaf import f\n")
     graph = import_graph(tmp_path, "pkg")
-    assert graph == {"pkg": {"pkg.leaf", "pkg.sub"}, "pkg.leaf": {"pkg.sub.deep"}, "pkg.sub": set(),
-                     "pkg.sub.deep": {"pkg.leaf"}}
+    assert graph == {
+        "pkg": {"pkg.leaf", "pkg.sub"},
+        "pkg.leaf": {"pkg.sub.deep"},
+        "pkg.sub": set(),
+        "pkg.sub.deep": {"pkg.leaf"},
+    }
     assert cycles(graph) == [["pkg.leaf", "pkg.sub.deep"]]  # the lazy import counts
 
 
@@ -119,16 +124,15 @@ def test_no_import_cycle_of_any_length():
     graph = import_graph()
     found = cycles(graph)
     assert not found, "import cycles (lazy imports included):\n" + "\n".join(
-        f"{' -> '.join(_path_through(graph, component))}  (component: {', '.join(component)})"
-        for component in found)
+        f"{' -> '.join(_path_through(graph, component))}  (component: {', '.join(component)})" for component in found
+    )
 
 
 def test_leaves_import_nothing_of_fwbench():
     graph = import_graph()
     leaves = [name for name in graph if any(name == leaf or name.startswith(leaf + ".") for leaf in LEAVES)]
     assert set(LEAVES) <= set(leaves), "a leaf module is missing"
-    outside = {name: sorted(target for target in graph[name] if not target.startswith(name + "."))
-               for name in leaves}
+    outside = {name: sorted(target for target in graph[name] if not target.startswith(name + ".")) for name in leaves}
     # a leaf package may hold its own submodules; nothing else of fwbench
     outside = {name: targets for name, targets in outside.items() if targets}
     assert not outside, outside

@@ -8,6 +8,7 @@ Kinds of case:
   ``fwbench: error:``, no traceback;
 - ``call``: a library entry point (data loaders, the store, the estimator) raising ``FwbenchError``.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -60,51 +61,84 @@ CASES = [
     Case("epochs-zero", "sweep", "epochs must be >= 1", SMOKE, {"overrides": {"epochs": 0}}),
     Case("epochs-bool", "sweep", "epochs must be an integer, got True", SMOKE, {"overrides": {"epochs": True}}),
     Case("epochs-float", "sweep", "epochs must be an integer, got 2.5", SMOKE, {"overrides": {"epochs": 2.5}}),
-    Case("batch-empty", "sweep", "batch_sizes must be a non-empty list", SMOKE,
-         {"overrides": {"batch_sizes": []}}),
-    Case("batch-duplicate", "sweep", "batch_sizes lists a value twice", SMOKE,
-         {"overrides": {"batch_sizes": [32, 32]}}),
+    Case("batch-empty", "sweep", "batch_sizes must be a non-empty list", SMOKE, {"overrides": {"batch_sizes": []}}),
+    Case(
+        "batch-duplicate", "sweep", "batch_sizes lists a value twice", SMOKE, {"overrides": {"batch_sizes": [32, 32]}}
+    ),
     Case("batch-negative", "sweep", "batch_sizes must be >= 1", SMOKE, {"overrides": {"batch_sizes": [-8]}}),
     Case("workers-not-offered", "sweep", "unknown workers value(s) [3]", SMOKE, {"overrides": {"workers": [3]}}),
     Case("n-train-too-small", "sweep", "n_train must be >= 2", SMOKE, {"overrides": {"n_train": 1}}),
-    Case("n-train-too-big", "sweep", "n_train must be >= 2 and <= 25000", SMOKE,
-         {"overrides": {"n_train": 50000}}),
+    Case("n-train-too-big", "sweep", "n_train must be >= 2 and <= 25000", SMOKE, {"overrides": {"n_train": 50000}}),
     Case("lr-negative", "sweep", "lr must be a positive number", SMOKE, {"overrides": {"lr": -0.1}}),
-    Case("lr-schedule-string", "sweep", "lr_schedule must be True or False", SMOKE,
-         {"overrides": {"lr_schedule": "yes"}}),
+    Case(
+        "lr-schedule-string", "sweep", "lr_schedule must be True or False", SMOKE, {"overrides": {"lr_schedule": "yes"}}
+    ),
     Case("overrides-not-a-dict", "sweep", "overrides must be a dict", SMOKE, {"overrides": [("epochs", 3)]}),
-    Case("deepar-unknown-dataset", "sweep", "'not_a_dataset'", ("deepar", "smoke"),
-         {"overrides": {"datasets": ["not_a_dataset"]}}),
+    Case(
+        "deepar-unknown-dataset",
+        "sweep",
+        "'not_a_dataset'",
+        ("deepar", "smoke"),
+        {"overrides": {"datasets": ["not_a_dataset"]}},
+    ),
     Case("deepar-unknown-arm", "sweep", "'jax'", ("deepar", "smoke"), {"overrides": {"arms": ["jax"]}}),
-    Case("selftest-unknown-mode", "sweep", "unknown modes value(s) ['explode']", SEL,
-         {"overrides": {"modes": ["explode"]}}),
+    Case(
+        "selftest-unknown-mode",
+        "sweep",
+        "unknown modes value(s) ['explode']",
+        SEL,
+        {"overrides": {"modes": ["explode"]}},
+    ),
     # -- the runner's own parameters -----------------------------------------------------------------------
     Case("timeout-negative", "sweep", "timeout_s must be a number >= 1", SMOKE, {"timeout_s": -5}),
-    Case("memory-limit-string", "sweep", "memory_limit_mb must be an integer >= 64", SMOKE,
-         {"memory_limit_mb": "8G"}),
+    Case("memory-limit-string", "sweep", "memory_limit_mb must be an integer >= 64", SMOKE, {"memory_limit_mb": "8G"}),
     Case("memory-limit-tiny", "sweep", "memory_limit_mb must be an integer >= 64", SMOKE, {"memory_limit_mb": 10}),
-    Case("trials-per-host-zero", "sweep", "trials_per_host must be an integer >= 1", SMOKE,
-         {"trials_per_host": 0}),
-    Case("trials-per-host-without-cluster", "sweep", "trials_per_host=2 only applies to a Dask run", SMOKE,
-         {"trials_per_host": 2}),
+    Case("trials-per-host-zero", "sweep", "trials_per_host must be an integer >= 1", SMOKE, {"trials_per_host": 0}),
+    Case(
+        "trials-per-host-without-cluster",
+        "sweep",
+        "trials_per_host=2 only applies to a Dask run",
+        SMOKE,
+        {"trials_per_host": 2},
+    ),
     Case("progress-unknown", "sweep", "progress must be one of", SMOKE, {"progress": "fancy"}),
     # -- the scheduler -------------------------------------------------------------------------------------
     Case("scheduler-no-scheme", "sweep", "is neither an address", SMOKE, {"scheduler": "localhost:8786"}),
     Case("scheduler-bad-port", "sweep", "has no valid host:port", SMOKE, {"scheduler": "tcp://127.0.0.1:http"}),
-    Case("scheduler-unreachable", "sweep", "cannot reach the Dask scheduler at tcp://127.0.0.1:9", SMOKE,
-         {"scheduler": CLOSED_PORT}, max_s=20),
-    Case("scheduler-tls-without-certs", "sweep", "is a TLS address; pass --tls-ca-file", SMOKE,
-         {"scheduler": "tls://127.0.0.1:8786"}),
-    Case("scheduler-file-missing", "sweep", "scheduler file /nonexistent/scheduler.json does not exist", SMOKE,
-         {"scheduler": "/nonexistent/scheduler.json"}),
+    Case(
+        "scheduler-unreachable",
+        "sweep",
+        "cannot reach the Dask scheduler at tcp://127.0.0.1:9",
+        SMOKE,
+        {"scheduler": CLOSED_PORT},
+        max_s=20,
+    ),
+    Case(
+        "scheduler-tls-without-certs",
+        "sweep",
+        "is a TLS address; pass --tls-ca-file",
+        SMOKE,
+        {"scheduler": "tls://127.0.0.1:8786"},
+    ),
+    Case(
+        "scheduler-file-missing",
+        "sweep",
+        "scheduler file /nonexistent/scheduler.json does not exist",
+        SMOKE,
+        {"scheduler": "/nonexistent/scheduler.json"},
+    ),
     # -- data ----------------------------------------------------------------------------------------------
     Case("data-dir-missing", "sweep", "does not exist; fix the path", SMOKE, setup="data_dir_missing"),
     Case("data-dir-empty", "sweep", "IMDB dataset not found", SMOKE, setup="data_dir_empty"),
-    Case("imdb-truncated-preflight", "sweep", "is truncated or corrupt (the gzip stream ends early)", SMOKE,
-         setup="imdb_truncated"),
+    Case(
+        "imdb-truncated-preflight",
+        "sweep",
+        "is truncated or corrupt (the gzip stream ends early)",
+        SMOKE,
+        setup="imdb_truncated",
+    ),
     Case("imdb-corrupt-preflight", "sweep", "is truncated or corrupt", SMOKE, setup="imdb_corrupt"),
-    Case("imdb-not-a-tar", "sweep", "is truncated or corrupt (it is not a tar archive)", SMOKE,
-         setup="imdb_not_tar"),
+    Case("imdb-not-a-tar", "sweep", "is truncated or corrupt (it is not a tar archive)", SMOKE, setup="imdb_not_tar"),
     Case("imdb-truncated-load", "call", "is truncated or corrupt", ("load_imdb",), setup="imdb_truncated"),
     Case("imdb-incomplete-load", "call", "is incomplete", ("load_imdb",), setup="imdb_incomplete"),
     Case("tsf-no-data-line", "call", "no @data line", ("read_tsf",), setup="tsf_no_data"),
@@ -113,8 +147,13 @@ CASES = [
     Case("tsf-bad-value", "call", "corrupt or truncated .tsf file", ("read_tsf",), setup="tsf_bad_value"),
     # -- the results store ---------------------------------------------------------------------------------
     Case("store-is-text", "sweep", "is not an fwbench results store", SEL, setup="store_text"),
-    Case("store-other-sqlite", "sweep", "is an SQLite file but not an fwbench results store", SEL,
-         setup="store_other_sqlite"),
+    Case(
+        "store-other-sqlite",
+        "sweep",
+        "is an SQLite file but not an fwbench results store",
+        SEL,
+        setup="store_other_sqlite",
+    ),
     Case("store-newer-schema", "sweep", "has schema version 2, this fwbench reads 1", SEL, setup="store_newer"),
     Case("store-is-directory", "sweep", "is a directory", SEL, setup="store_dir"),
     Case("estimate-no-trials", "call", "no finished imdb trials", ("estimate", 4)),
@@ -123,19 +162,54 @@ CASES = [
     Case("cli-unknown-study", "cli", "unknown study 'imbd'", ("run", "imbd")),
     Case("cli-unknown-profile", "cli", "unknown profile 'fulll'", ("run", "imdb", "--profile", "fulll")),
     Case("cli-set-without-equals", "cli", "--set expects KEY=VALUE", ("run", "imdb", "--set", "epochs")),
-    Case("cli-set-bad-literal", "cli", "epochs must be an integer, got 'abc'",
-         ("run", "imdb", "--profile", "smoke", "--set", "epochs=abc")),
-    Case("cli-memory-not-int", "cli", "argument --memory-limit-mb: invalid int value: '8G'",
-         ("run", "selftest", "--memory-limit-mb", "8G")),
-    Case("cli-unreachable-scheduler", "cli", "cannot reach the Dask scheduler",
-         ("run", "imdb", "--profile", "smoke", "--scheduler", CLOSED_PORT), max_s=30),
-    Case("cli-tls-incomplete", "cli", "TLS needs a CA file, a certificate and a key; missing FWBENCH_TLS_CERT",
-         ("run", "imdb", "--scheduler", "tls://127.0.0.1:8786", "--tls-ca-file", "/etc/hostname",
-          "--tls-key", "/etc/hostname")),
-    Case("cli-data-dir-missing", "cli", "does not exist; fix the path", ("run", "imdb", "--profile", "smoke"),
-         setup="data_dir_missing"),
-    Case("cli-store-newer-schema", "cli", "has schema version 2", ("run", "selftest", "--profile", "smoke"),
-         setup="store_newer"),
+    Case(
+        "cli-set-bad-literal",
+        "cli",
+        "epochs must be an integer, got 'abc'",
+        ("run", "imdb", "--profile", "smoke", "--set", "epochs=abc"),
+    ),
+    Case(
+        "cli-memory-not-int",
+        "cli",
+        "argument --memory-limit-mb: invalid int value: '8G'",
+        ("run", "selftest", "--memory-limit-mb", "8G"),
+    ),
+    Case(
+        "cli-unreachable-scheduler",
+        "cli",
+        "cannot reach the Dask scheduler",
+        ("run", "imdb", "--profile", "smoke", "--scheduler", CLOSED_PORT),
+        max_s=30,
+    ),
+    Case(
+        "cli-tls-incomplete",
+        "cli",
+        "TLS needs a CA file, a certificate and a key; missing FWBENCH_TLS_CERT",
+        (
+            "run",
+            "imdb",
+            "--scheduler",
+            "tls://127.0.0.1:8786",
+            "--tls-ca-file",
+            "/etc/hostname",
+            "--tls-key",
+            "/etc/hostname",
+        ),
+    ),
+    Case(
+        "cli-data-dir-missing",
+        "cli",
+        "does not exist; fix the path",
+        ("run", "imdb", "--profile", "smoke"),
+        setup="data_dir_missing",
+    ),
+    Case(
+        "cli-store-newer-schema",
+        "cli",
+        "has schema version 2",
+        ("run", "selftest", "--profile", "smoke"),
+        setup="store_newer",
+    ),
     Case("cli-estimate-zero-workers", "cli", "workers must be an integer >= 1", ("estimate", "imdb", "--workers", "0")),
 ]
 
@@ -162,7 +236,7 @@ def setup_case(name: str | None, tmp: Path, store: Path) -> dict:
     elif name == "imdb_corrupt":
         raw = bytearray(IMDB_ARCHIVE.read_bytes())
         mid = len(raw) // 2
-        raw[mid:mid + 4096] = bytes(4096)  # a zeroed block in the middle: the deflate stream or its CRC breaks
+        raw[mid : mid + 4096] = bytes(4096)  # a zeroed block in the middle: the deflate stream or its CRC breaks
         archive.write_bytes(bytes(raw))
     elif name == "imdb_not_tar":
         archive.write_bytes(gzip.compress(b"this is not a tar archive\n" * 100))
@@ -181,7 +255,7 @@ def setup_case(name: str | None, tmp: Path, store: Path) -> dict:
             "tsf_no_data": header + freq + "T1:2020-01-01 00-00-00:1,2,3\n",
             "tsf_no_series": header + freq + "@data\n",
             "tsf_no_frequency": header + "@horizon 7\n@missing false\n@equallength false\n@data\n"
-                                         "T1:2020-01-01 00-00-00:1,2,3\n",
+            "T1:2020-01-01 00-00-00:1,2,3\n",
             "tsf_bad_value": header + freq + "@data\nT1:2020-01-01 00-00-00:1,two,3\n",
         }[name]
         (data / "broken.tsf").write_text(body)
@@ -242,9 +316,22 @@ def test_bad_input(case: Case, tmp_path, monkeypatch):
     monkeypatch.setenv("FWBENCH_CACHE_DIR", str(tmp_path / "cache"))  # broken archives stay out of the real cache
     if case.setup is None:  # a store that already holds a finished trial
         seed = runner.plan("selftest", "smoke", {"n_trials": 1})[0]
-        runner.store_outcome(ResultsStore(store), seed, {
-            "status": "done", "summary": {}, "measurements": [(0, "x", 1.0)], "provenance": {"host": "h"},
-            "started_at": None, "ended_at": None, "error": None, "stderr_tail": None}, "smoke", {})
+        runner.store_outcome(
+            ResultsStore(store),
+            seed,
+            {
+                "status": "done",
+                "summary": {},
+                "measurements": [(0, "x", 1.0)],
+                "provenance": {"host": "h"},
+                "started_at": None,
+                "ended_at": None,
+                "error": None,
+                "stderr_tail": None,
+            },
+            "smoke",
+            {},
+        )
     for key, value in setup_case(case.setup, tmp_path, store).items():
         monkeypatch.setenv(key, value)
     before = fingerprint(store)
@@ -256,8 +343,13 @@ def test_bad_input(case: Case, tmp_path, monkeypatch):
     monkeypatch.setattr("fwbench.cluster.execute", tripwire)
     t0 = time.perf_counter()
     if case.kind == "cli":
-        proc = subprocess.run([sys.executable, "-m", "fwbench.cli", *case.args], capture_output=True, text=True,
-                              env=dict(os.environ), timeout=case.max_s + 30)
+        proc = subprocess.run(
+            [sys.executable, "-m", "fwbench.cli", *case.args],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ),
+            timeout=case.max_s + 30,
+        )
         message = proc.stderr
         assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stderr and proc.stdout == ""
@@ -283,8 +375,18 @@ def test_write_bad_input_evidence():
     if len(RESULTS) < len(CASES):
         pytest.skip("not every case ran in this session (a -k selection)")
     EVIDENCE.mkdir(parents=True, exist_ok=True)
-    (EVIDENCE / "bad_inputs.json").write_text(json.dumps({
-        "cases": len(RESULTS), "all_one_line_before_any_trial": True, "store_changed": 0,
-        "by_kind": {k: sum(r["kind"] == k for r in RESULTS.values()) for k in ("sweep", "cli", "call")},
-        "slowest_s": max(r["seconds"] for r in RESULTS.values()), "errors": RESULTS}, indent=2, sort_keys=True))
+    (EVIDENCE / "bad_inputs.json").write_text(
+        json.dumps(
+            {
+                "cases": len(RESULTS),
+                "all_one_line_before_any_trial": True,
+                "store_changed": 0,
+                "by_kind": {k: sum(r["kind"] == k for r in RESULTS.values()) for k in ("sweep", "cli", "call")},
+                "slowest_s": max(r["seconds"] for r in RESULTS.values()),
+                "errors": RESULTS,
+            },
+            indent=2,
+            sort_keys=True,
+        )
+    )
     assert len(RESULTS) >= 25

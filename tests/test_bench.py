@@ -1,5 +1,6 @@
 """The harness-overhead benchmark: bare loops written from scratch (no fwbench code near the clock), epochs of at
 least 20 batches, fresh processes interleaved in a random order per block, a ratio over processes with its CI."""
+
 from __future__ import annotations
 
 import ast
@@ -83,8 +84,13 @@ def test_harness_epochs_have_at_least_20_batches_and_match_the_bare_setting():
     study = get_study("imdb")
     for framework in ("torch", "mxnet"):
         config = bench.harness_trial(study.reference_arm(framework)).config
-        assert (config["batch_size"], config["n_train"], config["epochs"], config["num_workers"], config["threads"]) == (
-            c["batch_size"], c["n_train"], c["epochs"], c["num_workers"], c["threads"])
+        assert (
+            config["batch_size"],
+            config["n_train"],
+            config["epochs"],
+            config["num_workers"],
+            config["threads"],
+        ) == (c["batch_size"], c["n_train"], c["epochs"], c["num_workers"], c["threads"])
         assert config["encoding"]["maxlen"] == c["seq_len"] and config["part"] == "main"
 
 
@@ -109,7 +115,7 @@ def test_overhead_is_a_ratio_over_interleaved_processes(monkeypatch):
     monkeypatch.setattr(bench, "_run_child", fake_child)
     rows = bench.harness_overhead(min_blocks=6, max_blocks=6, log=lambda msg: None)
     assert len(calls) == 6 * 4 and len(set(calls)) == 4
-    blocks = [calls[i:i + 4] for i in range(0, 24, 4)]
+    blocks = [calls[i : i + 4] for i in range(0, 24, 4)]
     assert all(len(set(b)) == 4 for b in blocks) and len({tuple(b) for b in blocks}) > 1  # shuffled per block
     for row in rows:
         assert len(row["runner_times"]) == len(row["bare_times"]) == 6
@@ -129,6 +135,7 @@ def test_bare_loop_child_runs(arm):
 
 def test_blocks_go_on_until_the_overhead_is_resolved(monkeypatch):
     """Noisy processes need more blocks than quiet ones; the loop stops once every CI half-width is under 2 %."""
+
     def run(spread, budget_s=1e9):
         state = {"i": 0}
 
@@ -136,8 +143,11 @@ def test_blocks_go_on_until_the_overhead_is_resolved(monkeypatch):
             state["i"] += 1
             return 1 + spread * ((state["i"] * 7) % 5 - 2)
 
-        monkeypatch.setattr(bench, "execute", lambda trial: {"status": "done", "measurements": [
-            [e, "train_time_s", 1.01 * noise()] for e in range(4)]})
+        monkeypatch.setattr(
+            bench,
+            "execute",
+            lambda trial: {"status": "done", "measurements": [[e, "train_time_s", 1.01 * noise()] for e in range(4)]},
+        )
         monkeypatch.setattr(bench, "_run_child", lambda mode, payload, env: {"times": [noise() for _ in range(4)]})
         return bench.harness_overhead(min_blocks=3, max_blocks=40, budget_s=budget_s, log=lambda msg: None)
 
@@ -161,8 +171,12 @@ def test_paired_overhead_cancels_the_process_effect(monkeypatch):
         process = 1 + 0.2 * math.sin(state["i"])  # this process's speed: both loops share it
         wobble = [1 + 0.003 * math.cos(state["i"] * k) for k in range(5)]
         calls.append((payload["config"]["arm"], tuple(payload["order"])))
-        return {"order": payload["order"], "other_busy_frac": 0.5 if state["i"] == 3 else 0.0,
-                "bare": [process * w for w in wobble], "harness": [1.01 * process * w for w in wobble[::-1]]}
+        return {
+            "order": payload["order"],
+            "other_busy_frac": 0.5 if state["i"] == 3 else 0.0,
+            "bare": [process * w for w in wobble],
+            "harness": [1.01 * process * w for w in wobble[::-1]],
+        }
 
     monkeypatch.setattr(bench, "_run_child", fake_child)
     rows = bench_paired.harness_overhead_paired(min_blocks=6, max_blocks=6, log=lambda msg: None)
@@ -188,8 +202,9 @@ def test_a_resolved_arm_stops_while_the_other_goes_on(monkeypatch):
         return {"order": payload["order"], "bare": [1.0] * 4, "harness": [1.0 + spread * math.sin(k)] * 4}
 
     monkeypatch.setattr(bench, "_run_child", fake_child)
-    rows = {r["arm"]: r for r in bench_paired.harness_overhead_paired(min_blocks=6, max_blocks=12,
-                                                                      log=lambda msg: None)}
+    rows = {
+        r["arm"]: r for r in bench_paired.harness_overhead_paired(min_blocks=6, max_blocks=12, log=lambda msg: None)
+    }
     torch_arm = get_study("imdb").reference_arm("torch")
     mxnet_arm = get_study("imdb").reference_arm("mxnet")
     assert rows[torch_arm]["n"] == 6 and rows[torch_arm]["half_width_pct"] < 2
@@ -231,8 +246,12 @@ def test_paired_child_runs_both_loops_in_one_process():
     config = dict(bench.harness_trial(get_study("imdb").reference_arm("torch")).config, n_train=64, epochs=2)
     env = bench.child_env(config["threads"])
     env.setdefault("FWBENCH_DATA_DIR", os.environ.get("FWBENCH_DATA_DIR", ""))
-    out = bench._run_child("paired", {"config": config, "framework": "torch", "order": ["harness", "bare"]}, env,
-                           module="fwbench.bench_paired")
+    out = bench._run_child(
+        "paired",
+        {"config": config, "framework": "torch", "order": ["harness", "bare"]},
+        env,
+        module="fwbench.bench_paired",
+    )
     assert len(out["bare"]) == len(out["harness"]) == 2 and out["order"] == ["harness", "bare"]
     assert all(t > 0 for t in out["bare"] + out["harness"]) and "other_busy_frac" in out
 
@@ -242,10 +261,18 @@ def test_the_readme_reports_the_paired_benchmark_from_the_store(tmp_path):
     from fwbench.store import ResultsStore
 
     store = ResultsStore(tmp_path / "r.sqlite")
-    bench._record(store, "harness_overhead_paired", {"arm": "torch-eager", "processes": 4},
-                  {"process_ratio": [1.0, 1.02, 1.01, 0.99], "overhead_pct": 0.5})
-    bench._record(store, "harness_overhead_paired", {"arm": "mxnet-imperative", "processes": 4},
-                  {"process_ratio": [1.05, 1.07, 0.97, 0.99], "harness_first": [0.0, 0.0, 1.0, 1.0]})
+    bench._record(
+        store,
+        "harness_overhead_paired",
+        {"arm": "torch-eager", "processes": 4},
+        {"process_ratio": [1.0, 1.02, 1.01, 0.99], "overhead_pct": 0.5},
+    )
+    bench._record(
+        store,
+        "harness_overhead_paired",
+        {"arm": "mxnet-imperative", "processes": 4},
+        {"process_ratio": [1.05, 1.07, 0.97, 0.99], "harness_first": [0.0, 0.0, 1.0, 1.0]},
+    )
     line, stratified = sorted(readme._bench_lines(store), key=lambda text: "mxnet" in text)
     assert line.startswith("- harness overhead, torch-eager, IMDB epoch time vs a bare training loop, both in each")
     assert "+0.5 % (95 % CI -1." in line and line.endswith("4 processes")
@@ -259,10 +286,16 @@ def test_readme_block_option_refreshes_only_the_named_block(tmp_path, monkeypatc
     from fwbench.store import ResultsStore
 
     store_path = tmp_path / "r.sqlite"
-    bench._record(ResultsStore(store_path), "harness_overhead_paired", {"arm": "torch-eager", "processes": 2},
-                  {"process_ratio": [1.0, 1.02]})
+    bench._record(
+        ResultsStore(store_path),
+        "harness_overhead_paired",
+        {"arm": "torch-eager", "processes": 2},
+        {"process_ratio": [1.0, 1.02]},
+    )
     page = tmp_path / "README.md"
-    page.write_text("<!-- headline:start -->\nkept\n<!-- headline:end -->\n<!-- bench:start -->\nold\n<!-- bench:end -->\n")
+    page.write_text(
+        "<!-- headline:start -->\nkept\n<!-- headline:end -->\n<!-- bench:start -->\nold\n<!-- bench:end -->\n"
+    )
     monkeypatch.setenv("FWBENCH_RESULTS", str(store_path))
     monkeypatch.setattr("sys.argv", ["readme", "--readme", str(page), "--block", "bench"])
     assert readme.main() == 0

@@ -1,4 +1,5 @@
 """The fwbench console script: export, status, and one-line errors."""
+
 from __future__ import annotations
 
 import io
@@ -12,17 +13,35 @@ from fwbench.store import ResultsStore
 
 
 def fwbench(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "fwbench.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "fwbench.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
 
 
 def _seed_store(path):
     store = ResultsStore(path)
-    store.record(trial_id="a1", study="imdb", status="done", config={"arm": "mxnet-imperative", "batch_size": 64},
-                 provenance={"host": "node-1"}, summary={}, measurements=[(0, "train_time_s", 2.0),
-                                                                          (1, "train_time_s", 1.5)])
-    store.record(trial_id="b2", study="imdb", status="failed", config={"arm": "torch-eager", "batch_size": 64},
-                 provenance={"host": "node-1"}, summary={}, error="killed by signal SIGABRT")
+    store.record(
+        trial_id="a1",
+        study="imdb",
+        status="done",
+        config={"arm": "mxnet-imperative", "batch_size": 64},
+        provenance={"host": "node-1"},
+        summary={},
+        measurements=[(0, "train_time_s", 2.0), (1, "train_time_s", 1.5)],
+    )
+    store.record(
+        trial_id="b2",
+        study="imdb",
+        status="failed",
+        config={"arm": "torch-eager", "batch_size": 64},
+        provenance={"host": "node-1"},
+        summary={},
+        error="killed by signal SIGABRT",
+    )
 
 
 def test_export_writes_one_row_per_raw_value(tmp_path):
@@ -44,8 +63,9 @@ def test_status_lists_failures(tmp_path):
 
 
 def test_bad_override_is_one_line_and_exit_2(tmp_path):
-    out = fwbench("run", "imdb", "--profile", "smoke", "--set", "workers=[3]",
-                  env={"FWBENCH_RESULTS": str(tmp_path / "s.sqlite")})
+    out = fwbench(
+        "run", "imdb", "--profile", "smoke", "--set", "workers=[3]", env={"FWBENCH_RESULTS": str(tmp_path / "s.sqlite")}
+    )
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("fwbench: error:") and "workers" in lines[0]
@@ -60,8 +80,13 @@ def _one_line_error(out):
 
 def test_reads_of_a_missing_store_say_so_and_create_nothing(tmp_path):
     store = tmp_path / "results" / "fwbench.sqlite"
-    for args in (["status"], ["status", "--profile", "smoke"], ["export"], ["ledger"], ["estimate", "imdb",
-                                                                                       "--workers", "2"]):
+    for args in (
+        ["status"],
+        ["status", "--profile", "smoke"],
+        ["export"],
+        ["ledger"],
+        ["estimate", "imdb", "--workers", "2"],
+    ):
         line = _one_line_error(fwbench(*args, env={"FWBENCH_RESULTS": str(store)}))
         assert "no results store at" in line and str(store) in line
     assert list(tmp_path.iterdir()) == [], "a read created a file or folder"

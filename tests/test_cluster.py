@@ -4,14 +4,15 @@ Checks that every trial lands exactly once, every row names its host and worker,
 unless ``trials_per_host`` allows it (measured from the trials' own start/end times), and that the CLI's
 ``--scheduler`` path and ``fwbench estimate`` work.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import shutil
 import subprocess
-import time
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,8 +33,14 @@ def write_evidence(name: str, data: dict) -> None:
 @pytest.fixture(scope="module")
 def cluster():
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(host="127.0.0.1", processes=True, n_workers=2, threads_per_worker=1,
-                                  dashboard_address="127.0.0.1:0", scheduler_port=0) as lc:
+    with distributed.LocalCluster(
+        host="127.0.0.1",
+        processes=True,
+        n_workers=2,
+        threads_per_worker=1,
+        dashboard_address="127.0.0.1:0",
+        scheduler_port=0,
+    ) as lc:
         assert lc.scheduler_address.startswith("tcp://127.0.0.1:")
         yield lc
 
@@ -48,8 +55,10 @@ def store_env(tmp_path, monkeypatch):
 
 def _overlaps(rows) -> int:
     """Largest number of trials running at one instant (from the trials' own clocks)."""
-    events = sorted([(r["provenance.t_start"], 1) for r in rows] + [(r["provenance.t_end"], -1) for r in rows],
-                    key=lambda e: (e[0], e[1]))
+    events = sorted(
+        [(r["provenance.t_start"], 1) for r in rows] + [(r["provenance.t_end"], -1) for r in rows],
+        key=lambda e: (e[0], e[1]),
+    )
     now = peak = 0
     for _, step in events:
         now += step
@@ -59,8 +68,9 @@ def _overlaps(rows) -> int:
 
 def test_sweep_on_two_workers_lands_every_trial_once(cluster, store_env):
     n = 10
-    summary = run_sweep("selftest", "smoke", {"n_trials": n, "sleep_s": 0.2}, progress="none",
-                        scheduler=cluster.scheduler_address)
+    summary = run_sweep(
+        "selftest", "smoke", {"n_trials": n, "sleep_s": 0.2}, progress="none", scheduler=cluster.scheduler_address
+    )
     assert summary.ok and summary.done == n
     store = ResultsStore(store_env)
     trials = store.trials("selftest")
@@ -76,17 +86,25 @@ def test_sweep_on_two_workers_lands_every_trial_once(cluster, store_env):
     m = store.measurements("selftest")
     assert len(m) == n * 3 * 3  # epochs x metrics, no duplicates
     # a rerun finds everything done and sends nothing
-    again = run_sweep("selftest", "smoke", {"n_trials": n, "sleep_s": 0.2}, progress="none",
-                      scheduler=cluster.scheduler_address)
+    again = run_sweep(
+        "selftest", "smoke", {"n_trials": n, "sleep_s": 0.2}, progress="none", scheduler=cluster.scheduler_address
+    )
     assert again.skipped == n and again.done == 0
-    write_evidence("cluster_one_per_host", {"trials": n, "stored": int(len(trials)), "workers": 2,
-                                            "peak_concurrent": 1})
+    write_evidence(
+        "cluster_one_per_host", {"trials": n, "stored": int(len(trials)), "workers": 2, "peak_concurrent": 1}
+    )
 
 
 def test_trials_per_host_allows_sharing_and_records_it(cluster, store_env):
     n = 10
-    summary = run_sweep("selftest", "smoke", {"n_trials": n, "sleep_s": 0.4}, progress="none",
-                        scheduler=cluster.scheduler_address, trials_per_host=2)
+    summary = run_sweep(
+        "selftest",
+        "smoke",
+        {"n_trials": n, "sleep_s": 0.4},
+        progress="none",
+        scheduler=cluster.scheduler_address,
+        trials_per_host=2,
+    )
     assert summary.ok and summary.done == n
     trials = ResultsStore(store_env).trials("selftest")
     assert len(trials) == n
@@ -94,14 +112,31 @@ def test_trials_per_host_allows_sharing_and_records_it(cluster, store_env):
     assert (trials["provenance.trials_sharing_host"] == 2).any()  # the two workers did run side by side
     assert _overlaps(trials.to_dict("records")) <= 2
     assert set(trials["provenance.dask_worker"]) == set(cluster.scheduler_info["workers"])
-    write_evidence("cluster_two_per_host", {"trials": n, "stored": int(len(trials)),
-                                            "peak_concurrent": _overlaps(trials.to_dict("records"))})
+    write_evidence(
+        "cluster_two_per_host",
+        {"trials": n, "stored": int(len(trials)), "peak_concurrent": _overlaps(trials.to_dict("records"))},
+    )
 
 
 def test_cli_scheduler_flag_and_failures_come_back(cluster, store_env):
     env = {**os.environ, "FWBENCH_RESULTS": str(store_env), "FWBENCH_DATA_DIR": os.environ["FWBENCH_DATA_DIR"]}
-    cmd = [sys.executable, "-m", "fwbench.cli", "run", "selftest", "--profile", "smoke", "--set", "n_trials=4",
-           "--set", "modes=['ok','raise']", "--scheduler", cluster.scheduler_address, "--progress", "lines"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "fwbench.cli",
+        "run",
+        "selftest",
+        "--profile",
+        "smoke",
+        "--set",
+        "n_trials=4",
+        "--set",
+        "modes=['ok','raise']",
+        "--scheduler",
+        cluster.scheduler_address,
+        "--progress",
+        "lines",
+    ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr  # two trials failed on the workers: summary + non-zero status
     assert "4 trials, 0 already done, 2 run now, 2 failed" in proc.stdout
@@ -119,18 +154,36 @@ def test_estimate_extrapolates_from_stored_trials(tmp_path):
     from fwbench.runner import store_outcome
 
     for arm in ("torch-eager", "torch-sparse", "mxnet-imperative"):
-        for t in plan("imdb", "smoke", {"arms": [arm], "batch_sizes": [64, 128, 256], "workers": [0],
-                                        "onednn": [True, False]}):
+        for t in plan(
+            "imdb", "smoke", {"arms": [arm], "batch_sizes": [64, 128, 256], "workers": [0], "onednn": [True, False]}
+        ):
             if t.config.get("part", "main") != "main" or t.config["arm"] != arm:
                 continue
-            c_train = (1e-3 * (t.config["batch_size"] / 64) ** -0.5 * (2 if arm == "mxnet-imperative" else 1)
-                       * (1 if t.config["onednn"] else 10))
+            c_train = (
+                1e-3
+                * (t.config["batch_size"] / 64) ** -0.5
+                * (2 if arm == "mxnet-imperative" else 1)
+                * (1 if t.config["onednn"] else 10)
+            )
             per_epoch = [(e, "train_time_s", c_train * t.config["n_train"]) for e in range(t.config["epochs"])]
             per_epoch += [(e, "eval_time_s", 1e-4 * t.config["n_test"]) for e in range(t.config["epochs"])]
             wall = 3.0 + sum(v for _, _, v in per_epoch)
-            store_outcome(store, t, {"status": "done", "summary": {}, "measurements": per_epoch,
-                                     "provenance": {"host": "h", "trial_wall_s": wall}, "started_at": None,
-                                     "ended_at": None, "error": None, "stderr_tail": None}, "smoke", {})
+            store_outcome(
+                store,
+                t,
+                {
+                    "status": "done",
+                    "summary": {},
+                    "measurements": per_epoch,
+                    "provenance": {"host": "h", "trial_wall_s": wall},
+                    "started_at": None,
+                    "ended_at": None,
+                    "error": None,
+                    "stderr_tail": None,
+                },
+                "smoke",
+                {},
+            )
     est = estimate_full_runtime(store, "imdb", 4, profile="full")
     full = plan("imdb", "full")
     assert est.n_trials == len(full) and est.measured_trials == 18  # 3 arms x 3 batch sizes x oneDNN on/off
@@ -140,8 +193,14 @@ def test_estimate_extrapolates_from_stored_trials(tmp_path):
     # hand computation for the torch-eager arm at batch 1024 (power law: c = 1e-3 * (b/64)^-0.5)
     c1024 = 1e-3 * (1024 / 64) ** -0.5
     expected = 3.0 + 25000 * c1024 * 21 + 21 * 25000 * 1e-4
-    torch_1024 = [t for t in full if t.config["arm"] == "torch-eager" and t.config["batch_size"] == 1024
-                  and t.config["epochs"] == 21 and t.config["encoding"]["maxlen"] == 500]
+    torch_1024 = [
+        t
+        for t in full
+        if t.config["arm"] == "torch-eager"
+        and t.config["batch_size"] == 1024
+        and t.config["epochs"] == 21
+        and t.config["encoding"]["maxlen"] == 500
+    ]
     assert est.by_group["torch-eager"] > 0
     from fwbench.estimate import _imdb_predictor
 
@@ -158,7 +217,7 @@ def test_estimate_extrapolates_from_stored_trials(tmp_path):
     assert predict(off) == pytest.approx(3.0 + 25000 * c1024 * 10 * 21 + 21 * 25000 * 1e-4, rel=1e-9)
     # with two stored batch sizes a line through them is not trusted: the nearest stored batch size's cost
     two = _imdb_predictor(store.measurements("imdb").query("`config.batch_size` != 128"))[0]
-    assert two(torch_1024[0].config) == pytest.approx(3.0 + 25000 * 1e-3 * 4 ** -0.5 * 21 + 21 * 25000 * 1e-4)
+    assert two(torch_1024[0].config) == pytest.approx(3.0 + 25000 * 1e-3 * 4**-0.5 * 21 + 21 * 25000 * 1e-4)
 
 
 def test_makespan_schedules_longest_first():
@@ -189,8 +248,9 @@ def test_lost_worker_trial_is_resubmitted(cluster, store_env):
     killer.start()
     overrides = {"n_trials": 4, "sleep_s": 4.0}
     try:
-        summary = run_sweep("selftest", "smoke", overrides, progress="none", scheduler=cluster.scheduler_address,
-                            trials_per_host=2)
+        summary = run_sweep(
+            "selftest", "smoke", overrides, progress="none", scheduler=cluster.scheduler_address, trials_per_host=2
+        )
     finally:
         killer.join()
     assert killed.is_set()
@@ -200,8 +260,7 @@ def test_lost_worker_trial_is_resubmitted(cluster, store_env):
     assert (trials.status == "done").all()
     # the killed worker finished nothing: its trial was rerun on another worker
     assert victim[0] not in set(trials["provenance.dask_worker"])
-    write_evidence("cluster_lost_worker", {"trials": 4, "stored": int(len(trials)), "workers_killed": 1,
-                                           "lost": 0})
+    write_evidence("cluster_lost_worker", {"trials": 4, "stored": int(len(trials)), "workers_killed": 1, "lost": 0})
 
 
 def _make_certs(folder: Path) -> tuple[Path, Path, Path]:
@@ -213,11 +272,39 @@ def _make_certs(folder: Path) -> tuple[Path, Path, Path]:
     def ssl(*args):
         subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
 
-    ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=fwbench-test-ca",
-        "-keyout", str(ca_key), "-out", str(ca))
+    ssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=fwbench-test-ca",
+        "-keyout",
+        str(ca_key),
+        "-out",
+        str(ca),
+    )
     ssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(csr))
-    ssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial", "-days", "1",
-        "-extfile", str(ext), "-out", str(cert))
+    ssl(
+        "x509",
+        "-req",
+        "-in",
+        str(csr),
+        "-CA",
+        str(ca),
+        "-CAkey",
+        str(ca_key),
+        "-CAcreateserial",
+        "-days",
+        "1",
+        "-extfile",
+        str(ext),
+        "-out",
+        str(cert),
+    )
     return ca, cert, key
 
 
@@ -230,18 +317,38 @@ def test_tls_scheduler_with_certificates_from_env(tmp_path, store_env, monkeypat
     from fwbench.cluster import make_security
 
     ca, cert, key = _make_certs(tmp_path)
-    server = Security(tls_ca_file=str(ca), tls_scheduler_cert=str(cert), tls_scheduler_key=str(key),
-                      tls_worker_cert=str(cert), tls_worker_key=str(key), tls_client_cert=str(cert),
-                      tls_client_key=str(key), require_encryption=True)
-    with distributed.LocalCluster(host="127.0.0.1", protocol="tls://", security=server, processes=True,
-                                  n_workers=1, threads_per_worker=1, dashboard_address="127.0.0.1:0") as lc:
+    server = Security(
+        tls_ca_file=str(ca),
+        tls_scheduler_cert=str(cert),
+        tls_scheduler_key=str(key),
+        tls_worker_cert=str(cert),
+        tls_worker_key=str(key),
+        tls_client_cert=str(cert),
+        tls_client_key=str(key),
+        require_encryption=True,
+    )
+    with distributed.LocalCluster(
+        host="127.0.0.1",
+        protocol="tls://",
+        security=server,
+        processes=True,
+        n_workers=1,
+        threads_per_worker=1,
+        dashboard_address="127.0.0.1:0",
+    ) as lc:
         assert lc.scheduler_address.startswith("tls://127.0.0.1:")
         with pytest.raises(Exception, match="is a TLS address; pass --tls-ca-file"):
             run_sweep("selftest", "smoke", {"n_trials": 2}, progress="none", scheduler=lc.scheduler_address)
         for name, path in (("FWBENCH_TLS_CA_FILE", ca), ("FWBENCH_TLS_CERT", cert), ("FWBENCH_TLS_KEY", key)):
             monkeypatch.setenv(name, str(path))
-        summary = run_sweep("selftest", "smoke", {"n_trials": 2}, progress="none", scheduler=lc.scheduler_address,
-                            security=make_security())
+        summary = run_sweep(
+            "selftest",
+            "smoke",
+            {"n_trials": 2},
+            progress="none",
+            scheduler=lc.scheduler_address,
+            security=make_security(),
+        )
     assert summary.ok and summary.done == 2
     trials = ResultsStore(store_env).trials("selftest")
     assert (trials["provenance.scheduler"].str.startswith("tls://")).all()

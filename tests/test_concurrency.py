@@ -9,6 +9,7 @@ trial ids are deterministic from the config, so the sets of (trial_id, step, met
 To keep the test near two minutes the IMDB smoke grid is narrowed with ``--set`` to two trials (torch-eager and
 mxnet, 0 workers, no extra arms or scaling runs); the DeepAR smoke profile (two trials) runs as it is.
 """
+
 from __future__ import annotations
 
 import collections
@@ -30,8 +31,20 @@ from fwbench.store import ResultsStore
 pytestmark = pytest.mark.slow
 
 SWEEPS = {
-    "imdb": ["run", "imdb", "--profile", "smoke", "--set", "arms=['torch-eager','mxnet-imperative']", "--set", "workers=[0]",
-             "--set", "extra_arms=[]", "--set", "scaling=False"],
+    "imdb": [
+        "run",
+        "imdb",
+        "--profile",
+        "smoke",
+        "--set",
+        "arms=['torch-eager','mxnet-imperative']",
+        "--set",
+        "workers=[0]",
+        "--set",
+        "extra_arms=[]",
+        "--set",
+        "scaling=False",
+    ],
     "deepar": ["run", "deepar", "--profile", "smoke"],
 }
 
@@ -44,8 +57,13 @@ def env_for(store: Path) -> dict:
 
 
 def start(args: list[str], store: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "fwbench.cli", *args, "--progress", "lines"], env=env_for(store),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "fwbench.cli", *args, "--progress", "lines"],
+        env=env_for(store),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def finish(proc: subprocess.Popen, timeout: float = 900) -> str:
@@ -115,9 +133,24 @@ def test_two_sweeps_a_reader_and_exports_share_one_store(tmp_path):
                 continue
             if done > seen:  # a trial has landed: export now, while the other sweep is still writing
                 seen, folder = done, tmp_path / f"export-{len(exports)}"
-                proc = subprocess.run([sys.executable, "-m", "fwbench.cli", "export", "--format", "csv", "--format",
-                                       "parquet", "-o", str(folder)], env=env_for(shared), capture_output=True,
-                                      text=True, timeout=300)
+                proc = subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "fwbench.cli",
+                        "export",
+                        "--format",
+                        "csv",
+                        "--format",
+                        "parquet",
+                        "-o",
+                        str(folder),
+                    ],
+                    env=env_for(shared),
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                )
                 assert proc.returncode == 0, proc.stderr
                 exports.append((folder, any(p.poll() is None for p in sweeps)))
         outputs = [finish(p) for p in sweeps]
@@ -135,7 +168,7 @@ def test_two_sweeps_a_reader_and_exports_share_one_store(tmp_path):
     assert all("0 failed" in out for out in outputs), outputs
 
     got = rows(shared)
-    assert got == reference, (f"missing: {sorted(reference - got)[:5]}, extra: {sorted(got - reference)[:5]}")
+    assert got == reference, f"missing: {sorted(reference - got)[:5]}, extra: {sorted(got - reference)[:5]}"
     trials = ResultsStore.open_read(shared).trials()
     assert set(trials.study) == {"imdb", "deepar"} and trials["provenance.loadavg_1m"].notna().all()
     assert max(n for *_, n in got) == 1, "a value was written twice"

@@ -1,6 +1,7 @@
 """Convergence curves: bands over seeds computed right on planted rows, missing convergence runs named with the
 profile that makes them, figures coloured and labelled by the arm table, and notebook 03 showing prose and figures
 computed from the store."""
+
 from __future__ import annotations
 
 import nbformat
@@ -21,10 +22,22 @@ def planted(seeds=(42, 43, 44), epochs=4, arms=(PT, MX)) -> pd.DataFrame:
     for arm in arms:
         for seed in seeds:
             for e in range(epochs):
-                rows.append({"trial_id": f"{arm}-{seed}", "arm": arm, "seed": seed, "epoch": e, "epochs": epochs,
-                             "batch_size": 256, "num_workers": 0, "lr_schedule": True,
-                             "train_loss": 1.0 / (e + 1) + 0.01 * (seed - 42), "test_loss": 0.7,
-                             "test_acc": 0.5 + 0.1 * e, "train_time_s": 2.0 + (seed - 42)})
+                rows.append(
+                    {
+                        "trial_id": f"{arm}-{seed}",
+                        "arm": arm,
+                        "seed": seed,
+                        "epoch": e,
+                        "epochs": epochs,
+                        "batch_size": 256,
+                        "num_workers": 0,
+                        "lr_schedule": True,
+                        "train_loss": 1.0 / (e + 1) + 0.01 * (seed - 42),
+                        "test_loss": 0.7,
+                        "test_acc": 0.5 + 0.1 * e,
+                        "train_time_s": 2.0 + (seed - 42),
+                    }
+                )
     frame = pd.DataFrame(rows)
     frame["setting"] = conv.setting_label(256, 0, True)
     frame["wall_s"] = frame.groupby("trial_id")["train_time_s"].cumsum()
@@ -89,14 +102,33 @@ def test_accuracy_bar_reads_the_quality_part_only():
     from fwbench.analysis import convergence as conv
 
     def rows(part, arm, seed, acc, n_train=25000):
-        return [{"part": part, "arm": arm, "seed": seed, "epoch": e, "epochs": 3, "n_train": n_train,
-                 "test_acc": acc if e == 2 else 0.5, "train_loss": 0.3, "batch_size": 64, "num_workers": 0,
-                 "lr_schedule": True, "setting": "batch 64"} for e in range(3)]
+        return [
+            {
+                "part": part,
+                "arm": arm,
+                "seed": seed,
+                "epoch": e,
+                "epochs": 3,
+                "n_train": n_train,
+                "test_acc": acc if e == 2 else 0.5,
+                "train_loss": 0.3,
+                "batch_size": 64,
+                "num_workers": 0,
+                "lr_schedule": True,
+                "setting": "batch 64",
+            }
+            for e in range(3)
+        ]
 
-    frame = pd.DataFrame(rows("quality", "torch-eager", 42, 0.87) + rows("quality", "torch-eager", 43, 0.86)
-                         + rows("quality", "mxnet-imperative", 42, 0.84) + rows("main", "torch-eager", 42, 0.2, 640)
-                         + rows("quality", "torch-sparse", 42, 0.86) + rows("quality", "torch-sparse", 43, 0.84)
-                         + rows("quality", "torch-sparse", 44, 0.87))
+    frame = pd.DataFrame(
+        rows("quality", "torch-eager", 42, 0.87)
+        + rows("quality", "torch-eager", 43, 0.86)
+        + rows("quality", "mxnet-imperative", 42, 0.84)
+        + rows("main", "torch-eager", 42, 0.2, 640)
+        + rows("quality", "torch-sparse", 42, 0.86)
+        + rows("quality", "torch-sparse", 43, 0.84)
+        + rows("quality", "torch-sparse", 44, 0.87)
+    )
     table = conv.accuracy_bar_table(frame).set_index("arm")
     assert table.loc["torch-eager", "passes_bar"] and not table.loc["mxnet-imperative", "passes_bar"]
     assert table.loc["torch-eager", "test_acc_min"] == 0.86 and table.loc["torch-eager", "seeds"] == 2

@@ -3,6 +3,7 @@
 Uses the harness self-test study (``fwbench.studies.selftest``: trials of ~0.1-0.3 s that sleep and write
 deterministic values, or raise / abort / exit / allocate too much on purpose).
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,9 @@ def store_path(tmp_path, monkeypatch):
 
 def cli(*args, env_extra=None, timeout=120):
     env = {**os.environ, **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "fwbench.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "fwbench.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_crashes_are_isolated_recorded_and_summarised(store_path):
@@ -70,8 +72,16 @@ def test_crashes_are_isolated_recorded_and_summarised(store_path):
     status = cli("status", "--study", "selftest")
     assert status.returncode == 0
     assert status.stdout.count("failed selftest") == 4 and "killed by signal SIGABRT" in status.stdout
-    write_evidence("crash_isolation", {"fault_kinds": ["raise", "abort", "exit", "oom"], "sweep_went_on": True,
-                                       "failed_recorded": 4, "done": 2, "cli_exit_status": proc.returncode})
+    write_evidence(
+        "crash_isolation",
+        {
+            "fault_kinds": ["raise", "abort", "exit", "oom"],
+            "sweep_went_on": True,
+            "failed_recorded": 4,
+            "done": 2,
+            "cli_exit_status": proc.returncode,
+        },
+    )
 
 
 def test_memory_cap_spares_a_normal_trial_and_refuses_unbounded_oom(store_path):
@@ -119,8 +129,11 @@ def snapshot(path: Path) -> dict:
         rows = conn.execute("SELECT trial_id, status, ended_at, config FROM trials").fetchall()
         out = {}
         for tid, status, ended, config in rows:
-            m = tuple(conn.execute("SELECT step, metric, value FROM measurements WHERE trial_id=? "
-                                   "ORDER BY step, metric", (tid,)).fetchall())
+            m = tuple(
+                conn.execute(
+                    "SELECT step, metric, value FROM measurements WHERE trial_id=? ORDER BY step, metric", (tid,)
+                ).fetchall()
+            )
             out[tid] = (status, ended, json.loads(config), m)
         return out
     finally:
@@ -130,8 +143,9 @@ def snapshot(path: Path) -> dict:
 def assert_intact(tid: str, row) -> None:
     status, _, config, m = row
     assert status == "done", f"{tid} is {status}"
-    expected = tuple(sorted((e, k, expected_value(config["index"], e, k))
-                            for e in range(config["epochs"]) for k in METRICS))
+    expected = tuple(
+        sorted((e, k, expected_value(config["index"], e, k)) for e in range(config["epochs"]) for k in METRICS)
+    )
     assert m == expected, f"{tid}: stored values differ from what the trial wrote (partial or corrupt row)"
 
 
@@ -170,8 +184,18 @@ def has_child(pid: int) -> bool:
 def test_sigkill_at_random_points_loses_nothing(store_path):
     rng = random.Random(20261122)
     overrides = ["--set", "n_trials=60", "--set", "sleep_s=0.1"]
-    cmd = [sys.executable, "-m", "fwbench.cli", "run", "selftest", "--profile", "quick", *overrides,
-           "--progress", "none"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "fwbench.cli",
+        "run",
+        "selftest",
+        "--profile",
+        "quick",
+        *overrides,
+        "--progress",
+        "none",
+    ]
     env = {**os.environ, "FWBENCH_RESULTS": str(store_path)}
     planned = {t.trial_id for t in plan("selftest", "quick", {"n_trials": 60, "sleep_s": 0.1})}
     kept: dict = {}
@@ -216,8 +240,17 @@ def test_sigkill_at_random_points_loses_nothing(store_path):
         if tid in kept:
             assert row == kept[tid]
     assert not orphans(store_path)
-    write_evidence("kill_resume", {
-        "kills": kills, "kills_with_a_trial_running": in_flight_kills, "trials_in_grid": len(planned),
-        "done_before_final_resume": len(kept), "done_after_each_kill": done_at_kill,
-        "finished_trials_lost": 0, "trials_stored_twice": 0, "partial_rows_looking_finished": 0,
-        "grid_complete_after_resume": set(snap) == planned})
+    write_evidence(
+        "kill_resume",
+        {
+            "kills": kills,
+            "kills_with_a_trial_running": in_flight_kills,
+            "trials_in_grid": len(planned),
+            "done_before_final_resume": len(kept),
+            "done_after_each_kill": done_at_kill,
+            "finished_trials_lost": 0,
+            "trials_stored_twice": 0,
+            "partial_rows_looking_finished": 0,
+            "grid_complete_after_resume": set(snap) == planned,
+        },
+    )

@@ -3,6 +3,7 @@
 Tests run as root, so permissions prove nothing: the slow test runs real smoke trials on a data dir mirrored
 from the staged one (real folders, every file a symlink: the 80 MB IMDB archive is not copied) and compares
 every name, size and mtime under it before and after."""
+
 from __future__ import annotations
 
 import os
@@ -11,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import SHARED_DATA
+
 from fwbench import paths
 
 
@@ -56,14 +57,39 @@ def test_a_run_writes_nothing_into_the_data_dir(tmp_path):
     before = listing(data)
     home = tmp_path / "home"
     env = {k: v for k, v in os.environ.items() if k != "FWBENCH_CACHE_DIR"}
-    env.update(FWBENCH_DATA_DIR=str(data), HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"),
-               FWBENCH_RESULTS=str(tmp_path / "results.sqlite"), FWBENCH_OFFLINE="1", MPLBACKEND="agg")
-    runs = [["run", "imdb", "--profile", "smoke", "--set", "arms=['torch-eager']", "--set", "workers=[0]",
-             "--set", "extra_arms=[]", "--set", "scaling=False"],
-            ["run", "deepar", "--profile", "smoke", "--set", "arms=['torch-eager']"]]
+    env.update(
+        FWBENCH_DATA_DIR=str(data),
+        HOME=str(home),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        FWBENCH_RESULTS=str(tmp_path / "results.sqlite"),
+        FWBENCH_OFFLINE="1",
+        MPLBACKEND="agg",
+    )
+    runs = [
+        [
+            "run",
+            "imdb",
+            "--profile",
+            "smoke",
+            "--set",
+            "arms=['torch-eager']",
+            "--set",
+            "workers=[0]",
+            "--set",
+            "extra_arms=[]",
+            "--set",
+            "scaling=False",
+        ],
+        ["run", "deepar", "--profile", "smoke", "--set", "arms=['torch-eager']"],
+    ]
     for args in runs:
-        proc = subprocess.run([sys.executable, "-m", "fwbench.cli", *args, "--progress", "lines"], env=env,
-                              capture_output=True, text=True, timeout=900)
+        proc = subprocess.run(
+            [sys.executable, "-m", "fwbench.cli", *args, "--progress", "lines"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "1 run now, 0 failed" in proc.stdout, proc.stdout
     assert listing(data) == before, "a run changed the data directory"

@@ -1,5 +1,6 @@
 """The DeepAR / Monash study: plans, option validation, preflight errors, analysis on planted numbers, and (slow)
 the smoke profile through the real runner."""
+
 from __future__ import annotations
 
 import math
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from fwbench.analysis import deepar as analysis
@@ -22,17 +24,23 @@ from fwbench.studies import deepar as study
 REPO = Path(__file__).resolve().parents[1]
 # the staged Monash files, found only through FWBENCH_DATA_DIR (tests/conftest.py sets a default)
 STAGED_MONASH = Path(os.environ["FWBENCH_DATA_DIR"]) / "monash" if os.environ.get("FWBENCH_DATA_DIR") else None
-needs_staged = pytest.mark.skipif(STAGED_MONASH is None or not (STAGED_MONASH / "MANIFEST.csv").exists(),
-                                  reason="FWBENCH_DATA_DIR is unset or has no staged Monash data (monash/MANIFEST.csv)")
+needs_staged = pytest.mark.skipif(
+    STAGED_MONASH is None or not (STAGED_MONASH / "MANIFEST.csv").exists(),
+    reason="FWBENCH_DATA_DIR is unset or has no staged Monash data (monash/MANIFEST.csv)",
+)
 MX, PT = study.STUDY.reference_arm("mxnet"), study.STUDY.reference_arm("torch")
 
 
 def test_profiles_plan():
     smoke = plan("deepar", "smoke")
     assert sorted((t.config["dataset"], t.config["arm"], t.config["seed"]) for t in smoke) == [
-        ("m1_yearly", "mxnet-hybrid-partial", 42), ("m1_yearly", "torch-eager", 42)]
+        ("m1_yearly", "mxnet-hybrid-partial", 42),
+        ("m1_yearly", "torch-eager", 42),
+    ]
     quick = plan("deepar", "quick")
-    assert {t.config["dataset"] for t in quick} == set(study.QUICK_DATASETS) and len(quick) == 2 * len(study.QUICK_DATASETS)
+    assert {t.config["dataset"] for t in quick} == set(study.QUICK_DATASETS) and len(quick) == 2 * len(
+        study.QUICK_DATASETS
+    )
     full = plan("deepar", "full")
     assert len(full) == 41 * 2 * 5 and {t.config["seed"] for t in full} == {42, 43, 44, 45, 46}
     assert all(t.config["epochs"] == 100 and t.config["num_batches_per_epoch"] == 50 for t in full)
@@ -40,8 +48,12 @@ def test_profiles_plan():
     gap = plan("deepar", "gap")
     assert {t.config["arm"] for t in gap} == set(study.STUDY.arm_names)
     hyb = {t.config["arm"]: (t.config["hybridize_train"], t.config["hybridize_predict"]) for t in gap}
-    assert hyb == {"torch-eager": (None, None), "mxnet-hybrid-partial": (True, False),
-                   "mxnet-hybrid-full": (True, True), "mxnet-imperative": (False, False)}
+    assert hyb == {
+        "torch-eager": (None, None),
+        "mxnet-hybrid-partial": (True, False),
+        "mxnet-hybrid-full": (True, True),
+        "mxnet-imperative": (False, False),
+    }
     assert all("hybridize" not in t.config for t in gap)  # one field per network, never an ambiguous one
 
 
@@ -61,14 +73,17 @@ def test_overrides_narrow_the_profile():
     assert plan("deepar", "quick", {"datasets": "cif_2016"})[0].config["dataset"] == "cif_2016"
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"datasets": ["m5"]}, "unknown datasets value"),
-    ({"datasets": ["kaggle_web_traffic_daily"]}, "no Monash lag"),
-    ({"arms": ["jax"]}, "unknown arms value"),
-    ({"seeds": [42, 42]}, "lists a value twice"),
-    ({"epochs": 0}, "epochs must be >= 1"),
-    ({"batch": 3}, "unknown option 'batch'"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"datasets": ["m5"]}, "unknown datasets value"),
+        ({"datasets": ["kaggle_web_traffic_daily"]}, "no Monash lag"),
+        ({"arms": ["jax"]}, "unknown arms value"),
+        ({"seeds": [42, 42]}, "lists a value twice"),
+        ({"epochs": 0}, "epochs must be >= 1"),
+        ({"batch": 3}, "unknown option 'batch'"),
+    ],
+)
 def test_bad_overrides_are_one_line_errors(overrides, message):
     with pytest.raises(FwbenchError, match=message) as exc:
         plan("deepar", "smoke", overrides)
@@ -100,9 +115,17 @@ def test_preflight_rejects_a_corrupt_file_before_any_trial(tmp_path, tmp_store, 
 
 
 # -- analysis on a store with planted values ------------------------------------------------------------------
-def _plant(store: ResultsStore, overrides: dict, slow: float, seeds_noise: float = 0.05,
-           factors: dict | None = None, extra: dict | None = None, per_trial: dict | None = None,
-           predict_factor: dict | None = None, dataset_factor=None) -> None:
+def _plant(
+    store: ResultsStore,
+    overrides: dict,
+    slow: float,
+    seeds_noise: float = 0.05,
+    factors: dict | None = None,
+    extra: dict | None = None,
+    per_trial: dict | None = None,
+    predict_factor: dict | None = None,
+    dataset_factor=None,
+) -> None:
     """Planted trials: the MXNet reference arm ``slow`` times the rest (other arms by ``factors``, or by
     ``dataset_factor(dataset, arm)``); forecasting scaled alike unless ``predict_factor`` says otherwise;
     ``extra`` whole-trial values for every trial, ``per_trial`` for one (arm, seed)."""
@@ -113,13 +136,28 @@ def _plant(store: ResultsStore, overrides: dict, slow: float, seeds_noise: float
         if dataset_factor is not None:
             factor = dataset_factor(t.config["dataset"], arm)
         train = 10.0 * factor * (1 + seeds_noise * rng.standard_normal())
-        values = {"train_time_s": train, "predict_time_s": 2.0 * (predict_factor or {}).get(arm, factor),
-                  "MASE": 1.0 + 0.1 * factor, "sMAPE": 0.2, "mean_wQL": 0.1, "fit_overhead_s": 1.0,
-                  "data_time_s": 0.5, **(extra or {}), **(per_trial or {}).get((arm, seed), {})}
+        values = {
+            "train_time_s": train,
+            "predict_time_s": 2.0 * (predict_factor or {}).get(arm, factor),
+            "MASE": 1.0 + 0.1 * factor,
+            "sMAPE": 0.2,
+            "mean_wQL": 0.1,
+            "fit_overhead_s": 1.0,
+            "data_time_s": 0.5,
+            **(extra or {}),
+            **(per_trial or {}).get((arm, seed), {}),
+        }
         meas = [(-1, k, v) for k, v in values.items()] + [(0, "train_loss", 3.0), (0, "epoch_time_s", train - 1)]
-        store.record(trial_id=t.trial_id, study="deepar", status="done", config=t.config,
-                     provenance={"host": "h", "dataset_kind": "original"}, summary={}, measurements=meas,
-                     profile="smoke")
+        store.record(
+            trial_id=t.trial_id,
+            study="deepar",
+            status="done",
+            config=t.config,
+            provenance={"host": "h", "dataset_kind": "original"},
+            summary={},
+            measurements=meas,
+            profile="smoke",
+        )
 
 
 def test_analysis_recovers_a_planted_ratio(tmp_store):
@@ -133,7 +171,8 @@ def test_analysis_recovers_a_planted_ratio(tmp_store):
     assert r.dataset == "m1_yearly" and 2.5 < r.ratio < 3.5 and r.ci_low < 3.0 < r.ci_high
     tot = analysis.totals(trials)
     assert tot.loc[MX, "n_trials"] == 5 and math.isclose(
-        tot.loc[MX, "predict_time_s"] / tot.loc[PT, "predict_time_s"], 3.0)
+        tot.loc[MX, "predict_time_s"] / tot.loc[PT, "predict_time_s"], 3.0
+    )
     assert tot.loc[MX, "post_train_s"] == 395_807 and tot.loc[PT, "post_train_s"] == 88_756  # the post's totals
     acc = analysis.accuracy_table(trials)
     assert acc.loc["m1_yearly", ("MASE", PT)] < acc.loc["m1_yearly", ("MASE", MX)]
@@ -141,8 +180,9 @@ def test_analysis_recovers_a_planted_ratio(tmp_store):
     assert "MXNet trained slower on 1 of 1 dataset(s)" in text and "95 % CI" in text
     assert "PyTorch had the lower MASE on 1 of 1" in text
     br = gap.breakdown_table(trials)
-    assert math.isclose(br.loc[br.arm == PT, "share_data"].iloc[0], 0.5 / trials[trials.arm == PT]
-                        .train_time_s.median(), rel_tol=1e-9)
+    assert math.isclose(
+        br.loc[br.arm == PT, "share_data"].iloc[0], 0.5 / trials[trials.arm == PT].train_time_s.median(), rel_tol=1e-9
+    )
     # a different profile's trials are not mixed in
     assert analysis.load_trials("smoke", {"seeds": [42]}, store).seed.tolist() == [42, 42]
 
@@ -152,8 +192,10 @@ def test_one_seed_gives_a_nan_ci_and_says_so(tmp_store):
     _plant(store, {}, slow=2.0)
     trials = analysis.load_trials("smoke", None, store)
     r = analysis.ratio_table(trials).iloc[0]  # training time, the post's measure
-    assert math.isclose(r.ratio, trials.loc[trials.arm == MX, "train_time_s"].iloc[0]
-                        / trials.loc[trials.arm == PT, "train_time_s"].iloc[0])
+    assert math.isclose(
+        r.ratio,
+        trials.loc[trials.arm == MX, "train_time_s"].iloc[0] / trials.loc[trials.arm == PT, "train_time_s"].iloc[0],
+    )
     assert np.isnan(r.ci_low) and np.isnan(r.ci_high)
     assert "no CI: one seed per arm" in analysis.headline_markdown(trials, "smoke")
 
@@ -189,8 +231,10 @@ def test_labels_say_what_each_mxnet_arm_hybridizes():
 
     cells = json.loads((REPO / "notebooks" / "02_deepar_monash.ipynb").read_text())["cells"]
     prose = " ".join(" ".join("".join(c["source"]).split()) for c in cells if c["cell_type"] == "markdown")
-    assert "forecasting runs imperatively" in prose and "step by step over context + prediction length " \
-        "(hybridized by default)" not in prose  # the old wording called MXNet's forecasting hybridized
+    assert (
+        "forecasting runs imperatively" in prose
+        and "step by step over context + prediction length (hybridized by default)" not in prose
+    )  # the old wording called MXNet's forecasting hybridized
 
 
 def test_unavailable_dataset_is_listed(tmp_store, monkeypatch):
@@ -231,8 +275,14 @@ def test_smoke_sweep_through_the_runner(tmp_store, monkeypatch):
     assert summary.ok and summary.done == 4, summary.failed
     t = store.trials("deepar")
     active = dict(zip(zip(t["config.part"], t["config.arm"]), t["summary.onednn_active"]))
-    assert active == {("main", PT): True, ("main", MX): True, ("threads", PT): True, ("threads", MX): True,
-                      ("onednn", PT): False, ("onednn", MX): False}
+    assert active == {
+        ("main", PT): True,
+        ("main", MX): True,
+        ("threads", PT): True,
+        ("threads", MX): True,
+        ("onednn", PT): False,
+        ("onednn", MX): False,
+    }
     assert set(t.loc[t["config.part"] == "threads", "provenance.thread_env.OMP_NUM_THREADS"].astype(int)) == {1}
 
 
@@ -313,8 +363,9 @@ def test_dropped_series_show_in_the_accuracy_table_and_prose(tmp_store):
     trials = analysis.load_trials("smoke", None, store)
     acc = analysis.accuracy_table(trials)
     assert acc.loc["m1_yearly", ("n_series_dropped", MX)] == 36
-    assert "series left out of MASE for a zero seasonal-naive scale: m1_yearly 36" in \
-        analysis.headline_markdown(trials, "smoke")
+    assert "series left out of MASE for a zero seasonal-naive scale: m1_yearly 36" in analysis.headline_markdown(
+        trials, "smoke"
+    )
     store2 = ResultsStore(tmp_store.parent / "none.sqlite")
     _plant(store2, {}, slow=2.0, extra={"n_series_dropped": 0.0})
     text = analysis.headline_markdown(analysis.load_trials("smoke", None, store2), "smoke")
@@ -345,7 +396,8 @@ def test_stopped_early_trials_show_in_the_tables(tmp_store):
     store2 = ResultsStore(tmp_store.parent / "full.sqlite")
     _plant(store2, overrides, slow=2.0, extra={"epochs_run": 10.0})
     assert analysis.stopped_early_markdown(analysis.load_trials("smoke", overrides, store2)).startswith(
-        "No trial stopped early")
+        "No trial stopped early"
+    )
 
 
 # -- claim B as the post stated it: training time ----------------------------------------------------------------
@@ -372,7 +424,9 @@ def test_ratio_against_the_unrolled_window(tmp_store):
     _plant(store, overrides, slow=1.0, dataset_factor=lambda d, arm: windows[d] / 5 if arm == MX else 1.0)
     trials = analysis.load_trials("smoke", overrides, store)
     table = analysis.window_ratio_table(trials)
-    assert table.window.tolist() == sorted(windows.values()) and table.dataset.tolist() == sorted(windows, key=windows.get)
+    assert table.window.tolist() == sorted(windows.values()) and table.dataset.tolist() == sorted(
+        windows, key=windows.get
+    )
     assert (table.train_ratio.diff().dropna() > 0).all() and analysis.window_trend(table) == 1.0
     assert {"train_ci_low", "train_ci_high", "total_ratio"} <= set(table.columns)
     assert "Spearman rank correlation 1.00" in analysis.headline_markdown(trials, "smoke")
@@ -424,15 +478,28 @@ def _plant_variants(store: ResultsStore) -> dict:
     """Main part: MXNet 20 s, PyTorch 10 s (seeds 42, 43: +-5 %); at 1 thread MXNet 30 s, PyTorch 12 s; with
     oneDNN off MXNet 40 s, PyTorch 11 s."""
     overrides = {"seeds": [42, 43], "variants_part": {"datasets": ["m1_yearly"], "seeds": [42], "threads": 1}}
-    train = {("main", MX): 20.0, ("main", PT): 10.0, ("threads", MX): 30.0, ("threads", PT): 12.0,
-             ("onednn", MX): 40.0, ("onednn", PT): 11.0}
+    train = {
+        ("main", MX): 20.0,
+        ("main", PT): 10.0,
+        ("threads", MX): 30.0,
+        ("threads", PT): 12.0,
+        ("onednn", MX): 40.0,
+        ("onednn", PT): 11.0,
+    }
     for t in plan("deepar", "smoke", overrides):
         c = t.config
         seconds = train[(c["part"], c["arm"])] * (1.05 if c["seed"] == 43 else 1.0)
         values = {"train_time_s": seconds, "predict_time_s": 1.0, "MASE": 1.0, "sMAPE": 0.2, "mean_wQL": 0.1}
-        store.record(trial_id=t.trial_id, study="deepar", status="done", config=c,
-                     provenance={"host": "h", "dataset_kind": "original"}, summary={},
-                     measurements=[(-1, k, v) for k, v in values.items()], profile="smoke")
+        store.record(
+            trial_id=t.trial_id,
+            study="deepar",
+            status="done",
+            config=c,
+            provenance={"host": "h", "dataset_kind": "original"},
+            summary={},
+            measurements=[(-1, k, v) for k, v in values.items()],
+            profile="smoke",
+        )
     return overrides
 
 
@@ -455,16 +522,25 @@ def test_variants_stay_out_of_b_and_are_read_apart(tmp_store):
     assert variants.variants_markdown(variants.variants_table(main)).startswith("_No variant trials")
 
 
-def _window_trials(mx_cost, pt_cost, windows=(8, 27, 73), seeds=(42, 43)) -> "pd.DataFrame":
+def _window_trials(mx_cost, pt_cost, windows=(8, 27, 73), seeds=(42, 43)) -> pd.DataFrame:
     """Planted main-part trials: seconds per batch = cost(window) x (1 +- 1 %), 100 x 50 batches each."""
-    import pandas as pd
 
     rows = []
     for w in windows:
         for i, seed in enumerate(seeds):
             for arm, cost in ((MX, mx_cost), (PT, pt_cost)):
-                rows.append({"dataset": f"d{w}", "arm": arm, "seed": seed, "window": w, "part": "main", "epochs": 100,
-                             "num_batches_per_epoch": 50, "train_time_s": 5000 * cost(w) * (1.01 if i else 0.99)})
+                rows.append(
+                    {
+                        "dataset": f"d{w}",
+                        "arm": arm,
+                        "seed": seed,
+                        "window": w,
+                        "part": "main",
+                        "epochs": 100,
+                        "num_batches_per_epoch": 50,
+                        "train_time_s": 5000 * cost(w) * (1.01 if i else 0.99),
+                    }
+                )
     return pd.DataFrame(rows)
 
 

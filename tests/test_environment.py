@@ -1,4 +1,5 @@
 """The pinned environment: one lock file, mirrored in environment.yml, with the versions the study needs."""
+
 from __future__ import annotations
 
 import re
@@ -7,11 +8,13 @@ from conftest import REPO
 
 
 def _pins(lines):
-    return {m.group(1).lower(): m.group(2) for m in (re.match(r"\s*-?\s*([A-Za-z0-9_.\-]+)==(\S+)", l) for l in lines) if m}
+    matches = (re.match(r"\s*-?\s*([A-Za-z0-9_.\-]+)==(\S+)", line) for line in lines)
+    return {m.group(1).lower(): m.group(2) for m in matches if m}
 
 
 def test_lock_pins_everything_exactly_with_the_study_versions():
-    lines = [l for l in (REPO / "requirements.lock").read_text().splitlines() if l.strip() and not l.startswith("#")]
+    text = (REPO / "requirements.lock").read_text()
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
     pins = _pins(lines)
     assert len(pins) == len(lines), "every line of requirements.lock is NAME==VERSION"
     assert pins["numpy"] == "1.23.5" and pins["mxnet"] == "1.9.1" and pins["torch"] == "2.13.0"

@@ -1,5 +1,6 @@
 """`fwbench export`: three tables linked by ids (measurements, trials, environments), in CSV and Parquet, and the
 former single wide CSV with ``-o FILE.csv``."""
+
 from __future__ import annotations
 
 import os
@@ -13,33 +14,73 @@ from fwbench import export
 from fwbench.errors import FwbenchError
 from fwbench.store import ResultsStore
 
-ENV_A = {"host": "node-1", "cpu_model": "EPYC", "cpu_count": 2, "python": "3.11.9", "git_sha": "abc",
-         "git_dirty": False, "thread_env": {"OMP_NUM_THREADS": "2"}, "dataset_checksum": "sha256:1"}
+ENV_A = {
+    "host": "node-1",
+    "cpu_model": "EPYC",
+    "cpu_count": 2,
+    "python": "3.11.9",
+    "git_sha": "abc",
+    "git_dirty": False,
+    "thread_env": {"OMP_NUM_THREADS": "2"},
+    "dataset_checksum": "sha256:1",
+}
 
 
 def fwbench(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "fwbench.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "fwbench.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
 
 
 def seed(path):
     store = ResultsStore(path)
     torch_env = {**ENV_A, "framework": "torch", "framework_version": "2.13.0", "build_config": ["BLAS=MKL"]}
-    store.record(trial_id="a1", study="imdb", status="done", profile="smoke",
-                 config={"arm": "torch-dense", "batch_size": 64, "model": {"hidden": 8}},
-                 provenance={**torch_env, "loadavg_1m": 0.5, "pid": 11, "trial_wall_s": 3.5, "code_version": "v1"},
-                 summary={}, measurements=[(0, "train_time_s", 2.0), (1, "train_time_s", 1.5), (-1, "test_acc", 0.6)],
-                 started_at="2026-01-01T00:00:00+00:00", ended_at="2026-01-01T00:00:04+00:00")
-    store.record(trial_id="a2", study="imdb", status="done", profile="smoke",
-                 config={"arm": "torch-dense", "batch_size": 256, "model": {"hidden": 8}},
-                 provenance={**torch_env, "loadavg_1m": 1.7, "pid": 12, "trial_wall_s": 2.5},
-                 summary={}, measurements=[(0, "train_time_s", 1.0), (-1, "latency_ms", 3.0)])
-    store.record(trial_id="b1", study="deepar", status="done", profile="smoke",
-                 config={"arm": "mxnet", "dataset": "m1_yearly"},
-                 provenance={**ENV_A, "framework": "mxnet", "framework_version": "1.9.1", "trial_wall_s": 9.0},
-                 summary={}, measurements=[(-1, "MASE", 3.2), (-1, "cpu_util_pct", 180.0)])
-    store.record(trial_id="c1", study="imdb", status="failed", profile="smoke", config={"arm": "mxnet"},
-                 provenance={"host": "node-1"}, summary={}, error="killed by signal SIGKILL")
+    store.record(
+        trial_id="a1",
+        study="imdb",
+        status="done",
+        profile="smoke",
+        config={"arm": "torch-dense", "batch_size": 64, "model": {"hidden": 8}},
+        provenance={**torch_env, "loadavg_1m": 0.5, "pid": 11, "trial_wall_s": 3.5, "code_version": "v1"},
+        summary={},
+        measurements=[(0, "train_time_s", 2.0), (1, "train_time_s", 1.5), (-1, "test_acc", 0.6)],
+        started_at="2026-01-01T00:00:00+00:00",
+        ended_at="2026-01-01T00:00:04+00:00",
+    )
+    store.record(
+        trial_id="a2",
+        study="imdb",
+        status="done",
+        profile="smoke",
+        config={"arm": "torch-dense", "batch_size": 256, "model": {"hidden": 8}},
+        provenance={**torch_env, "loadavg_1m": 1.7, "pid": 12, "trial_wall_s": 2.5},
+        summary={},
+        measurements=[(0, "train_time_s", 1.0), (-1, "latency_ms", 3.0)],
+    )
+    store.record(
+        trial_id="b1",
+        study="deepar",
+        status="done",
+        profile="smoke",
+        config={"arm": "mxnet", "dataset": "m1_yearly"},
+        provenance={**ENV_A, "framework": "mxnet", "framework_version": "1.9.1", "trial_wall_s": 9.0},
+        summary={},
+        measurements=[(-1, "MASE", 3.2), (-1, "cpu_util_pct", 180.0)],
+    )
+    store.record(
+        trial_id="c1",
+        study="imdb",
+        status="failed",
+        profile="smoke",
+        config={"arm": "mxnet"},
+        provenance={"host": "node-1"},
+        summary={},
+        error="killed by signal SIGKILL",
+    )
     return store
 
 
@@ -50,13 +91,15 @@ def test_units_come_from_metric_names():
 
 def test_framework_comes_from_the_arm_table_else_from_the_trial_process():
     # a declared arm: the arm table says (whatever an old provenance claims)
-    assert export.framework_of({"study": "imdb", "config.arm": "mxnet-imperative", "provenance.framework": "x"}) \
-        == "mxnet"
+    assert (
+        export.framework_of({"study": "imdb", "config.arm": "mxnet-imperative", "provenance.framework": "x"}) == "mxnet"
+    )
     assert export.arm_of({"study": "onnx", "config.step": "onnxruntime"}) == "onnxruntime"
     assert export.framework_of({"study": "onnx", "config.step": "onnxruntime"}) == "onnxruntime"
     # an arm the table no longer has (renamed) or a study not declared: what the trial process recorded
-    assert export.framework_of({"study": "imdb", "provenance.framework": "mxnet", "config.arm": "torch-dense"}) \
-        == "mxnet"
+    assert (
+        export.framework_of({"study": "imdb", "provenance.framework": "mxnet", "config.arm": "torch-dense"}) == "mxnet"
+    )
     assert export.framework_of({"study": "bench", "provenance.framework": float("nan")}) == ""
     assert export.framework_of({}) == ""
 
@@ -69,8 +112,13 @@ def test_three_tables_store_provenance_once_per_environment(tmp_path):
     assert set(t.trial_id) == {"a1", "a2", "b1", "c1"}
     assert {"config.arm", "config.batch_size", "config.model.hidden", "config.dataset"} <= set(t.columns)
     a1 = t.set_index("trial_id").loc["a1"]
-    assert (a1.framework, a1.arm, a1.code_version, a1.trial_wall_s, a1.loadavg_1m) == ("torch", "torch-dense",
-                                                                                       "v1", 3.5, 0.5)
+    assert (a1.framework, a1.arm, a1.code_version, a1.trial_wall_s, a1.loadavg_1m) == (
+        "torch",
+        "torch-dense",
+        "v1",
+        3.5,
+        0.5,
+    )
     by_id = t.set_index("trial_id").environment_id
     assert by_id["a1"] == by_id["a2"], "trials differing only in load, pid and wall time share an environment"
     assert len({by_id["a1"], by_id["b1"], by_id["c1"]}) == 3 and len(e) == 3
@@ -126,8 +174,16 @@ def test_a_file_where_the_folder_should_be_is_refused(tmp_path):
 def test_a_profiles_rows_alone_for_committing(tmp_path):
     """`make publish PROFILE=paper` writes one profile's trials and their measurements, nothing else."""
     store = seed(tmp_path / "s.sqlite")
-    store.record(trial_id="p1", study="deepar", status="done", profile="paper", config={"arm": "torch-eager"},
-                 provenance={**ENV_A, "framework": "torch"}, summary={}, measurements=[(-1, "MASE", 3.9)])
+    store.record(
+        trial_id="p1",
+        study="deepar",
+        status="done",
+        profile="paper",
+        config={"arm": "torch-eager"},
+        provenance={**ENV_A, "framework": "torch"},
+        summary={},
+        measurements=[(-1, "MASE", 3.9)],
+    )
     paper = export.tables(store, profile="paper")
     assert list(paper["trials"].trial_id) == ["p1"] and list(paper["measurements"].trial_id) == ["p1"]
     assert len(paper["environments"]) == 1

@@ -3,6 +3,7 @@ trial runs), each has labelled axes, data, a legend where it has several series 
 that do not overlap, and a figure with no data is not drawn at all (``NothingToDraw``). The GEMM figure is plotted
 against the matrix size of the trials' configs, the convergence legends count the trials behind each band, and every
 figure a notebook publishes has a caption that is not its file name."""
+
 from __future__ import annotations
 
 import itertools
@@ -35,17 +36,37 @@ def deepar_trials(breakdown: bool = True) -> pd.DataFrame:
     """One row per DeepAR trial, as ``fwbench.analysis.deepar.load_trials`` returns them."""
     study = get_study("deepar")
     # (context, prediction length): the paper store's windows 8, 27, 33, 39 and 73, close enough to crowd an axis
-    datasets = {"m1_yearly": (2, 6), "cif_2016": (15, 12), "m1_monthly": (15, 18), "tourism_monthly": (15, 24),
-                "electricity_weekly": (65, 8)}
+    datasets = {
+        "m1_yearly": (2, 6),
+        "cif_2016": (15, 12),
+        "m1_monthly": (15, 18),
+        "tourism_monthly": (15, 24),
+        "electricity_weekly": (65, 8),
+    }
     rows = []
     for (dataset, (context, horizon)), arm, seed in itertools.product(datasets.items(), study.arm_names[:2], SEEDS):
         slow = (1.0 + context / 4) if study.framework_of(arm) == "mxnet" else 1.0
         train = slow * (context + horizon) * (1 + 0.05 * (seed - 42))
-        rows.append({"trial_id": f"{dataset}-{arm}-{seed}", "dataset": dataset, "arm": arm, "seed": seed,
-                     "context_length": context, "prediction_length": horizon, "window": context + horizon,
-                     "train_time_s": train, "predict_time_s": 0.2 * train, "total_time_s": 1.2 * train,
-                     "stopped_early": False, "dataset_kind": "monash", "epochs": 100, "epochs_run": 100,
-                     "data_time_s": 0.3 * train if breakdown else np.nan, "fit_overhead_s": 0.1 * train})
+        rows.append(
+            {
+                "trial_id": f"{dataset}-{arm}-{seed}",
+                "dataset": dataset,
+                "arm": arm,
+                "seed": seed,
+                "context_length": context,
+                "prediction_length": horizon,
+                "window": context + horizon,
+                "train_time_s": train,
+                "predict_time_s": 0.2 * train,
+                "total_time_s": 1.2 * train,
+                "stopped_early": False,
+                "dataset_kind": "monash",
+                "epochs": 100,
+                "epochs_run": 100,
+                "data_time_s": 0.3 * train if breakdown else np.nan,
+                "fit_overhead_s": 0.1 * train,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -54,12 +75,25 @@ def vgg16_rows() -> pd.DataFrame:
     study (the long labels that used to collide), oneDNN on and off, two batch sizes, three trials each."""
     study = get_study("vgg16")
     rows = []
-    for arm, onednn, batch, trial, repeat in itertools.product(study.arm_names, (True, False), (1, 8), range(3),
-                                                               range(4)):
+    for arm, onednn, batch, trial, repeat in itertools.product(
+        study.arm_names, (True, False), (1, 8), range(3), range(4)
+    ):
         latency = 30.0 * batch * (1.0 if onednn else 1.6) * (1 + 0.02 * repeat)
-        rows.append({"trial_id": f"{arm}-{onednn}-{batch}-{trial}", "arm": arm, "framework": study.framework_of(arm),
-                     "batch_size": batch, "image_size": 224, "onednn": onednn, "device": "cpu", "threads": 2,
-                     "repeat": repeat, "latency_ms": latency, "ms_per_image": latency / batch})
+        rows.append(
+            {
+                "trial_id": f"{arm}-{onednn}-{batch}-{trial}",
+                "arm": arm,
+                "framework": study.framework_of(arm),
+                "batch_size": batch,
+                "image_size": 224,
+                "onednn": onednn,
+                "device": "cpu",
+                "threads": 2,
+                "repeat": repeat,
+                "latency_ms": latency,
+                "ms_per_image": latency / batch,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -75,17 +109,35 @@ def gemm_rows() -> pd.DataFrame:
     study = get_study("gemm")
     rows = []
     for arm, threads, size, repeat in itertools.product(study.arm_names, (1, 2), GEMM_SIZES, range(GEMM_REPEATS)):
-        rows.append({"trial_id": f"{arm}-{threads}-{size}", "arm": arm, "framework": study.framework_of(arm),
-                     "device": "cpu", "threads": threads, "n": size, "repeat": repeat,
-                     "gflops": 80.0 * threads * (1 + size / 4096) + repeat})
+        rows.append(
+            {
+                "trial_id": f"{arm}-{threads}-{size}",
+                "arm": arm,
+                "framework": study.framework_of(arm),
+                "device": "cpu",
+                "threads": threads,
+                "n": size,
+                "repeat": repeat,
+                "gflops": 80.0 * threads * (1 + size / 4096) + repeat,
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def onnx_rows() -> pd.DataFrame:
     study = get_study("onnx")
-    rows = [{"step": step, "runtime": study.framework_of(step), "batch_size": batch, "repeat": repeat,
-             "latency_ms": (2.0 if step == "onnxruntime" else 3.0) * batch * (1 + 0.01 * repeat)}
-            for step in ("torch-export", "onnxruntime") for batch in (1, 32) for repeat in range(10)]
+    rows = [
+        {
+            "step": step,
+            "runtime": study.framework_of(step),
+            "batch_size": batch,
+            "repeat": repeat,
+            "latency_ms": (2.0 if step == "onnxruntime" else 3.0) * batch * (1 + 0.01 * repeat),
+        }
+        for step in ("torch-export", "onnxruntime")
+        for batch in (1, 32)
+        for repeat in range(10)
+    ]
     for row in rows:  # three trials per runtime, as a sweep with repeats stores them: the ratio CI is over trials
         row["trial_id"] = f"{row['step']}-{row['repeat'] % 3}"
     return pd.DataFrame(rows)
@@ -99,23 +151,46 @@ def imdb_curves(seeds_by_setting=None) -> pd.DataFrame:
     rows = []
     for (batch, seeds), arm in itertools.product(seeds_by_setting.items(), study.arm_names[:3]):
         for seed, epoch in itertools.product(seeds, range(5)):
-            rows.append({"trial_id": f"{arm}-{batch}-{seed}", "arm": arm, "seed": seed, "epoch": epoch, "epochs": 5,
-                         "batch_size": batch, "num_workers": 0, "lr_schedule": True,
-                         "train_loss": 0.7 / (epoch + 1) + 0.01 * (seed - 42), "test_loss": 0.5 + 0.01 * epoch,
-                         "test_acc": 0.6 + 0.05 * epoch, "train_time_s": 10.0 + seed - 42})
+            rows.append(
+                {
+                    "trial_id": f"{arm}-{batch}-{seed}",
+                    "arm": arm,
+                    "seed": seed,
+                    "epoch": epoch,
+                    "epochs": 5,
+                    "batch_size": batch,
+                    "num_workers": 0,
+                    "lr_schedule": True,
+                    "train_loss": 0.7 / (epoch + 1) + 0.01 * (seed - 42),
+                    "test_loss": 0.5 + 0.01 * epoch,
+                    "test_acc": 0.6 + 0.05 * epoch,
+                    "train_time_s": 10.0 + seed - 42,
+                }
+            )
     frame = pd.DataFrame(rows)
-    frame["setting"] = [conv.setting_label(b, w, s) for b, w, s in
-                        zip(frame.batch_size, frame.num_workers, frame.lr_schedule)]
+    frame["setting"] = [
+        conv.setting_label(b, w, s) for b, w, s in zip(frame.batch_size, frame.num_workers, frame.lr_schedule)
+    ]
     frame["wall_s"] = frame.groupby("trial_id")["train_time_s"].cumsum()
     return frame
 
 
 def deepar_curves() -> pd.DataFrame:
     study = get_study("deepar")
-    rows = [{"trial_id": f"{dataset}-{arm}-{seed}", "dataset": dataset, "arm": arm, "seed": seed, "epoch": epoch,
-             "train_loss": 2.0 / (epoch + 1) + 0.01 * (seed - 42)}
-            for dataset in ("m1_yearly", "cif_2016", "tourism_monthly") for arm in study.arm_names[:2]
-            for seed in SEEDS for epoch in range(6)]
+    rows = [
+        {
+            "trial_id": f"{dataset}-{arm}-{seed}",
+            "dataset": dataset,
+            "arm": arm,
+            "seed": seed,
+            "epoch": epoch,
+            "train_loss": 2.0 / (epoch + 1) + 0.01 * (seed - 42),
+        }
+        for dataset in ("m1_yearly", "cif_2016", "tourism_monthly")
+        for arm in study.arm_names[:2]
+        for seed in SEEDS
+        for epoch in range(6)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -135,13 +210,18 @@ FIGURES = {  # figure function and the frame it is drawn from; the keys are the 
     "convergence_deepar_loss": (convergence.deepar_loss_figure, lambda: (deepar_curves(),)),
 }
 EMPTY = {  # what each figure function gets when the store holds nothing for it
-    "deepar_runtime": (pd.DataFrame(),), "deepar_ratio": (pd.DataFrame(),),
+    "deepar_runtime": (pd.DataFrame(),),
+    "deepar_ratio": (pd.DataFrame(),),
     "deepar_ratio_by_window": (pd.DataFrame(),),
     "deepar_breakdown": (deepar_trials(breakdown=False),),  # the paper store: trials, none with a breakdown
-    "vgg16_latency": (pd.DataFrame(),), "vgg16_compiled": (pd.DataFrame(), None),
-    "gemm_peak": (pd.DataFrame(),), "onnx_latency": (pd.DataFrame(),),
-    "convergence_imdb_loss": (pd.DataFrame(), []), "convergence_imdb_accuracy": (pd.DataFrame(), []),
-    "convergence_imdb_wallclock": (pd.DataFrame(), []), "convergence_deepar_loss": (pd.DataFrame(),),
+    "vgg16_latency": (pd.DataFrame(),),
+    "vgg16_compiled": (pd.DataFrame(), None),
+    "gemm_peak": (pd.DataFrame(),),
+    "onnx_latency": (pd.DataFrame(),),
+    "convergence_imdb_loss": (pd.DataFrame(), []),
+    "convergence_imdb_accuracy": (pd.DataFrame(), []),
+    "convergence_imdb_wallclock": (pd.DataFrame(), []),
+    "convergence_deepar_loss": (pd.DataFrame(),),
 }
 
 
@@ -168,8 +248,11 @@ def _shown_ticklabels(ax, axis: str):
     low, high = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
     labels = ax.get_xticklabels(which="both") if axis == "x" else ax.get_yticklabels(which="both")
     index = 0 if axis == "x" else 1
-    return [label for label in labels if label.get_visible() and label.get_text().strip()
-            and low <= label.get_position()[index] <= high]
+    return [
+        label
+        for label in labels
+        if label.get_visible() and label.get_text().strip() and low <= label.get_position()[index] <= high
+    ]
 
 
 def _legends(fig):
@@ -202,8 +285,9 @@ def test_several_series_have_a_legend_outside_the_data(drawn):
         assert max(len(legend.get_texts()) for legend in legends) >= 2
     renderer = drawn.canvas.get_renderer()
     for legend, ax in itertools.product(legends, _data_axes(drawn)):
-        assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer)), \
+        assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer)), (
             f"the legend covers the axes {ax.get_title()!r}"
+        )
 
 
 @pytest.mark.parametrize("drawn", list(FIGURES), indirect=True)
@@ -233,14 +317,20 @@ def test_no_data_draws_nothing(name):
 def test_publish_shows_the_reason_and_removes_a_stale_figure(tmp_path, capsys):
     for ext in plots.EXTENSIONS:
         (tmp_path / f"deepar_breakdown.{ext}").write_text("an older run's figure")
-    assert plots.publish("deepar_breakdown", deepar.breakdown_figure, deepar_trials(breakdown=False),
-                         directory=tmp_path) == []
-    assert [path.name for path in tmp_path.iterdir()] == [f"deepar_breakdown{plots.NOT_DRAWN}"], \
+    assert (
+        plots.publish("deepar_breakdown", deepar.breakdown_figure, deepar_trials(breakdown=False), directory=tmp_path)
+        == []
+    )
+    assert [path.name for path in tmp_path.iterdir()] == [f"deepar_breakdown{plots.NOT_DRAWN}"], (
         "a stale figure would still reach the post"
+    )
     assert "ran with the time breakdown" in capsys.readouterr().out
     paths = plots.publish("deepar_breakdown", deepar.breakdown_figure, deepar_trials(), directory=tmp_path)
-    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(path.name for path in paths) == \
-        ["deepar_breakdown.png", "deepar_breakdown.svg"]  # drawn again: the note is gone
+    assert (
+        sorted(path.name for path in tmp_path.iterdir())
+        == sorted(path.name for path in paths)
+        == ["deepar_breakdown.png", "deepar_breakdown.svg"]
+    )  # drawn again: the note is gone
     plt.close("all")
 
 
@@ -257,10 +347,14 @@ def test_the_post_says_why_a_figure_is_not_drawn_and_looks_for_no_png(tmp_path):
     assert sorted(path.name for path in (site / "figures").iterdir()) == ["deepar_runtime.png"]
     template = Environment(loader=FileSystemLoader(str(report.TEMPLATES)), autoescape=True)
     page = template.get_template("post.html.j2").render(
-        studies=[{"name": "deepar", "title": "DeepAR", "arms": [], "figures": found["deepar"]}], figures=found)
+        studies=[{"name": "deepar", "title": "DeepAR", "arms": [], "figures": found["deepar"]}], figures=found
+    )
     assert '<img src="figures/deepar_runtime.png"' in page and "deepar_breakdown.png" not in page
-    assert re.search(r'<p class="not-drawn">Not drawn \(DeepAR: where the time of a trial goes.*?\): no DeepAR '
-                     r"trial of this profile ran with the time breakdown", page)
+    assert re.search(
+        r'<p class="not-drawn">Not drawn \(DeepAR: where the time of a trial goes.*?\): no DeepAR '
+        r"trial of this profile ran with the time breakdown",
+        page,
+    )
 
 
 def test_gemm_is_plotted_against_the_matrix_size_of_the_config():
@@ -294,8 +388,9 @@ def published_names() -> set[str]:
     """Every figure name the notebooks save or publish (they are the only callers of the figure functions)."""
     names = set()
     for path in NOTEBOOKS.glob("*.ipynb"):
-        source = "\n".join("".join(cell["source"]) for cell in json.loads(path.read_text())["cells"]
-                           if cell["cell_type"] == "code")
+        source = "\n".join(
+            "".join(cell["source"]) for cell in json.loads(path.read_text())["cells"] if cell["cell_type"] == "code"
+        )
         names |= set(re.findall(r"""(?:publish\(|save\(\s*\w+\s*,)\s*["']([\w-]+)["']""", source))
     return names
 

@@ -1,4 +1,5 @@
 """The code fingerprint covers what a trial runs, not the profile tables; a store migrates across a refactor."""
+
 from __future__ import annotations
 
 import ast
@@ -18,7 +19,7 @@ from fwbench.studies import all_studies, get_study
 
 REPO = Path(__file__).resolve().parents[1]
 
-DECLARATION = '''
+DECLARATION = """
 from fwbench.studies.registry import Arm, Study, register
 from {package}.trial import run_trial
 
@@ -29,11 +30,11 @@ STUDY = register(Study(
     name="{name}", title="fingerprint toy", module=__name__, profiles=PROFILES, options=OPTIONS,
     grid=lambda options: [{{"arm": "only", "seed": s}} for s in options["seeds"]], run_trial=run_trial,
     describe=str, arms=(Arm("only", "none", None, "plain", "toy", "#000000"),), hidden=True))
-'''
-TRIAL = '''
+"""
+TRIAL = """
 def run_trial(config, report=None):
     return {{"summary": {{"value": {value}}}, "measurements": [], "provenance": {{}}}}
-'''
+"""
 
 
 def _toy(tmp_path, monkeypatch, name: str, seeds=(1, 2), value=1.0):
@@ -98,13 +99,15 @@ def _imported_modules(module: str) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("study", [s for s in all_studies(hidden=True) if s.trial_module != s.module],
-                         ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "study", [s for s in all_studies(hidden=True) if s.trial_module != s.module], ids=lambda s: s.name
+)
 def test_a_trial_module_never_imports_its_declarations(study):
     assert study.module not in study.fingerprinted_modules()
     assert study.module not in _imported_modules(study.trial_module), (
         f"{study.trial_module} imports {study.module}: a declaration constant would change what a trial does "
-        "without changing its fingerprint")
+        "without changing its fingerprint"
+    )
 
 
 def test_every_paper_study_keeps_its_profiles_out_of_the_fingerprint():
@@ -115,13 +118,21 @@ def test_every_paper_study_keeps_its_profiles_out_of_the_fingerprint():
 
 # -- migration ---------------------------------------------------------------------------------------------
 
+
 def _store_with(path: Path, code: str, configs: list[dict]) -> list[str]:
     store = ResultsStore(path)
     ids = []
     for config in configs:
         tid = trial_id("gemm", config, code)
-        store.record(trial_id=tid, study="gemm", status="done", config=config, provenance={"code_version": code},
-                     summary={"median_gflops": 1.0}, measurements=[(0, "seconds", 0.5), (1, "seconds", 0.6)])
+        store.record(
+            trial_id=tid,
+            study="gemm",
+            status="done",
+            config=config,
+            provenance={"code_version": code},
+            summary={"median_gflops": 1.0},
+            measurements=[(0, "seconds", 0.5), (1, "seconds", 0.6)],
+        )
         ids.append(tid)
     return ids
 
@@ -141,11 +152,17 @@ def test_migration_moves_trials_and_their_measurements_and_records_itself(tmp_pa
     assert store.status_of(expected) == {tid: "done" for tid in expected}
     measured = store.measurements("gemm")
     assert set(measured.trial_id) >= expected and len(measured[measured.trial_id.isin(expected)]) == 4
-    raw = json.loads(sqlite3.connect(path).execute(
-        "SELECT provenance FROM trials WHERE trial_id = ?", (sorted(expected)[0],)).fetchone()[0])
+    raw = json.loads(
+        sqlite3.connect(path)
+        .execute("SELECT provenance FROM trials WHERE trial_id = ?", (sorted(expected)[0],))
+        .fetchone()[0]
+    )
     assert raw["code_version"] == current and raw["migrated_from"]["code_version"] == "oldcode"
-    rows = sqlite3.connect(path).execute("SELECT study, from_commit, old_code, new_code, trials_moved "
-                                         "FROM migrations").fetchall()
+    rows = (
+        sqlite3.connect(path)
+        .execute("SELECT study, from_commit, old_code, new_code, trials_moved FROM migrations")
+        .fetchall()
+    )
     assert rows == [("gemm", "abc", "oldcode", current, 2)]
     # a second run changes nothing and says so without an error
     again = migrate_fingerprints(path, {"gemm": "oldcode"}, {"gemm": current}, from_commit="abc", reason="test")
@@ -161,14 +178,16 @@ def test_migration_refuses_when_no_trial_was_measured_with_that_code(tmp_path):
         migrate_fingerprints(path, {"gemm": "oldcode"}, {"gemm": "new"}, from_commit="abc", reason=" ")
     # nothing written: the trial keeps its id and no migration is on record
     assert ResultsStore.open_read(path).trials("gemm").trial_id.tolist() == [
-        trial_id("gemm", {"arm": "torch-eager", "n": 64, "seed": 0}, "oldcode")]
+        trial_id("gemm", {"arm": "torch-eager", "n": 64, "seed": 0}, "oldcode")
+    ]
     assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM migrations").fetchone()[0] == 0
 
 
 def _lib_is_committed() -> bool:
     try:
-        out = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "lib"], capture_output=True,
-                             text=True, check=True).stdout
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "lib"], capture_output=True, text=True, check=True
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         return False
     return out.strip() == ""

@@ -7,6 +7,7 @@ framework in its logic.
   study using it run through the real runner: provenance records the toy's facts, the one-framework-per-process
   check sees it, and no fwbench file had to name it.
 """
+
 from __future__ import annotations
 
 import ast
@@ -21,8 +22,16 @@ import pytest
 from fwbench import cli
 from fwbench.errors import FwbenchError
 from fwbench.provenance import imported_frameworks
-from fwbench.studies import (Arm, Framework, Study, all_frameworks, get_framework, get_study, register,
-                             register_framework)
+from fwbench.studies import (
+    Arm,
+    Framework,
+    Study,
+    all_frameworks,
+    get_framework,
+    get_study,
+    register,
+    register_framework,
+)
 from fwbench.studies import options as opt
 
 LIB = Path(__file__).resolve().parents[1] / "lib" / "fwbench"
@@ -37,8 +46,9 @@ def framework_names() -> set[str]:
 def exempt(path: Path) -> bool:
     """The table and facts modules, the backends, and the published numbers and claims (data by nature)."""
     rel = path.relative_to(LIB).as_posix()
-    return (rel.startswith(("frameworks/", "published", "ledger/sources/"))
-            or path.name in {f"{name}.py" for name in framework_names()})
+    return rel.startswith(("frameworks/", "published", "ledger/sources/")) or path.name in {
+        f"{name}.py" for name in framework_names()
+    }
 
 
 def _declarations(tree: ast.AST) -> set[int]:
@@ -94,21 +104,25 @@ def test_no_module_names_a_framework_in_its_logic():
 
 def test_the_guard_catches_a_planted_branch_and_lets_declarations_be():
     names = {"torch", "mxnet", "onnxruntime"}
-    planted = '''
+    planted = """
 if arm.framework == "mxnet":
     os.environ["MXNET_MKLDNN_ENABLED"] = "0"
 LOOPS = {"torch": bare_torch}
 for fw in ("torch", "mxnet"):
     pass
-'''
+"""
     found = framework_logic(planted, names)
-    assert found == ["line 2: comparison with 'mxnet'", "line 4: dict key 'torch'", "line 5: listed 'torch'",
-                     "line 5: listed 'mxnet'"]
-    declared = '''
+    assert found == [
+        "line 2: comparison with 'mxnet'",
+        "line 4: dict key 'torch'",
+        "line 5: listed 'torch'",
+        "line 5: listed 'mxnet'",
+    ]
+    declared = """
 ARMS = (Arm("torch-eager", "torch", None, "eager", "PyTorch", "#1f77b4"),)
 STUDY = register(Study(name="x", arms=ARMS, reference={"torch": "torch-eager"}))
 label = study.reference_arm("mxnet")
-'''
+"""
     assert framework_logic(declared, names) == []
     assert exempt(LIB / "sentiment" / "torch.py") and exempt(LIB / "frameworks" / "mxnet.py")
     assert not exempt(LIB / "studies" / "imdb.py") and not exempt(LIB / "provenance.py")
@@ -134,8 +148,12 @@ def test_facts_modules_are_twins_and_import_no_framework_at_top():
     for module in facts.values():
         assert {"info", "onednn_env", "describe_build"} <= set(module.__all__)
         tree = ast.parse(Path(module.__file__).read_text())
-        top = {alias.name.split(".")[0] for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
-               for alias in node.names}
+        top = {
+            alias.name.split(".")[0]
+            for node in tree.body
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
         assert not top & framework_names(), (module.__name__, top)
     assert get_framework("torch").onednn_env(False) == {}
     assert get_framework("mxnet").onednn_env(False) == {"MXNET_MKLDNN_ENABLED": "0", "MXNET_USE_MKLDNN_RNN": "0"}
@@ -170,19 +188,31 @@ def _toy_trial(config, report=None):
     sys.modules.setdefault(TOY_IMPORT_NAME, types.ModuleType(TOY_IMPORT_NAME))  # "import toyfw"
     if arm.variant == "leaky":  # a trial that loads a second framework, against the isolation rule
         sys.modules.setdefault("torch", types.ModuleType("torch"))
-    return {"summary": {"onednn_env": os.environ["TOYFW_ONEDNN"]}, "measurements": [(0, "train_time_s", 1.0)],
-            "provenance": {}}  # nothing of its own: the table's facts are what provenance records
+    return {
+        "summary": {"onednn_env": os.environ["TOYFW_ONEDNN"]},
+        "measurements": [(0, "train_time_s", 1.0)],
+        "provenance": {},
+    }  # nothing of its own: the table's facts are what provenance records
 
 
-TOY_STUDY = register(Study(
-    name="toyfw-study", title="A study of a toy framework declared in a test", module=__name__,
-    profiles={"smoke": {"arms": ["toyfw-eager"], "onednn": False}},
-    options={"arms": opt.list_of(opt.string, ["toyfw-eager", "toyfw-leaky"]), "onednn": opt.boolean},
-    grid=lambda options: [{"arm": arm, "onednn": options["onednn"], "threads": 1} for arm in options["arms"]],
-    run_trial=_toy_trial, describe=lambda config: f"toyfw {config['arm']}",
-    arms=(Arm("toyfw-eager", "toyfw", None, "eager", "Toy (eager)", "#123456"),
-          Arm("toyfw-leaky", "toyfw", None, "leaky", "Toy (imports torch too)", "#654321")),
-    reference={"toyfw": "toyfw-eager"}, hidden=True))
+TOY_STUDY = register(
+    Study(
+        name="toyfw-study",
+        title="A study of a toy framework declared in a test",
+        module=__name__,
+        profiles={"smoke": {"arms": ["toyfw-eager"], "onednn": False}},
+        options={"arms": opt.list_of(opt.string, ["toyfw-eager", "toyfw-leaky"]), "onednn": opt.boolean},
+        grid=lambda options: [{"arm": arm, "onednn": options["onednn"], "threads": 1} for arm in options["arms"]],
+        run_trial=_toy_trial,
+        describe=lambda config: f"toyfw {config['arm']}",
+        arms=(
+            Arm("toyfw-eager", "toyfw", None, "eager", "Toy (eager)", "#123456"),
+            Arm("toyfw-leaky", "toyfw", None, "leaky", "Toy (imports torch too)", "#654321"),
+        ),
+        reference={"toyfw": "toyfw-eager"},
+        hidden=True,
+    )
+)
 
 
 def test_a_toy_framework_is_one_declaration(tmp_store, monkeypatch):
@@ -193,7 +223,8 @@ def test_a_toy_framework_is_one_declaration(tmp_store, monkeypatch):
     assert cli.main(["run", "toyfw-study", "--profile", "smoke", "--progress", "none"]) == 0
     with sqlite3.connect(tmp_store) as conn:
         status, provenance, summary = conn.execute(
-            "SELECT status, provenance, summary FROM trials WHERE study='toyfw-study'").fetchone()
+            "SELECT status, provenance, summary FROM trials WHERE study='toyfw-study'"
+        ).fetchone()
     assert status == "done"
     assert '"framework":"toyfw"' in provenance.replace(" ", "") and "toy build" in provenance
     assert '"frameworks_imported":["toyfw"]' in provenance.replace(" ", "")
@@ -203,8 +234,9 @@ def test_a_toy_framework_is_one_declaration(tmp_store, monkeypatch):
 
 
 def test_a_trial_loading_a_second_framework_fails(tmp_store, capsys):
-    cli.main(["run", "toyfw-study", "--profile", "smoke", "--set", "arms=[\"toyfw-leaky\"]", "--progress", "none"])
+    cli.main(["run", "toyfw-study", "--profile", "smoke", "--set", 'arms=["toyfw-leaky"]', "--progress", "none"])
     with sqlite3.connect(tmp_store) as conn:
         status, error, tail = conn.execute(
-            "SELECT status, error, stderr_tail FROM trials WHERE study='toyfw-study'").fetchone()
+            "SELECT status, error, stderr_tail FROM trials WHERE study='toyfw-study'"
+        ).fetchone()
     assert status == "failed" and "isolation broken" in error and "['torch', 'toyfw']" in error, (error, tail)

@@ -1,4 +1,5 @@
 """IMDB loading and Keras-style encoding, on the real staged archive (found only through FWBENCH_DATA_DIR)."""
+
 from __future__ import annotations
 
 import os
@@ -26,13 +27,21 @@ def staged_source() -> Path | None:
     return next((p for p in candidates if p.exists()), None)
 
 
-needs_staged = pytest.mark.skipif(staged_source() is None,
-                                  reason="FWBENCH_DATA_DIR is unset or holds no IMDB archive (imdb/aclImdb_v1*.tar.gz)")
+needs_staged = pytest.mark.skipif(
+    staged_source() is None, reason="FWBENCH_DATA_DIR is unset or holds no IMDB archive (imdb/aclImdb_v1*.tar.gz)"
+)
 
 
 def test_tokenize_follows_keras_rules():
-    assert tokenize("Great movie!<br /><br />It's BAD, though.") == ["great", "movie", "br", "br", "it's", "bad",
-                                                                       "though"]
+    assert tokenize("Great movie!<br /><br />It's BAD, though.") == [
+        "great",
+        "movie",
+        "br",
+        "br",
+        "it's",
+        "bad",
+        "though",
+    ]
 
 
 def test_encode_prepends_start_maps_oov_and_pads_at_the_front():
@@ -96,7 +105,7 @@ def test_truncated_archive_is_reported_not_parsed(tmp_path, monkeypatch, arrays)
     if src.is_dir():
         pytest.skip(f"the staged IMDB source {src} is an unpacked folder, not an archive to truncate")
     broken = tmp_path / "aclImdb_v1_labeled.tar.gz"
-    broken.write_bytes(src.read_bytes()[: 1_000_000])
+    broken.write_bytes(src.read_bytes()[:1_000_000])
     monkeypatch.setenv("FWBENCH_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("FWBENCH_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(DataUnavailable, match="truncated or corrupt"):

@@ -2,6 +2,7 @@
 
 The smoke profiles run through the real runner (one fresh process per trial) into a private store; the analysis
 is checked on planted rows whose answer is known. GPU variants are marked ``gpu`` and skipped without CUDA."""
+
 from __future__ import annotations
 
 import os
@@ -39,7 +40,8 @@ def _run_smoke(study: str, tmp_path_factory):
 
 # -- VGG16 ----------------------------------------------------------------------------------------------------
 def test_vgg16_layer_table_has_the_published_parameter_count():
-    from fwbench.vision import NUM_CLASSES, POOLED, VGG16_CONFIG, VGG16_PARAMETERS as DECLARED, vgg16_flops
+    from fwbench.vision import NUM_CLASSES, POOLED, VGG16_CONFIG, vgg16_flops
+    from fwbench.vision import VGG16_PARAMETERS as DECLARED
 
     params, channels = 0, 3
     for v in VGG16_CONFIG:
@@ -86,9 +88,15 @@ def test_vgg16_smoke_records_raw_latencies_and_onednn_state(vgg16_smoke):
 def _plant(store, study, config, values, summary=None, metric="latency_s"):
     from fwbench.store import trial_id
 
-    store.record(trial_id=trial_id(study, config, get_study(study).code_version()), study=study, status="done",
-                 config=config, provenance={}, summary=summary or {},
-                 measurements=[(i, metric, v) for i, v in enumerate(values)])
+    store.record(
+        trial_id=trial_id(study, config, get_study(study).code_version()),
+        study=study,
+        status="done",
+        config=config,
+        provenance={},
+        summary=summary or {},
+        measurements=[(i, metric, v) for i, v in enumerate(values)],
+    )
 
 
 def test_vgg16_ratio_and_prose_follow_planted_latencies(tmp_path):
@@ -131,7 +139,7 @@ def test_gemm_smoke_gflops_match_the_timings(tmp_path_factory):
         n = int(g["config.n"].iloc[0])
         secs = g[g.metric == "seconds"].sort_values("step").value.to_numpy()
         gflops = g[g.metric == "gflops"].sort_values("step").value.to_numpy()
-        assert len(secs) == 3 and np.allclose(gflops, 2 * n ** 3 / secs / 1e9)
+        assert len(secs) == 3 and np.allclose(gflops, 2 * n**3 / secs / 1e9)
     peak = inference.gemm_peak(store)
     assert set(peak.framework) == {"torch", "mxnet"} and (peak.gflops > 0).all() and (peak.threads == 1).all()
 
@@ -140,10 +148,19 @@ def test_gemm_peak_is_the_best_median_over_sizes(tmp_path):
     from fwbench.analysis import inference
 
     store = ResultsStore(tmp_path / "s.sqlite")
-    for fw, threads, n, values in (("torch", 1, 1024, [10, 11, 12]), ("torch", 1, 2048, [20, 21, 90]),
-                                   ("torch", 2, 1024, [30, 31, 32]), ("mxnet", 1, 1024, [5, 6, 7])):
-        _plant(store, "gemm", {"arm": ref("gemm", fw), "threads": threads, "n": n, "device": "cpu"}, values,
-               metric="gflops")
+    for fw, threads, n, values in (
+        ("torch", 1, 1024, [10, 11, 12]),
+        ("torch", 1, 2048, [20, 21, 90]),
+        ("torch", 2, 1024, [30, 31, 32]),
+        ("mxnet", 1, 1024, [5, 6, 7]),
+    ):
+        _plant(
+            store,
+            "gemm",
+            {"arm": ref("gemm", fw), "threads": threads, "n": n, "device": "cpu"},
+            values,
+            metric="gflops",
+        )
     peak = inference.gemm_peak(store).set_index(["framework", "threads"])
     assert peak.loc[("torch", 1), "gflops"] == 21 and peak.loc[("torch", 1), "n"] == 2048
     assert peak.loc[("torch", 1), "max_repeat_gflops"] == 90
@@ -159,11 +176,26 @@ def test_onnx_tables_follow_the_arm_table_on_planted_steps(tmp_path):
     store = ResultsStore(tmp_path / "s.sqlite")
     ok = {"step_status": "ok", "error": None, "reason": None}
     _plant(store, "onnx", {"step": "torch-export"}, [0.010, 0.011, 0.012], summary=ok, metric="latency_s_b1")
-    _plant(store, "onnx", {"step": "onnxruntime"}, [0.005, 0.0055, 0.006], metric="latency_s_b1",
-           summary={**ok, "max_abs_diff": 1e-6, "argmax_agreement": 1.0, "n_compared": 64, "test_acc": 0.5})
-    _plant(store, "onnx", {"step": "mxnet-import"}, [], summary={
-        "step_status": "step_failed", "error": "NotImplementedError: LSTM", "reason": "no LSTM translation",
-        "failed_at": "mx.contrib.onnx.import_model"})
+    _plant(
+        store,
+        "onnx",
+        {"step": "onnxruntime"},
+        [0.005, 0.0055, 0.006],
+        metric="latency_s_b1",
+        summary={**ok, "max_abs_diff": 1e-6, "argmax_agreement": 1.0, "n_compared": 64, "test_acc": 0.5},
+    )
+    _plant(
+        store,
+        "onnx",
+        {"step": "mxnet-import"},
+        [],
+        summary={
+            "step_status": "step_failed",
+            "error": "NotImplementedError: LSTM",
+            "reason": "no LSTM translation",
+            "failed_at": "mx.contrib.onnx.import_model",
+        },
+    )
     steps = inference.onnx_steps(store=store)
     assert steps.step.tolist() == list(get_study("onnx").arm_names)
     assert steps.runtime.tolist() == ["torch", "onnxruntime", "mxnet"]
@@ -210,14 +242,17 @@ def test_onnx_round_trip_parity_and_recorded_errors(onnx_smoke):
 
 
 # -- options and devices ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("study, overrides, message", [
-    ("vgg16", {"device": "gpu"}, "device must be one of"),
-    ("vgg16", {"onednn": ["yes"]}, "must be True or False"),
-    ("vgg16", {"arms": ["tensorflow"]}, "unknown arms"),
-    ("vgg16", {"image_size": 8}, "image_size must be >= 32"),
-    ("gemm", {"threads": [0]}, "threads must be >= 1"),
-    ("onnx", {"steps": ["tflite"]}, "unknown steps"),
-])
+@pytest.mark.parametrize(
+    "study, overrides, message",
+    [
+        ("vgg16", {"device": "gpu"}, "device must be one of"),
+        ("vgg16", {"onednn": ["yes"]}, "must be True or False"),
+        ("vgg16", {"arms": ["tensorflow"]}, "unknown arms"),
+        ("vgg16", {"image_size": 8}, "image_size must be >= 32"),
+        ("gemm", {"threads": [0]}, "threads must be >= 1"),
+        ("onnx", {"steps": ["tflite"]}, "unknown steps"),
+    ],
+)
 def test_bad_options_are_one_line_errors(study, overrides, message):
     from fwbench.runner import plan
 
@@ -251,8 +286,15 @@ def _torch_cuda() -> bool:
 
 
 def _mxnet_cuda() -> bool:
-    out = subprocess.run([sys.executable, "-c", "import mxnet as mx; print(mx.context.num_gpus() if "
-                          "mx.runtime.Features().is_enabled('CUDA') else 0)"], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import mxnet as mx; print(mx.context.num_gpus() if mx.runtime.Features().is_enabled('CUDA') else 0)",
+        ],
+        capture_output=True,
+        text=True,
+    )
     return out.returncode == 0 and out.stdout.strip() not in ("", "0")
 
 
@@ -310,11 +352,14 @@ def test_vgg16_profiles_sweep_compiled_arms_and_batch_sizes():
     assert len(keys) == len(set(keys))  # a setting in both parts runs once
 
 
-@pytest.mark.parametrize("value, message", [
-    ({"arms": ["torch-compile"], "batch_sizes": [1]}, "must be None or a dict with keys"),
-    ({"arms": ["torch-jit"], "batch_sizes": [1], "image_size": 64, "blocks": 1}, "unknown compiled.arms"),
-    ({"arms": ["torch-compile"], "batch_sizes": [0], "image_size": 64, "blocks": 1}, "compiled.batch_sizes must"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ({"arms": ["torch-compile"], "batch_sizes": [1]}, "must be None or a dict with keys"),
+        ({"arms": ["torch-jit"], "batch_sizes": [1], "image_size": 64, "blocks": 1}, "unknown compiled.arms"),
+        ({"arms": ["torch-compile"], "batch_sizes": [0], "image_size": 64, "blocks": 1}, "compiled.batch_sizes must"),
+    ],
+)
 def test_bad_compiled_part_is_a_one_line_error(value, message):
     from fwbench.runner import plan
 
@@ -326,19 +371,35 @@ def _plant_vgg(store, arm, batch, latency_s, compile_s=None, onednn=True):
     from fwbench.store import trial_id
 
     for block in range(3):  # CIs are over independent trials: three per arm
-        config = {"arm": arm, "model": "vgg16", "batch_size": batch, "image_size": 224, "device": "cpu",
-                  "threads": 2, "onednn": onednn, "block": block}
+        config = {
+            "arm": arm,
+            "model": "vgg16",
+            "batch_size": batch,
+            "image_size": 224,
+            "device": "cpu",
+            "threads": 2,
+            "onednn": onednn,
+            "block": block,
+        }
         rng = np.random.default_rng([batch, block])
         meas = [(i, "latency_s", latency_s * (1 + 0.01 * rng.random())) for i in range(8)]
         meas += [(0, "warmup_latency_s", 10 * latency_s)]  # stored, never in a statistic
         if compile_s is not None:
             meas.append((-1, "compile_time_s", compile_s))
-        store.record(trial_id=trial_id("vgg16", config, get_study("vgg16").code_version()), study="vgg16",
-                     status="done", config=config, provenance={}, summary={}, measurements=meas)
+        store.record(
+            trial_id=trial_id("vgg16", config, get_study("vgg16").code_version()),
+            study="vgg16",
+            status="done",
+            config=config,
+            provenance={},
+            summary={},
+            measurements=meas,
+        )
 
 
 def test_compiled_vs_eager_covers_both_compiled_torch_arms(tmp_path):
-    from fwbench.analysis import inference, vgg16 as vgg_analysis
+    from fwbench.analysis import inference
+    from fwbench.analysis import vgg16 as vgg_analysis
 
     store = ResultsStore(tmp_path / "s.sqlite")
     eager = ref("vgg16", "torch")
@@ -389,8 +450,7 @@ def test_torch_compile_and_script_trials_time_the_compile_apart(tmp_path):
 
     store = ResultsStore(tmp_path / "s.sqlite")
     arms = ["torch-eager", "torch-script", "torch-compile"]
-    summary = run_sweep("vgg16", "smoke", {"arms": arms, "onednn": [True]}, store=store, progress="none",
-                        timeout_s=600)
+    summary = run_sweep("vgg16", "smoke", {"arms": arms, "onednn": [True]}, store=store, progress="none", timeout_s=600)
     assert summary.ok and summary.done == 3, summary.failed
     trials = store.trials("vgg16").set_index("config.arm")
     assert trials.loc["torch-compile", "summary.compile_time_s"] > 0

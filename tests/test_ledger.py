@@ -6,6 +6,7 @@ The plants are at the ledger's scale floors (``fwbench.ledger.floors``): IMDB tr
 42 + block; block 0 chooses a "best setting", blocks 1-3 judge it), on "cuda" where a GPU claim should get a verdict;
 VGG16 as 3 independent trials (config.block) per arm and setting; DeepAR at the protocol's 100 epochs x 50 batches
 on 3 datasets x 2 seeds. The helpers here are shared with ``test_ledger_rules.py``."""
+
 from __future__ import annotations
 
 import functools
@@ -49,39 +50,85 @@ def _template(study: str, **where) -> dict:
     return dict(_smoke_config(study, tuple(sorted(where.items()))))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _smoke_config(study: str, where: tuple) -> dict:
     return next(t.config for t in plan(study, "smoke") if all(t.config.get(k) == v for k, v in where))
 
 
 def _record(store, study, config, status, rows, provenance=None, summary=None, profile=None):
-    store.record(trial_id=trial_id(study, config, "planted"), study=study, status=status, config=config,
-                 provenance={"host": "synthetic", **(provenance or {})}, summary=summary or {},
-                 measurements=rows if status == "done" else [], profile=profile,
-                 error=None if status == "done" else "planted failure")
+    store.record(
+        trial_id=trial_id(study, config, "planted"),
+        study=study,
+        status=status,
+        config=config,
+        provenance={"host": "synthetic", **(provenance or {})},
+        summary=summary or {},
+        measurements=rows if status == "done" else [],
+        profile=profile,
+        error=None if status == "done" else "planted failure",
+    )
 
 
-def add_imdb(store, arm, batch, workers, epoch_s, *, block=0, epochs=3, n_train=N_TRAIN, device="cuda",
-             final_loss=0.5, acc=0.88, status="done", extra=None, summary=None, epoch_times=None, timed=True,
-             profile="synthetic", part="main", provenance=None, onednn=True):
+def add_imdb(
+    store,
+    arm,
+    batch,
+    workers,
+    epoch_s,
+    *,
+    block=0,
+    epochs=3,
+    n_train=N_TRAIN,
+    device="cuda",
+    final_loss=0.5,
+    acc=0.88,
+    status="done",
+    extra=None,
+    summary=None,
+    epoch_times=None,
+    timed=True,
+    profile="synthetic",
+    part="main",
+    provenance=None,
+    onednn=True,
+):
     """One IMDB trial (repeat block ``block``, seed 42 + block): ``epoch_s`` per epoch with jitter (the first
     epoch 1.4x: warm-up), or exactly ``epoch_times``; ``timed=False`` records no measurements (a trial that ran
     but timed nothing, e.g. a failed hybridize)."""
     seed = 42 + block
-    config = {**_template("imdb", part="main"), "part": part, "arm": arm, "batch_size": batch, "num_workers": workers,
-              "epochs": epochs, "n_train": n_train, "seed": seed, "repeat": block, "device": device, "onednn": onednn}
+    config = {
+        **_template("imdb", part="main"),
+        "part": part,
+        "arm": arm,
+        "batch_size": batch,
+        "num_workers": workers,
+        "epochs": epochs,
+        "n_train": n_train,
+        "seed": seed,
+        "repeat": block,
+        "device": device,
+        "onednn": onednn,
+    }
     rows = []
     for e in range(epochs if timed else 0):
         k = next(_counter)
         t = epoch_times[e] if epoch_times is not None else epoch_s * _noise(k) * (1.4 if e == 0 else 1.0)
-        rows += [(e, "train_time_s", t),
-                 (e, "train_loss", final_loss + 0.05 * (epochs - 1 - e) + 0.001 * seed),
-                 (e, "test_acc", acc), (e, "proc_cpu_pct", 100.0)]
+        rows += [
+            (e, "train_time_s", t),
+            (e, "train_loss", final_loss + 0.05 * (epochs - 1 - e) + 0.001 * seed),
+            (e, "test_acc", acc),
+            (e, "proc_cpu_pct", 100.0),
+        ]
         for metric, value in (extra or {}).items():
             rows.append((e, metric, value * _noise(k)))
-    provenance = {"cpu_model": "Planted CPU", "cpu_count": 2, "python": "3.11",
-                  "framework": IMDB.framework_of(arm) if arm in IMDB.arm_names else "mxnet",
-                  "framework_version": "0", **(provenance or {})}
+    provenance = {
+        "cpu_model": "Planted CPU",
+        "cpu_count": 2,
+        "python": "3.11",
+        "framework": IMDB.framework_of(arm) if arm in IMDB.arm_names else "mxnet",
+        "framework_version": "0",
+        **(provenance or {}),
+    }
     _record(store, "imdb", config, status, rows, provenance, summary=summary, profile=profile)
 
 
@@ -99,29 +146,56 @@ def add_other(store, study, config, metrics, status="done", summary=None):
 def add_vgg(store, arm, latency_s, *, onednn=True, batch=1, image=224, device="cpu", blocks=VGG_BLOCKS):
     """VGG16 latencies: one trial per block (an independent process), 20 timed calls each."""
     for block in blocks:
-        config = {**_template("vgg16"), "arm": arm, "batch_size": batch, "image_size": image, "onednn": onednn,
-                  "device": device, "block": block}
+        config = {
+            **_template("vgg16"),
+            "arm": arm,
+            "batch_size": batch,
+            "image_size": image,
+            "onednn": onednn,
+            "device": device,
+            "block": block,
+        }
         add_other(store, "vgg16", config, {"latency_s": [latency_s] * 20})
 
 
 def add_vgg_8gpu(store, framework, train_s, trials=3):
     """C2's hypothetical 8-GPU VGG16 training trials (no study runs them; they would run on cuda)."""
     for block in range(trials):
-        add_other(store, "vgg16", {"arm": VGG.reference_arm(framework), "gpus": 8, "device": "cuda", "block": block},
-                  {"train_time_s": [train_s] * 5})
+        add_other(
+            store,
+            "vgg16",
+            {"arm": VGG.reference_arm(framework), "gpus": 8, "device": "cuda", "block": block},
+            {"train_time_s": [train_s] * 5},
+        )
 
 
-def add_deepar(store, factor, *, datasets=("m1_yearly", "cif_2016", "nn5_weekly"), seeds=(42, 43), epochs=100,
-               batches=50):
+def add_deepar(
+    store, factor, *, datasets=("m1_yearly", "cif_2016", "nn5_weekly"), seeds=(42, 43), epochs=100, batches=50
+):
     """DeepAR pairs: MXNet's total train time ``factor`` x PyTorch's, per dataset x seed."""
     for (dataset, base), seed in itertools.product(zip(datasets, (10.0, 20.0, 40.0, 80.0)), seeds):
         for framework in ("torch", "mxnet"):
             value = base * (factor if framework == "mxnet" else 1.0)
-            config = {**_template("deepar"), "dataset": dataset, "arm": DEEPAR.reference_arm(framework),
-                      "seed": seed, "epochs": epochs, "num_batches_per_epoch": batches}
-            _record(store, "deepar", config, "done",
-                    [(-1, "train_time_s", value * _noise(next(_counter))), (-1, "predict_time_s", 1.0),
-                     (0, "train_loss", 1.0)], provenance={"dataset_kind": "original"})
+            config = {
+                **_template("deepar"),
+                "dataset": dataset,
+                "arm": DEEPAR.reference_arm(framework),
+                "seed": seed,
+                "epochs": epochs,
+                "num_batches_per_epoch": batches,
+            }
+            _record(
+                store,
+                "deepar",
+                config,
+                "done",
+                [
+                    (-1, "train_time_s", value * _noise(next(_counter))),
+                    (-1, "predict_time_s", 1.0),
+                    (0, "train_loss", 1.0),
+                ],
+                provenance={"dataset_kind": "original"},
+            )
 
 
 def plant_imdb(store, *, matches: bool, device: str = "cuda"):
@@ -133,10 +207,12 @@ def plant_imdb(store, *, matches: bool, device: str = "cuda"):
     times = {
         # arm: {workers: time at batch 1024}; no ties between settings, so each arm's best setting is one
         PT: {0: D, 1: D / 1.01, 2: D / 1.01, 4: D / (1.02 if matches else 1.5)},
-        MX: ({0: 1.1 * D, 1: 1.516 * mx2, 2: mx2, 4: 1.01 * mx2} if matches else
-             {0: 0.7 * D, 1: 0.7 * D, 2: 0.7 * D / 1.1, 4: 0.7 * D / 1.2 / 1.1}),
-        SPARSE: ({0: D / 1.4, 1: D / 1.4, 2: D / 1.4, 4: 1.2 * mx2} if matches else
-                 {w: D for w in (0, 1, 2, 4)}),
+        MX: (
+            {0: 1.1 * D, 1: 1.516 * mx2, 2: mx2, 4: 1.01 * mx2}
+            if matches
+            else {0: 0.7 * D, 1: 0.7 * D, 2: 0.7 * D / 1.1, 4: 0.7 * D / 1.2 / 1.1}
+        ),
+        SPARSE: ({0: D / 1.4, 1: D / 1.4, 2: D / 1.4, 4: 1.2 * mx2} if matches else {w: D for w in (0, 1, 2, 4)}),
     }
     # GPU utilisation (A2: PyTorch 77 % vs MXNet 65 % at 0 workers; A3: 80-90 % at 1 worker), or the opposite
     util0 = {PT: 77.0, MX: 65.0} if matches else {PT: 65.0, MX: 77.0}
@@ -156,8 +232,16 @@ def plant_other(store, *, matches: bool, device: str = "cuda"):
     # the advised partial hybrid blocks train in both (their speed-up is context)
     add_blocks(store, HYBRID, 1024, 0, 0.4, device=device)
     if matches:
-        add_imdb(store, FULL_HYBRID, 1024, 0, 0.4, device=device, timed=False,
-                 summary={"hybridize_ok": False, "hybridize_error": "planted: LSTM cannot be hybridized"})
+        add_imdb(
+            store,
+            FULL_HYBRID,
+            1024,
+            0,
+            0.4,
+            device=device,
+            timed=False,
+            summary={"hybridize_ok": False, "hybridize_error": "planted: LSTM cannot be hybridized"},
+        )
     else:
         add_blocks(store, FULL_HYBRID, 1024, 0, 0.35, device=device, summary={"hybridize_ok": True})
     # C4's LSTM context: torch-compile faster (or slower) than torch-eager
@@ -166,15 +250,23 @@ def plant_other(store, *, matches: bool, device: str = "cuda"):
     # A10: the MXNet import of the ONNX file works with parity (or fails), as the onnx study stores it
     export, mx_import = ONNX.reference_arm("torch"), borealis2018.ONNX_IMPORT_STEP
     add_other(store, "onnx", {**_template("onnx"), "step": export}, {}, summary={"step_status": "ok"})
-    add_other(store, "onnx", {**_template("onnx"), "step": mx_import}, {},
-              summary={"step_status": "ok", "max_abs_diff": 2e-6} if matches else
-              {"step_status": "step_failed", "error": "planted: import_model failed"})
+    add_other(
+        store,
+        "onnx",
+        {**_template("onnx"), "step": mx_import},
+        {},
+        summary={"step_status": "ok", "max_abs_diff": 2e-6}
+        if matches
+        else {"step_status": "step_failed", "error": "planted: import_model failed"},
+    )
     # VGG16 on the CPU: C3 (MXNet's own oneDNN speed-up, off / on), C4 (torch-script faster than eager) and C1's
     # labelled analogue (PyTorch / MXNet latency); C1 and C2 on GPU rows: test_ledger_rules.py
     ms = overview.VGG16_LATENCY_MS
     mx_s = ms["mxnet"] / 1e3 if matches else 0.025
-    for arm, on_s, off_s in ((VGG_PT, ms["torch"] / 1e3, 7 * ms["torch"] / 1e3),
-                             (VGG_MX, mx_s, 7 * mx_s if matches else 0.8 * mx_s)):
+    for arm, on_s, off_s in (
+        (VGG_PT, ms["torch"] / 1e3, 7 * ms["torch"] / 1e3),
+        (VGG_MX, mx_s, 7 * mx_s if matches else 0.8 * mx_s),
+    ):
         add_vgg(store, arm, on_s, onednn=True)
         add_vgg(store, arm, off_s, onednn=False)
     add_vgg(store, VGG_SCRIPT, (0.8 if matches else 1.2) * ms["torch"] / 1e3, onednn=True)
@@ -275,30 +367,51 @@ def test_profile_selects_only_that_profiles_trials(tmp_path):
     store = ResultsStore(tmp_path / "s.sqlite")
     smoke = plan("imdb", "smoke")
     for t in smoke:
-        store.record(trial_id=t.trial_id, study="imdb", status="done", config=t.config, provenance={"host": "x"},
-                     summary={}, measurements=[(e, "train_time_s", 1.0 + 0.01 * e) for e in range(t.config["epochs"])])
+        store.record(
+            trial_id=t.trial_id,
+            study="imdb",
+            status="done",
+            config=t.config,
+            provenance={"host": "x"},
+            summary={},
+            measurements=[(e, "train_time_s", 1.0 + 0.01 * e) for e in range(t.config["epochs"])],
+        )
     judged = [t for t in smoke if t.config.get("part", "main") in L.IMDB_PARTS]  # not the scaling part
     assert 0 < len(judged) and L.load(store, "smoke").imdb.trial_id.nunique() == len(judged)
     assert L.load(store, "quick").imdb.empty
     assert "no finished IMDB trials" in L.build(store, "quick").set_index("claim_id").loc["A1", "reason"]
 
 
-@pytest.mark.parametrize("ci,band,expected", [
-    ((1.06, 1.12), (1.05, 1.15), L.REPRODUCED), ((1.30, 1.40), (1.05, 1.15), L.CONTRADICTED),
-    ((0.80, 0.90), (1.05, 1.15), L.CONTRADICTED), ((1.00, 1.10), (1.05, 1.15), L.INCONCLUSIVE),
-    ((math.nan, math.nan), (1.05, 1.15), L.INSUFFICIENT)])
+@pytest.mark.parametrize(
+    "ci,band,expected",
+    [
+        ((1.06, 1.12), (1.05, 1.15), L.REPRODUCED),
+        ((1.30, 1.40), (1.05, 1.15), L.CONTRADICTED),
+        ((0.80, 0.90), (1.05, 1.15), L.CONTRADICTED),
+        ((1.00, 1.10), (1.05, 1.15), L.INCONCLUSIVE),
+        ((math.nan, math.nan), (1.05, 1.15), L.INSUFFICIENT),
+    ],
+)
 def test_band_rule(ci, band, expected):
     assert L.verdict_in_band(*ci, band) == expected
 
 
-@pytest.mark.parametrize("ci,expected", [((1.1, 1.2), L.REPRODUCED), ((0.8, 0.95), L.CONTRADICTED),
-                                         ((0.9, 1.1), L.INCONCLUSIVE), ((math.nan, 1.0), L.INSUFFICIENT)])
+@pytest.mark.parametrize(
+    "ci,expected",
+    [
+        ((1.1, 1.2), L.REPRODUCED),
+        ((0.8, 0.95), L.CONTRADICTED),
+        ((0.9, 1.1), L.INCONCLUSIVE),
+        ((math.nan, 1.0), L.INSUFFICIENT),
+    ],
+)
 def test_above_rule(ci, expected):
     assert L.verdict_above(*ci) == expected
 
 
-@pytest.mark.parametrize("ci,expected", [((0.9, 1.04), L.REPRODUCED), ((1.2, 1.3), L.CONTRADICTED),
-                                         ((1.0, 1.2), L.INCONCLUSIVE)])
+@pytest.mark.parametrize(
+    "ci,expected", [((0.9, 1.04), L.REPRODUCED), ((1.2, 1.3), L.CONTRADICTED), ((1.0, 1.2), L.INCONCLUSIVE)]
+)
 def test_at_most_rule(ci, expected):
     assert L.verdict_at_most(*ci) == expected
 

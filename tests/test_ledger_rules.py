@@ -3,6 +3,7 @@ stores: matched hardware (a GPU claim on CPU rows is a labelled analogue, on GPU
 ("below scale" naming the need, a verdict at scale), held-out selection for "best setting" claims, Bonferroni-
 corrected parts, the verdict under the wider band, trial-level CIs (n counts trials), A9 as stated, and the
 stability check of two runs (agreeing runs pass, disagreeing runs fail naming the claim)."""
+
 from __future__ import annotations
 
 import math
@@ -10,15 +11,32 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from test_ledger import (
+    BLOCKS,
+    FULL_HYBRID,
+    HYBRID,
+    IMDB,
+    MX,
+    PT,
+    SPARSE,
+    VGG_MX,
+    VGG_PT,
+    VGG_SCRIPT,
+    add_blocks,
+    add_deepar,
+    add_imdb,
+    add_vgg,
+    add_vgg_8gpu,
+    plant,
+    verdicts,
+)
 
 from fwbench import ledger as L
-from fwbench.stats import bonferroni, trial_ratio_ci
 from fwbench.cli import main as cli_main
 from fwbench.ledger import floors, judge, rules, stability
 from fwbench.ledger.sources import borealis2018, deepar2024, overview
+from fwbench.stats import bonferroni, trial_ratio_ci
 from fwbench.store import ResultsStore
-from test_ledger import (BLOCKS, FULL_HYBRID, HYBRID, IMDB, MX, PT, SPARSE, VGG_MX, VGG_PT, VGG_SCRIPT, add_blocks,
-                         add_deepar, add_imdb, add_vgg, add_vgg_8gpu, plant, verdicts)
 
 CLAIMS = {c.id: c for c in L.CLAIMS}
 A1_RATIO = borealis2018.TORCH_SPEEDUP_0_WORKERS
@@ -61,8 +79,10 @@ def test_gpu_claim_on_cpu_rows_is_a_labelled_analogue_and_on_gpu_rows_a_verdict(
     assert abs(gpu.estimate / cpu.estimate - 1) < 0.02
 
 
-@pytest.mark.parametrize("device,why", [("cpu", "every IMDB trial in the store ran on CPU"),
-                                        ("cuda", "the store's GPU trials do not record it")])
+@pytest.mark.parametrize(
+    "device,why",
+    [("cpu", "every IMDB trial in the store ran on CPU"), ("cuda", "the store's GPU trials do not record it")],
+)
 def test_gpu_utilisation_claims_without_the_metric_are_not_testable(tmp_path, device, why):
     table = ledger(plant_a1(new(tmp_path), device=device))
     for claim_id in ("A2", "A3"):
@@ -126,11 +146,14 @@ def test_vgg16_rows_of_two_devices_are_not_pooled(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------ scale floors
-@pytest.mark.parametrize("below,need", [
-    ({"n_train": 512, "batches": (256,)}, "epochs of >= 20 batches (this run: 2)"),
-    ({"blocks": (0, 1)}, ">= 3 trials per arm and setting (this run: 2)"),
-    ({"epochs": 2}, ">= 2 timed epochs (this run: 1)"),
-])
+@pytest.mark.parametrize(
+    "below,need",
+    [
+        ({"n_train": 512, "batches": (256,)}, "epochs of >= 20 batches (this run: 2)"),
+        ({"blocks": (0, 1)}, ">= 3 trials per arm and setting (this run: 2)"),
+        ({"epochs": 2}, ">= 2 timed epochs (this run: 1)"),
+    ],
+)
 def test_imdb_timing_below_its_floor_is_below_scale_and_at_scale_a_verdict(tmp_path, below, need):
     kw = dict(below)
     batches = kw.pop("batches", (64, 1024))
@@ -179,8 +202,13 @@ def test_best_setting_claims_need_four_blocks(tmp_path):
     assert four.verdict == L.REPRODUCED and four.scale == floors.HELDOUT
 
 
-@pytest.mark.parametrize("below,need", [({"n_train": 5000}, "all 25,000 training reviews (this run: 5,000)"),
-                                        ({"acc": 0.6}, ">= 85% final test accuracy")])
+@pytest.mark.parametrize(
+    "below,need",
+    [
+        ({"n_train": 5000}, "all 25,000 training reviews (this run: 5,000)"),
+        ({"acc": 0.6}, ">= 85% final test accuracy"),
+    ],
+)
 def test_a8_needs_the_full_data_and_trained_models(tmp_path, below, need):
     def a8(store, **kw):
         for arm, loss in ((PT, 0.35), (MX, 0.40)):
@@ -192,8 +220,13 @@ def test_a8_needs_the_full_data_and_trained_models(tmp_path, below, need):
     assert a8(new(tmp_path, "scale")).verdict == L.REPRODUCED
 
 
-@pytest.mark.parametrize("below,need", [({"epochs": 10}, "100 epochs x 50 batches per trial (this run: 500 batches)"),
-                                        ({"datasets": ("m1_yearly",)}, ">= 3 dataset x seed pairs (this run: 2)")])
+@pytest.mark.parametrize(
+    "below,need",
+    [
+        ({"epochs": 10}, "100 epochs x 50 batches per trial (this run: 500 batches)"),
+        ({"datasets": ("m1_yearly",)}, ">= 3 dataset x seed pairs (this run: 2)"),
+    ],
+)
 def test_deepar_needs_the_protocols_length_and_three_pairs(tmp_path, below, need):
     small = new(tmp_path, "small")
     add_deepar(small, deepar2024.CLAIMED_SPEEDUP, **below)
@@ -274,11 +307,14 @@ def test_parts_agree_counts_the_reproduced_parts(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------ band sensitivity
-@pytest.mark.parametrize("factor,at5,at10", [
-    (1.00, {L.REPRODUCED}, L.REPRODUCED),
-    (1.07, {L.INCONCLUSIVE, L.CONTRADICTED}, L.REPRODUCED),  # outside +-5 %, inside +-10 %
-    (1.15, {L.CONTRADICTED}, L.CONTRADICTED),
-])
+@pytest.mark.parametrize(
+    "factor,at5,at10",
+    [
+        (1.00, {L.REPRODUCED}, L.REPRODUCED),
+        (1.07, {L.INCONCLUSIVE, L.CONTRADICTED}, L.REPRODUCED),  # outside +-5 %, inside +-10 %
+        (1.15, {L.CONTRADICTED}, L.CONTRADICTED),
+    ],
+)
 def test_verdict_under_the_wider_band(tmp_path, factor, at5, at10):
     a1 = ledger(plant_a1(new(tmp_path), factor * A1_RATIO, batches=(1024,))).loc["A1"]
     assert a1.verdict in at5 and a1.verdict_band10 == at10
@@ -308,15 +344,15 @@ def test_ratio_ci_is_over_trials_not_epochs(tmp_path, trials, epochs):
     a1 = ledger(store).loc["A1"]
     assert a1.n == f"n={trials}/{trials} trials"  # trials, however many epochs each ran
     expected = trial_ratio_ci(medians[MX], medians[PT])
-    assert (a1.estimate, a1.ci_low, a1.ci_high) == pytest.approx((expected["ratio"], expected["ci_low"],
-                                                                   expected["ci_high"]))
+    assert (a1.estimate, a1.ci_low, a1.ci_high) == pytest.approx(
+        (expected["ratio"], expected["ci_low"], expected["ci_high"])
+    )
     if epochs > 3:
         # pooling the 29 timed epochs a side would pretend to 29 replicates: a far narrower interval
         t = L.load(store, "all").timed()
         pooled = trial_ratio_ci(t[t.arm == MX].train_time_s, t[t.arm == PT].train_time_s)
         assert pooled["n_num"] == trials * (epochs - 1)
         assert (pooled["ci_high"] - pooled["ci_low"]) < 0.5 * (a1.ci_high - a1.ci_low)
-
 
 
 def test_imdb_ratio_table_and_figure_are_over_trials_not_epochs(tmp_path):
@@ -332,10 +368,12 @@ def test_imdb_ratio_table_and_figure_are_over_trials_not_epochs(tmp_path):
     row = imdb_analysis.ratio_table(frame, MX, (PT,)).iloc[0]
     expected = trial_ratio_ci(medians[MX], medians[PT])
     assert (row.n_num, row.n_den) == (3, 3)
-    assert (row.ratio, row.ci_low, row.ci_high) == pytest.approx((expected["ratio"], expected["ci_low"],
-                                                                   expected["ci_high"]))
+    assert (row.ratio, row.ci_low, row.ci_high) == pytest.approx(
+        (expected["ratio"], expected["ci_low"], expected["ci_high"])
+    )
     figure = imdb_plots.ratio_figure(frame)
     assert "95 % CI over independent trials (n = 3" in figure.axes[0].get_title()
+
 
 # ------------------------------------------------------------------------------------------------ A9 as stated
 @pytest.mark.parametrize("works", [False, True])
@@ -346,8 +384,15 @@ def test_a9_reads_whether_the_whole_model_hybridizes(tmp_path, works):
     if works:
         add_blocks(store, FULL_HYBRID, 1024, 0, 0.5, summary={"hybridize_ok": True})
     else:
-        add_imdb(store, FULL_HYBRID, 1024, 0, 0.5, timed=False,
-                 summary={"hybridize_ok": False, "hybridize_error": "planted: cannot hybridize LSTM"})
+        add_imdb(
+            store,
+            FULL_HYBRID,
+            1024,
+            0,
+            0.5,
+            timed=False,
+            summary={"hybridize_ok": False, "hybridize_error": "planted: cannot hybridize LSTM"},
+        )
     a9 = ledger(store).loc["A9"]
     if works:  # the 2018 limitation is gone
         assert a9.verdict == L.CONTRADICTED and "hybridizes gluon.rnn.LSTM" in a9.reason
@@ -359,8 +404,10 @@ def test_a9_reads_whether_the_whole_model_hybridizes(tmp_path, works):
     assert a9.parts_agree == ("0 of 1 parts reproduced" if works else "1 of 1 parts reproduced")
 
 
-@pytest.mark.skipif(FULL_HYBRID not in IMDB.arm_names,
-                    reason="mxnet-hybrid-full is being added to the imdb arm table (lib/fwbench/studies/imdb.py)")
+@pytest.mark.skipif(
+    FULL_HYBRID not in IMDB.arm_names,
+    reason="mxnet-hybrid-full is being added to the imdb arm table (lib/fwbench/studies/imdb.py)",
+)
 def test_a9_arm_is_in_the_imdb_arm_table():
     assert IMDB.framework_of(FULL_HYBRID) == "mxnet"
 
@@ -420,6 +467,7 @@ def test_a8_reads_the_quality_part_which_stays_out_of_the_timing_claims(tmp_path
 def test_best_batch_size_compares_25k_review_epochs_when_epochs_hold_other_numbers_of_reviews(tmp_path):
     """Epochs of 20 batches hold 1,280 reviews at batch 64 and 20,480 at 1024: the raw epoch is faster at 64, the
     time per review (so per 25k-review epoch) at 1024. A6's "fastest batch size" must see the latter."""
+
     def plant_sizes(name, n64, n1024):
         store = new(tmp_path, name)
         for arm in (MX, PT):

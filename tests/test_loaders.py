@@ -2,6 +2,7 @@
 epoch, the shared sample order), and CPU accounting that sees every worker, live or reaped (``fwbench.sampling``).
 
 The framework probes run in subprocesses, one framework each."""
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,9 @@ burn(float(sys.argv[2]))
 
 
 def _child(first: float, second: float) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", BUSY, str(first), str(second)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BUSY, str(first), str(second)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "half"
     return proc
 
@@ -138,9 +140,13 @@ def probes():
     out = {}
     for arm in ARMS:
         for lifetime in ("per-epoch", "persistent"):
-            proc = subprocess.run([sys.executable, "-c", PROBE, arm, lifetime, str(BURN_S), str(N)],
-                                  capture_output=True, text=True, timeout=600,
-                                  env={**os.environ, "OMP_NUM_THREADS": "1"})
+            proc = subprocess.run(
+                [sys.executable, "-c", PROBE, arm, lifetime, str(BURN_S), str(N)],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                env={**os.environ, "OMP_NUM_THREADS": "1"},
+            )
             assert proc.returncode == 0, proc.stderr[-3000:]
             out[arm, lifetime] = json.loads(proc.stdout.strip().splitlines()[-1])
     return out

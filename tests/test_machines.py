@@ -1,5 +1,6 @@
 """Blocks of one setting on machines of different speed (a run made in pieces): the machine's speed is taken out
 per setting, the arms' ratio is kept, and nothing changes on one machine."""
+
 from __future__ import annotations
 
 import math
@@ -8,8 +9,8 @@ import random
 import pandas as pd
 import pytest
 
-from fwbench.stats import half_width, trial_ratio_ci
 from fwbench.machines import adjust_records, centre_by_machine, machine_factors, machine_of
+from fwbench.stats import half_width, trial_ratio_ci
 from fwbench.studies.adaptive import TrialRecord
 
 SETTING = ["batch_size"]
@@ -24,15 +25,26 @@ def _epochs(blocks_by_machine: dict, speed: dict, ratio: float = 1.2, noise: flo
                 trial = f"{machine}-{block}-{arm}"
                 for epoch in range(3):
                     t = base * speed[machine] * math.exp(rng.gauss(0, noise)) * (5 if epoch == 0 else 1)
-                    rows.append({"trial_id": trial, "arm": arm, "batch_size": 64, "epoch": epoch, "machine": machine,
-                                 "train_time_s": t, "epoch_25k_s": 10 * t, "samples_per_s": 1 / t})
+                    rows.append(
+                        {
+                            "trial_id": trial,
+                            "arm": arm,
+                            "batch_size": 64,
+                            "epoch": epoch,
+                            "machine": machine,
+                            "train_time_s": t,
+                            "epoch_25k_s": 10 * t,
+                            "samples_per_s": 1 / t,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
 def _trial_ratio(frame: pd.DataFrame) -> dict:
     per_trial = frame[frame.epoch > 0].groupby(["trial_id", "arm"]).train_time_s.median().reset_index()
-    return trial_ratio_ci(per_trial[per_trial.arm == "mxnet"].train_time_s,
-                          per_trial[per_trial.arm == "torch"].train_time_s)
+    return trial_ratio_ci(
+        per_trial[per_trial.arm == "mxnet"].train_time_s, per_trial[per_trial.arm == "torch"].train_time_s
+    )
 
 
 def test_two_machines_of_different_speed_keep_the_ratio_and_a_narrow_interval():
@@ -68,9 +80,13 @@ def test_the_adaptive_rule_compares_within_machines_too():
     def record(arm, block, machine, value):
         return TrialRecord(f"{arm}{block}{machine}", "s", block, arm, "done", value, 1.0, None, machine)
 
-    records = [record("torch", 0, "a", 1.0), record("mxnet", 0, "a", 1.2),
-               record("torch", 1, "b", 1.6), record("mxnet", 1, "b", 1.92),
-               record("torch", 2, "c", 5.0)]  # machine c holds half a block
+    records = [
+        record("torch", 0, "a", 1.0),
+        record("mxnet", 0, "a", 1.2),
+        record("torch", 1, "b", 1.6),
+        record("mxnet", 1, "b", 1.92),
+        record("torch", 2, "c", 5.0),
+    ]  # machine c holds half a block
     out = {(r.arm, r.machine): r.value for r in adjust_records(records, {"s": {"torch", "mxnet"}})}
     assert out[("mxnet", "a")] / out[("torch", "a")] == pytest.approx(1.2)
     assert out[("torch", "a")] == pytest.approx(out[("torch", "b")]) and math.isnan(out[("torch", "c")])

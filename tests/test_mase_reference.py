@@ -1,6 +1,7 @@
 """Our DeepAR MASE against the Monash paper's: planted trial frames and a planted reference file (no training)
 drive each rule both ways: the ratio, the goal band, original vs rebuilt data, the goal share, the missing-reference
 error, the protocol-scale flag, and the README block with and without stored trials."""
+
 from __future__ import annotations
 
 import math
@@ -25,8 +26,13 @@ PAPER = {"m1_yearly": 2.0, "m1_quarterly": 1.5, "cif_2016": 1.0, "tourism_monthl
 def reference(tmp_path, monkeypatch):
     folder = tmp_path / "reference"
     folder.mkdir()
-    pd.DataFrame({"dataset_key": list(PAPER), "paper_label": [k.replace("_", " ").title() for k in PAPER],
-                  "deepar_mean_mase": list(PAPER.values())}).to_csv(folder / mr.REFERENCE_FILE, index=False)
+    pd.DataFrame(
+        {
+            "dataset_key": list(PAPER),
+            "paper_label": [k.replace("_", " ").title() for k in PAPER],
+            "deepar_mean_mase": list(PAPER.values()),
+        }
+    ).to_csv(folder / mr.REFERENCE_FILE, index=False)
     monkeypatch.setenv("FWBENCH_REFERENCE_DIR", str(folder))
     return folder
 
@@ -34,10 +40,19 @@ def reference(tmp_path, monkeypatch):
 def trials(spec: dict, epochs: int = 100, batches: int = 50, kinds: dict | None = None) -> pd.DataFrame:
     """One row per trial: ``spec`` maps (dataset, arm) to the MASE of each seed (seeds 42, 43, ...)."""
     kinds = kinds or {}
-    rows = [{"dataset": d, "arm": arm, "seed": 42 + i, "MASE": v, "epochs": epochs,
-             "num_batches_per_epoch": batches, "dataset_kind": kinds.get(d, "rebuilt" if d == "m1_quarterly"
-                                                                         else "original")}
-            for (d, arm), values in spec.items() for i, v in enumerate(values)]
+    rows = [
+        {
+            "dataset": d,
+            "arm": arm,
+            "seed": 42 + i,
+            "MASE": v,
+            "epochs": epochs,
+            "num_batches_per_epoch": batches,
+            "dataset_kind": kinds.get(d, "rebuilt" if d == "m1_quarterly" else "original"),
+        }
+        for (d, arm), values in spec.items()
+        for i, v in enumerate(values)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -69,8 +84,9 @@ def test_ratio_is_our_mean_over_seeds_over_the_paper(reference):
 
 
 def test_a_dataset_off_by_2x_is_outside_the_goal_with_its_causes(reference):
-    table = mr.mase_vs_reference(trials(at_ratio({("cif_2016", PT): 2.0, ("cif_2016", MX): 0.5,
-                                                  ("tourism_monthly", PT): 0.7})))
+    table = mr.mase_vs_reference(
+        trials(at_ratio({("cif_2016", PT): 2.0, ("cif_2016", MX): 0.5, ("tourism_monthly", PT): 0.7}))
+    )
     off = row(table, "cif_2016", PT)
     assert math.isclose(off.ratio, 2.0) and not off.within_goal
     assert "6- and 12-step parts" in off.note and "one run" in off.note and "gluonts' PyTorch network" in off.note
@@ -82,8 +98,7 @@ def test_a_dataset_off_by_2x_is_outside_the_goal_with_its_causes(reference):
 
 
 def test_known_causes_come_from_the_dataset_facts(reference):
-    table = mr.mase_vs_reference(trials({("electricity_weekly", MX): [2.0, 2.2],
-                                         ("m1_yearly", PT): [1.0, 5.0]}))
+    table = mr.mase_vs_reference(trials({("electricity_weekly", MX): [2.0, 2.2], ("m1_yearly", PT): [1.0, 5.0]}))
     weekly = row(table, "electricity_weekly", MX).note
     assert "rounded forecasts to integers" in weekly and "weekly MASE lag 52" in weekly
     assert "gluonts' MXNet network" in weekly and "our 2 seed(s)" in weekly
@@ -107,8 +122,13 @@ def test_rebuilt_dataset_is_labelled_so(reference):
 def test_goal_share_counts_original_file_datasets_only(reference):
     good = {(d, arm): 1.0 for d in ("m1_yearly", "cif_2016", "tourism_monthly") for arm in (PT, MX)}
     # electricity_weekly off on one arm only; the rebuilt m1_quarterly off on both (does not count)
-    spec = {**good, ("electricity_weekly", PT): 1.0, ("electricity_weekly", MX): 2.0,
-            ("m1_quarterly", PT): 3.0, ("m1_quarterly", MX): 3.0}
+    spec = {
+        **good,
+        ("electricity_weekly", PT): 1.0,
+        ("electricity_weekly", MX): 2.0,
+        ("m1_quarterly", PT): 3.0,
+        ("m1_quarterly", MX): 3.0,
+    }
     s = mr.goal_summary(mr.mase_vs_reference(trials(at_ratio(spec))))
     assert (s["n_original"], s["n_within"], s["share"], s["goal_met"]) == (4, 3, 0.75, False)
     assert s["outside"] == ["electricity_weekly"] and s["n_rebuilt"] == 1
@@ -118,8 +138,9 @@ def test_goal_share_counts_original_file_datasets_only(reference):
     spec = {**good, ("electricity_weekly", PT): 1.0, ("m1_quarterly", PT): 1.0}
     s = mr.goal_summary(mr.mase_vs_reference(trials(at_ratio(spec), kinds={"m1_quarterly": "original"})))
     assert (s["n_original"], s["share"], s["goal_met"]) == (5, 1.0, True)
-    s = mr.goal_summary(mr.mase_vs_reference(trials(at_ratio({**spec, ("m1_quarterly", PT): 2.0}),
-                                                    kinds={"m1_quarterly": "original"})))
+    s = mr.goal_summary(
+        mr.mase_vs_reference(trials(at_ratio({**spec, ("m1_quarterly", PT): 2.0}), kinds={"m1_quarterly": "original"}))
+    )
     assert (s["n_original"], s["n_within"], s["share"], s["goal_met"]) == (5, 4, 0.8, True)
     assert "Goal met" in mr.markdown(mr.mase_vs_reference(trials(at_ratio(good))))
 
@@ -180,9 +201,16 @@ def test_below_scale_rows_are_flagged_and_left_out_of_the_goal(reference):
 def plant(store: ResultsStore, profile: str, overrides: dict | None, mase: float) -> None:
     for t in plan("deepar", profile, overrides):
         values = {"train_time_s": 10.0, "predict_time_s": 1.0, "MASE": mase, "sMAPE": 0.2, "mean_wQL": 0.1}
-        store.record(trial_id=t.trial_id, study="deepar", status="done", config=t.config,
-                     provenance={"host": "h", "dataset_kind": "original"}, summary={},
-                     measurements=[(-1, k, v) for k, v in values.items()], profile=profile)
+        store.record(
+            trial_id=t.trial_id,
+            study="deepar",
+            status="done",
+            config=t.config,
+            provenance={"host": "h", "dataset_kind": "original"},
+            summary={},
+            measurements=[(-1, k, v) for k, v in values.items()],
+            profile=profile,
+        )
 
 
 def test_readme_block_renders_with_and_without_trials(reference, tmp_store, tmp_path):
@@ -216,9 +244,16 @@ def test_headline_comes_from_the_paper_run_when_stored_and_names_older_code(tmp_
     assert "Small-scale check" in readme._scale_note("quick", store)
     current = get_study("deepar").code_version()
     for i, t in enumerate(plan("deepar", "paper", {"datasets": ["m1_yearly"], "seeds": [42], "variants_part": False})):
-        store.record(trial_id=t.trial_id if i else "old-code-trial", study="deepar", status="done", config=t.config,
-                     provenance={"host": "h", "code_version": current if i else "0ld"}, summary={},
-                     measurements=[(-1, "train_time_s", 1.0)], profile="paper")
+        store.record(
+            trial_id=t.trial_id if i else "old-code-trial",
+            study="deepar",
+            status="done",
+            config=t.config,
+            provenance={"host": "h", "code_version": current if i else "0ld"},
+            summary={},
+            measurements=[(-1, "train_time_s", 1.0)],
+            profile="paper",
+        )
     assert readme.headline_profile(store) == "quick"  # a partial paper run never stands in for the answer
     done, needed = readme.paper_progress(store)
     assert done == 1 and needed > 100  # one current trial of the checkout's plan (the other is old code)
@@ -238,9 +273,16 @@ def _complete_paper_run(store) -> None:
         spec = adaptive.spec_of(s.resolve("paper", None))
         for t in plan(study, "paper"):
             if spec is None or adaptive.block_of(s, t.config) < spec.min_blocks:
-                store.record(trial_id=t.trial_id, study=study, status="done", config=t.config,
-                             provenance={"code_version": s.code_version()}, summary={}, measurements=[],
-                             profile="paper")
+                store.record(
+                    trial_id=t.trial_id,
+                    study=study,
+                    status="done",
+                    config=t.config,
+                    provenance={"code_version": s.code_version()},
+                    summary={},
+                    measurements=[],
+                    profile="paper",
+                )
 
 
 def test_readme_headline_falls_back_to_the_committed_paper_run_once_it_is_complete(tmp_store, tmp_path):
@@ -282,11 +324,27 @@ def test_paper_sofar_block_labels_a_partial_run_and_steps_aside_once_it_is_compl
     assert text.startswith("**In progress, partial: 0 of the ") and "| deepar | 0 of 28 | - | - |" in text
     assert "#### Claims ledger" in text and "#### Arms" not in text and "## Headline numbers" not in text
     first = plan("deepar", "paper")[0]
-    store.record(trial_id=first.trial_id, study="deepar", status="done", config=first.config,
-                 provenance={"host": "h", "boot_id": "b1", "dataset_kind": "original"}, summary={},
-                 measurements=[(-1, k, v) for k, v in (("train_time_s", 10.0), ("predict_time_s", 1.0),
-                                                        ("MASE", 2.0), ("sMAPE", 0.2), ("mean_wQL", 0.1))],
-                 profile="paper", started_at="2026-11-24T10:00:00+00:00", ended_at="2026-11-24T10:30:00+00:00")
+    store.record(
+        trial_id=first.trial_id,
+        study="deepar",
+        status="done",
+        config=first.config,
+        provenance={"host": "h", "boot_id": "b1", "dataset_kind": "original"},
+        summary={},
+        measurements=[
+            (-1, k, v)
+            for k, v in (
+                ("train_time_s", 10.0),
+                ("predict_time_s", 1.0),
+                ("MASE", 2.0),
+                ("sMAPE", 0.2),
+                ("mean_wQL", 0.1),
+            )
+        ],
+        profile="paper",
+        started_at="2026-11-24T10:00:00+00:00",
+        ended_at="2026-11-24T10:30:00+00:00",
+    )
     text = readme.render_paper_sofar(store)
     assert text.startswith("**In progress, partial: 1 of the ") and "| deepar | 1 of 28 | 30.0 min | 1 |" in text
     for study in ("imdb", "deepar", "vgg16", "gemm", "onnx"):
@@ -294,8 +352,16 @@ def test_paper_sofar_block_labels_a_partial_run_and_steps_aside_once_it_is_compl
         spec = adaptive.spec_of(s.resolve("paper", None))
         for t in plan(study, "paper"):
             if spec is None or adaptive.block_of(s, t.config) < spec.min_blocks:
-                store.record(trial_id=t.trial_id, study=study, status="done", config=t.config, provenance={},
-                             summary={}, measurements=[], profile="paper")
+                store.record(
+                    trial_id=t.trial_id,
+                    study=study,
+                    status="done",
+                    config=t.config,
+                    provenance={},
+                    summary={},
+                    measurements=[],
+                    profile="paper",
+                )
     assert readme.render_paper_sofar(store).startswith("The paper run is complete")
 
 

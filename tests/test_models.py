@@ -1,5 +1,6 @@
 """The IMDB twin backends at run time: same parameter count, same init ranges, one framework per process (their
 public names are checked in ``test_twins``)."""
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,13 @@ def probes():
     env_threads = {"OMP_NUM_THREADS": "2"}
     out = {}
     for arm in ARMS:
-        proc = subprocess.run([sys.executable, "-c", PROBE, arm], capture_output=True, text=True,
-                              env={**os.environ, **env_threads}, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-c", PROBE, arm],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env_threads},
+            timeout=300,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         out[arm] = json.loads(proc.stdout.strip().splitlines()[-1])
     return out
@@ -107,8 +113,13 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def hybrid():
-    proc = subprocess.run([sys.executable, "-c", HYBRID_PROBE], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "OMP_NUM_THREADS": "2"})
+    proc = subprocess.run(
+        [sys.executable, "-c", HYBRID_PROBE],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OMP_NUM_THREADS": "2"},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -156,8 +167,13 @@ print(json.dumps({"summary": result["summary"], "metrics": sorted({m for _, m, _
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["as-is", "break"])
 def test_a_model_that_cannot_be_hybridized_is_a_stored_result(how):
-    proc = subprocess.run([sys.executable, "-c", A9_PROBE, how], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "OMP_NUM_THREADS": "2"})
+    proc = subprocess.run(
+        [sys.executable, "-c", A9_PROBE, how],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OMP_NUM_THREADS": "2"},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     summary = out["summary"]
@@ -193,10 +209,17 @@ with be.onednn(sys.argv[2] == "on"):
 @pytest.mark.parametrize("flag", ["on", "off"])
 @pytest.mark.parametrize("arm", ARMS)
 def test_onednn_switch_decides_whether_the_lstm_runs_in_onednn(arm, flag):
-    env = {**os.environ, "ONEDNN_VERBOSE": "1", "DNNL_VERBOSE": "1", "MKLDNN_VERBOSE": "1", "OMP_NUM_THREADS": "1",
-           **dict.fromkeys(MXNET_ONEDNN_ENV, "1" if flag == "on" else "0")}  # as the IMDB trial sets them
-    proc = subprocess.run([sys.executable, "-c", ONEDNN_PROBE, arm, flag], capture_output=True, text=True,
-                          timeout=600, env=env)
+    env = {
+        **os.environ,
+        "ONEDNN_VERBOSE": "1",
+        "DNNL_VERBOSE": "1",
+        "MKLDNN_VERBOSE": "1",
+        "OMP_NUM_THREADS": "1",
+        **dict.fromkeys(MXNET_ONEDNN_ENV, "1" if flag == "on" else "0"),
+    }  # as the IMDB trial sets them
+    proc = subprocess.run(
+        [sys.executable, "-c", ONEDNN_PROBE, arm, flag], capture_output=True, text=True, timeout=600, env=env
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
     kinds = {f[f.index("cpu") + 1] for f in (line.split(",") for line in lines) if "exec" in f and "cpu" in f}
@@ -205,11 +228,18 @@ def test_onednn_switch_decides_whether_the_lstm_runs_in_onednn(arm, flag):
 
 
 def test_mxnet_refuses_a_onednn_setting_it_was_not_imported_with():
-    code = ("from fwbench.studies import get_study\nbe = get_study('imdb').arm('mxnet-imperative').load_backend()\n"
-            "be.onednn(True).__enter__()")
+    code = (
+        "from fwbench.studies import get_study\nbe = get_study('imdb').arm('mxnet-imperative').load_backend()\n"
+        "be.onednn(True).__enter__()"
+    )
     for env in ({"MXNET_MKLDNN_ENABLED": "0"}, {"MXNET_USE_MKLDNN_RNN": "0"}):  # either switch off is "off"
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                              env={**os.environ, **env, "OMP_NUM_THREADS": "1"})
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, **env, "OMP_NUM_THREADS": "1"},
+        )
         assert proc.returncode != 0 and "before importing mxnet" in proc.stderr
 
 
@@ -218,8 +248,13 @@ def test_mxnet_lstm_backward_needs_both_switches_off():
     """Why the trial sets two variables: MXNet 1.9.1 with only MXNET_MKLDNN_ENABLED=0 cannot train the LSTM."""
     env = {**os.environ, "MXNET_MKLDNN_ENABLED": "0", "OMP_NUM_THREADS": "1", "MXNET_STORAGE_FALLBACK_LOG_VERBOSE": "0"}
     env.pop("MXNET_USE_MKLDNN_RNN", None)
-    proc = subprocess.run([sys.executable, "-c", ONEDNN_PROBE, "mxnet-imperative", "off"], capture_output=True,
-                          text=True, timeout=300, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", ONEDNN_PROBE, "mxnet-imperative", "off"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode != 0 and "in_data.size() == num_inputs" in proc.stderr
 
 
@@ -240,8 +275,13 @@ print(json.dumps({"loss_before": before, "loss_after": after}))
 
 
 def _init_probe(arm: str, init: str, clip: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", INIT_PROBE, arm, init, clip], capture_output=True, text=True,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", INIT_PROBE, arm, init, clip],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -276,8 +316,16 @@ def test_gradient_clipping_limits_the_step_in_both_frameworks(arm):
     assert clipped["loss_after"] == pytest.approx(clipped["loss_before"], abs=1e-3)
 
 
-TINY_TWIN_SPEC = {"data": "random", "model": {"num_words": 50, "embed_dim": 8, "hidden_size": 6, "num_classes": 2},
-                  "seq_len": 20, "batch_size": 4, "steps": 25, "seed": 3, "lr": 0.01, "threads": 1}
+TINY_TWIN_SPEC = {
+    "data": "random",
+    "model": {"num_words": 50, "embed_dim": 8, "hidden_size": 6, "num_classes": 2},
+    "seq_len": 20,
+    "batch_size": 4,
+    "steps": 25,
+    "seed": 3,
+    "lr": 0.01,
+    "threads": 1,
+}
 
 
 def test_the_twins_learn_alike_step_by_step():

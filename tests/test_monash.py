@@ -1,5 +1,6 @@
 """The Monash loader and catalogue: real staged files, and small crafted .tsf files for the format's quirks and
 for broken input."""
+
 from __future__ import annotations
 
 import io
@@ -17,11 +18,15 @@ from fwbench.errors import DataUnavailable, FwbenchError
 # the staged Monash files, found only through FWBENCH_DATA_DIR (tests/conftest.py sets a default)
 STAGED_ROOT = Path(os.environ["FWBENCH_DATA_DIR"]) if os.environ.get("FWBENCH_DATA_DIR") else None
 SHARED_MONASH = STAGED_ROOT / "monash" if STAGED_ROOT else Path("/nonexistent")
-needs_staged = pytest.mark.skipif(not (SHARED_MONASH / "MANIFEST.csv").exists(),
-                                  reason="FWBENCH_DATA_DIR is unset or has no staged Monash data (monash/MANIFEST.csv)")
+needs_staged = pytest.mark.skipif(
+    not (SHARED_MONASH / "MANIFEST.csv").exists(),
+    reason="FWBENCH_DATA_DIR is unset or has no staged Monash data (monash/MANIFEST.csv)",
+)
 
-HEADER = "# comment\n@relation t\n@attribute series_name string\n@attribute start_timestamp date\n@frequency monthly\n" \
-         "@horizon 2\n@missing true\n@equallength false\n@data\n"
+HEADER = (
+    "# comment\n@relation t\n@attribute series_name string\n@attribute start_timestamp date\n@frequency monthly\n"
+    "@horizon 2\n@missing true\n@equallength false\n@data\n"
+)
 
 
 @pytest.fixture
@@ -50,8 +55,11 @@ def test_catalogue_covers_the_archive_and_the_post():
         pd.Period("2000-01-01", freq=info.freq)  # a valid pandas frequency
         assert info.zenodo_url.startswith("https://zenodo.org/record/") and info.zenodo_url.endswith(".zip")
     assert monash.info("cif_2016").per_series_horizon
-    assert (monash.info("m4_hourly").context_length, monash.info("m4_hourly").horizon,
-            monash.info("m4_hourly").seasonality) == (210, 48, 24)
+    assert (
+        monash.info("m4_hourly").context_length,
+        monash.info("m4_hourly").horizon,
+        monash.info("m4_hourly").seasonality,
+    ) == (210, 48, 24)
 
 
 def test_unknown_dataset_is_one_line_error():
@@ -103,8 +111,10 @@ def test_crlf_and_missing_values_in_real_files(staged):
 
 
 def test_cp1252_crlf_question_marks_and_no_start(tmp_path):
-    text = ("# Monash \u2013 cp1252 dash\r\n@relation t\r\n@attribute series_name string\r\n@frequency yearly\r\n"
-            "@horizon 2\r\n\r\n@data\r\nS\u20131:1,2,?,4,5\r\nS2:5,6,7\r\n")
+    text = (
+        "# Monash \u2013 cp1252 dash\r\n@relation t\r\n@attribute series_name string\r\n@frequency yearly\r\n"
+        "@horizon 2\r\n\r\n@data\r\nS\u20131:1,2,?,4,5\r\nS2:5,6,7\r\n"
+    )
     path = tmp_path / "x.tsf"
     path.write_bytes(text.encode("cp1252"))
     meta, records = monash.read_tsf(path)
@@ -115,12 +125,15 @@ def test_cp1252_crlf_question_marks_and_no_start(tmp_path):
     assert dropped == 0 and train[0]["start"] == pd.Period("1970", freq="Y") and len(train[1]["target"]) == 1
 
 
-@pytest.mark.parametrize("body, message", [
-    ("T1:1990-01-01 00-00-00:1,2,3,\n", "corrupt or truncated"),   # cut after a comma
-    ("T1:1990-01-01 00-00-00:1,2,3\nT2:1990-01-01 0", "corrupt or truncated"),  # cut inside the attributes
-    ("T1:1,2,3\n", "corrupt or truncated"),                         # a missing attribute
-    ("", "no series after @data"),                                  # nothing after @data
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("T1:1990-01-01 00-00-00:1,2,3,\n", "corrupt or truncated"),  # cut after a comma
+        ("T1:1990-01-01 00-00-00:1,2,3\nT2:1990-01-01 0", "corrupt or truncated"),  # cut inside the attributes
+        ("T1:1,2,3\n", "corrupt or truncated"),  # a missing attribute
+        ("", "no series after @data"),  # nothing after @data
+    ],
+)
 def test_corrupt_tsf_is_one_line_error(tmp_path, body, message):
     path = tmp_path / "bad.tsf"
     path.write_text(HEADER + body)

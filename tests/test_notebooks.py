@@ -1,4 +1,5 @@
 """Every notebook: committed clean, one parameters cell, python3 kernel; and it runs under the smoke profile."""
+
 from __future__ import annotations
 
 import json
@@ -6,7 +7,6 @@ import json
 import nbformat
 import papermill
 import pytest
-
 from conftest import NOTEBOOKS
 
 
@@ -42,7 +42,12 @@ def test_imdb_notebook_figures_and_prose_come_from_the_store(smoke_notebooks):
     frame = imdb.load_sweep("smoke", store=ResultsStore(smoke_notebooks.store))
     expected = imdb.headline_markdown(frame)
     nb = nbformat.read(smoke_notebooks.executed / "01_imdb_sweep.ipynb", as_version=4)
-    shown = [o["data"]["text/markdown"] for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-             if "text/markdown" in o.get("data", {})]
+    shown = [
+        o["data"]["text/markdown"]
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if "text/markdown" in o.get("data", {})
+    ]
     timed_trials = imdb.part(frame, "main", "extra", "convergence").trial_id.nunique()
     assert expected in shown and f"Measured over {timed_trials} trials" in expected

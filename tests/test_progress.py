@@ -1,4 +1,5 @@
 """Which progress display a sweep gets: widget in a Jupyter kernel, lines headless, a text bar in a terminal."""
+
 from __future__ import annotations
 
 import pytest
@@ -6,13 +7,16 @@ import pytest
 from fwbench import progress
 
 
-@pytest.mark.parametrize("kernel, widgets, headless, tty, expected", [
-    (True, True, False, False, ("BarProgress", True)),     # JupyterLab: the tqdm widget
-    (True, False, False, False, ("LineProgress", None)),   # a kernel without ipywidgets: no carriage returns
-    (True, True, True, False, ("LineProgress", None)),     # papermill under FWBENCH_HEADLESS=1
-    (False, True, False, True, ("BarProgress", False)),    # a terminal: the text bar
-    (False, True, False, False, ("LineProgress", None)),   # a log file, CI
-])
+@pytest.mark.parametrize(
+    "kernel, widgets, headless, tty, expected",
+    [
+        (True, True, False, False, ("BarProgress", True)),  # JupyterLab: the tqdm widget
+        (True, False, False, False, ("LineProgress", None)),  # a kernel without ipywidgets: no carriage returns
+        (True, True, True, False, ("LineProgress", None)),  # papermill under FWBENCH_HEADLESS=1
+        (False, True, False, True, ("BarProgress", False)),  # a terminal: the text bar
+        (False, True, False, False, ("LineProgress", None)),  # a log file, CI
+    ],
+)
 def test_auto_picks_by_context(monkeypatch, kernel, widgets, headless, tty, expected):
     monkeypatch.setattr(progress, "in_jupyter_kernel", lambda: kernel)
     monkeypatch.setattr(progress, "widgets_available", lambda: widgets)

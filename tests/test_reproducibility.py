@@ -3,6 +3,7 @@ must store bit-identical per-epoch training losses (and test accuracy).
 
 Where a framework cannot promise that, the test says so with an xfail that carries the measured difference.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,9 +42,13 @@ def test_same_seed_same_loss_curve(arm, monkeypatch, tmp_path):
         pytest.skip(f"no IMDB archive under FWBENCH_DATA_DIR: {exc}")
     # small enough to be cheap on a busy 2-core CI box (seq_len 50: the smoke profile's scaling part uses it too,
     # so the encoded-data cache is shared); the property does not depend on the size
-    trial = next(t for t in plan("imdb", "smoke", {"arms": [arm], "workers": [0], "n_train": 16, "n_test": 16,
-                                                   "seq_len": 50, "epochs": 2})
-                 if t.config["arm"] == arm and t.config["part"] == "main")
+    trial = next(
+        t
+        for t in plan(
+            "imdb", "smoke", {"arms": [arm], "workers": [0], "n_train": 16, "n_test": 16, "seq_len": 50, "epochs": 2}
+        )
+        if t.config["arm"] == arm and t.config["part"] == "main"
+    )
     first, second = execute(trial), execute(trial)  # one after the other: a trial owns the CPU
     loss1, loss2 = curve(first, "train_loss"), curve(second, "train_loss")
     acc1, acc2 = curve(first, "test_acc"), curve(second, "test_acc")
@@ -51,10 +56,20 @@ def test_same_seed_same_loss_curve(arm, monkeypatch, tmp_path):
     assert first["provenance"]["pid"] != second["provenance"]["pid"]  # two fresh processes
     max_diff = max(abs(a - b) for a, b in zip(loss1, loss2))
     EVIDENCE.mkdir(parents=True, exist_ok=True)
-    (EVIDENCE / f"reproducibility_{arm}.json").write_text(json.dumps({
-        "arm": arm, "seed": trial.config["seed"], "epochs": trial.config["epochs"], "train_loss_run1": loss1,
-        "train_loss_run2": loss2, "identical": loss1 == loss2 and acc1 == acc2, "max_abs_diff": max_diff},
-        indent=2))
+    (EVIDENCE / f"reproducibility_{arm}.json").write_text(
+        json.dumps(
+            {
+                "arm": arm,
+                "seed": trial.config["seed"],
+                "epochs": trial.config["epochs"],
+                "train_loss_run1": loss1,
+                "train_loss_run2": loss2,
+                "identical": loss1 == loss2 and acc1 == acc2,
+                "max_abs_diff": max_diff,
+            },
+            indent=2,
+        )
+    )
     if loss1 != loss2 and IMDB.framework_of(arm) == "mxnet":
         pytest.xfail(f"MXNet CPU training is not bit-reproducible here: max |diff| of train_loss {max_diff:.3g}")
     assert loss1 == loss2, f"{arm}: train_loss differs between runs with the same seed (max {max_diff:.3g})"

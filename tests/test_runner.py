@@ -1,4 +1,5 @@
 """The IMDB sweep through the real runner: isolation, provenance, resume."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +9,13 @@ import pytest
 from fwbench.runner import plan, run_sweep
 from fwbench.store import ResultsStore
 
-OVERRIDES = {"arms": ["torch-eager", "mxnet-imperative"], "extra_arms": [], "scaling": False, "workers": [0], "epochs": 2}
+OVERRIDES = {
+    "arms": ["torch-eager", "mxnet-imperative"],
+    "extra_arms": [],
+    "scaling": False,
+    "workers": [0],
+    "epochs": 2,
+}
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +33,16 @@ def test_every_trial_lands_once_with_epochs(swept):
     epochs = m[m.step >= 0]
     assert epochs.groupby("trial_id").step.nunique().tolist() == [2, 2]
     assert set(m[m.step == -1].metric) == {"prepare_time_s", "peak_rss_mb"}  # whole-trial values sit at step -1
-    assert set(m.metric) >= {"train_time_s", "train_loss", "test_loss", "test_acc", "samples_per_s", "lr",
-                             "proc_cpu_pct", "worker_cpu_pct"}
+    assert set(m.metric) >= {
+        "train_time_s",
+        "train_loss",
+        "test_loss",
+        "test_acc",
+        "samples_per_s",
+        "lr",
+        "proc_cpu_pct",
+        "worker_cpu_pct",
+    }
     assert (m[m.metric == "peak_rss_mb"].value > 100).all()  # a framework process is hundreds of MB
     t = store.trials("imdb")
     assert set(t["config.worker_lifetime"]) == {"per-epoch"} and set(t["config.onednn"]) == {True}
@@ -61,12 +76,23 @@ def test_profiles_have_the_documented_grid():
     # 3 arms x (0 workers + 1 worker per-epoch + 1 worker persistent); 2 extra arms; 2 scaling trials
     assert len(main) == 9 and len(smoke) == 13
     assert sorted((c["num_workers"], c["worker_lifetime"]) for c in main if c["arm"] == "torch-eager") == [
-        (0, "per-epoch"), (1, "per-epoch"), (1, "persistent")]
-    assert {t.config["arm"] for t in smoke if t.config["part"] == "extra"} == {"mxnet-hybrid-partial",
-                                                                                "mxnet-hybrid-full"}
+        (0, "per-epoch"),
+        (1, "per-epoch"),
+        (1, "persistent"),
+    ]
+    assert {t.config["arm"] for t in smoke if t.config["part"] == "extra"} == {
+        "mxnet-hybrid-partial",
+        "mxnet-hybrid-full",
+    }
     full = plan("imdb", "full")
-    assert {t.config["arm"] for t in full} == {"torch-eager", "torch-sparse", "mxnet-imperative",
-                                                "mxnet-hybrid-partial", "mxnet-hybrid-full", "torch-compile"}
+    assert {t.config["arm"] for t in full} == {
+        "torch-eager",
+        "torch-sparse",
+        "mxnet-imperative",
+        "mxnet-hybrid-partial",
+        "mxnet-hybrid-full",
+        "torch-compile",
+    }
     settings = {(t.config["batch_size"], t.config["num_workers"]) for t in full if t.config["part"] == "main"}
     assert {b for b, _ in settings} == {64, 128, 256, 512, 1024} and {w for _, w in settings} == {0, 1, 2, 4}
     lifetimes = {(t.config["num_workers"] > 0, t.config["worker_lifetime"]) for t in full if t.config["part"] == "main"}
@@ -99,8 +125,9 @@ def test_quick_times_the_reference_arms_with_onednn_on_and_off():
     assert {(c["part"], c["batch_size"], c["num_workers"]) for c in off} == {("onednn", 256, 0)}
     for c in off:  # each "off" trial has its "on" twin in the same block (shared with the main grid)
         twin = {**c, "onednn": True}
-        assert any({k: v for k, v in q.items() if k != "part"} == {k: v for k, v in twin.items() if k != "part"}
-                   for q in quick)
+        assert any(
+            {k: v for k, v in q.items() if k != "part"} == {k: v for k, v in twin.items() if k != "part"} for q in quick
+        )
     assert all(c["onednn"] for c in plan_configs("smoke"))  # smoke stays small: no oneDNN-off trials
 
 
@@ -140,7 +167,8 @@ def test_paper_profile_sizes_epochs_by_batches_and_adds_the_quality_part():
     quality = [c for c in paper if c["part"] == "quality"]
     assert {(c["n_train"], c["n_test"], c["batch_size"]) for c in quality} == {(25000, 25000, 64)}
     assert sorted((c["arm"], c["seed"]) for c in quality) == sorted(
-        (a, s) for a in ("torch-eager", "torch-sparse", "mxnet-imperative") for s in (42, 43))
+        (a, s) for a in ("torch-eager", "torch-sparse", "mxnet-imperative") for s in (42, 43)
+    )
     assert {c["init"] for c in paper} == {"keras"} and {c["clip_norm"] for c in paper} == {None}
     # without batches_per_epoch, n_train is the profile's whatever the batch size (the other profiles)
     assert {c["n_train"] for c in plan_configs("quick") if c["part"] == "main"} == {512}

@@ -6,6 +6,7 @@ page it links in an iframe (file:// pages may read each other with --allow-file-
 it found into its own DOM, which ``chromium --dump-dom`` returns: whether each page loaded, every image's
 naturalWidth, the ledger rows. A screenshot of the post is kept in build/test-artifacts/index.png.
 """
+
 from __future__ import annotations
 
 import html
@@ -68,9 +69,19 @@ next();
 </script></body></html>
 """
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-default-apps",
-         "--disable-extensions", "--hide-scrollbars", "--mute-audio"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--mute-audio",
+]
 
 
 @pytest.fixture(scope="session")
@@ -83,8 +94,9 @@ def chromium() -> str:
 
 def run_chromium(binary: str, *args: str, timeout: int = 180) -> subprocess.CompletedProcess:
     with tempfile.TemporaryDirectory(prefix="fwbench-chromium-") as profile:
-        return subprocess.run([binary, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True,
-                              text=True, timeout=timeout)
+        return subprocess.run(
+            [binary, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=timeout
+        )
 
 
 def check_site(binary: str, index: Path) -> dict:
@@ -92,8 +104,9 @@ def check_site(binary: str, index: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="fwbench-check-") as tmp:
         checker = Path(tmp) / "check.html"
         checker.write_text(CHECKER.replace("START_URL", json.dumps(index.resolve().as_uri())))
-        proc = run_chromium(binary, "--allow-file-access-from-files", "--virtual-time-budget=600000",
-                            "--dump-dom", checker.as_uri())
+        proc = run_chromium(
+            binary, "--allow-file-access-from-files", "--virtual-time-budget=600000", "--dump-dom", checker.as_uri()
+        )
     match = re.search(r'<pre id="result">(.*?)</pre>', proc.stdout, re.S)
     assert match, f"chromium returned no checker result (rc {proc.returncode}):\n{proc.stderr[-3000:]}"
     text = match.group(1)
@@ -105,7 +118,8 @@ def test_checker_catches_a_broken_image_and_a_dead_link(chromium, tmp_path):
     """The browser check can fail: a missing image and a link to a missing page are reported."""
     (tmp_path / "index.html").write_text(
         '<html><head><title>t</title></head><body><img src="figures/none.png">'
-        '<a href="gone.html">gone</a><a href="ok.html">ok</a></body></html>')
+        '<a href="gone.html">gone</a><a href="ok.html">ok</a></body></html>'
+    )
     (tmp_path / "ok.html").write_text("<html><head><title>ok</title></head><body>ok</body></html>")
     found = check_site(chromium, tmp_path / "index.html")
     index = found[(tmp_path / "index.html").as_uri()]
@@ -127,8 +141,9 @@ def test_site_files_are_complete_and_offline(smoke_site):
     for page in site.glob("*.html"):
         text = page.read_text()
         # nothing the page needs comes from the network
-        remote = re.findall(r'<(?:script|link|img|iframe)\b[^>]*(?:src|href)\s*=\s*["\']?(?:https?:)?//[^"\'> ]+',
-                            text, re.I)
+        remote = re.findall(
+            r'<(?:script|link|img|iframe)\b[^>]*(?:src|href)\s*=\s*["\']?(?:https?:)?//[^"\'> ]+', text, re.I
+        )
         assert not remote, f"{page.name} loads {remote[:3]} from the network"
         for ref in re.findall(r'(?:src|href)="([^"#][^"]*)"', text):
             if ref.startswith(("data:", "mailto:")):
@@ -170,8 +185,13 @@ def test_headless_progress_is_one_line_per_trial(smoke_site):
     """Executed notebooks show plain progress lines (FWBENCH_HEADLESS=1): no carriage returns or bars, no flood."""
     for path in smoke_site.executed.glob("*.ipynb"):
         nb = nbformat.read(path, as_version=4)
-        text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-                       if o.get("output_type") == "stream")
+        text = "".join(
+            o.get("text", "")
+            for c in nb.cells
+            if c.cell_type == "code"
+            for o in c.get("outputs", [])
+            if o.get("output_type") == "stream"
+        )
         assert "\r" not in text, f"{path.name}: carriage-return progress in the output"
         assert "it/s" not in text and "\u2588" not in text, f"{path.name}: a tqdm bar in the headless output"
         assert len(text.splitlines()) < 200, f"{path.name}: {len(text.splitlines())} lines of output"

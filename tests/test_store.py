@@ -1,4 +1,5 @@
 """The SQLite results store."""
+
 from __future__ import annotations
 
 import os
@@ -19,9 +20,17 @@ from fwbench.store import SCHEMA_VERSION, ResultsStore, trial_id
 
 
 def _record(store, tid="t1", status="done", values=((0, "train_time_s", 1.5), (1, "train_time_s", 1.2))):
-    store.record(trial_id=tid, study="imdb", status=status, config={"arm": "mxnet-imperative", "batch_size": 64},
-                 provenance={"host": "h1", "git_sha": "abc"}, summary={"median_epoch_s": 1.2},
-                 measurements=values, profile="smoke", error=None if status == "done" else "boom")
+    store.record(
+        trial_id=tid,
+        study="imdb",
+        status=status,
+        config={"arm": "mxnet-imperative", "batch_size": 64},
+        provenance={"host": "h1", "git_sha": "abc"},
+        summary={"median_epoch_s": 1.2},
+        measurements=values,
+        profile="smoke",
+        error=None if status == "done" else "boom",
+    )
 
 
 def test_trial_id_depends_on_config_not_key_order():
@@ -101,8 +110,9 @@ def test_reading_a_missing_store_creates_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("content", [os.urandom(8192), b"", b"SQLite format 3\x00" + os.urandom(4000)],
-                         ids=["random", "empty", "bad-pages"])
+@pytest.mark.parametrize(
+    "content", [os.urandom(8192), b"", b"SQLite format 3\x00" + os.urandom(4000)], ids=["random", "empty", "bad-pages"]
+)
 def test_reading_a_corrupt_store_changes_nothing(tmp_path, content):
     path = tmp_path / "s.sqlite"
     path.write_bytes(content)
@@ -178,19 +188,36 @@ def _check_read_only_folder(folder: Path) -> None:
     _record(ResultsStore(folder / "s.sqlite"))
     folder.chmod(0o755)
     (folder / "s.sqlite").chmod(0o644)
-    script = ("import sys; from fwbench.store import ResultsStore; from fwbench.errors import FwbenchError\n"
-              "try: print(len(ResultsStore.open_read(sys.argv[1]).measurements()))\n"
-              "except FwbenchError as e: print('error:', e)\n")
+    script = (
+        "import sys; from fwbench.store import ResultsStore; from fwbench.errors import FwbenchError\n"
+        "try: print(len(ResultsStore.open_read(sys.argv[1]).measurements()))\n"
+        "except FwbenchError as e: print('error:', e)\n"
+    )
 
     def read_as_nobody():
-        proc = subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", sys.executable,
-                               "-c", script, str(folder / "s.sqlite")], capture_output=True, text=True, timeout=120,
-                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        proc = subprocess.run(
+            [
+                "setpriv",
+                f"--reuid={NOBODY}",
+                f"--regid={NOBODY}",
+                "--clear-groups",
+                sys.executable,
+                "-c",
+                script,
+                str(folder / "s.sqlite"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        )
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.strip()
 
-    if "Permission denied" in subprocess.run(["setpriv", f"--reuid={NOBODY}", "ls", str(folder)],
-                                             capture_output=True, text=True).stderr:
+    if (
+        "Permission denied"
+        in subprocess.run(["setpriv", f"--reuid={NOBODY}", "ls", str(folder)], capture_output=True, text=True).stderr
+    ):
         pytest.skip("nobody cannot reach the temporary folder")
     assert read_as_nobody() == "2"
     assert sorted(p.name for p in folder.iterdir()) == ["s.sqlite"]

@@ -1,6 +1,7 @@
 """Twin backends are twins: each pair (``sentiment``, ``forecast``, ``vision``) declares the same ``__all__``, every
 name in it is defined, no public top-level function or class is left out of it, and each twin imports only its own
 framework. Read from the source with ``ast``: no framework is imported here."""
+
 from __future__ import annotations
 
 import ast
@@ -46,8 +47,11 @@ def defined(tree: ast.Module) -> set[str]:
 def public_defs(tree: ast.Module) -> set[str]:
     """Public API by definition: top-level functions and classes without a leading underscore (imported names such
     as ``np`` are not API)."""
-    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-            and not n.name.startswith("_")}
+    return {
+        n.name
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not n.name.startswith("_")
+    }
 
 
 def imported_frameworks(tree: ast.Module) -> set[str]:
@@ -65,8 +69,10 @@ def imported_frameworks(tree: ast.Module) -> set[str]:
 def test_twins_declare_the_same_all(package):
     torch_all, mxnet_all = (declared_all(_tree(package, fw)) for fw in FRAMEWORKS)
     assert len(set(torch_all)) == len(torch_all), f"{package}.torch lists a name twice"
-    assert set(torch_all) == set(mxnet_all), (f"only in {package}.torch: {sorted(set(torch_all) - set(mxnet_all))}; "
-                                              f"only in {package}.mxnet: {sorted(set(mxnet_all) - set(torch_all))}")
+    assert set(torch_all) == set(mxnet_all), (
+        f"only in {package}.torch: {sorted(set(torch_all) - set(mxnet_all))}; "
+        f"only in {package}.mxnet: {sorted(set(mxnet_all) - set(torch_all))}"
+    )
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
@@ -86,8 +92,10 @@ def test_each_twin_imports_only_its_own_framework(package, framework):
 
 
 def test_the_checks_catch_a_broken_twin():
-    broken = ast.parse("import numpy as np\nimport torch\n__all__ = ['build', 'gone']\n"
-                       "def build(): pass\ndef helper(): pass\ndef _private(): pass\nclass Model: pass\n")
+    broken = ast.parse(
+        "import numpy as np\nimport torch\n__all__ = ['build', 'gone']\n"
+        "def build(): pass\ndef helper(): pass\ndef _private(): pass\nclass Model: pass\n"
+    )
     assert declared_all(broken) == ["build", "gone"]
     assert "gone" not in defined(broken) and "np" in defined(broken)
     assert public_defs(broken) - {"build", "gone"} == {"helper", "Model"}  # np is imported, not API

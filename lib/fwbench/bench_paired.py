@@ -19,6 +19,7 @@ processes of the first run gave half-widths of 2.7 % (PyTorch) and 3.9 % (MXNet)
 for 2 %. A process whose machine was busy with other work (other
 processes above 25 % of the CPUs) is counted and left out.
 """
+
 from __future__ import annotations
 
 import json
@@ -72,8 +73,13 @@ def log_ratio_ci(ratios: list[float]) -> dict:
         return {"ratio": math.exp(mean), "ci_low": math.nan, "ci_high": math.nan, "half_width": math.inf, "n": n}
     sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
     h = float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-    return {"ratio": math.exp(mean), "ci_low": math.exp(mean - h), "ci_high": math.exp(mean + h),
-            "half_width": math.expm1(h), "n": n}
+    return {
+        "ratio": math.exp(mean),
+        "ci_low": math.exp(mean - h),
+        "ci_high": math.exp(mean + h),
+        "half_width": math.expm1(h),
+        "n": n,
+    }
 
 
 def order_effect_words(effect: float) -> str:
@@ -94,15 +100,27 @@ def order_balanced_ci(ratios: list[float], harness_first: list[bool]) -> dict:
     means = [sum(g) / len(g) for g in groups]
     var_of_mean = [sum((x - m) ** 2 for x in g) / (len(g) - 1) / len(g) for g, m in zip(groups, means)]
     se = 0.5 * math.sqrt(sum(var_of_mean))
-    df = sum(var_of_mean) ** 2 / sum(v ** 2 / (len(g) - 1) for v, g in zip(var_of_mean, groups))
+    df = sum(var_of_mean) ** 2 / sum(v**2 / (len(g) - 1) for v, g in zip(var_of_mean, groups))
     mean, h = sum(means) / 2, float(stats.t.ppf(0.975, df)) * se
-    return {"ratio": math.exp(mean), "ci_low": math.exp(mean - h), "ci_high": math.exp(mean + h),
-            "half_width": math.expm1(h), "n": len(ratios), "order_effect": math.expm1((means[0] - means[1]) / 2),
-            "stratified": True}
+    return {
+        "ratio": math.exp(mean),
+        "ci_low": math.exp(mean - h),
+        "ci_high": math.exp(mean + h),
+        "half_width": math.expm1(h),
+        "n": len(ratios),
+        "order_effect": math.expm1((means[0] - means[1]) / 2),
+        "stratified": True,
+    }
 
 
-def harness_overhead_paired(arms=None, min_blocks: int = MIN_BLOCKS, max_blocks: int = MAX_BLOCKS,
-                            budget_s: float = BUDGET_S, seed: int = 0, log=print) -> list[dict]:
+def harness_overhead_paired(
+    arms=None,
+    min_blocks: int = MIN_BLOCKS,
+    max_blocks: int = MAX_BLOCKS,
+    budget_s: float = BUDGET_S,
+    seed: int = 0,
+    log=print,
+) -> list[dict]:
     """One row per arm: per-process ratios, the overhead and its CI (percent), the processes left out as busy."""
     from .bench import _reference_arms, _run_child, harness_trial
     from .execute import child_env
@@ -116,12 +134,18 @@ def harness_overhead_paired(arms=None, min_blocks: int = MIN_BLOCKS, max_blocks:
         for arm in order:
             config = trials[arm].config
             first = ("bare", "harness") if len(raw[arm]) % 2 == 0 else ("harness", "bare")  # alternates per arm
-            out = _run_child("paired", {"config": config, "order": first},
-                             child_env(config["threads"]), module=__name__)
+            out = _run_child(
+                "paired", {"config": config, "order": first}, child_env(config["threads"]), module=__name__
+            )
             raw[arm].append(out)
         rows = [_row(arm, trials[arm].config, raw[arm]) for arm in trials]
-        log(f"[paired block {block + 1}] " + "; ".join(
-            f"{r['arm']} {r['overhead_pct']:+.1f} % +-{r['half_width_pct']:.1f} % ({r['n']} processes)" for r in rows))
+        log(
+            f"[paired block {block + 1}] "
+            + "; ".join(
+                f"{r['arm']} {r['overhead_pct']:+.1f} % +-{r['half_width_pct']:.1f} % ({r['n']} processes)"
+                for r in rows
+            )
+        )
         # an arm whose CI is resolved (after min_blocks) gets no more processes; the others go on
         active = [r["arm"] for r in rows if not (block + 1 >= min_blocks and r["half_width_pct"] < 100 * TARGET)]
         spent = time.perf_counter() - t0
@@ -134,15 +158,33 @@ def _row(arm: str, config: dict, outs: list[dict]) -> dict:
     clean = [o for o in outs if not o.get("other_busy_frac", 0.0) > BUSY_FRAC]
     ratios = [process_ratio(o) for o in clean]
     harness_first = [o["order"][0] == "harness" for o in clean]
-    ci = order_balanced_ci(ratios, harness_first) if ratios else {
-        "ratio": math.nan, "ci_low": math.nan, "ci_high": math.nan, "half_width": math.inf, "n": 0,
-        "order_effect": math.nan}
-    return {"arm": arm, "ratios": ratios, "harness_first": harness_first, "n": ci["n"],
-            "order_effect_pct": 100 * ci["order_effect"],
-            "busy_left_out": len(outs) - len(clean), "overhead_pct": 100 * (ci["ratio"] - 1),
-            "ci_low_pct": 100 * (ci["ci_low"] - 1), "ci_high_pct": 100 * (ci["ci_high"] - 1),
-            "half_width_pct": 100 * ci["half_width"], "config": config,
-            "harness_raw": [o["harness"] for o in clean], "bare_raw": [o["bare"] for o in clean]}
+    ci = (
+        order_balanced_ci(ratios, harness_first)
+        if ratios
+        else {
+            "ratio": math.nan,
+            "ci_low": math.nan,
+            "ci_high": math.nan,
+            "half_width": math.inf,
+            "n": 0,
+            "order_effect": math.nan,
+        }
+    )
+    return {
+        "arm": arm,
+        "ratios": ratios,
+        "harness_first": harness_first,
+        "n": ci["n"],
+        "order_effect_pct": 100 * ci["order_effect"],
+        "busy_left_out": len(outs) - len(clean),
+        "overhead_pct": 100 * (ci["ratio"] - 1),
+        "ci_low_pct": 100 * (ci["ci_low"] - 1),
+        "ci_high_pct": 100 * (ci["ci_high"] - 1),
+        "half_width_pct": 100 * ci["half_width"],
+        "config": config,
+        "harness_raw": [o["harness"] for o in clean],
+        "bare_raw": [o["bare"] for o in clean],
+    }
 
 
 def main() -> int:
@@ -153,16 +195,27 @@ def main() -> int:
 
     store = ResultsStore(results_path())
     for row in harness_overhead_paired():
-        _record(store, "harness_overhead_paired", {"arm": row["arm"], "processes": row["n"],
-                                                   "target_half_width_pct": 100 * TARGET, **HARNESS_CONFIG},
-                {"process_ratio": row["ratios"], "harness_first": [float(f) for f in row["harness_first"]],
-                 "overhead_pct": row["overhead_pct"], "order_effect_pct": row["order_effect_pct"],
-                 "ci_low_pct": row["ci_low_pct"], "ci_high_pct": row["ci_high_pct"],
-                 "half_width_pct": row["half_width_pct"], "busy_left_out": row["busy_left_out"]})
-        print(f"harness overhead, IMDB epoch, both loops in each process, {row['arm']}: "
-              f"{row['overhead_pct']:+.1f} % (95 % CI {row['ci_low_pct']:+.1f} to {row['ci_high_pct']:+.1f} %; "
-              f"goal <= 2 %) over {row['n']} processes ({row['busy_left_out']} busy, left out); the loop run second "
-              f"is {order_effect_words(row['order_effect_pct'] / 100)}")
+        _record(
+            store,
+            "harness_overhead_paired",
+            {"arm": row["arm"], "processes": row["n"], "target_half_width_pct": 100 * TARGET, **HARNESS_CONFIG},
+            {
+                "process_ratio": row["ratios"],
+                "harness_first": [float(f) for f in row["harness_first"]],
+                "overhead_pct": row["overhead_pct"],
+                "order_effect_pct": row["order_effect_pct"],
+                "ci_low_pct": row["ci_low_pct"],
+                "ci_high_pct": row["ci_high_pct"],
+                "half_width_pct": row["half_width_pct"],
+                "busy_left_out": row["busy_left_out"],
+            },
+        )
+        print(
+            f"harness overhead, IMDB epoch, both loops in each process, {row['arm']}: "
+            f"{row['overhead_pct']:+.1f} % (95 % CI {row['ci_low_pct']:+.1f} to {row['ci_high_pct']:+.1f} %; "
+            f"goal <= 2 %) over {row['n']} processes ({row['busy_left_out']} busy, left out); the loop run second "
+            f"is {order_effect_words(row['order_effect_pct'] / 100)}"
+        )
     return 0
 
 

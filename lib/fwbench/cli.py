@@ -11,6 +11,7 @@
 Errors in the input are one line (``fwbench: error: ...``) with exit status 2; a sweep in which any trial
 failed ends with exit status 1 after its summary.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,68 +45,139 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run or resume a study's sweep")
     run.add_argument("study")
     run.add_argument("--profile", default="quick")
-    run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                     help="override a profile option (Python literal), repeatable")
+    run.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a profile option (Python literal), repeatable",
+    )
     run.add_argument("--timeout", type=float, default=None, help="seconds per trial before it is failed")
-    run.add_argument("--stop-file", default=None, metavar="PATH",
-                     help="once PATH exists, stop after the trial that completes its setting's repeat block "
-                          "(a run in pieces never splits a block); rerun to resume")
-    run.add_argument("--rerun-busy", action="store_true",
-                     help="also rerun finished trials flagged busy_machine (other processes took the CPU while "
-                          "they were timed); their rows are replaced")
+    run.add_argument(
+        "--stop-file",
+        default=None,
+        metavar="PATH",
+        help="once PATH exists, stop after the trial that completes its setting's repeat block "
+        "(a run in pieces never splits a block); rerun to resume",
+    )
+    run.add_argument(
+        "--rerun-busy",
+        action="store_true",
+        help="also rerun finished trials flagged busy_machine (other processes took the CPU while "
+        "they were timed); their rows are replaced",
+    )
     run.add_argument("--progress", choices=["auto", "lines", "bar", "none"], default="auto")
-    run.add_argument("--dataset", dest="datasets", action="append", default=None, metavar="NAME",
-                     help="deepar: run only this Monash dataset (repeatable; narrows the profile)")
-    run.add_argument("--seed", dest="seeds", action="append", type=int, default=None, metavar="N",
-                     help="deepar: run only this seed (repeatable; narrows the profile)")
-    run.add_argument("--memory-limit-mb", type=int, default=None,
-                     help="cap each trial's address space (RLIMIT_AS); a trial going over is failed")
-    run.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                     help="run the trials on a Dask cluster (tcp://HOST:8786, tls://..., or a scheduler file)")
-    run.add_argument("--trials-per-host", type=int, default=1,
-                     help="with --scheduler: trials allowed to share one machine (default 1: timings alone)")
-    for flag, env in (("--tls-ca-file", "FWBENCH_TLS_CA_FILE"), ("--tls-cert", "FWBENCH_TLS_CERT"),
-                      ("--tls-key", "FWBENCH_TLS_KEY")):
+    run.add_argument(
+        "--dataset",
+        dest="datasets",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="deepar: run only this Monash dataset (repeatable; narrows the profile)",
+    )
+    run.add_argument(
+        "--seed",
+        dest="seeds",
+        action="append",
+        type=int,
+        default=None,
+        metavar="N",
+        help="deepar: run only this seed (repeatable; narrows the profile)",
+    )
+    run.add_argument(
+        "--memory-limit-mb",
+        type=int,
+        default=None,
+        help="cap each trial's address space (RLIMIT_AS); a trial going over is failed",
+    )
+    run.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run the trials on a Dask cluster (tcp://HOST:8786, tls://..., or a scheduler file)",
+    )
+    run.add_argument(
+        "--trials-per-host",
+        type=int,
+        default=1,
+        help="with --scheduler: trials allowed to share one machine (default 1: timings alone)",
+    )
+    for flag, env in (
+        ("--tls-ca-file", "FWBENCH_TLS_CA_FILE"),
+        ("--tls-cert", "FWBENCH_TLS_CERT"),
+        ("--tls-key", "FWBENCH_TLS_KEY"),
+    ):
         run.add_argument(flag, default=None, help=f"with a tls:// scheduler (or set {env})")
 
     estimate = sub.add_parser("estimate", help="how long a profile takes on N workers, from the stored trials")
     estimate.add_argument("study", nargs="?")
     estimate.add_argument("--workers", type=int, default=None, help="required unless --check")
     estimate.add_argument("--profile", default="full")
-    estimate.add_argument("--save", default=None, metavar="FILE",
-                          help="also write the per-trial prediction to FILE (JSON), to check after the run")
-    estimate.add_argument("--check", default=None, metavar="FILE",
-                          help="instead: set a saved prediction against what the store measured since")
+    estimate.add_argument(
+        "--save",
+        default=None,
+        metavar="FILE",
+        help="also write the per-trial prediction to FILE (JSON), to check after the run",
+    )
+    estimate.add_argument(
+        "--check",
+        default=None,
+        metavar="FILE",
+        help="instead: set a saved prediction against what the store measured since",
+    )
 
     status = sub.add_parser("status", help="what is done / missing / failed")
     status.add_argument("--study", default=None)
     status.add_argument("--profile", default=None, help="also count the trials of this profile still missing")
-    status.add_argument("--adaptive", action="store_true",
-                        help="with --profile using adaptive repeats: the per-setting table (blocks, CI, CPU saved)")
+    status.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="with --profile using adaptive repeats: the per-setting table (blocks, CI, CPU saved)",
+    )
 
     export = sub.add_parser("export", help="the results as tables: measurements, trials, environments")
-    export.add_argument("-o", "--output", default=None, metavar="DIR",
-                        help="folder for measurements/trials/environments.<format> (default with --format: the "
-                             "store's folder); a FILE.csv writes the single wide CSV instead (so does no -o and no "
-                             "--format, on standard output)")
-    export.add_argument("--format", dest="formats", action="append", choices=["csv", "parquet"], default=None,
-                        help="table format, repeatable (--format csv --format parquet); default csv")
+    export.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="DIR",
+        help="folder for measurements/trials/environments.<format> (default with --format: the "
+        "store's folder); a FILE.csv writes the single wide CSV instead (so does no -o and no "
+        "--format, on standard output)",
+    )
+    export.add_argument(
+        "--format",
+        dest="formats",
+        action="append",
+        choices=["csv", "parquet"],
+        default=None,
+        help="table format, repeatable (--format csv --format parquet); default csv",
+    )
     export.add_argument("--study", default=None)
     export.add_argument("--profile", default=None, help="only this profile's trials (e.g. paper, for results/paper)")
 
     ledger = sub.add_parser("ledger", help="the claims ledger: one verdict per claim, computed from the store")
     ledger.add_argument("-o", "--output", default=None, help="CSV file to write (default: a table on standard output)")
     ledger.add_argument("--profile", default="quick", help="whose trials to judge ('all': every row of the store)")
-    ledger.add_argument("--compare", nargs=2, metavar=("STORE_A", "STORE_B"), default=None,
-                        help="stability check: two independent runs of one profile; exit 1 if a verdict differs")
+    ledger.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("STORE_A", "STORE_B"),
+        default=None,
+        help="stability check: two independent runs of one profile; exit 1 if a verdict differs",
+    )
 
     bench = sub.add_parser("bench", help="benchmarks of the harness itself")
-    bench.add_argument("what", nargs="?", default="all",
-                       choices=["all", "harness", "harness-paired", "deepar", "data"])
-    migrate = sub.add_parser("migrate-fingerprints",
-                             help="carry stored trials across a code change that changed no trial's work")
-    migrate.add_argument("--from-commit", required=True,
-                         help="the git commit whose code measured the trials (its fingerprints are recomputed)")
+    bench.add_argument("what", nargs="?", default="all", choices=["all", "harness", "harness-paired", "deepar", "data"])
+    migrate = sub.add_parser(
+        "migrate-fingerprints", help="carry stored trials across a code change that changed no trial's work"
+    )
+    migrate.add_argument(
+        "--from-commit",
+        required=True,
+        help="the git commit whose code measured the trials (its fingerprints are recomputed)",
+    )
     migrate.add_argument("--reason", required=True, help="which change, and why it changes no trial's work")
     migrate.add_argument("--store", default=None, help="the results store (default: FWBENCH_RESULTS)")
     return parser
@@ -137,10 +209,19 @@ def cmd_run(args) -> int:
         from .cluster import make_security
 
         security = make_security(args.tls_ca_file, args.tls_cert, args.tls_key)
-    summary = run_sweep(args.study, args.profile, overrides, progress=args.progress, timeout_s=args.timeout,
-                        memory_limit_mb=args.memory_limit_mb, scheduler=args.scheduler,
-                        trials_per_host=args.trials_per_host, security=security, rerun_busy=args.rerun_busy,
-                        stop_file=args.stop_file)
+    summary = run_sweep(
+        args.study,
+        args.profile,
+        overrides,
+        progress=args.progress,
+        timeout_s=args.timeout,
+        memory_limit_mb=args.memory_limit_mb,
+        scheduler=args.scheduler,
+        trials_per_host=args.trials_per_host,
+        security=security,
+        rerun_busy=args.rerun_busy,
+        stop_file=args.stop_file,
+    )
     for failure in summary.failed:
         print(f"FAILED {failure['label']} [{failure['trial_id']}]: {failure['error']}", file=sys.stderr)
     return 0 if summary.ok else 1
@@ -191,11 +272,14 @@ def cmd_estimate(args) -> int:
 
     path = results_path()
     if args.check is None and (args.study is None or args.workers is None):
-        raise FwbenchError("fwbench estimate needs a study and --workers (e.g. `fwbench estimate imdb --workers 8`), "
-                           "or --check FILE")
+        raise FwbenchError(
+            "fwbench estimate needs a study and --workers (e.g. `fwbench estimate imdb --workers 8`), or --check FILE"
+        )
     if not path.exists():
-        raise FwbenchError(f"no results store at {path}; run `fwbench run {args.study or 'imdb'} --profile quick` "
-                           "first or set FWBENCH_RESULTS")
+        raise FwbenchError(
+            f"no results store at {path}; run `fwbench run {args.study or 'imdb'} --profile quick` "
+            "first or set FWBENCH_RESULTS"
+        )
     store = ResultsStore.open_read(path)
     if args.check is not None:
         from .analysis.estimate_check import check_markdown, check_prediction
@@ -223,8 +307,11 @@ def cmd_ledger(args) -> int:
         table.to_csv(args.output, index=False)
         print(f"wrote {len(table)} claims to {args.output}", file=sys.stderr)
     else:
-        print(table[["claim_id", "verdict", "estimate", "ci_low", "ci_high", "n", "our_hardware",
-                     "verdict_band10"]].to_string(index=False))
+        print(
+            table[
+                ["claim_id", "verdict", "estimate", "ci_low", "ci_high", "n", "our_hardware", "verdict_band10"]
+            ].to_string(index=False)
+        )
     return 0
 
 
@@ -258,9 +345,15 @@ def cmd_bench(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return {"run": cmd_run, "status": cmd_status, "export": cmd_export, "bench": cmd_bench,
-                "estimate": cmd_estimate, "ledger": cmd_ledger,
-                "migrate-fingerprints": cmd_migrate}[args.command](args)
+        return {
+            "run": cmd_run,
+            "status": cmd_status,
+            "export": cmd_export,
+            "bench": cmd_bench,
+            "estimate": cmd_estimate,
+            "ledger": cmd_ledger,
+            "migrate-fingerprints": cmd_migrate,
+        }[args.command](args)
     except FwbenchError as exc:
         print(f"fwbench: error: {exc}", file=sys.stderr)
         return 2

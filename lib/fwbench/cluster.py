@@ -4,12 +4,14 @@
 - ``DaskExecutor`` / ``run_trials``: sends trials to the cluster's workers. Each task is
   ``fwbench.execute.execute``, which runs the trial in a fresh child process on the worker and returns a
   framework-free record; the client hands it to the runner's ``record`` callback (which writes the one results
-  store) as futures complete (``distributed.as_completed``). The client decides where each trial goes: at most ``trials_per_host`` trials run on one machine at a time (default 1, so timings
-  never share a host), and every row records how many did in ``provenance.trials_sharing_host``.
+  store) as futures complete (``distributed.as_completed``). The client decides where each trial goes: at most
+  ``trials_per_host`` trials run on one machine at a time (default 1, so timings never share a host), and every
+  row records how many did in ``provenance.trials_sharing_host``.
   A worker that disappears has its trial resubmitted elsewhere (twice at most, then it is failed).
 
 ``distributed`` is imported lazily: without ``--scheduler`` nothing here is loaded.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,8 +34,7 @@ TLS_ENV = {"tls_ca_file": "FWBENCH_TLS_CA_FILE", "tls_cert": "FWBENCH_TLS_CERT",
 def check_address(address) -> None:
     """A scheduler address (``tcp://`` or ``tls://``) or an existing scheduler file; one-line error otherwise."""
     if not isinstance(address, str) or not address:
-        raise FwbenchError(f"scheduler must be an address like 'tcp://HOST:8786' or a scheduler file, got "
-                           f"{address!r}")
+        raise FwbenchError(f"scheduler must be an address like 'tcp://HOST:8786' or a scheduler file, got {address!r}")
     if address.startswith(("tcp://", "tls://")):
         host_port = address.split("://", 1)[1]
         host, _, port = host_port.rpartition(":")
@@ -42,11 +43,15 @@ def check_address(address) -> None:
         return
     if address.endswith(".json"):
         if not Path(address).is_file():
-            raise FwbenchError(f"scheduler file {address} does not exist; start the scheduler with "
-                               f"`dask scheduler --scheduler-file {address}` or fix the path")
+            raise FwbenchError(
+                f"scheduler file {address} does not exist; start the scheduler with "
+                f"`dask scheduler --scheduler-file {address}` or fix the path"
+            )
         return
-    raise FwbenchError(f"scheduler {address!r} is neither an address (tcp://HOST:8786, tls://HOST:8786) nor a "
-                       "scheduler file (.json); e.g. --scheduler tcp://127.0.0.1:8786")
+    raise FwbenchError(
+        f"scheduler {address!r} is neither an address (tcp://HOST:8786, tls://HOST:8786) nor a "
+        "scheduler file (.json); e.g. --scheduler tcp://127.0.0.1:8786"
+    )
 
 
 def make_security(tls_ca_file: str | None = None, tls_cert: str | None = None, tls_key: str | None = None):
@@ -57,15 +62,20 @@ def make_security(tls_ca_file: str | None = None, tls_cert: str | None = None, t
         return None
     missing = [TLS_ENV[k] for k, v in given.items() if not v]
     if missing:
-        raise FwbenchError(f"TLS needs a CA file, a certificate and a key; missing {', '.join(missing)} "
-                           "(or the matching --tls-* flag)")
+        raise FwbenchError(
+            f"TLS needs a CA file, a certificate and a key; missing {', '.join(missing)} (or the matching --tls-* flag)"
+        )
     for key, value in given.items():
         if not Path(value).is_file():
             raise FwbenchError(f"{key.replace('_', '-')} file {value} does not exist; fix the path")
     from distributed.security import Security
 
-    return Security(tls_ca_file=given["tls_ca_file"], tls_client_cert=given["tls_cert"],
-                    tls_client_key=given["tls_key"], require_encryption=True)
+    return Security(
+        tls_ca_file=given["tls_ca_file"],
+        tls_client_cert=given["tls_cert"],
+        tls_client_key=given["tls_key"],
+        require_encryption=True,
+    )
 
 
 def connect(address: str, security=None, timeout_s: float | None = None):
@@ -73,8 +83,10 @@ def connect(address: str, security=None, timeout_s: float | None = None):
     timeout_s = CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
     check_address(address)
     if address.startswith("tls://") and security is None:
-        raise FwbenchError(f"{address} is a TLS address; pass --tls-ca-file, --tls-cert and --tls-key (or set "
-                           "FWBENCH_TLS_CA_FILE, FWBENCH_TLS_CERT, FWBENCH_TLS_KEY)")
+        raise FwbenchError(
+            f"{address} is a TLS address; pass --tls-ca-file, --tls-cert and --tls-key (or set "
+            "FWBENCH_TLS_CA_FILE, FWBENCH_TLS_CERT, FWBENCH_TLS_KEY)"
+        )
     import logging
 
     from distributed import Client
@@ -88,16 +100,20 @@ def connect(address: str, security=None, timeout_s: float | None = None):
         client = Client(**kwargs, security=security, timeout=timeout_s, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise FwbenchError(f"cannot reach the Dask scheduler at {address} within {timeout_s:.0f} s ({reason}); "
-                           "start one (`dask scheduler --host 127.0.0.1`) or fix --scheduler") from None
+        raise FwbenchError(
+            f"cannot reach the Dask scheduler at {address} within {timeout_s:.0f} s ({reason}); "
+            "start one (`dask scheduler --host 127.0.0.1`) or fix --scheduler"
+        ) from None
     finally:
         log.setLevel(level)
     try:
         client.wait_for_workers(1, timeout=WORKER_WAIT_S)
     except (OSError, TimeoutError):
         client.close()
-        raise FwbenchError(f"the Dask scheduler at {address} has no workers after {WORKER_WAIT_S:.0f} s; start "
-                           f"some with `dask worker {address} --nthreads 1 --nworkers 1`") from None
+        raise FwbenchError(
+            f"the Dask scheduler at {address} has no workers after {WORKER_WAIT_S:.0f} s; start "
+            f"some with `dask worker {address} --nthreads 1 --nworkers 1`"
+        ) from None
     return client
 
 
@@ -131,12 +147,29 @@ class DaskExecutor:
         self.client.close()
 
     def run(self, todo: list, record, bar) -> None:
-        run_trials(self.client, todo, record, bar, timeout_s=self.timeout_s, memory_limit_mb=self.memory_limit_mb,
-                   trials_per_host=self.trials_per_host, poll_s=self.poll_s)
+        run_trials(
+            self.client,
+            todo,
+            record,
+            bar,
+            timeout_s=self.timeout_s,
+            memory_limit_mb=self.memory_limit_mb,
+            trials_per_host=self.trials_per_host,
+            poll_s=self.poll_s,
+        )
 
 
-def run_trials(client, todo: list, record, bar, *, timeout_s=None, memory_limit_mb=None,
-               trials_per_host: int = 1, poll_s: float = 0.1) -> None:
+def run_trials(
+    client,
+    todo: list,
+    record,
+    bar,
+    *,
+    timeout_s=None,
+    memory_limit_mb=None,
+    trials_per_host: int = 1,
+    poll_s: float = 0.1,
+) -> None:
     """Run ``todo`` on the cluster, handing each outcome to ``record(trial, outcome, placement)`` as it arrives."""
     from distributed import as_completed
 
@@ -153,8 +186,10 @@ def run_trials(client, todo: list, record, bar, *, timeout_s=None, memory_limit_
                 if hosts:
                     workers_seen = now
                 elif now - workers_seen > WORKER_WAIT_S:
-                    raise FwbenchError(f"every Dask worker has been gone for {WORKER_WAIT_S:.0f} s; finished "
-                                       "trials are in the store: start workers and rerun to resume")
+                    raise FwbenchError(
+                        f"every Dask worker has been gone for {WORKER_WAIT_S:.0f} s; finished "
+                        "trials are in the store: start workers and rerun to resume"
+                    )
                 for fut, item in list(inflight.items()):  # a worker went away: run its trial elsewhere
                     if item.worker not in hosts.get(item.host, {}):
                         fut.cancel()
@@ -165,8 +200,15 @@ def run_trials(client, todo: list, record, bar, *, timeout_s=None, memory_limit_
                 busy_host[item.host] += 1
                 busy_worker[item.worker] += 1
             while queue:  # fill free slots: a worker with a free thread on a host below its share
-                free = next(((h, w) for h, workers in sorted(hosts.items()) for w, n in sorted(workers.items())
-                             if busy_host[h] < trials_per_host and busy_worker[w] < n), None)
+                free = next(
+                    (
+                        (h, w)
+                        for h, workers in sorted(hosts.items())
+                        for w, n in sorted(workers.items())
+                        if busy_host[h] < trials_per_host and busy_worker[w] < n
+                    ),
+                    None,
+                )
                 if free is None:
                     break
                 host, worker = free
@@ -174,8 +216,16 @@ def run_trials(client, todo: list, record, bar, *, timeout_s=None, memory_limit_
                 if resubmits > MAX_RESUBMITS:
                     _record_failure(record, trial, bar, f"worker lost {resubmits} times", host, scheduler)
                     continue
-                fut = client.submit(execute, trial, timeout_s, memory_limit_mb, pure=False, workers=[worker],
-                                    allow_other_workers=False, key=f"fwbench-{trial.trial_id}-{uuid.uuid4().hex[:8]}")
+                fut = client.submit(
+                    execute,
+                    trial,
+                    timeout_s,
+                    memory_limit_mb,
+                    pure=False,
+                    workers=[worker],
+                    allow_other_workers=False,
+                    key=f"fwbench-{trial.trial_id}-{uuid.uuid4().hex[:8]}",
+                )
                 busy_host[host] += 1
                 busy_worker[worker] += 1
                 item = _InFlight(trial, worker, host, time.perf_counter(), busy_host[host], resubmits)
@@ -192,15 +242,25 @@ def run_trials(client, todo: list, record, bar, *, timeout_s=None, memory_limit_
                 try:
                     outcome = fut.result()
                 except Exception as exc:  # noqa: BLE001 - the task itself failed (not the trial's child)
-                    _record_failure(record, item.trial, bar, f"dask task failed: {type(exc).__name__}: {exc}",
-                                    item.host, scheduler)
+                    _record_failure(
+                        record, item.trial, bar, f"dask task failed: {type(exc).__name__}: {exc}", item.host, scheduler
+                    )
                     continue
                 finally:
                     fut.release()
-                record(item.trial, outcome, {
-                    "runner": "dask", "scheduler": scheduler, "dask_worker": item.worker,
-                    "worker_host": item.host, "trials_sharing_host": item.sharing,
-                    "trials_per_host": trials_per_host, "memory_limit_mb": memory_limit_mb})
+                record(
+                    item.trial,
+                    outcome,
+                    {
+                        "runner": "dask",
+                        "scheduler": scheduler,
+                        "dask_worker": item.worker,
+                        "worker_host": item.host,
+                        "trials_sharing_host": item.sharing,
+                        "trials_per_host": trials_per_host,
+                        "memory_limit_mb": memory_limit_mb,
+                    },
+                )
                 if hasattr(bar, "t_trial"):  # LineProgress times the trial from this attribute
                     bar.t_trial = item.t0
                 bar.trial_finished(item.trial.label, outcome["status"], outcome["error"])
@@ -213,8 +273,16 @@ def run_trials(client, todo: list, record, bar, *, timeout_s=None, memory_limit_
 
 def _record_failure(record, trial, bar, error, host, scheduler) -> None:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    outcome = {"status": "failed", "summary": {}, "measurements": [], "provenance": {"host": host},
-               "started_at": stamp, "ended_at": stamp, "error": error, "stderr_tail": None}
+    outcome = {
+        "status": "failed",
+        "summary": {},
+        "measurements": [],
+        "provenance": {"host": host},
+        "started_at": stamp,
+        "ended_at": stamp,
+        "error": error,
+        "stderr_tail": None,
+    }
     bar.trial_started(trial.label)
     record(trial, outcome, {"runner": "dask", "scheduler": scheduler})
     bar.trial_finished(trial.label, "failed", error)

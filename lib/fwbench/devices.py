@@ -1,4 +1,5 @@
 """Devices a trial may ask for, checked in the parent before any trial (framework-free)."""
+
 from __future__ import annotations
 
 import shutil
@@ -28,5 +29,6 @@ def check_device_available(device: str) -> None:
         except (OSError, subprocess.TimeoutExpired):
             ok = False
     if not ok:
-        raise FwbenchError("device='cuda' needs an NVIDIA GPU and driver (nvidia-smi -L failed or is missing); "
-                           "use device='cpu' here")
+        raise FwbenchError(
+            "device='cuda' needs an NVIDIA GPU and driver (nvidia-smi -L failed or is missing); use device='cpu' here"
+        )

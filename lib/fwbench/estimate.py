@@ -1,4 +1,5 @@
 """How long a profile takes, extrapolated from the trials already in the store (``fwbench estimate``)."""
+
 from __future__ import annotations
 
 import heapq
@@ -7,10 +8,11 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .errors import FwbenchError
 from .data import monash
+from .errors import FwbenchError
 from .runner import plan
 from .studies import adaptive, get_study
+
 
 @dataclass
 class Estimate:
@@ -29,21 +31,27 @@ class Estimate:
     adaptive: dict | None = None  # adaptive repeats: the rule and the expected times (``_adaptive_expectation``)
 
     def lines(self) -> list[str]:
-        out = [f"{self.study}/{self.profile}: {self.n_trials} trials ({self.estimated_trials} estimated), "
-               f"extrapolated from {self.measured_trials} stored trials",
-               f"  one machine, one trial at a time: {_human(self.total_s)} ({self.total_s / 3600:.1f} CPU-host hours)",
-               f"  on {self.n_workers} worker(s), one trial each: {_human(self.makespan_s)}"]
+        out = [
+            f"{self.study}/{self.profile}: {self.n_trials} trials ({self.estimated_trials} estimated), "
+            f"extrapolated from {self.measured_trials} stored trials",
+            f"  one machine, one trial at a time: {_human(self.total_s)} ({self.total_s / 3600:.1f} CPU-host hours)",
+            f"  on {self.n_workers} worker(s), one trial each: {_human(self.makespan_s)}",
+        ]
         out += [f"    {group}: {_human(s)} in total" for group, s in sorted(self.by_group.items())]
-        out += [f"    {group}: {n} trials NOT included (no stored trials of it; run the quick profile with it)"
-                for group, n in sorted(self.not_estimated.items())]
+        out += [
+            f"    {group}: {n} trials NOT included (no stored trials of it; run the quick profile with it)"
+            for group, n in sorted(self.not_estimated.items())
+        ]
         if self.adaptive:
             a = self.adaptive
-            out += [f"  {a['rule']}:",
-                    f"    capped (every setting at {a['max_blocks']} blocks): {_human(self.total_s)} on one machine, "
-                    f"{_human(self.makespan_s)} on {self.n_workers} worker(s)",
-                    f"    expected ({a['min_blocks']} blocks, more where stored trials show the CI needs them; "
-                    f"{a['expected_trials']} trials): {_human(a['expected_s'])} on one machine, "
-                    f"{_human(a['expected_makespan_s'])} on {self.n_workers} worker(s)"]
+            out += [
+                f"  {a['rule']}:",
+                f"    capped (every setting at {a['max_blocks']} blocks): {_human(self.total_s)} on one machine, "
+                f"{_human(self.makespan_s)} on {self.n_workers} worker(s)",
+                f"    expected ({a['min_blocks']} blocks, more where stored trials show the CI needs them; "
+                f"{a['expected_trials']} trials): {_human(a['expected_s'])} on one machine, "
+                f"{_human(a['expected_makespan_s'])} on {self.n_workers} worker(s)",
+            ]
         out.append(f"  model: {self.model}")
         return out
 
@@ -69,10 +77,12 @@ IMDB_MODEL = (
     "c_train = median seconds per training sample-epoch (epochs >= 2) of the stored trials of the same arm, "
     "at the nearest stored threads, seq_len and DataLoader workers values (cost scaled linearly in seq_len "
     "when that differs: the LSTM's work is linear in it); for a batch size not stored, a power law "
-    "c = a * batch^b fitted over the stored batch sizes (3 or more; else the nearest stored batch size's); warmup = median ratio of "
-    "epoch 1 to later epochs; overhead = median trial wall time not spent in epochs (process start, imports, "
-    "data load); c_eval = median eval seconds per test sample and time step, times seq_len; both c_train and "
-    "c_eval from the arm's trials nearest in oneDNN on/off, threads and seq_len (in that order)")
+    "c = a * batch^b fitted over the stored batch sizes (3 or more; else the nearest stored batch size's); "
+    "warmup = median ratio of epoch 1 to later epochs; overhead = median trial wall time not spent in epochs "
+    "(process start, imports, data load); c_eval = median eval seconds per test sample and time step, times "
+    "seq_len; both c_train and c_eval from the arm's trials nearest in oneDNN on/off, threads and seq_len "
+    "(in that order)"
+)
 
 
 def _nearest(rows: list[dict], key: str, value) -> list[dict]:
@@ -96,13 +106,20 @@ def _imdb_predictor(measured):
         steady = statistics.median(later) if len(later) else float(g["train_time_s"].iloc[0])
         in_epochs = float(g["train_time_s"].sum() + g["eval_time_s"].sum())
         onednn = c.get("config.onednn", True)
-        rows.append({"arm": c["config.arm"], "batch": int(c["config.batch_size"]),
-                     "onednn": int(True if onednn != onednn or onednn is None else bool(onednn)),
-                     "workers": int(c["config.num_workers"]), "threads": int(c["config.threads"]),
-                     "seq_len": seq_len, "c_train": steady / n_train,
-                     "warmup": float(g["train_time_s"].iloc[0]) / steady if len(later) else 1.0,
-                     "c_eval_step": float(g["eval_time_s"].median()) / n_test / seq_len,
-                     "overhead": max(0.0, float(c["provenance.trial_wall_s"]) - in_epochs)})
+        rows.append(
+            {
+                "arm": c["config.arm"],
+                "batch": int(c["config.batch_size"]),
+                "onednn": int(True if onednn != onednn or onednn is None else bool(onednn)),
+                "workers": int(c["config.num_workers"]),
+                "threads": int(c["config.threads"]),
+                "seq_len": seq_len,
+                "c_train": steady / n_train,
+                "warmup": float(g["train_time_s"].iloc[0]) / steady if len(later) else 1.0,
+                "c_eval_step": float(g["eval_time_s"].median()) / n_test / seq_len,
+                "overhead": max(0.0, float(c["provenance.trial_wall_s"]) - in_epochs),
+            }
+        )
     by_arm = defaultdict(list)
     for r in rows:
         by_arm[r["arm"]].append(r)
@@ -135,8 +152,10 @@ def _imdb_predictor(measured):
     def predict(config):
         arm = config["arm"]
         if arm not in by_arm:
-            raise FwbenchError(f"no stored imdb trials for arm {arm!r} to extrapolate from; run "
-                               f"`fwbench run imdb --profile quick --set arms=['{arm}']` first")
+            raise FwbenchError(
+                f"no stored imdb trials for arm {arm!r} to extrapolate from; run "
+                f"`fwbench run imdb --profile quick --set arms=['{arm}']` first"
+            )
         rs = by_arm[arm]
         seq_len = config.get("encoding", {}).get("maxlen", 500)
         threads, onednn = config.get("threads", 1), config.get("onednn", True)
@@ -144,11 +163,13 @@ def _imdb_predictor(measured):
         # evaluation at the same oneDNN / threads / seq_len as the trial (a 1-thread or oneDNN-off trial's eval
         # costs twice as much)
         c_eval = statistics.median(r["c_eval_step"] for r in like(arm, threads, seq_len, onednn)[0])
-        return (statistics.median(r["overhead"] for r in rs)
-                + config["n_train"] * c_train(arm, config["batch_size"], config["num_workers"], threads, seq_len,
-                                              onednn)
-                * (config["epochs"] - 1 + warm)
-                + config["epochs"] * config["n_test"] * seq_len * c_eval)
+        return (
+            statistics.median(r["overhead"] for r in rs)
+            + config["n_train"]
+            * c_train(arm, config["batch_size"], config["num_workers"], threads, seq_len, onednn)
+            * (config["epochs"] - 1 + warm)
+            + config["epochs"] * config["n_test"] * seq_len * c_eval
+        )
 
     return predict, (lambda config: config["arm"]), set(by_arm)
 
@@ -160,7 +181,8 @@ DEEPAR_MODEL = (
     "overhead = trial wall time outside training, forecasting and the breakdown (process start, imports, data "
     "load, scoring), breakdown = its stored seconds per batch of the pipeline pass plus the profiled epoch. A "
     "dataset not stored for an arm takes the arm's nearest stored dataset by unrolled window (context + "
-    "prediction length), c_batch scaled linearly in the window and predict in window x series")
+    "prediction length), c_batch scaled linearly in the window and predict in window x series"
+)
 
 
 def _window(config: dict) -> int:
@@ -182,13 +204,18 @@ def _deepar_predictor(measured):
         breakdown = float(whole.get("data_time_s", 0.0)) + float(whole.get("cprofile_train_wall_s", 0.0))
         n_batches = nb * float(c["config.epochs"])
         train, predict = float(whole["train_time_s"]), float(whole.get("predict_time_s", 0.0))
-        rows[(c["config.arm"], c["config.dataset"])].append({
-            "c_batch": steady / nb, "warmup": float(epochs[0]) - steady if len(epochs) > 1 else 0.0,
-            "fit_fixed": max(train - float(epochs.sum()), 0.0), "predict": predict,
-            "series": float(whole.get("n_series", 1.0)), "window": _window({k[7:]: v for k, v in c.items()
-                                                                          if k.startswith("config.")}),
-            "breakdown_per_batch": breakdown / n_batches if breakdown else 0.0,
-            "overhead": max(float(c["provenance.trial_wall_s"]) - train - predict - breakdown, 0.0)})
+        rows[(c["config.arm"], c["config.dataset"])].append(
+            {
+                "c_batch": steady / nb,
+                "warmup": float(epochs[0]) - steady if len(epochs) > 1 else 0.0,
+                "fit_fixed": max(train - float(epochs.sum()), 0.0),
+                "predict": predict,
+                "series": float(whole.get("n_series", 1.0)),
+                "window": _window({k[7:]: v for k, v in c.items() if k.startswith("config.")}),
+                "breakdown_per_batch": breakdown / n_batches if breakdown else 0.0,
+                "overhead": max(float(c["provenance.trial_wall_s"]) - train - predict - breakdown, 0.0),
+            }
+        )
     parts = {key: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for key, rs in rows.items()}
 
     def predict(config):
@@ -200,8 +227,10 @@ def _deepar_predictor(measured):
         else:
             same_arm = [k for k in parts if k[0] == arm]
             if not same_arm:
-                raise FwbenchError(f"no stored deepar trials of arm {arm!r} to extrapolate from; run "
-                                   f"`fwbench run deepar --profile quick --set arms=['{arm}']` first")
+                raise FwbenchError(
+                    f"no stored deepar trials of arm {arm!r} to extrapolate from; run "
+                    f"`fwbench run deepar --profile quick --set arms=['{arm}']` first"
+                )
             near = min(same_arm, key=lambda k: (abs(parts[k]["window"] - window), k[1]))
             p = parts[near]
             scale = window / p["window"] if p["window"] else 1.0
@@ -224,15 +253,16 @@ def _n_series(dataset: str, default: float) -> float:
         return default
 
 
-GENERIC_MODEL = ("trial = a stored trial's own wall time when the same config is stored, else the median stored "
-                 "trial wall time per epoch times the config's epochs (per-trial median if there are no epochs)")
+GENERIC_MODEL = (
+    "trial = a stored trial's own wall time when the same config is stored, else the median stored "
+    "trial wall time per epoch times the config's epochs (per-trial median if there are no epochs)"
+)
 
 
 def _generic_predictor(trials):
     walls = {tid: float(w) for tid, w in zip(trials.trial_id, trials["provenance.trial_wall_s"])}
     epochs_col = "config.epochs" if "config.epochs" in trials else None
-    per_epoch = (statistics.median(trials["provenance.trial_wall_s"] / trials[epochs_col]) if epochs_col
-                 else None)
+    per_epoch = statistics.median(trials["provenance.trial_wall_s"] / trials[epochs_col]) if epochs_col else None
     per_trial = statistics.median(walls.values())
 
     def predict(config, tid):
@@ -247,8 +277,9 @@ def _generic_predictor(trials):
 COST_MODELS = {"imdb": (_imdb_predictor, IMDB_MODEL), "deepar": (_deepar_predictor, DEEPAR_MODEL)}
 
 
-def estimate_full_runtime(store, study: str, n_workers: int, profile: str = "full",
-                          overrides: dict | None = None) -> Estimate:
+def estimate_full_runtime(
+    store, study: str, n_workers: int, profile: str = "full", overrides: dict | None = None
+) -> Estimate:
     """How long ``profile`` (default ``full``) of ``study`` takes on ``n_workers`` one-trial-at-a-time workers,
     extrapolated from the trials already in ``store`` (e.g. the quick profile's). The model is in
     ``Estimate.model`` (``COST_MODELS``, else ``GENERIC_MODEL``)."""
@@ -260,8 +291,10 @@ def estimate_full_runtime(store, study: str, n_workers: int, profile: str = "ful
     if not trials.empty:
         trials = trials[(trials.status == "done") & trials["provenance.trial_wall_s"].notna()]
     if trials.empty:
-        raise FwbenchError(f"no finished {study} trials in {store.path} to extrapolate from; run "
-                           f"`fwbench run {study} --profile quick` (or smoke) first")
+        raise FwbenchError(
+            f"no finished {study} trials in {store.path} to extrapolate from; run "
+            f"`fwbench run {study} --profile quick` (or smoke) first"
+        )
     by_group: dict = defaultdict(float)
     if study in COST_MODELS:
         measured = store.measurements(study)
@@ -273,8 +306,10 @@ def estimate_full_runtime(store, study: str, n_workers: int, profile: str = "ful
             if t.config["arm"] not in known:
                 left_out[t.config["arm"]] += 1
         if len(left_out) == len({t.config["arm"] for t in planned}):
-            raise FwbenchError(f"no stored {study} trials of arms {sorted(left_out)} to extrapolate from; run "
-                               f"`fwbench run {study} --profile quick` first")
+            raise FwbenchError(
+                f"no stored {study} trials of arms {sorted(left_out)} to extrapolate from; run "
+                f"`fwbench run {study} --profile quick` first"
+            )
         planned = [t for t in planned if t.config["arm"] in known]
         durations = [predict(t.config) for t in planned]
         for t, d in zip(planned, durations):
@@ -284,14 +319,26 @@ def estimate_full_runtime(store, study: str, n_workers: int, profile: str = "ful
         durations = [predict(t.config, t.trial_id) for t in planned]
         model = GENERIC_MODEL
         left_out = {}
-    return Estimate(study, profile, n_workers, n_planned, len(planned), len(trials), float(sum(durations)),
-                    makespan(durations, n_workers), dict(by_group), model, dict(left_out),
-                    {t.trial_id: d for t, d in zip(planned, durations)},
-                    _adaptive_expectation(store, study, profile, overrides, full_plan, planned, durations, n_workers))
+    return Estimate(
+        study,
+        profile,
+        n_workers,
+        n_planned,
+        len(planned),
+        len(trials),
+        float(sum(durations)),
+        makespan(durations, n_workers),
+        dict(by_group),
+        model,
+        dict(left_out),
+        {t.trial_id: d for t, d in zip(planned, durations)},
+        _adaptive_expectation(store, study, profile, overrides, full_plan, planned, durations, n_workers),
+    )
 
 
-def _adaptive_expectation(store, study_name, profile, overrides, full_plan, planned, durations,
-                          n_workers) -> dict | None:
+def _adaptive_expectation(
+    store, study_name, profile, overrides, full_plan, planned, durations, n_workers
+) -> dict | None:
     """For an adaptive profile: the expected time (``studies.adaptive.expected_blocks`` blocks per setting, from
     the plan's trials already stored) next to the capped one (every setting at ``max_blocks``: the plan)."""
     study = get_study(study_name)
@@ -299,9 +346,19 @@ def _adaptive_expectation(store, study_name, profile, overrides, full_plan, plan
     if spec is None:
         return None
     need = adaptive.expected_blocks(study, full_plan, adaptive.observe_store(store, study, full_plan), spec)
-    chosen = [(t.trial_id, d) for t, d in zip(planned, durations)
-              if adaptive.block_of(study, t.config) < need[adaptive.setting_key(study, t.config)]]
+    chosen = [
+        (t.trial_id, d)
+        for t, d in zip(planned, durations)
+        if adaptive.block_of(study, t.config) < need[adaptive.setting_key(study, t.config)]
+    ]
     kept = [d for _, d in chosen]
-    return {"rule": spec.line(), "min_blocks": spec.min_blocks, "max_blocks": spec.max_blocks,
-            "target": spec.target, "expected_trials": len(kept), "expected_s": float(sum(kept)),
-            "expected_makespan_s": makespan(kept, n_workers), "expected_ids": [tid for tid, _ in chosen]}
+    return {
+        "rule": spec.line(),
+        "min_blocks": spec.min_blocks,
+        "max_blocks": spec.max_blocks,
+        "target": spec.target,
+        "expected_trials": len(kept),
+        "expected_s": float(sum(kept)),
+        "expected_makespan_s": makespan(kept, n_workers),
+        "expected_ids": [tid for tid, _ in chosen],
+    }

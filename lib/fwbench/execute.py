@@ -7,6 +7,7 @@ outcome record: ``done`` with summary, measurements and provenance, or ``failed`
 stderr (an exception, a crash by signal, a timeout, or going over ``memory_limit_mb``).
 Executors (``fwbench.executors`` locally, ``fwbench.cluster`` on Dask) call it; the runner stores the outcomes.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -81,18 +82,31 @@ def execute(trial: PlannedTrial, timeout_s: float | None = None, memory_limit_mb
         error = None
         with open(stderr_path, "wb") as err:
             try:
-                proc = subprocess.run([sys.executable, "-m", "fwbench.trial", str(spec), str(result)],
-                                      cwd=tmp, env=child_env(threads, trial.import_root), stdout=err, stderr=err,
-                                      timeout=timeout_s, preexec_fn=_child_preexec(memory_limit_mb))
+                proc = subprocess.run(
+                    [sys.executable, "-m", "fwbench.trial", str(spec), str(result)],
+                    cwd=tmp,
+                    env=child_env(threads, trial.import_root),
+                    stdout=err,
+                    stderr=err,
+                    timeout=timeout_s,
+                    preexec_fn=_child_preexec(memory_limit_mb),
+                )
                 rc = proc.returncode
             except subprocess.TimeoutExpired:
                 rc, error = None, f"timed out after {timeout_s:.0f} s"
         tail = stderr_path.read_text(errors="replace").splitlines()[-STDERR_TAIL_LINES:]
         if rc == 0 and result.exists():
             out = json.loads(result.read_text())
-            return {"status": "done", "summary": out["summary"], "measurements": out["measurements"],
-                    "provenance": out["provenance"], "started_at": out["started_at"],
-                    "ended_at": out["ended_at"], "error": None, "stderr_tail": None}
+            return {
+                "status": "done",
+                "summary": out["summary"],
+                "measurements": out["measurements"],
+                "provenance": out["provenance"],
+                "started_at": out["started_at"],
+                "ended_at": out["ended_at"],
+                "error": None,
+                "stderr_tail": None,
+            }
         if error is None:
             if rc is not None and rc < 0:
                 error = f"killed by signal {signal.Signals(-rc).name}"
@@ -101,8 +115,13 @@ def execute(trial: PlannedTrial, timeout_s: float | None = None, memory_limit_mb
                 error = f"exit status {rc}: {last.strip()}"
             if memory_limit_mb and any("MemoryError" in line or "bad_alloc" in line for line in tail):
                 error = f"exceeded the memory limit of {memory_limit_mb} MB ({error})"
-        return {"status": "failed", "summary": {}, "measurements": [], "provenance": host_info(),
-                "started_at": started, "ended_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "error": error,
-                "stderr_tail": "\n".join(tail)}
-
-
+        return {
+            "status": "failed",
+            "summary": {},
+            "measurements": [],
+            "provenance": host_info(),
+            "started_at": started,
+            "ended_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "error": error,
+            "stderr_tail": "\n".join(tail),
+        }

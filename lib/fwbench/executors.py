@@ -8,9 +8,11 @@ into the runner. Both executors run each trial with ``fwbench.execute.execute`` 
 An executor's ``run(trials, record, bar)`` calls ``record(trial, outcome, placement)`` as each trial ends, where
 ``placement`` is what the store keeps about where it ran (runner, host sharing, memory cap).
 """
+
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from .execute import PlannedTrial, execute
 
@@ -34,8 +36,11 @@ class LocalExecutor:
             bar.trial_started(trial.label)
             outcome = execute(trial, timeout_s=self.timeout_s, memory_limit_mb=self.memory_limit_mb)
             try:  # record may stop the sweep (runner.StopRequested) once the trial is stored
-                record(trial, outcome, {"runner": "local", "trials_sharing_host": 1,
-                                        "memory_limit_mb": self.memory_limit_mb})
+                record(
+                    trial,
+                    outcome,
+                    {"runner": "local", "trials_sharing_host": 1, "memory_limit_mb": self.memory_limit_mb},
+                )
             finally:
                 bar.trial_finished(trial.label, outcome["status"], outcome["error"])
 

@@ -24,6 +24,7 @@ Decisions:
   config and provenance; ``wide``), and so does ``fwbench export`` with neither ``-o`` nor ``--format`` (on
   standard output: a pipe holds one table).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,10 +42,22 @@ from .studies import get_study
 FORMATS = ("csv", "parquet")
 TABLES = ("measurements", "trials", "environments")
 # Provenance fields of one trial (not of its environment); framework and code_version get columns of their own.
-PER_TRIAL_KEYS = {"loadavg_1m", "loadavg_5m", "pid", "trial_wall_s", "framework", "code_version",
-                  "frameworks_imported"}
-TRIAL_COLUMNS = ["trial_id", "study", "arm", "framework", "status", "profile", "code_version", "started_at",
-                 "ended_at", "trial_wall_s", "loadavg_1m", "error", "environment_id"]
+PER_TRIAL_KEYS = {"loadavg_1m", "loadavg_5m", "pid", "trial_wall_s", "framework", "code_version", "frameworks_imported"}
+TRIAL_COLUMNS = [
+    "trial_id",
+    "study",
+    "arm",
+    "framework",
+    "status",
+    "profile",
+    "code_version",
+    "started_at",
+    "ended_at",
+    "trial_wall_s",
+    "loadavg_1m",
+    "error",
+    "environment_id",
+]
 
 
 def unit_of(metric: str) -> str:
@@ -111,7 +124,7 @@ def _one_type_per_column(frame: pd.DataFrame) -> pd.DataFrame:
         values = frame[col].dropna()
         if len(values) and (values == values.round()).all():  # integers made floats by another study's gaps
             frame[col] = frame[col].astype("Int64")
-    for col in frame.columns[frame.dtypes == object]:
+    for col in frame.select_dtypes(include="object").columns:
         values = frame[col].map(_cell)
         kinds = {type(v) for v in values if _present(v)}
         if len(kinds) > 1:
@@ -131,25 +144,43 @@ def tables(store: ResultsStore, study: str | None = None, profile: str | None = 
     m["unit"] = m.metric.map(unit_of) if len(m) else pd.Series(dtype=str)
     m = m.sort_values(["trial_id", "step", "metric"]).reset_index(drop=True)
     if trials.empty:
-        return {"measurements": m, "trials": pd.DataFrame(columns=TRIAL_COLUMNS),
-                "environments": pd.DataFrame(columns=["environment_id"])}
+        return {
+            "measurements": m,
+            "trials": pd.DataFrame(columns=TRIAL_COLUMNS),
+            "environments": pd.DataFrame(columns=["environment_id"]),
+        }
     provenance = [json.loads(s) for s in raw.provenance]  # as stored: flattened columns would retype values
     envs = [environment_of(p) for p in provenance]
     env_ids = [environment_id(e) for e in envs]
     rows = []
     for (_, row), prov, env_id in zip(trials.iterrows(), provenance, env_ids):
-        rows.append({"trial_id": row.trial_id, "study": row.study, "arm": arm_of(row),
-                     "framework": framework_of(row), "status": row.status, "profile": row.profile,
-                     "code_version": prov.get("code_version") or "", "started_at": row.started_at,
-                     "ended_at": row.ended_at, "trial_wall_s": prov.get("trial_wall_s"),
-                     "loadavg_1m": prov.get("loadavg_1m"), "error": row.error, "environment_id": env_id})
+        rows.append(
+            {
+                "trial_id": row.trial_id,
+                "study": row.study,
+                "arm": arm_of(row),
+                "framework": framework_of(row),
+                "status": row.status,
+                "profile": row.profile,
+                "code_version": prov.get("code_version") or "",
+                "started_at": row.started_at,
+                "ended_at": row.ended_at,
+                "trial_wall_s": prov.get("trial_wall_s"),
+                "loadavg_1m": prov.get("loadavg_1m"),
+                "error": row.error,
+                "environment_id": env_id,
+            }
+        )
     config = trials[[c for c in trials.columns if c.startswith("config.")]].reset_index(drop=True)
     t = pd.concat([pd.DataFrame(rows, columns=TRIAL_COLUMNS), config], axis=1)
     t["arm"] = t["arm"].fillna("")
     unique = {i: e for i, e in zip(env_ids, envs)}
     e = pd.json_normalize([{"environment_id": i, **env} for i, env in sorted(unique.items())])
-    return {"measurements": m, "trials": _one_type_per_column(t.sort_values("trial_id").reset_index(drop=True)),
-            "environments": _one_type_per_column(e)}
+    return {
+        "measurements": m,
+        "trials": _one_type_per_column(t.sort_values("trial_id").reset_index(drop=True)),
+        "environments": _one_type_per_column(e),
+    }
 
 
 def _write_atomic(frame: pd.DataFrame, path: Path, fmt: str) -> None:
@@ -168,8 +199,9 @@ def _write_atomic(frame: pd.DataFrame, path: Path, fmt: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def write_tables(store: ResultsStore, out_dir: str | Path, formats=("csv",), study: str | None = None,
-                 profile: str | None = None) -> list[Path]:
+def write_tables(
+    store: ResultsStore, out_dir: str | Path, formats=("csv",), study: str | None = None, profile: str | None = None
+) -> list[Path]:
     """Write ``measurements``, ``trials`` and ``environments`` in each format into ``out_dir``; returns the files."""
     formats = list(dict.fromkeys(formats))
     bad = [f for f in formats if f not in FORMATS]
@@ -177,8 +209,9 @@ def write_tables(store: ResultsStore, out_dir: str | Path, formats=("csv",), stu
         raise FwbenchError(f"unknown export format {bad[0]!r}; choose csv or parquet")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise FwbenchError(f"{out} is a file; the tables need a folder (-o DIR), or name a .csv file for the "
-                           "single wide CSV")
+        raise FwbenchError(
+            f"{out} is a file; the tables need a folder (-o DIR), or name a .csv file for the single wide CSV"
+        )
     frames = tables(store, study, profile)
     out.mkdir(parents=True, exist_ok=True)
     written = []

@@ -5,6 +5,7 @@ page or on any ``docs/*.md`` page beside it, wherever a reader looks for it (``f
 Decisions: a block found nowhere, or more than once (on one page or on several), stops with an error naming the
 pages, since which copy to write would be a guess; nothing is written then.
 """
+
 from __future__ import annotations
 
 import re
@@ -29,8 +30,10 @@ def find_block(name: str, pages: list[Path]) -> Path:
     if not found:
         raise SystemExit(f"no page has the {start} ... {end} block; looked in {', '.join(map(str, pages))}")
     if len(found) > 1:
-        raise SystemExit(f"the {name} block is on more than one page or twice on one: "
-                         f"{', '.join(map(str, found))}; keep exactly one {start} ... {end} pair")
+        raise SystemExit(
+            f"the {name} block is on more than one page or twice on one: "
+            f"{', '.join(map(str, found))}; keep exactly one {start} ... {end} pair"
+        )
     return found[0]
 
 

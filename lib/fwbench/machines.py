@@ -17,6 +17,7 @@ trials is not widened by machine speed. Decisions:
 - The adjustment spends degrees of freedom the Welch interval does not know of (one per extra machine): with
   several blocks per machine the interval is a little optimistic, which docs/paper-profile.md says.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,17 +37,25 @@ def machine_factors(cells: dict, arms) -> dict:
     """``cells``: machine -> arm -> positive values. The factor of each machine whose cell holds every arm of
     ``arms``; machines missing from the result are incomplete cells. One complete machine: factor 1."""
     arms = set(arms)
-    levels = {m: float(np.mean([np.mean(np.log(np.asarray(v, dtype=float))) for v in by_arm.values()]))
-              for m, by_arm in cells.items() if set(by_arm) >= arms and all(len(v) for v in by_arm.values())}
+    levels = {
+        m: float(np.mean([np.mean(np.log(np.asarray(v, dtype=float))) for v in by_arm.values()]))
+        for m, by_arm in cells.items()
+        if set(by_arm) >= arms and all(len(v) for v in by_arm.values())
+    }
     if len(levels) <= 1:
         return {m: 1.0 for m in levels}
     overall = sum(levels.values()) / len(levels)
     return {m: math.exp(level - overall) for m, level in levels.items()}
 
 
-def centre_by_machine(frame: pd.DataFrame, setting: list[str], arm: str = "arm", value: str = "train_time_s",
-                      scaled: tuple[str, ...] = ("train_time_s", "epoch_25k_s"),
-                      inverse: tuple[str, ...] = ("samples_per_s",)) -> tuple[pd.DataFrame, int]:
+def centre_by_machine(
+    frame: pd.DataFrame,
+    setting: list[str],
+    arm: str = "arm",
+    value: str = "train_time_s",
+    scaled: tuple[str, ...] = ("train_time_s", "epoch_25k_s"),
+    inverse: tuple[str, ...] = ("samples_per_s",),
+) -> tuple[pd.DataFrame, int]:
     """Epoch rows (``frame`` with a ``machine`` column) with the machine's speed divided out per ``setting``:
     ``scaled`` columns divided by the cell's factor, ``inverse`` ones multiplied. Returns the frame and the number
     of trials dropped for an incomplete cell. Frames with one machine come back as they are."""
@@ -58,8 +67,9 @@ def centre_by_machine(frame: pd.DataFrame, setting: list[str], arm: str = "arm",
             parts.append(group)
             continue
         basis = group[group.epoch > 0] if "epoch" in group else group  # timed epochs: not the warm-up's JIT
-        cells = {m: {a: g[value].to_numpy() for a, g in c.groupby(arm, observed=True)}
-                 for m, c in basis.groupby(MACHINE)}
+        cells = {
+            m: {a: g[value].to_numpy() for a, g in c.groupby(arm, observed=True)} for m, c in basis.groupby(MACHINE)
+        }
         factors = machine_factors(cells, set(group[arm]))
         for m, cell in group.groupby(MACHINE):
             if m not in factors:
@@ -87,7 +97,9 @@ def adjust_records(records: list, arms_by_setting: dict) -> list:
         if r.status == "done" and not math.isnan(r.value):
             cells.setdefault(r.setting, {}).setdefault(r.machine, {}).setdefault(r.arm, []).append(r.value)
     factors = {s: machine_factors(c, arms_by_setting.get(s, ())) for s, c in cells.items() if len(c) > 1}
-    return [r if r.setting not in factors or r.status != "done" or math.isnan(r.value)
-            else replace(r, value=r.value / factors[r.setting][r.machine] if r.machine in factors[r.setting]
-                         else math.nan)
-            for r in records]
+    return [
+        r
+        if r.setting not in factors or r.status != "done" or math.isnan(r.value)
+        else replace(r, value=r.value / factors[r.setting][r.machine] if r.machine in factors[r.setting] else math.nan)
+        for r in records
+    ]

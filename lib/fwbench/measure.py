@@ -4,11 +4,12 @@
 ``mx.nd.waitall``), so a timed call includes the work it queued. ``median`` is ``statistics.median`` (the mean
 of the two middle values for an even count), used everywhere a summary median is stored.
 """
+
 from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 
 def median(values: Iterable[float]) -> float:
@@ -16,10 +17,12 @@ def median(values: Iterable[float]) -> float:
     return statistics.median(list(values))
 
 
-def time_calls(call: Callable[[], object], synchronize: Callable[[], object], warmup: int,
-               repeats: int) -> tuple[list[float], list[float]]:
+def time_calls(
+    call: Callable[[], object], synchronize: Callable[[], object], warmup: int, repeats: int
+) -> tuple[list[float], list[float]]:
     """Wall time of ``call()``, ``warmup`` times then ``repeats`` times, each read after ``synchronize()``;
     returns (warm-up seconds, timed seconds). Warm-up values are kept for the store, never used in statistics."""
+
     def once() -> float:
         t0 = time.perf_counter()
         call()

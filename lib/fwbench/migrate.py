@@ -21,6 +21,7 @@ to the current fingerprint instead, once, and says so in the store:
 Decision: the migration is a deliberate, recorded act by whoever changed the code, never automatic; the status of
 a migrated store reads exactly like a store measured with the current code.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from io import BytesIO
 from pathlib import Path
 
@@ -48,9 +49,11 @@ MIGRATIONS_TABLE = """CREATE TABLE IF NOT EXISTS migrations (
     trials_moved   INTEGER NOT NULL,
     reason         TEXT NOT NULL
 )"""
-_ASK_FINGERPRINTS = ("import json, fwbench, sys; from fwbench.studies import all_studies; "
-                     "assert fwbench.__file__.startswith(sys.argv[1]), fwbench.__file__; "
-                     "print(json.dumps({s.name: s.code_version() for s in all_studies(hidden=True)}))")
+_ASK_FINGERPRINTS = (
+    "import json, fwbench, sys; from fwbench.studies import all_studies; "
+    "assert fwbench.__file__.startswith(sys.argv[1]), fwbench.__file__; "
+    "print(json.dumps({s.name: s.code_version() for s in all_studies(hidden=True)}))"
+)
 
 
 def current_fingerprints() -> dict[str, str]:
@@ -61,27 +64,32 @@ def current_fingerprints() -> dict[str, str]:
 def fingerprints_at(commit: str, repo: Path = REPO_ROOT) -> dict[str, str]:
     """Each study's fingerprint as the code of ``commit`` computes it (its ``lib/`` run in a separate process)."""
     try:
-        archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", commit, "lib"],
-                                 capture_output=True, check=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(repo), "archive", "--format=tar", commit, "lib"], capture_output=True, check=True
+        ).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
         detail = getattr(exc, "stderr", b"") or b""
-        raise FwbenchError(f"cannot read commit {commit!r} of {repo} ({detail.decode(errors='replace').strip() or exc})"
-                           ) from None
+        raise FwbenchError(
+            f"cannot read commit {commit!r} of {repo} ({detail.decode(errors='replace').strip() or exc})"
+        ) from None
     with tempfile.TemporaryDirectory(prefix="fwbench-fingerprints-") as folder:
         with tarfile.open(fileobj=BytesIO(archive)) as tar:
             tar.extractall(folder, filter="data")
         lib = str(Path(folder) / "lib")
         env = {**os.environ, "PYTHONPATH": lib, "FWBENCH_STUDIES": ""}
-        done = subprocess.run([sys.executable, "-c", _ASK_FINGERPRINTS, lib], capture_output=True, text=True,
-                              env=env, cwd=folder)
+        done = subprocess.run(
+            [sys.executable, "-c", _ASK_FINGERPRINTS, lib], capture_output=True, text=True, env=env, cwd=folder
+        )
     if done.returncode != 0:
-        raise FwbenchError(f"the code of commit {commit} could not compute its fingerprints: "
-                           f"{done.stderr.strip().splitlines()[-1:]}")
+        raise FwbenchError(
+            f"the code of commit {commit} could not compute its fingerprints: {done.stderr.strip().splitlines()[-1:]}"
+        )
     return json.loads(done.stdout)
 
 
-def migrate_fingerprints(store_path: str | Path, old: dict[str, str], new: dict[str, str], *, from_commit: str,
-                         reason: str) -> dict[str, int]:
+def migrate_fingerprints(
+    store_path: str | Path, old: dict[str, str], new: dict[str, str], *, from_commit: str, reason: str
+) -> dict[str, int]:
     """Move the trials of ``store_path`` measured with fingerprint ``old[study]`` to ``new[study]``; returns the
     trials moved per study. See the module docstring for what is refused."""
     if not reason.strip():
@@ -97,12 +105,19 @@ def migrate_fingerprints(store_path: str | Path, old: dict[str, str], new: dict[
             conn.execute("ROLLBACK")
             if already_done:
                 return moved
-            raise FwbenchError(f"no stored trial in {store_path} was measured with the code of {from_commit} "
-                               f"(fingerprints {old}); nothing migrated")
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        conn.executemany("INSERT INTO migrations VALUES (?, ?, ?, ?, ?, ?, ?)",
-                         [(now, study, from_commit, old[study], new[study], count, reason)
-                          for study, count in moved.items() if count])
+            raise FwbenchError(
+                f"no stored trial in {store_path} was measured with the code of {from_commit} "
+                f"(fingerprints {old}); nothing migrated"
+            )
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        conn.executemany(
+            "INSERT INTO migrations VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (now, study, from_commit, old[study], new[study], count, reason)
+                for study, count in moved.items()
+                if count
+            ],
+        )
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
@@ -129,8 +144,10 @@ def _move(conn: sqlite3.Connection, old: dict, new: dict, from_commit: str) -> t
         provenance["code_version"] = new[study]
         provenance["migrated_from"] = {"commit": from_commit, "code_version": old[study], "trial_id": old_id}
         conn.execute("UPDATE measurements SET trial_id = ? WHERE trial_id = ?", (new_id, old_id))
-        conn.execute("UPDATE trials SET trial_id = ?, provenance = ? WHERE trial_id = ?",
-                     (new_id, canonical_json(provenance), old_id))
+        conn.execute(
+            "UPDATE trials SET trial_id = ?, provenance = ? WHERE trial_id = ?",
+            (new_id, canonical_json(provenance), old_id),
+        )
         stored_ids.add(new_id)
         moved[study] += 1
     on_record = conn.execute("SELECT COUNT(*) FROM migrations WHERE from_commit = ?", (from_commit,)).fetchone()[0]

@@ -1,15 +1,15 @@
 """How far the ``paper`` profile's run has got: per study, the trials it needs (adaptive studies: their minimum
 blocks) and how many are stored with this checkout's code, the wall time of the finished ones and the machines
 (boots) they ran on. Read by ``make readme`` (the headline waits for a complete run; the paper-sofar block)."""
+
 from __future__ import annotations
 
 import pandas as pd
 
-from .store import ResultsStore
-from .studies import all_studies
-from .runner import plan
-from .studies import adaptive, get_study
 from .estimate import _human
+from .runner import plan
+from .store import ResultsStore
+from .studies import adaptive, all_studies, get_study
 
 
 def paper_progress_by_study(store: ResultsStore) -> dict[str, tuple[int, int]]:
@@ -18,8 +18,11 @@ def paper_progress_by_study(store: ResultsStore) -> dict[str, tuple[int, int]]:
     progress = {}
     for study in (s for s in all_studies() if "paper" in s.profiles):
         spec = adaptive.spec_of(study.resolve("paper", None))
-        trials = [t for t in plan(study.name, "paper")
-                  if spec is None or adaptive.block_of(get_study(study.name), t.config) < spec.min_blocks]
+        trials = [
+            t
+            for t in plan(study.name, "paper")
+            if spec is None or adaptive.block_of(get_study(study.name), t.config) < spec.min_blocks
+        ]
         status = store.status_of(t.trial_id for t in trials)
         progress[study.name] = (sum(status.get(t.trial_id) == "done" for t in trials), len(trials))
     return progress
@@ -37,7 +40,10 @@ def progress_table(store: ResultsStore, progress: dict) -> list[str]:
     its finished paper trials, machines."""
     trials = store.trials()
     trials = trials[(trials.profile == "paper") & (trials.status == "done")] if not trials.empty else trials
-    rows = ["| study | required trials done | wall time of its finished trials | machines (boots) |", "|---|---|---|---|"]
+    rows = [
+        "| study | required trials done | wall time of its finished trials | machines (boots) |",
+        "|---|---|---|---|",
+    ]
     for study, (d, n) in progress.items():
         mine = trials[trials.study == study] if not trials.empty else trials
         rows.append(f"| {study} | {d} of {n} | {_trial_hours(mine)} | {_machines(mine)} |")
@@ -55,5 +61,6 @@ def _machines(trials) -> str:
     column = "provenance.boot_id"
     if trials.empty or column not in trials:
         return "-"
-    return str(trials[column].nunique()) + (f" (+{int(trials[column].isna().sum())} trials unrecorded)"
-                                             if trials[column].isna().any() else "")
+    return str(trials[column].nunique()) + (
+        f" (+{int(trials[column].isna().sum())} trials unrecorded)" if trials[column].isna().any() else ""
+    )

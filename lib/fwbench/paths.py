@@ -11,6 +11,7 @@
 - ``FWBENCH_RESULTS``: the SQLite results store. Default: ``results/fwbench.sqlite`` under the repo
   (or the current directory when fwbench is installed elsewhere).
 """
+
 from __future__ import annotations
 
 import os
@@ -36,8 +37,10 @@ def reference_dir() -> Path:
     path = Path(env).expanduser().resolve() if env else (data_dir().parent / "reference").resolve()
     if not path.is_dir():
         how = "FWBENCH_REFERENCE_DIR" if env else "the data dir's sibling (FWBENCH_DATA_DIR/../reference)"
-        raise FwbenchError(f"no reference folder at {path} (from {how}); set FWBENCH_REFERENCE_DIR to the folder "
-                           "holding the published numbers (shared/reference)")
+        raise FwbenchError(
+            f"no reference folder at {path} (from {how}); set FWBENCH_REFERENCE_DIR to the folder "
+            "holding the published numbers (shared/reference)"
+        )
     return path
 
 
@@ -47,8 +50,9 @@ def cache_dir() -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise FwbenchError(f"cannot create the cache folder {path} ({exc.strerror}); set FWBENCH_CACHE_DIR to a "
-                           "folder you can write") from None
+        raise FwbenchError(
+            f"cannot create the cache folder {path} ({exc.strerror}); set FWBENCH_CACHE_DIR to a folder you can write"
+        ) from None
     return path
 
 

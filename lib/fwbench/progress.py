@@ -12,6 +12,7 @@ from ``ipykernel`` merely being imported, and the widget is chosen explicitly (`
 text bar with a warning when ipywidgets is missing). Papermill runs kernels too, where widgets never update: they
 are headless only through ``FWBENCH_HEADLESS=1``, which every papermill call here sets.
 """
+
 from __future__ import annotations
 
 import os

@@ -3,6 +3,7 @@
 The host part (CPU, cores, load, git) is framework-free; the framework part is filled inside the trial
 process, where exactly one framework is imported.
 """
+
 from __future__ import annotations
 
 import functools
@@ -40,8 +41,11 @@ def cpu_id() -> str | None:
     """Vendor, family, model and stepping from /proc/cpuinfo: VMs often name the CPU only "AMD EPYC", and these
     tell its generations apart (None where /proc/cpuinfo is missing)."""
     try:
-        fields = dict(line.split(":", 1) for line in Path("/proc/cpuinfo").read_text().split("\n\n")[0].splitlines()
-                      if ":" in line)
+        fields = dict(
+            line.split(":", 1)
+            for line in Path("/proc/cpuinfo").read_text().split("\n\n")[0].splitlines()
+            if ":" in line
+        )
     except OSError:
         return None
     fields = {k.strip(): v.strip() for k, v in fields.items()}
@@ -61,6 +65,7 @@ def boot_id() -> str | None:
 @functools.lru_cache(maxsize=1)
 def git_state() -> dict:
     """Git SHA and dirty flag of the checkout fwbench runs from (None outside a checkout)."""
+
     def git(*args: str) -> str | None:
         try:
             out = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)

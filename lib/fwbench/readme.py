@@ -8,6 +8,7 @@ were generated at. The ``<!-- mase:start -->`` block compares the stored DeepAR 
 A block lives where a reader looks for it: on the README's front page or in one of the ``docs/*.md`` pages it
 links to; ``fwbench.generated_blocks`` finds the page that holds it, so moving a block needs no code change.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,34 +37,46 @@ def _bench_lines(store: ResultsStore) -> list[str]:
     for _, row in latest.iterrows():
         values = m[m.trial_id == row.trial_id]
 
-        def metric(name):
+        def metric(name, values=values):
             return values[values.metric == name].value
 
         if row["config.benchmark"] == "data_prep":
-            lines.append(f"- IMDB preparation: encoding all 50k reviews from the archive took "
-                         f"{metric('cold_s').median():.1f} s cold (goal <= 30 s); the cached load "
-                         f"{metric('cached_s').median():.2f} s (median of {len(metric('cached_s'))}; goal <= 1 s)")
+            lines.append(
+                f"- IMDB preparation: encoding all 50k reviews from the archive took "
+                f"{metric('cold_s').median():.1f} s cold (goal <= 30 s); the cached load "
+                f"{metric('cached_s').median():.2f} s (median of {len(metric('cached_s'))}; goal <= 1 s)"
+            )
         elif row["config.benchmark"] in ("harness_overhead", "deepar_overhead"):
             imdb = row["config.benchmark"] == "harness_overhead"
             runner, bare = ("runner_epoch_s", "bare_epoch_s") if imdb else ("runner_fit_s", "bare_fit_s")
             r = trial_ratio_ci(metric(runner), metric(bare))  # one value per process
-            what = ("IMDB epoch time vs a bare training loop" if imdb
-                    else "one DeepAR fit vs calling the GluonTS estimator directly")
-            lines.append(f"- harness overhead, {row['config.arm']}, {what}: "
-                         f"{100 * (r['ratio'] - 1):+.1f} % (95 % CI {100 * (r['ci_low'] - 1):+.1f} to "
-                         f"{100 * (r['ci_high'] - 1):+.1f} %; goal <= 2 %), {r['n_num']} vs {r['n_den']} "
-                         + ("fresh processes" if imdb else "fits"))
+            what = (
+                "IMDB epoch time vs a bare training loop"
+                if imdb
+                else "one DeepAR fit vs calling the GluonTS estimator directly"
+            )
+            lines.append(
+                f"- harness overhead, {row['config.arm']}, {what}: "
+                f"{100 * (r['ratio'] - 1):+.1f} % (95 % CI {100 * (r['ci_low'] - 1):+.1f} to "
+                f"{100 * (r['ci_high'] - 1):+.1f} %; goal <= 2 %), {r['n_num']} vs {r['n_den']} "
+                + ("fresh processes" if imdb else "fits")
+            )
         elif row["config.benchmark"] == "harness_overhead_paired":
             from .bench_paired import log_ratio_ci, order_balanced_ci, order_effect_words
 
             ratios, first = list(metric("process_ratio")), [bool(f) for f in metric("harness_first")]
             r = order_balanced_ci(ratios, first) if len(first) == len(ratios) else log_ratio_ci(ratios)
-            lines.append(f"- harness overhead, {row['config.arm']}, IMDB epoch time vs a bare training loop, both "
-                         f"in each fresh process: {100 * (r['ratio'] - 1):+.1f} % (95 % CI "
-                         f"{100 * (r['ci_low'] - 1):+.1f} to {100 * (r['ci_high'] - 1):+.1f} %; goal <= 2 %), "
-                         f"{r['n']} processes" + (f", stratified by loop order (the loop run second is "
-                                                  f"{order_effect_words(r['order_effect'])})"
-                                                  if r.get("stratified") else ""))
+            lines.append(
+                f"- harness overhead, {row['config.arm']}, IMDB epoch time vs a bare training loop, both "
+                f"in each fresh process: {100 * (r['ratio'] - 1):+.1f} % (95 % CI "
+                f"{100 * (r['ci_low'] - 1):+.1f} to {100 * (r['ci_high'] - 1):+.1f} %; goal <= 2 %), "
+                f"{r['n']} processes"
+                + (
+                    f", stratified by loop order (the loop run second is {order_effect_words(r['order_effect'])})"
+                    if r.get("stratified")
+                    else ""
+                )
+            )
     return lines
 
 
@@ -73,8 +86,9 @@ def _headlines(profile: str, store: ResultsStore) -> dict:
 
     def imdb_paragraph() -> str:
         frame = imdb.load_sweep(profile, store=store)
-        quality = convergence.accuracy_bar_markdown(frame) if "part" in frame and (frame.part == "quality").any() \
-            else ""
+        quality = (
+            convergence.accuracy_bar_markdown(frame) if "part" in frame and (frame.part == "quality").any() else ""
+        )
         return imdb.headline_markdown(frame) + (f"\n\n{quality}" if quality else "")
 
     def deepar_paragraph() -> str:
@@ -96,8 +110,10 @@ def arms_markdown() -> str:
     """Every registered study's arm table as one Markdown table."""
     lines = ["| study | arm | framework | variant | what it runs |", "|---|---|---|---|---|"]
     for study in all_studies():
-        lines += [f"| {a['study']} | `{a['arm']}` | {a['framework']} | {a['variant']} | {a['label']} |"
-                  for a in arm_table(study.name)]
+        lines += [
+            f"| {a['study']} | `{a['arm']}` | {a['framework']} | {a['variant']} | {a['label']} |"
+            for a in arm_table(study.name)
+        ]
     return "\n".join(lines)
 
 
@@ -137,13 +153,17 @@ def scale_note(profile: str, store: ResultsStore, markdown: bool = True) -> str:
     trials = trials[trials.profile == profile] if not trials.empty and "profile" in trials else trials
     stale = sum(sum(c.values()) for c in _stale_counts(trials).values()) if not trials.empty else 0
     papers_scale = "The papers' scale"
-    what = (f"{bold(papers_scale)} (profile {code('paper')}: every CPU-testable claim at its scale floor)."
-            if profile == "paper" else
-            f"{bold('Small-scale check')} (profile {code(profile)}), not the papers' scale: most verdicts say "
-            "\"below scale\" and name what is needed.")
+    what = (
+        f"{bold(papers_scale)} (profile {code('paper')}: every CPU-testable claim at its scale floor)."
+        if profile == "paper"
+        else f"{bold('Small-scale check')} (profile {code(profile)}), not the papers' scale: most verdicts say "
+        '"below scale" and name what is needed.'
+    )
     if stale:
-        what += (f" {stale} stored trial(s) of this profile were measured with older trial code than this checkout's "
-                 f"and are left out ({code('fwbench status')} lists them); rerun the profile to measure them again.")
+        what += (
+            f" {stale} stored trial(s) of this profile were measured with older trial code than this checkout's "
+            f"and are left out ({code('fwbench status')} lists them); rerun the profile to measure them again."
+        )
     return what
 
 
@@ -160,11 +180,12 @@ def render(profile: str = "quick", store: ResultsStore | None = None, *, nested:
     git = git_state()
     trials = store.trials()
     path = store.path.resolve()
-    where = (f" `{path.relative_to(REPO_ROOT.resolve())}`" if path.is_relative_to(REPO_ROOT.resolve())
-             else "")
-    stamp = (f"_Generated by `make readme` from the results store{where} on {time.strftime('%Y-%m-%d')}, profile "
-             f"`{profile}`, commit {str(git['git_sha'])[:10]}{' (dirty)' if git['git_dirty'] else ''}, "
-             f"on {ledger.host_text(trials)}. Rerun `make reproduce` then `make readme` to refresh._")
+    where = f" `{path.relative_to(REPO_ROOT.resolve())}`" if path.is_relative_to(REPO_ROOT.resolve()) else ""
+    stamp = (
+        f"_Generated by `make readme` from the results store{where} on {time.strftime('%Y-%m-%d')}, profile "
+        f"`{profile}`, commit {str(git['git_sha'])[:10]}{' (dirty)' if git['git_dirty'] else ''}, "
+        f"on {ledger.host_text(trials)}. Rerun `make reproduce` then `make readme` to refresh._"
+    )
     h3 = "####" if nested else "###"
     parts = [stamp] if nested else ["## Headline numbers", "", _scale_note(profile, store), "", stamp]
     headlines = _headlines(profile, store)
@@ -173,16 +194,23 @@ def render(profile: str = "quick", store: ResultsStore | None = None, *, nested:
             parts += ["", f"{h3} {study.title}", headlines[study.name]()]
     parts += ["", f"{h3} Claims ledger", ""]
     table = ledger.build(store, profile)
-    parts.append(f"Verdicts: {ledger.render.verdict_counts(table)}. The full ledger with "
-                 "measurements and reasons is `reports/ledger.csv` and the post's last section "
-                 "(`notebooks/05_claims_ledger.ipynb` shows it too).")
-    parts += ["", "| claim | verdict | source hardware | ours | scale floor | n | our measurement |",
-              "|---|---|---|---|---|---|---|"]
+    parts.append(
+        f"Verdicts: {ledger.render.verdict_counts(table)}. The full ledger with "
+        "measurements and reasons is `reports/ledger.csv` and the post's last section "
+        "(`notebooks/05_claims_ledger.ipynb` shows it too)."
+    )
+    parts += [
+        "",
+        "| claim | verdict | source hardware | ours | scale floor | n | our measurement |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in table.itertuples():
         measurement = str(row.measurement).replace("|", "/").replace("\n", " ")
         floor = "met" if row.verdict != ledger.BELOW_SCALE else "below: " + str(row.reason).split("needs ", 1)[-1]
-        parts.append(f"| {row.claim_id} | {row.verdict} | {row.source_hardware} | {row.our_hardware} | "
-                     f"{floor if row.scale else '-'} | {row.n or '-'} | {measurement[:160]} |")
+        parts.append(
+            f"| {row.claim_id} | {row.verdict} | {row.source_hardware} | {row.our_hardware} | "
+            f"{floor if row.scale else '-'} | {row.n or '-'} | {measurement[:160]} |"
+        )
     if nested:  # the front page's answer leaves the benchmarks to their own block (docs/benchmarks.md)
         parts += ["", f"{h3} Harness benchmarks", *_bench_lines(store)]
     return "\n".join(parts)
@@ -200,15 +228,21 @@ def render_paper_sofar(store: ResultsStore | None = None) -> str:
     progress = paper_progress_by_study(store)
     done, needed = paper_progress(store, progress)
     if needed and done == needed:
-        return ("The paper run is complete: the README's headline numbers are its answer (`make readme` takes "
-                "them from this store unless `FWBENCH_RESULTS` holds a complete paper run of its own).")
+        return (
+            "The paper run is complete: the README's headline numbers are its answer (`make readme` takes "
+            "them from this store unless `FWBENCH_RESULTS` holds a complete paper run of its own)."
+        )
     rows = progress_table(store, progress)
     body = render("paper", store, nested=True)
-    return (f"**In progress, partial: {done} of the {needed} trials the paper profile needs are stored** (adaptive "
-            "studies: their minimum blocks). The numbers below are computed from those trials alone, by the same "
-            "code as the headline; a verdict can still change, and a claim whose trials have not run says \"not "
-            "measured yet\". The README's headline stays the quick profile's until the run is complete.\n\n"
-            + "\n".join(rows) + "\n\n" + body)
+    return (
+        f"**In progress, partial: {done} of the {needed} trials the paper profile needs are stored** (adaptive "
+        "studies: their minimum blocks). The numbers below are computed from those trials alone, by the same "
+        'code as the headline; a verdict can still change, and a claim whose trials have not run says "not '
+        "measured yet\". The README's headline stays the quick profile's until the run is complete.\n\n"
+        + "\n".join(rows)
+        + "\n\n"
+        + body
+    )
 
 
 def render_paper_estimate(store: ResultsStore | None = None) -> str:
@@ -216,7 +250,6 @@ def render_paper_estimate(store: ResultsStore | None = None) -> str:
     stored trials (``fwbench estimate``): capped and, for adaptive studies, expected."""
     from .errors import FwbenchError
     from .estimate import _human, estimate_full_runtime
-
     from .runner import plan
 
     store = store or ResultsStore.open_read(results_path())
@@ -239,13 +272,19 @@ def render_paper_estimate(store: ResultsStore | None = None) -> str:
         parts += [f"| {study} | {part} | {n} | {_human(seconds)} |" for part, (n, seconds) in by_part.items()]
         capped, expected = capped + est.total_s, expected + exp
         left = "".join(f"; {n} trials of {g} not estimated" for g, n in sorted(est.not_estimated.items()))
-        rows.append(f"| {study} | {est.n_trials} | {est.measured_trials} stored trials{left} | "
-                    f"{_human(est.total_s)} | {_human(exp)} |")
+        rows.append(
+            f"| {study} | {est.n_trials} | {est.measured_trials} stored trials{left} | "
+            f"{_human(est.total_s)} | {_human(exp)} |"
+        )
     rows.append(f"| **all** | | | **{_human(capped)}** | **{_human(expected)}** |")
-    return ("Estimated wall time of `make reproduce PROFILE=paper` on this machine, one trial at a time (generated by "
-            "`make readme` with `fwbench estimate` from the stored trials; adaptive studies: capped = every setting "
-            "at its most repeat blocks, expected = the blocks their CIs are predicted to need):\n\n" + "\n".join(rows)
-            + "\n\nWhere the expected time goes, by part of each study's grid:\n\n" + "\n".join(parts))
+    return (
+        "Estimated wall time of `make reproduce PROFILE=paper` on this machine, one trial at a time (generated by "
+        "`make readme` with `fwbench estimate` from the stored trials; adaptive studies: capped = every setting "
+        "at its most repeat blocks, expected = the blocks their CIs are predicted to need):\n\n"
+        + "\n".join(rows)
+        + "\n\nWhere the expected time goes, by part of each study's grid:\n\n"
+        + "\n".join(parts)
+    )
 
 
 def render_estimate(store: ResultsStore | None = None, workers=(1, 4, 16)) -> str:
@@ -255,8 +294,12 @@ def render_estimate(store: ResultsStore | None = None, workers=(1, 4, 16)) -> st
     from .estimate import _human, estimate_full_runtime
 
     store = store or ResultsStore.open_read(results_path())
-    rows = ["| study | trials in `full` | extrapolated from | one machine | " + " | ".join(
-        f"{n} workers" for n in workers) + " | not estimated |", "|---|---|---|---|" + "---|" * len(workers) + "---|"]
+    rows = [
+        "| study | trials in `full` | extrapolated from | one machine | "
+        + " | ".join(f"{n} workers" for n in workers)
+        + " | not estimated |",
+        "|---|---|---|---|" + "---|" * len(workers) + "---|",
+    ]
     for study in (s.name for s in all_studies() if "full" in s.profiles):
         try:
             est = [estimate_full_runtime(store, study, n) for n in workers]
@@ -264,10 +307,14 @@ def render_estimate(store: ResultsStore | None = None, workers=(1, 4, 16)) -> st
             rows.append(f"| {study} | - | - | {exc} |" + " |" * len(workers))
             continue
         left = ", ".join(f"{g} ({n})" for g, n in sorted(est[0].not_estimated.items())) or "-"
-        rows.append(f"| {study} | {est[0].n_trials} | {est[0].measured_trials} stored trials | "
-                    f"{_human(est[0].total_s)} | " + " | ".join(_human(e.makespan_s) for e in est) + f" | {left} |")
-    return ("Estimated wall time of the `full` profiles (generated by `make readme` with `fwbench estimate` from "
-            "the stored quick-profile trials of this machine):\n\n" + "\n".join(rows))
+        rows.append(
+            f"| {study} | {est[0].n_trials} | {est[0].measured_trials} stored trials | "
+            f"{_human(est[0].total_s)} | " + " | ".join(_human(e.makespan_s) for e in est) + f" | {left} |"
+        )
+    return (
+        "Estimated wall time of the `full` profiles (generated by `make readme` with `fwbench estimate` from "
+        "the stored quick-profile trials of this machine):\n\n" + "\n".join(rows)
+    )
 
 
 MASE_PROFILES = ("paper", "full", "gap", "quick")  # best first: the first with stored DeepAR trials is shown
@@ -286,13 +333,17 @@ def render_mase(store: ResultsStore | None = None) -> str:
         if not trials.empty:
             break
     else:
-        return (f"No DeepAR trials of profile {', '.join(f'`{p}`' for p in profiles)} are stored yet, so there is "
-                "no MASE to compare with the Monash paper's.")
-    scales = sorted({f"{int(e)} epochs x {int(b)} batches" for e, b in
-                     zip(trials.epochs, trials.num_batches_per_epoch)})
-    return (f"Profile `{profile}` ({len(trials)} finished trials; {', '.join(scales)}; the protocol's scale is "
-            f"{mase_reference.PROTOCOL_EPOCHS} x {mase_reference.PROTOCOL_BATCHES}):\n\n"
-            + mase_reference.report(trials))
+        return (
+            f"No DeepAR trials of profile {', '.join(f'`{p}`' for p in profiles)} are stored yet, so there is "
+            "no MASE to compare with the Monash paper's."
+        )
+    scales = sorted(
+        {f"{int(e)} epochs x {int(b)} batches" for e, b in zip(trials.epochs, trials.num_batches_per_epoch)}
+    )
+    return (
+        f"Profile `{profile}` ({len(trials)} finished trials; {', '.join(scales)}; the protocol's scale is "
+        f"{mase_reference.PROTOCOL_EPOCHS} x {mase_reference.PROTOCOL_BATCHES}):\n\n" + mase_reference.report(trials)
+    )
 
 
 def rules_block() -> str:
@@ -307,26 +358,44 @@ def render_bench(store: ResultsStore | None = None) -> str:
     return "\n".join(_bench_lines(store or ResultsStore.open_read(results_path())))
 
 
-BLOCKS = {"estimate": render_estimate, "paper-estimate": render_paper_estimate, "paper-sofar": render_paper_sofar,
-          "rules": rules_block, "mase": render_mase, "bench": render_bench, "arms": arms_markdown}
+BLOCKS = {
+    "estimate": render_estimate,
+    "paper-estimate": render_paper_estimate,
+    "paper-sofar": render_paper_sofar,
+    "rules": rules_block,
+    "mase": render_mase,
+    "bench": render_bench,
+    "arms": arms_markdown,
+}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default=None, help="default: paper when its trials are stored, else quick")
-    parser.add_argument("--readme", default=str(REPO_ROOT / "README.md"),
-                        help="the front page; blocks are also looked for in the docs/*.md pages beside it")
-    parser.add_argument("--block", action="append", choices=["headline", *BLOCKS], default=None,
-                        help="refresh only this block (repeatable; default: all), e.g. --block bench after "
-                             "`fwbench bench` with a store that holds no study rows")
+    parser.add_argument(
+        "--readme",
+        default=str(REPO_ROOT / "README.md"),
+        help="the front page; blocks are also looked for in the docs/*.md pages beside it",
+    )
+    parser.add_argument(
+        "--block",
+        action="append",
+        choices=["headline", *BLOCKS],
+        default=None,
+        help="refresh only this block (repeatable; default: all), e.g. --block bench after "
+        "`fwbench bench` with a store that holds no study rows",
+    )
     args = parser.parse_args()
     readme = Path(args.readme)
     for name in args.block or ["headline", *BLOCKS]:
         find_block(name, block_pages(readme))  # fail before any rendering, which can take a while
     written = []
     for name in args.block or ["headline", *BLOCKS]:
-        text = (render(*((args.profile, None) if args.profile else headline_source())) if name == "headline"
-                else BLOCKS[name]())
+        text = (
+            render(*((args.profile, None) if args.profile else headline_source()))
+            if name == "headline"
+            else BLOCKS[name]()
+        )
         page = write_block(name, text, readme)
         written.append(f"{name} ({page.relative_to(readme.parent) if page.is_relative_to(readme.parent) else page})")
     print(f"updated the block(s) {', '.join(written)}")
@@ -335,4 +404,3 @@ def main() -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-

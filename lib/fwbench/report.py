@@ -13,6 +13,7 @@ The post has one section per registered study (``fwbench.studies.all_studies``: 
 figures whose names start with its ``figure_prefix``), plus the convergence curves and the ledger.
 All links are relative.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,21 +32,21 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from . import ledger
+from .analysis import deepar as deepar_analysis
+from .analysis import imdb as imdb_analysis
 from .errors import FwbenchError
 from .ledger.render import host_text
 from .ledger.sources.deepar2024 import total_ratio
-from .published import deepar2024
 from .paths import figures_dir, results_path
 from .plots import NOT_DRAWN
 from .plots.captions import CAPTIONS
-from .store import ResultsStore
-from .studies import all_studies, arm_table
-from .analysis import imdb as imdb_analysis
-from .studies import imdb as imdb_study
-from .analysis import deepar as deepar_analysis
+from .provenance import git_state
+from .published import deepar2024
 from .readme import scale_note
 from .runner import plan
-from .provenance import git_state
+from .store import ResultsStore
+from .studies import all_studies, arm_table
+from .studies import imdb as imdb_study
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TITLE = "PyTorch vs MXNet, measured again: two published comparisons rerun from scratch"
@@ -69,20 +70,36 @@ def notebook_meta(path: Path) -> dict:
             if m:
                 title = m.group(1).strip()
                 break
-    return {"path": path, "nb": nb, "title": title, "parameters": pm.get("parameters", {}),
-            "start_time": pm.get("start_time"), "source": pm.get("input_path") or path.name}
+    return {
+        "path": path,
+        "nb": nb,
+        "title": title,
+        "parameters": pm.get("parameters", {}),
+        "start_time": pm.get("start_time"),
+        "source": pm.get("input_path") or path.name,
+    }
 
 
 def render_notebook(meta: dict, out: Path, profile: str) -> Path:
     """One executed notebook as an offline HTML page with the code hidden."""
     from nbconvert import HTMLExporter
 
-    exporter = HTMLExporter(template_name="fwbench", extra_template_basedirs=[str(TEMPLATES / "nbconvert")],
-                            exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
-                            embed_images=True)
-    body, _ = exporter.from_notebook_node(meta["nb"], resources={
-        "metadata": {"name": meta["title"]}, "fwbench_source": Path(str(meta["source"])).name,
-        "fwbench_profile": profile})
+    exporter = HTMLExporter(
+        template_name="fwbench",
+        extra_template_basedirs=[str(TEMPLATES / "nbconvert")],
+        exclude_input=True,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+        embed_images=True,
+    )
+    body, _ = exporter.from_notebook_node(
+        meta["nb"],
+        resources={
+            "metadata": {"name": meta["title"]},
+            "fwbench_source": Path(str(meta["source"])).name,
+            "fwbench_profile": profile,
+        },
+    )
     target = out / f"{meta['path'].stem}.html"
     target.write_text(body, encoding="utf-8")
     return target
@@ -120,7 +137,8 @@ def imdb_numbers(profile: str, store: ResultsStore) -> tuple[list, list]:
         f"{sorted(int(w) for w in set(frame.num_workers))}; {int(frame.n_train.iloc[0])} training reviews per epoch; "
         f"epochs per trial {sorted(int(e) for e in set(frame.epochs))}; {frame.seed.nunique()} seed(s); "
         f"{imdb_study.MODEL['embed_dim']}-d embedding, {imdb_study.MODEL['hidden_size']} LSTM cells, vocabulary "
-        f"{imdb_study.MODEL['num_words']}.")
+        f"{imdb_study.MODEL['num_words']}."
+    )
     md = imdb_analysis.headline_markdown(full)
     return setup, [markdown_html(md)]
 
@@ -137,23 +155,31 @@ def deepar_numbers(store: ResultsStore, profile: str) -> tuple[list, list]:
     f = deepar_analysis.load_trials(profile, store=store)
     if f.empty or "train_time_s" not in f:
         return [], []
-    setup = [f"GluonTS DeepAR (study B): {f.dataset.nunique()} Monash dataset(s) "
-             f"({', '.join(sorted(set(f.dataset))[:8])}{'...' if f.dataset.nunique() > 8 else ''}), arms "
-             f"{', '.join(sorted(set(f.arm)))}, {f.seed.nunique()} seed(s)."]
+    setup = [
+        f"GluonTS DeepAR (study B): {f.dataset.nunique()} Monash dataset(s) "
+        f"({', '.join(sorted(set(f.dataset))[:8])}{'...' if f.dataset.nunique() > 8 else ''}), arms "
+        f"{', '.join(sorted(set(f.arm)))}, {f.seed.nunique()} seed(s)."
+    ]
     lines = []
     totals = f.groupby("arm")["train_time_s"].sum()
     lines.append("Total training time: " + ", ".join(f"{a} {v:,.1f} s" for a, v in totals.items()) + ".")
     r = total_ratio(f)
     if r:
-        ci = (f" (paired bootstrap 95 % CI {_fmt(r['ci_low'])}-{_fmt(r['ci_high'])})"
-              if not math.isnan(r["ci_low"]) else " (no CI: one pair)")
-        lines.append(f"MXNet / PyTorch total training time over {r['n']} dataset x seed pairs: {_fmt(r['ratio'])}{ci}; "
-                     f"the 2024 post's totals give {deepar2024.post_ratio():.2f} ({deepar2024.CONDITIONS}).")
+        ci = (
+            f" (paired bootstrap 95 % CI {_fmt(r['ci_low'])}-{_fmt(r['ci_high'])})"
+            if not math.isnan(r["ci_low"])
+            else " (no CI: one pair)"
+        )
+        lines.append(
+            f"MXNet / PyTorch total training time over {r['n']} dataset x seed pairs: {_fmt(r['ratio'])}{ci}; "
+            f"the 2024 post's totals give {deepar2024.post_ratio():.2f} ({deepar2024.CONDITIONS})."
+        )
     for metric in ("MASE", "sMAPE", "mean_wQL"):
         if metric in f:
             med = f.groupby("arm")[metric].median()
-            lines.append(f"Median {metric} over datasets and seeds: " +
-                         ", ".join(f"{a} {_fmt(v)}" for a, v in med.items()) + ".")
+            lines.append(
+                f"Median {metric} over datasets and seeds: " + ", ".join(f"{a} {_fmt(v)}" for a, v in med.items()) + "."
+            )
     return setup, lines
 
 
@@ -173,8 +199,12 @@ def environment(store: ResultsStore, metas: list[dict]) -> list[tuple[str, str]]
         row = done.iloc[-1] if len(done) else trials.iloc[-1]
         if len(done):
             env.append(("CPU and frameworks", host_text(done)))
-        for key, label in (("provenance.os", "OS"), ("provenance.python", "Python"),
-                           ("provenance.numpy_version", "NumPy"), ("host", "host")):
+        for key, label in (
+            ("provenance.os", "OS"),
+            ("provenance.python", "Python"),
+            ("provenance.numpy_version", "NumPy"),
+            ("host", "host"),
+        ):
             if key in row and pd.notna(row[key]):
                 env.append((label, str(row[key])))
         if "provenance.git_sha" in done and len(done):
@@ -219,8 +249,9 @@ def collect_figures(source: Path, out: Path, since: float | None) -> dict:
         name = note.name.removesuffix(NOT_DRAWN)
         section = next((title for title, prefix in known if name.startswith(prefix)), "other")
         what = CAPTIONS.get(name, name.replace("_", " ")).split(". ")[0].rstrip(".")
-        found[section].append({"src": None, "caption": what, "name": name,
-                               "reason": note.read_text(encoding="utf-8").strip()})
+        found[section].append(
+            {"src": None, "caption": what, "name": name, "reason": note.read_text(encoding="utf-8").strip()}
+        )
     order = {name: i for i, name in enumerate(CAPTIONS)}  # the known figures in the post's order, then the rest
     for figs in found.values():
         figs.sort(key=lambda f: (order.get(f["name"], len(order)), f["name"]))
@@ -230,8 +261,17 @@ def collect_figures(source: Path, out: Path, since: float | None) -> dict:
 def study_sections(prose: dict, figures: dict) -> list[dict]:
     """One post section per registered study: title, arm table, prose lines where the post has them (``prose``:
     study -> lines), figures."""
-    return [{"name": s.name, "title": s.title, "arms": arm_table(s.name), "has_prose": s.name in prose,
-             "lines": prose.get(s.name, []), "figures": figures.get(s.name, [])} for s in all_studies()]
+    return [
+        {
+            "name": s.name,
+            "title": s.title,
+            "arms": arm_table(s.name),
+            "has_prose": s.name in prose,
+            "lines": prose.get(s.name, []),
+            "figures": figures.get(s.name, []),
+        }
+        for s in all_studies()
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------- the post
@@ -250,17 +290,26 @@ def profile_note(profile: str, store: ResultsStore) -> str:
         return ""
     note = scale_note(profile, store, markdown=False)
     if profile == "paper":
-        return (note + " IMDB timing on epochs of 20 batches (640 to 10,240 reviews, compared per 25,000-review "
-                "epoch), training quality on all 25,000 reviews; DeepAR at the protocol's 100 x 50 batches.")
+        return (
+            note + " IMDB timing on epochs of 20 batches (640 to 10,240 reviews, compared per 25,000-review "
+            "epoch), training quality on all 25,000 reviews; DeepAR at the protocol's 100 x 50 batches."
+        )
     planned = plan("imdb", profile)
     c = planned[0].config if planned else {}
-    return (f"{note} Profile {profile}: {c.get('n_train')} of the 25,000 training reviews per epoch and "
-            f"{c.get('epochs')} epochs per trial (the 2018 post used all 25,000 and averaged 20 timed epochs); "
-            f"make reproduce PROFILE=paper runs the papers' scale on one machine.")
+    return (
+        f"{note} Profile {profile}: {c.get('n_train')} of the 25,000 training reviews per epoch and "
+        f"{c.get('epochs')} epochs per trial (the 2018 post used all 25,000 and averaged 20 timed epochs); "
+        f"make reproduce PROFILE=paper runs the papers' scale on one machine."
+    )
 
 
-def build(executed: Path, out: Path, profile: str | None = None, store: ResultsStore | None = None,
-          figures: Path | None = None) -> Path:
+def build(
+    executed: Path,
+    out: Path,
+    profile: str | None = None,
+    store: ResultsStore | None = None,
+    figures: Path | None = None,
+) -> Path:
     store = store or ResultsStore.open_read(results_path())
     out.mkdir(parents=True, exist_ok=True)
     metas = [notebook_meta(p) for p in sorted(Path(executed).glob("*.ipynb"))] if Path(executed).is_dir() else []
@@ -282,18 +331,27 @@ def build(executed: Path, out: Path, profile: str | None = None, store: ResultsS
     trials = store.trials()
     git = git_state()
     context = {
-        "title": TITLE, "profile": profile, "built_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "title": TITLE,
+        "profile": profile,
+        "built_at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "n_trials_done": int((trials.status == "done").sum()) if not trials.empty else 0,
         "n_trials_failed": int((trials.status == "failed").sum()) if not trials.empty else 0,
-        "git_sha": git.get("git_sha"), "git_dirty": git.get("git_dirty"),
+        "git_sha": git.get("git_sha"),
+        "git_dirty": git.get("git_dirty"),
         "profile_note": profile_note(profile, store),
         "setup": imdb_setup + deepar_setup + [f"Timing: {ledger.conditions(ledger.load(store, profile))}."],
-        "assumptions": assumptions(), "studies": study_sections({"imdb": headline, "deepar": deepar}, figs),
-        "convergence": convergence_lines(store, profile), "figures": figs, "ledger": rows,
+        "assumptions": assumptions(),
+        "studies": study_sections({"imdb": headline, "deepar": deepar}, figs),
+        "convergence": convergence_lines(store, profile),
+        "figures": figs,
+        "ledger": rows,
         "ledger_summary": ledger.render.summary(table, ledger.PRECEDENCE),
-        "ledger_tolerance": (f"A claimed ratio r counts as matched when the 95 % CI lies inside "
-                             f"[r / {1 + ledger.TOL:g}, r x {1 + ledger.TOL:g}]."),
-        "pages": pages, "environment": environment(store, metas),
+        "ledger_tolerance": (
+            f"A claimed ratio r counts as matched when the 95 % CI lies inside "
+            f"[r / {1 + ledger.TOL:g}, r x {1 + ledger.TOL:g}]."
+        ),
+        "pages": pages,
+        "environment": environment(store, metas),
     }
     jenv = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "j2"]))
     index = out / "index.html"

@@ -14,6 +14,7 @@
   block), re-decides from the store after each block which settings need another one, and stores each trial's
   ``block_reason`` in its provenance.
 """
+
 from __future__ import annotations
 
 import sys
@@ -49,8 +50,10 @@ class SweepSummary:
     def line(self) -> str:
         skipped = f", {self.not_needed} not needed (adaptive blocks)" if self.adaptive else ""
         stopped = ", stopped by the stop file at a setting's block boundary (rerun to resume)" if self.stopped else ""
-        return (f"{self.study}/{self.profile}: {self.planned} trials, {self.skipped} already done, "
-                f"{self.done} run now, {len(self.failed)} failed{skipped}{stopped} ({self.wall_s:.0f} s)")
+        return (
+            f"{self.study}/{self.profile}: {self.planned} trials, {self.skipped} already done, "
+            f"{self.done} run now, {len(self.failed)} failed{skipped}{stopped} ({self.wall_s:.0f} s)"
+        )
 
 
 class StopRequested(Exception):
@@ -59,8 +62,7 @@ class StopRequested(Exception):
 
 def _resolve(study_name: str, profile: str, overrides: dict | None):
     if overrides is not None and not isinstance(overrides, dict):
-        raise FwbenchError(f"overrides must be a dict of option -> value, got {overrides!r}; "
-                           "e.g. {'epochs': 3}")
+        raise FwbenchError(f"overrides must be a dict of option -> value, got {overrides!r}; e.g. {{'epochs': 3}}")
     study = get_study(study_name)
     return study, study.resolve(profile, overrides)
 
@@ -70,8 +72,18 @@ def _planned(study, options: dict) -> list[PlannedTrial]:
     trials = []
     for position, config in enumerate(study.grid(options)):
         study.arm_of(config)  # an arm missing from the study's arm table is an error before anything runs
-        trials.append(PlannedTrial(trial_id(study.name, config, code), study.name, config, study.describe(config),
-                                   study.module, root, position, code))
+        trials.append(
+            PlannedTrial(
+                trial_id(study.name, config, code),
+                study.name,
+                config,
+                study.describe(config),
+                study.module,
+                root,
+                position,
+                code,
+            )
+        )
     return trials
 
 
@@ -98,8 +110,9 @@ def _check_number(name: str, value, minimum: float, integer: bool = False, flag:
         return
     if isinstance(value, bool) or not isinstance(value, kinds) or value < minimum:
         what = "an integer" if integer else "a number"
-        raise FwbenchError(f"{name} must be {what} >= {minimum} (or None), got {value!r}"
-                           + (f"; e.g. {flag}" if flag else ""))
+        raise FwbenchError(
+            f"{name} must be {what} >= {minimum} (or None), got {value!r}" + (f"; e.g. {flag}" if flag else "")
+        )
 
 
 def check_run_args(progress, timeout_s, memory_limit_mb, trials_per_host, scheduler) -> None:
@@ -110,8 +123,10 @@ def check_run_args(progress, timeout_s, memory_limit_mb, trials_per_host, schedu
     _check_number("memory_limit_mb", memory_limit_mb, 64, integer=True, flag="memory_limit_mb=8192")
     _check_number("trials_per_host", trials_per_host, 1, integer=True, flag="trials_per_host=1")
     if trials_per_host is not None and trials_per_host > 1 and scheduler is None:
-        raise FwbenchError(f"trials_per_host={trials_per_host} only applies to a Dask run; pass a scheduler "
-                           "(--scheduler tcp://HOST:8786) or drop it (one machine runs one trial at a time)")
+        raise FwbenchError(
+            f"trials_per_host={trials_per_host} only applies to a Dask run; pass a scheduler "
+            "(--scheduler tcp://HOST:8786) or drop it (one machine runs one trial at a time)"
+        )
     if scheduler is not None:
         from .cluster import check_address
 
@@ -121,17 +136,36 @@ def check_run_args(progress, timeout_s, memory_limit_mb, trials_per_host, schedu
 def store_outcome(store: ResultsStore, trial: PlannedTrial, outcome: dict, profile: str, extra: dict) -> None:
     """Write one outcome; the provenance gains where it ran (``extra``) and the study's code version."""
     extra = {**extra, "code_version": trial.code_version, "plan_position": trial.position}
-    store.record(trial_id=trial.trial_id, study=trial.study, profile=profile, config=trial.config,
-                 status=outcome["status"], summary=outcome["summary"], measurements=outcome["measurements"],
-                 provenance={**outcome["provenance"], **extra}, error=outcome["error"],
-                 stderr_tail=outcome["stderr_tail"], started_at=outcome["started_at"],
-                 ended_at=outcome["ended_at"])
+    store.record(
+        trial_id=trial.trial_id,
+        study=trial.study,
+        profile=profile,
+        config=trial.config,
+        status=outcome["status"],
+        summary=outcome["summary"],
+        measurements=outcome["measurements"],
+        provenance={**outcome["provenance"], **extra},
+        error=outcome["error"],
+        stderr_tail=outcome["stderr_tail"],
+        started_at=outcome["started_at"],
+        ended_at=outcome["ended_at"],
+    )
 
 
-def run_sweep(study_name: str, profile: str, overrides: dict | None = None, store: ResultsStore | None = None,
-              progress: Progress | str = "auto", timeout_s: float | None = None,
-              memory_limit_mb: int | None = None, scheduler: str | None = None, trials_per_host: int = 1,
-              security=None, rerun_busy: bool = False, stop_file: str | Path | None = None) -> SweepSummary:
+def run_sweep(
+    study_name: str,
+    profile: str,
+    overrides: dict | None = None,
+    store: ResultsStore | None = None,
+    progress: Progress | str = "auto",
+    timeout_s: float | None = None,
+    memory_limit_mb: int | None = None,
+    scheduler: str | None = None,
+    trials_per_host: int = 1,
+    security=None,
+    rerun_busy: bool = False,
+    stop_file: str | Path | None = None,
+) -> SweepSummary:
     """Run (or resume) every trial of a profile: one at a time on this machine, or on a Dask cluster.
 
     Everything is validated first (options, the study's data via its ``preflight``, the store, the
@@ -152,27 +186,42 @@ def run_sweep(study_name: str, profile: str, overrides: dict | None = None, stor
     if scheduler is not None:
         from .cluster import DaskExecutor, connect
 
-        executor = DaskExecutor(connect(scheduler, security=security), timeout_s=timeout_s,
-                                memory_limit_mb=memory_limit_mb, trials_per_host=trials_per_host or 1)
+        executor = DaskExecutor(
+            connect(scheduler, security=security),
+            timeout_s=timeout_s,
+            memory_limit_mb=memory_limit_mb,
+            trials_per_host=trials_per_host or 1,
+        )
     else:
         executor = LocalExecutor(timeout_s=timeout_s, memory_limit_mb=memory_limit_mb)
     try:
         store = store or ResultsStore(results_path())
-        return _run(trials, study_name, profile, store, progress, executor, adaptive.spec_of(options), rerun_busy,
-                    stop_file)
+        return _run(
+            trials, study_name, profile, store, progress, executor, adaptive.spec_of(options), rerun_busy, stop_file
+        )
     finally:
         executor.close()
 
 
-def _run(trials, study_name, profile, store, progress, executor: Executor,
-         spec: adaptive.AdaptiveSpec | None = None, rerun_busy: bool = False, stop_file=None) -> SweepSummary:
+def _run(
+    trials,
+    study_name,
+    profile,
+    store,
+    progress,
+    executor: Executor,
+    spec: adaptive.AdaptiveSpec | None = None,
+    rerun_busy: bool = False,
+    stop_file=None,
+) -> SweepSummary:
     """Run the trials not done yet (and with ``rerun_busy`` the done ones flagged busy): all at once, or with an
     adaptive ``spec`` block by block."""
     status = store.status_of(t.trial_id for t in trials)
     busy = busy_trials(store, study_name, [t.trial_id for t in trials]) if rerun_busy else set()
     todo = [t for t in trials if status.get(t.trial_id) != "done" or t.trial_id in busy]
-    summary = SweepSummary(study_name, profile, planned=len(trials), skipped=len(trials) - len(todo),
-                           adaptive=spec is not None)
+    summary = SweepSummary(
+        study_name, profile, planned=len(trials), skipped=len(trials) - len(todo), adaptive=spec is not None
+    )
     bar = make_progress(progress) if isinstance(progress, str) else progress
     t0 = time.perf_counter()
     bar.start(f"{study_name}/{profile}", total=len(trials), already=summary.skipped)
@@ -196,8 +245,7 @@ def _run(trials, study_name, profile, store, progress, executor: Executor,
         if spec is None:
             executor.run(todo, record, bar)
         else:
-            _run_blocks(study, trials, {t.trial_id for t in todo}, spec, store, executor, record, reasons, bar,
-                        summary)
+            _run_blocks(study, trials, {t.trial_id for t in todo}, spec, store, executor, record, reasons, bar, summary)
     except StopRequested:
         summary.stopped = True
     summary.wall_s = time.perf_counter() - t0
@@ -208,8 +256,9 @@ def _run(trials, study_name, profile, store, progress, executor: Executor,
 def group_complete(study, trials, trial: PlannedTrial, store) -> bool:
     """Has every planned trial of ``trial``'s setting and repeat block a stored outcome?"""
     key = (adaptive.setting_key(study, trial.config), adaptive.block_of(study, trial.config))
-    group = [t.trial_id for t in trials
-             if (adaptive.setting_key(study, t.config), adaptive.block_of(study, t.config)) == key]
+    group = [
+        t.trial_id for t in trials if (adaptive.setting_key(study, t.config), adaptive.block_of(study, t.config)) == key
+    ]
     status = store.status_of(group)
     return all(status.get(i) is not None for i in group)
 
@@ -222,8 +271,9 @@ def busy_trials(store, study_name: str, ids: list[str]) -> set[str]:
     return set(t.loc[(t.status == "done") & t["provenance.busy_machine"].eq(True), "trial_id"])
 
 
-def _run_blocks(study, trials, todo_ids: set, spec, store, executor: Executor, record, reasons: dict, bar,
-                summary: SweepSummary) -> None:
+def _run_blocks(
+    study, trials, todo_ids: set, spec, store, executor: Executor, record, reasons: dict, bar, summary: SweepSummary
+) -> None:
     """Adaptive repeats: one ``executor.run`` per block, for the settings the rule says still need it, decided
     afresh from the store before each block (a resumed sweep re-derives the same decisions)."""
     by_block: dict[int, list] = {}
@@ -256,8 +306,11 @@ def _run_blocks(study, trials, todo_ids: set, spec, store, executor: Executor, r
 def _announce(study, block: int, members, decisions, spec, announced: set, bar) -> None:
     """One progress line per adaptive decision: the minimum blocks as one line, then per live setting."""
     if block < spec.min_blocks:
-        _note(bar, f"adaptive block {block + 1}/{spec.max_blocks}: every setting runs (block {block + 1} of the "
-                   f"minimum {spec.min_blocks})")
+        _note(
+            bar,
+            f"adaptive block {block + 1}/{spec.max_blocks}: every setting runs (block {block + 1} of the "
+            f"minimum {spec.min_blocks})",
+        )
         return
     first = {}
     for t in members:
@@ -269,8 +322,11 @@ def _announce(study, block: int, members, decisions, spec, announced: set, bar) 
         if not decision.run:
             announced.add(key)
         verb = "runs" if decision.run else "stops"
-        _note(bar, f"adaptive block {block + 1}/{spec.max_blocks} {verb} for "
-                   f"{adaptive.setting_label(study, config)}: {decision.reason}")
+        _note(
+            bar,
+            f"adaptive block {block + 1}/{spec.max_blocks} {verb} for "
+            f"{adaptive.setting_label(study, config)}: {decision.reason}",
+        )
 
 
 def _note(bar, text: str) -> None:

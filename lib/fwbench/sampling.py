@@ -14,6 +14,7 @@ carried by its last reading (its parent's reaped counter is not ours). A process
 a reused pid is a new process. Peak memory is the largest RSS of this process plus its live descendants at any
 sample (shared copy-on-write pages count once per process, as ``top`` shows them).
 """
+
 from __future__ import annotations
 
 import os
@@ -28,6 +29,7 @@ INTERVAL_S = 0.2
 @dataclass(frozen=True)
 class Snapshot:
     """Counters at one instant: own CPU, reaped-children CPU, and per tracked process (cpu, alive, direct)."""
+
     own: float
     reaped: float
     procs: dict = field(default_factory=dict)
@@ -77,7 +79,7 @@ class ProcessTreeSampler:
             self._sample()
 
     # -- public ---------------------------------------------------------------------------------------------
-    def start(self) -> "ProcessTreeSampler":
+    def start(self) -> ProcessTreeSampler:
         self._sample()
         self._thread = threading.Thread(target=self._run, name="fwbench-cpu-sampler", daemon=True)
         self._thread.start()
@@ -89,7 +91,7 @@ class ProcessTreeSampler:
             self._thread.join()
         self._sample()
 
-    def __enter__(self) -> "ProcessTreeSampler":
+    def __enter__(self) -> ProcessTreeSampler:
         return self.start()
 
     def __exit__(self, *exc) -> None:

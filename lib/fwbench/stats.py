@@ -15,6 +15,7 @@ over those per-trial statistics, the geometric-mean ratio, with
 fewer than 2 trials on a side there is no interval (NaN): one trial has no spread. ``n_num``/``n_den`` count
 trials. ``half_width_at`` projects the same Welch interval to more trials (the adaptive rule's futility stop).
 """
+
 from __future__ import annotations
 
 import math
@@ -37,8 +38,15 @@ def _clean(values) -> np.ndarray:
 def trial_ratio_ci(numerator, denominator, confidence: float = CONFIDENCE, seed: int = 0) -> dict:
     """Geometric-mean ratio numerator / denominator of per-trial statistics, with its CI and method."""
     a, b = np.log(_clean(numerator)), np.log(_clean(denominator))
-    out = {"ratio": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n_num": int(a.size),
-           "n_den": int(b.size), "method": "none", "confidence": confidence}
+    out = {
+        "ratio": math.nan,
+        "ci_low": math.nan,
+        "ci_high": math.nan,
+        "n_num": int(a.size),
+        "n_den": int(b.size),
+        "method": "none",
+        "confidence": confidence,
+    }
     if a.size == 0 or b.size == 0:
         return out
     diff = float(a.mean() - b.mean())
@@ -46,9 +54,16 @@ def trial_ratio_ci(numerator, denominator, confidence: float = CONFIDENCE, seed:
     if a.size < 2 or b.size < 2:
         return out
     if a.size >= BOOTSTRAP_MIN and b.size >= BOOTSTRAP_MIN:
-        res = stats.bootstrap((a, b), lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis),
-                              vectorized=True, paired=False, confidence_level=confidence, n_resamples=N_RESAMPLES,
-                              method="percentile", random_state=np.random.default_rng(seed))
+        res = stats.bootstrap(
+            (a, b),
+            lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis),
+            vectorized=True,
+            paired=False,
+            confidence_level=confidence,
+            n_resamples=N_RESAMPLES,
+            method="percentile",
+            random_state=np.random.default_rng(seed),
+        )
         low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
         out["method"] = "bootstrap"
     else:
@@ -57,7 +72,7 @@ def trial_ratio_ci(numerator, denominator, confidence: float = CONFIDENCE, seed:
         if se == 0:
             low = high = diff
         else:
-            dof = (va + vb) ** 2 / ((va ** 2 / (a.size - 1) if va else 0) + (vb ** 2 / (b.size - 1) if vb else 0))
+            dof = (va + vb) ** 2 / ((va**2 / (a.size - 1) if va else 0) + (vb**2 / (b.size - 1) if vb else 0))
             half = stats.t.ppf(0.5 + confidence / 2, dof) * se
             low, high = diff - half, diff + half
         out["method"] = "welch-t on log ratio"
@@ -72,9 +87,16 @@ def sum_ratio_ci(num, den, confidence: float = CONFIDENCE, seed: int = 0) -> dic
     point = float(a.sum() / b.sum()) if a.size and b.sum() else math.nan
     low = high = math.nan
     if a.size >= 2:
-        res = stats.bootstrap((a, b), lambda x, y, axis=-1: x.sum(axis=axis) / y.sum(axis=axis), paired=True,
-                              vectorized=True, confidence_level=confidence, n_resamples=SUM_RESAMPLES,
-                              method="percentile", random_state=np.random.default_rng(seed))
+        res = stats.bootstrap(
+            (a, b),
+            lambda x, y, axis=-1: x.sum(axis=axis) / y.sum(axis=axis),
+            paired=True,
+            vectorized=True,
+            confidence_level=confidence,
+            n_resamples=SUM_RESAMPLES,
+            method="percentile",
+            random_state=np.random.default_rng(seed),
+        )
         low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return {"ratio": point, "ci_low": low, "ci_high": high, "n": int(a.size)}
 
@@ -96,7 +118,7 @@ def half_width_at(var_a: float, var_b: float, n: int, confidence: float = CONFID
     side whose log values have variances ``var_a`` and ``var_b``."""
     if n < 2 or not var_a + var_b > 0:
         return 0.0 if n >= 2 else math.nan
-    dof = (var_a + var_b) ** 2 * (n - 1) / max(var_a ** 2 + var_b ** 2, 1e-300)
+    dof = (var_a + var_b) ** 2 * (n - 1) / max(var_a**2 + var_b**2, 1e-300)
     return math.expm1(float(stats.t.ppf(0.5 + confidence / 2, dof)) * math.sqrt((var_a + var_b) / n))
 
 

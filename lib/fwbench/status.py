@@ -10,17 +10,18 @@ With a profile that uses adaptive repeats, the plan counts every block up to the
 blocks the rule skips, and a line per study says what the rule did (``fwbench.analysis.adaptive``; the
 per-setting table with ``fwbench status --profile P --adaptive``).
 """
+
 from __future__ import annotations
 
 from collections import Counter
 
 import pandas as pd
 
+from .analysis.adaptive import adaptive_markdown, adaptive_report, summary_lines
 from .errors import FwbenchError
+from .runner import plan
 from .store import ResultsStore
 from .studies import get_study, study_names
-from .runner import plan
-from .analysis.adaptive import adaptive_markdown, adaptive_report, summary_lines
 from .studies.adaptive import spec_of
 
 
@@ -46,7 +47,7 @@ def _stale_counts(trials: pd.DataFrame) -> dict:
     for study_name, group in trials.groupby("study"):
         reasons = Counter()
         for _, row in group.iterrows():
-            config = {c[len("config."):]: row[c] for c in config_cols}
+            config = {c[len("config.") :]: row[c] for c in config_cols}
             reason = stale_reason(study_name, config, row.get("provenance.code_version"))
             if reason:
                 reasons[reason] += 1
@@ -54,8 +55,9 @@ def _stale_counts(trials: pd.DataFrame) -> dict:
     return counts
 
 
-def status_lines(store: ResultsStore, study: str | None = None, profile: str | None = None,
-                 adaptive_table: bool = False) -> list[str]:
+def status_lines(
+    store: ResultsStore, study: str | None = None, profile: str | None = None, adaptive_table: bool = False
+) -> list[str]:
     trials = store.trials(study)
     lines = [f"results store: {store.path}"]
     if trials.empty:
@@ -65,8 +67,10 @@ def status_lines(store: ResultsStore, study: str | None = None, profile: str | N
         lines.append(counts.to_string())
         for study_name, reasons in _stale_counts(trials).items():
             for reason, n in sorted(reasons.items()):
-                lines.append(f"stale {study_name}: {n} trial(s) not used by this checkout: {reason}; rerun the "
-                             "profile to measure them with the current code")
+                lines.append(
+                    f"stale {study_name}: {n} trial(s) not used by this checkout: {reason}; rerun the "
+                    "profile to measure them with the current code"
+                )
         for _, row in trials[trials.status == "failed"].iterrows():
             lines.append(f"failed {row.study} {row.trial_id}: {row.error}")
     if profile:
@@ -75,8 +79,10 @@ def status_lines(store: ResultsStore, study: str | None = None, profile: str | N
             planned = plan(name, profile)
             status = store.status_of(t.trial_id for t in planned)
             missing = [t for t in planned if status.get(t.trial_id) != "done"]
-            lines.append(f"{name}/{profile}: {len(planned) - len(missing)} of {len(planned)} done, "
-                         f"{len(missing)} missing or failed")
+            lines.append(
+                f"{name}/{profile}: {len(planned) - len(missing)} of {len(planned)} done, "
+                f"{len(missing)} missing or failed"
+            )
             lines += _adaptive_lines(store, name, profile, adaptive_table)
     return lines
 

@@ -39,6 +39,7 @@ Reads never write (``ResultsStore.open_read(path)`` = ``ResultsStore(path, reado
   read; rerun the read then). A non-empty ``-wal`` holds rows not yet in the main file: the error says what to
   do (copy the store with its ``-wal`` somewhere writable, or let its owner checkpoint it).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -46,9 +47,10 @@ import json
 import random
 import sqlite3
 import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import TypeVar
 
 import pandas as pd
 
@@ -138,15 +140,17 @@ class ResultsStore:
             raise FwbenchError(f"results store {self.path} is a directory; point FWBENCH_RESULTS at a .sqlite file")
         if readonly:
             if not self.path.exists():
-                raise FwbenchError(f"no results store at {self.path}; run a study first (fwbench run imdb "
-                                   "--profile smoke, or a notebook) or set FWBENCH_RESULTS to an existing store")
+                raise FwbenchError(
+                    f"no results store at {self.path}; run a study first (fwbench run imdb "
+                    "--profile smoke, or a notebook) or set FWBENCH_RESULTS to an existing store"
+                )
             self._check_readable()
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._check_and_init()
 
     @classmethod
-    def open_read(cls, path: str | Path) -> "ResultsStore":
+    def open_read(cls, path: str | Path) -> ResultsStore:
         """An existing store, read-only: never creates, converts or changes a file."""
         return cls(path, readonly=True)
 
@@ -178,8 +182,9 @@ class ResultsStore:
     def _tables_and_version(self, conn: sqlite3.Connection) -> tuple[set, int | None]:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if tables and "meta" not in tables:
-            raise FwbenchError(f"{self.path} is an SQLite file but not an fwbench results store; "
-                               "set FWBENCH_RESULTS to a new path")
+            raise FwbenchError(
+                f"{self.path} is an SQLite file but not an fwbench results store; set FWBENCH_RESULTS to a new path"
+            )
         version = None
         if "meta" in tables:
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -187,12 +192,14 @@ class ResultsStore:
             if version != SCHEMA_VERSION:
                 raise FwbenchError(
                     f"results store {self.path} has schema version {version}, this fwbench reads "
-                    f"{SCHEMA_VERSION}; upgrade fwbench or set FWBENCH_RESULTS to a new path")
+                    f"{SCHEMA_VERSION}; upgrade fwbench or set FWBENCH_RESULTS to a new path"
+                )
         return tables, version
 
     def _not_a_store(self, exc: Exception) -> FwbenchError:
-        return FwbenchError(f"{self.path} is not an fwbench results store ({exc}); move it away or set "
-                            "FWBENCH_RESULTS to a new path")
+        return FwbenchError(
+            f"{self.path} is not an fwbench results store ({exc}); move it away or set FWBENCH_RESULTS to a new path"
+        )
 
     def _check_and_init(self) -> None:
         def init() -> None:
@@ -217,8 +224,10 @@ class ResultsStore:
             with self._connect() as conn:
                 tables, _ = self._tables_and_version(conn)
             if not tables:
-                raise FwbenchError(f"{self.path} is empty, not an fwbench results store yet; run a study first "
-                                   "or set FWBENCH_RESULTS to an existing store")
+                raise FwbenchError(
+                    f"{self.path} is empty, not an fwbench results store yet; run a study first "
+                    "or set FWBENCH_RESULTS to an existing store"
+                )
 
         try:
             retrying(check)
@@ -229,7 +238,8 @@ class ResultsStore:
                 raise FwbenchError(
                     f"cannot read results store {self.path} ({exc}); a WAL store is read through its -wal/-shm "
                     "files, which need a folder you can write: copy the store with its -wal file to such a "
-                    "folder, or ask its owner to run a sweep or `sqlite3 STORE 'PRAGMA wal_checkpoint'`") from None
+                    "folder, or ask its owner to run a sweep or `sqlite3 STORE 'PRAGMA wal_checkpoint'`"
+                ) from None
             self._immutable = True  # read-only folder, no writer: everything committed is in the main file
             self._check_readable()
         except sqlite3.DatabaseError as exc:
@@ -237,6 +247,7 @@ class ResultsStore:
 
     def _read(self, reader: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``reader`` in one read transaction (one consistent snapshot, even while writers commit)."""
+
         def attempt() -> T:
             with self._connect() as conn, self._transaction(conn):
                 return reader(conn)
@@ -244,17 +255,43 @@ class ResultsStore:
         return retrying(attempt)
 
     # -- writing ---------------------------------------------------------------------------------
-    def record(self, *, trial_id: str, study: str, status: str, config: dict, provenance: dict,
-               summary: dict, measurements: Iterable[tuple[int, str, float]] = (), profile: str | None = None,
-               error: str | None = None, stderr_tail: str | None = None, started_at: str | None = None,
-               ended_at: str | None = None) -> None:
+    def record(
+        self,
+        *,
+        trial_id: str,
+        study: str,
+        status: str,
+        config: dict,
+        provenance: dict,
+        summary: dict,
+        measurements: Iterable[tuple[int, str, float]] = (),
+        profile: str | None = None,
+        error: str | None = None,
+        stderr_tail: str | None = None,
+        started_at: str | None = None,
+        ended_at: str | None = None,
+    ) -> None:
         """Write one finished (or failed) trial and all its raw values atomically, replacing any earlier row."""
         if self.readonly:
             raise FwbenchError(f"results store {self.path} was opened read-only; open it with ResultsStore(path)")
-        rows = [(trial_id, int(step), metric, None if value is None else float(value))
-                for step, metric, value in measurements]
-        trial = (trial_id, study, status, profile, canonical_json(config), canonical_json(provenance),
-                 canonical_json(summary), error, stderr_tail, provenance.get("host"), started_at, ended_at)
+        rows = [
+            (trial_id, int(step), metric, None if value is None else float(value))
+            for step, metric, value in measurements
+        ]
+        trial = (
+            trial_id,
+            study,
+            status,
+            profile,
+            canonical_json(config),
+            canonical_json(provenance),
+            canonical_json(summary),
+            error,
+            stderr_tail,
+            provenance.get("host"),
+            started_at,
+            ended_at,
+        )
 
         def write() -> None:
             with self._connect() as conn, self._transaction(conn, "IMMEDIATE"):
@@ -271,7 +308,7 @@ class ResultsStore:
         def read(conn: sqlite3.Connection) -> dict[str, str]:
             out: dict[str, str] = {}
             for i in range(0, len(ids), 500):
-                chunk = ids[i:i + 500]
+                chunk = ids[i : i + 500]
                 q = f"SELECT trial_id, status FROM trials WHERE trial_id IN ({','.join('?' * len(chunk))})"
                 out.update(dict(conn.execute(q, chunk).fetchall()))
             return out
@@ -299,18 +336,23 @@ class ResultsStore:
         raw = self._read(lambda conn: pd.read_sql_query(q, conn, params=(study,) if study else None))
         return self.flatten(raw, trial_ids)
 
-    def snapshot(self, study: str | None = None, trial_ids: set | None = None,
-                 flatten: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    def snapshot(
+        self, study: str | None = None, trial_ids: set | None = None, flatten: bool = True
+    ) -> tuple[pd.DataFrame, pd.DataFrame]:
         """``(trials, measurements)`` read in one transaction, so they agree even while sweeps write: the trials
         (flattened as ``trials`` returns them, or as stored with ``flatten=False``) and the raw
         ``(trial_id, step, metric, value)`` rows of those trials."""
         where = " WHERE study = ?" if study else ""
         params = (study,) if study else None
-        m_query = "SELECT m.* FROM measurements m" + (" JOIN trials t USING (trial_id) WHERE t.study = ?" if study else "")
+        m_query = "SELECT m.* FROM measurements m" + (
+            " JOIN trials t USING (trial_id) WHERE t.study = ?" if study else ""
+        )
 
         def read(conn):
-            return (pd.read_sql_query("SELECT * FROM trials" + where, conn, params=params),
-                    pd.read_sql_query(m_query, conn, params=params))
+            return (
+                pd.read_sql_query("SELECT * FROM trials" + where, conn, params=params),
+                pd.read_sql_query(m_query, conn, params=params),
+            )
 
         raw, m = self._read(read)
         if trial_ids is not None:

@@ -4,18 +4,19 @@ Runs exactly one trial of one study in this fresh process (so exactly one framew
 writes the result atomically. Any exception exits non-zero with the traceback on stderr; the parent records
 the trial as failed.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def main(argv: list[str]) -> int:
@@ -29,16 +30,21 @@ def main(argv: list[str]) -> int:
     load = MachineLoad()
     t0 = time.perf_counter()
     study = get_study(spec["study"], spec.get("module") or None)
-    result = study.run_trial(spec["config"],
-                             report=lambda msg: print(f"[trial] {msg}", file=sys.stderr, flush=True))
+    result = study.run_trial(spec["config"], report=lambda msg: print(f"[trial] {msg}", file=sys.stderr, flush=True))
     frameworks = imported_frameworks()
     if len(frameworks) > 1:
-        raise RuntimeError(f"isolation broken: {len(frameworks)} frameworks imported in one trial process "
-                           f"({frameworks})")
-    result["provenance"] = {**host, **framework_facts(frameworks), **result["provenance"],
-                            "frameworks_imported": frameworks,
-                            "pid": os.getpid(), "trial_wall_s": time.perf_counter() - t0,
-                            **load.stop()}
+        raise RuntimeError(
+            f"isolation broken: {len(frameworks)} frameworks imported in one trial process ({frameworks})"
+        )
+    result["provenance"] = {
+        **host,
+        **framework_facts(frameworks),
+        **result["provenance"],
+        "frameworks_imported": frameworks,
+        "pid": os.getpid(),
+        "trial_wall_s": time.perf_counter() - t0,
+        **load.stop(),
+    }
     result["started_at"], result["ended_at"] = started, now_iso()
     tmp = result_path.with_suffix(".tmp")
     tmp.write_text(json.dumps(result, default=float))

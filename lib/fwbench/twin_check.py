@@ -9,6 +9,7 @@ steps: ``first_apart`` is the first step whose losses differ by more than ``tole
 
 ``python -m fwbench.twin_check --steps 60 --seed 43`` runs it on the real reviews at the study's model size and
 batch size (the training-quality part's: batch 64); the tests run it on a tiny model and random tokens."""
+
 from __future__ import annotations
 
 import argparse
@@ -47,12 +48,13 @@ def _train_steps(spec: dict) -> list[float]:
         x = rng.randint(0, m["num_words"], size=(batch * steps, spec["seq_len"]))
         y = rng.randint(0, m["num_classes"], size=batch * steps)
     order = list(iter(EpochPermutationSampler(len(y), spec["seed"], shuffle=True)))[: batch * steps]
-    model = be.build_model(m["num_words"], m["embed_dim"], m["hidden_size"], m["num_classes"], init="keras",
-                           seed=spec["seed"])
+    model = be.build_model(
+        m["num_words"], m["embed_dim"], m["hidden_size"], m["num_classes"], init="keras", seed=spec["seed"]
+    )
     trainer = be.make_trainer(model, spec["lr"], spec.get("clip_norm"))
     losses = []
     for k in range(steps):
-        rows = order[k * batch:(k + 1) * batch]
+        rows = order[k * batch : (k + 1) * batch]
         loader = be.make_loader(x[rows], y[rows], batch, 0, shuffle=False, seed=spec["seed"])
         loss, _ = be.train_one_epoch(model, trainer, loader)  # one batch: its loss before the step
         losses.append(loss)
@@ -65,8 +67,13 @@ def run_arm(arm: str, spec: dict) -> list[float]:
     from .execute import child_env
 
     spec = {**spec, "arm": arm}
-    proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(spec)], capture_output=True, text=True,
-                          env=child_env(spec["threads"]), timeout=3600)  # threads as a trial sets them
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        env=child_env(spec["threads"]),
+        timeout=3600,
+    )  # threads as a trial sets them
     if proc.returncode != 0:
         raise RuntimeError(f"twin check of {arm} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -107,9 +114,17 @@ def main(argv=None) -> int:
         p.error("--steps and --batch-size must be positive")
     if args.clip_norm is not None and args.clip_norm <= 0:
         p.error("--clip-norm must be positive")
-    spec = {"data": "imdb", "model": dict(MODEL), "seq_len": 500, "batch_size": args.batch_size,
-            "steps": args.steps, "seed": args.seed, "lr": args.lr, "threads": args.threads,
-            "clip_norm": args.clip_norm}
+    spec = {
+        "data": "imdb",
+        "model": dict(MODEL),
+        "seq_len": 500,
+        "batch_size": args.batch_size,
+        "steps": args.steps,
+        "seed": args.seed,
+        "lr": args.lr,
+        "threads": args.threads,
+        "clip_norm": args.clip_norm,
+    }
     out = check(spec, tolerance=args.tolerance)
     arms, others = list(out["losses"]), list(out["against_first"])
     print("step  " + "  ".join(f"{arm:>16}" for arm in arms) + "".join(f"  vs {arm} (relative)" for arm in others))

@@ -1,14 +1,15 @@
 """Tables computed from the results store (never typed in): one module per study, shared statistics in
 ``stats``, and here the one way every table selects its rows (the trials of a profile's plan) and orders its arms
 (the study's arm table)."""
+
 from __future__ import annotations
 
 import pandas as pd
 
 from ..paths import results_path
+from ..runner import plan
 from ..store import ResultsStore
 from ..studies import get_study
-from ..runner import plan
 
 
 def arm_order(study: str, arms=None) -> list[str]:
@@ -30,14 +31,16 @@ def planned_ids(study: str, profile: str | None, overrides: dict | None = None) 
     return {t.trial_id for t in plan(study, profile, overrides)}
 
 
-def profile_trials(study: str, profile: str | None, overrides: dict | None = None,
-                   store: ResultsStore | None = None) -> pd.DataFrame:
+def profile_trials(
+    study: str, profile: str | None, overrides: dict | None = None, store: ResultsStore | None = None
+) -> pd.DataFrame:
     """The stored trials (any status) of the profile's grid."""
     return (store or ResultsStore.open_read(results_path())).trials(study, planned_ids(study, profile, overrides))
 
 
-def profile_measurements(study: str, profile: str | None, overrides: dict | None = None,
-                         store: ResultsStore | None = None) -> pd.DataFrame:
+def profile_measurements(
+    study: str, profile: str | None, overrides: dict | None = None, store: ResultsStore | None = None
+) -> pd.DataFrame:
     """The raw values of the profile's finished (``done``) trials, long format."""
     long = (store or ResultsStore.open_read(results_path())).measurements(study, planned_ids(study, profile, overrides))
     return long[long.status == "done"] if not long.empty else long

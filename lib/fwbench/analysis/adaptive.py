@@ -6,6 +6,7 @@ else ``ended_at - started_at``): the CPU-host seconds the estimate also counts. 
 blocks the rule skipped, times the mean time of that setting's done trials (its blocks' trials: all its arms).
 A setting whose next block is decided but not yet run is ``running``: nothing is counted as saved for it.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,16 +14,30 @@ import math
 import pandas as pd
 
 from ..errors import FwbenchError
-from ..studies import adaptive, get_study
 from ..runner import plan
+from ..studies import adaptive, get_study
 
-COLUMNS = ["setting", "arms", "blocks_run", "planned_blocks", "state", "widest_half_width", "stop_reason",
-           "cpu_s", "skipped_trials", "saved_cpu_s"]
+COLUMNS = [
+    "setting",
+    "arms",
+    "blocks_run",
+    "planned_blocks",
+    "state",
+    "widest_half_width",
+    "stop_reason",
+    "cpu_s",
+    "skipped_trials",
+    "saved_cpu_s",
+]
 
 
 def _state(reason: str) -> str:
-    for prefix, state in (("resolved", "resolved"), ("cap reached", "capped"), ("futile", "futile"),
-                          ("no arm pair", "minimum only")):
+    for prefix, state in (
+        ("resolved", "resolved"),
+        ("cap reached", "capped"),
+        ("futile", "futile"),
+        ("no arm pair", "minimum only"),
+    ):
         if reason.startswith(prefix):
             return state
     return "running"
@@ -33,8 +48,10 @@ def adaptive_report(store, study: str, profile: str, overrides: dict | None = No
     s = get_study(study)
     spec = adaptive.spec_of(s.resolve(profile, overrides))
     if spec is None:
-        raise FwbenchError(f"{study}/{profile} does not use adaptive repeats (its adaptive option is False); "
-                           f"e.g. --set adaptive={adaptive.EXAMPLE}")
+        raise FwbenchError(
+            f"{study}/{profile} does not use adaptive repeats (its adaptive option is False); "
+            f"e.g. --set adaptive={adaptive.EXAMPLE}"
+        )
     planned = plan(study, profile, overrides)
     records = adaptive.observe_store(store, s, planned)
     decisions = adaptive.decide(s, planned, records, spec)
@@ -56,18 +73,27 @@ def adaptive_report(store, study: str, profile: str, overrides: dict | None = No
             if not all(t.trial_id in stored for t in members):  # decided, not (all) run yet
                 reason = f"block {block + 1} to run: {decision.reason}"
                 break
-        skipped = [] if stop is None else [t for t in trials if adaptive.block_of(s, t.config) >= stop
-                                           and t.trial_id not in stored]
+        skipped = (
+            []
+            if stop is None
+            else [t for t in trials if adaptive.block_of(s, t.config) >= stop and t.trial_id not in stored]
+        )
         done_s = [r.seconds for r in mine if r.status == "done" and not math.isnan(r.seconds)]
         mean_s = sum(done_s) / len(done_s) if done_s else math.nan
-        rows.append({"setting": adaptive.setting_label(s, trials[0].config),
-                     "arms": ", ".join(sorted({str(t.config[s.arm_field]) for t in trials})),
-                     "blocks_run": len({r.block for r in mine}), "planned_blocks": len(blocks),
-                     "state": _state(reason), "widest_half_width": _final_width(s, trials, records, key),
-                     "stop_reason": reason,
-                     "cpu_s": float(sum(r.seconds for r in mine if not math.isnan(r.seconds))),
-                     "skipped_trials": len(skipped),
-                     "saved_cpu_s": len(skipped) * mean_s if skipped else 0.0})
+        rows.append(
+            {
+                "setting": adaptive.setting_label(s, trials[0].config),
+                "arms": ", ".join(sorted({str(t.config[s.arm_field]) for t in trials})),
+                "blocks_run": len({r.block for r in mine}),
+                "planned_blocks": len(blocks),
+                "state": _state(reason),
+                "widest_half_width": _final_width(s, trials, records, key),
+                "stop_reason": reason,
+                "cpu_s": float(sum(r.seconds for r in mine if not math.isnan(r.seconds))),
+                "skipped_trials": len(skipped),
+                "saved_cpu_s": len(skipped) * mean_s if skipped else 0.0,
+            }
+        )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -87,10 +113,12 @@ def summary_lines(frame: pd.DataFrame, study: str, profile: str) -> list[str]:
         return [f"{study}/{profile} adaptive: no settings planned"]
     counts = frame.state.value_counts()
     states = ", ".join(f"{n} {state}" for state, n in counts.items())
-    return [f"{study}/{profile} adaptive: {len(frame)} settings ({states}); {int(frame.blocks_run.sum())} of "
-            f"{int(frame.planned_blocks.sum())} setting-blocks run; CPU {_hours(frame.cpu_s.sum())} spent, "
-            f"{_hours(frame.saved_cpu_s.sum())} saved against fixed repeats at the cap "
-            f"({int(frame.skipped_trials.sum())} trials skipped)"]
+    return [
+        f"{study}/{profile} adaptive: {len(frame)} settings ({states}); {int(frame.blocks_run.sum())} of "
+        f"{int(frame.planned_blocks.sum())} setting-blocks run; CPU {_hours(frame.cpu_s.sum())} spent, "
+        f"{_hours(frame.saved_cpu_s.sum())} saved against fixed repeats at the cap "
+        f"({int(frame.skipped_trials.sum())} trials skipped)"
+    ]
 
 
 def _hours(seconds: float) -> str:
@@ -99,14 +127,34 @@ def _hours(seconds: float) -> str:
 
 def adaptive_markdown(frame: pd.DataFrame) -> str:
     """The report as a Markdown table (half-widths in %, seconds rounded), with a totals line."""
-    header = ["setting", "arms", "blocks run", "planned", "state", "widest half-width", "why it stopped", "CPU s",
-              "saved CPU s"]
+    header = [
+        "setting",
+        "arms",
+        "blocks run",
+        "planned",
+        "state",
+        "widest half-width",
+        "why it stopped",
+        "CPU s",
+        "saved CPU s",
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in frame.itertuples(index=False):
-        cells = [r.setting, r.arms, r.blocks_run, r.planned_blocks, r.state, adaptive.percent(r.widest_half_width),
-                 r.stop_reason, f"{r.cpu_s:.0f}", "n/a" if math.isnan(r.saved_cpu_s) else f"{r.saved_cpu_s:.0f}"]
+        cells = [
+            r.setting,
+            r.arms,
+            r.blocks_run,
+            r.planned_blocks,
+            r.state,
+            adaptive.percent(r.widest_half_width),
+            r.stop_reason,
+            f"{r.cpu_s:.0f}",
+            "n/a" if math.isnan(r.saved_cpu_s) else f"{r.saved_cpu_s:.0f}",
+        ]
         lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
     if len(frame):
-        lines.append(f"\nCPU spent {frame.cpu_s.sum():.0f} s, saved {frame.saved_cpu_s.sum():.0f} s against fixed "
-                     "repeats at the cap.")
+        lines.append(
+            f"\nCPU spent {frame.cpu_s.sum():.0f} s, saved {frame.saved_cpu_s.sum():.0f} s against fixed "
+            "repeats at the cap."
+        )
     return "\n".join(lines)

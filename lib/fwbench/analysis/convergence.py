@@ -1,6 +1,7 @@
 """Convergence curves from the results store (nothing is trained here): IMDB train/test loss and accuracy per
 epoch and against cumulative training seconds, DeepAR training loss per epoch; repeats (seeds) summarised as a
 median with a min-max band and the interquartile range."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,15 +10,16 @@ import pandas as pd
 from ..paths import results_path
 from ..published.keras_imdb import LSTM_TEST_ACCURACY
 from ..store import ResultsStore
+from ..studies import imdb as imdb_study
 from . import arm_order, profile_measurements
 from . import imdb as imdb_analysis
-from ..studies import imdb as imdb_study
 
 DEEPAR_MAX_DATASETS = 4
 
 
 def setting_label(batch_size: int, num_workers: int, lr_schedule: bool) -> str:
-    return f"batch {int(batch_size)} / {int(num_workers)} workers, {'factor LR schedule' if lr_schedule else 'constant LR'}"
+    schedule = "factor LR schedule" if lr_schedule else "constant LR"
+    return f"batch {int(batch_size)} / {int(num_workers)} workers, {schedule}"
 
 
 def convergence_settings() -> list[dict]:
@@ -39,8 +41,9 @@ def load_imdb(profile: str, store: ResultsStore | None = None) -> pd.DataFrame:
             return frame
     frame = frame.sort_values(["trial_id", "epoch"]).copy()
     frame["wall_s"] = frame.groupby("trial_id")["train_time_s"].cumsum()
-    frame["setting"] = [setting_label(b, w, s) for b, w, s in
-                        zip(frame.batch_size, frame.num_workers, frame.lr_schedule)]
+    frame["setting"] = [
+        setting_label(b, w, s) for b, w, s in zip(frame.batch_size, frame.num_workers, frame.lr_schedule)
+    ]
     return frame.reset_index(drop=True)
 
 
@@ -67,8 +70,16 @@ def bands(frame: pd.DataFrame, metric: str, x: str = "epoch", by: tuple[str, ...
         return pd.DataFrame()
     keys = list(by) + ["epoch"]
     g = frame.groupby(keys)[metric]
-    out = pd.DataFrame({"median": g.median(), "lo": g.min(), "hi": g.max(), "q1": g.quantile(0.25),
-                        "q3": g.quantile(0.75), "n": g.count()}).reset_index()
+    out = pd.DataFrame(
+        {
+            "median": g.median(),
+            "lo": g.min(),
+            "hi": g.max(),
+            "q1": g.quantile(0.25),
+            "q3": g.quantile(0.75),
+            "n": g.count(),
+        }
+    ).reset_index()
     if x != "epoch":
         out[x] = frame.groupby(keys)[x].median().to_numpy()
     return out
@@ -87,7 +98,9 @@ def missing_convergence(profile: str, frame: pd.DataFrame) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------------------------------- DeepAR
-def load_deepar(profile: str, store: ResultsStore | None = None, max_datasets: int = DEEPAR_MAX_DATASETS) -> pd.DataFrame:
+def load_deepar(
+    profile: str, store: ResultsStore | None = None, max_datasets: int = DEEPAR_MAX_DATASETS
+) -> pd.DataFrame:
     """Per-epoch DeepAR training loss (step >= 0) of the profile's finished main-part trials, for at most
     ``max_datasets`` datasets (those with the most epochs recorded, then by name)."""
     try:
@@ -101,11 +114,19 @@ def load_deepar(profile: str, store: ResultsStore | None = None, max_datasets: i
         long = long[long["config.part"].fillna("main") == "main"]
     if long.empty:
         return pd.DataFrame()
-    frame = long.rename(columns={"config.dataset": "dataset", "config.arm": "arm", "config.seed": "seed",
-                                 "step": "epoch", "value": "train_loss"})
+    frame = long.rename(
+        columns={
+            "config.dataset": "dataset",
+            "config.arm": "arm",
+            "config.seed": "seed",
+            "step": "epoch",
+            "value": "train_loss",
+        }
+    )
     frame = frame[["trial_id", "dataset", "arm", "seed", "epoch", "train_loss"]]
-    depth = frame.groupby("dataset")["epoch"].max().reset_index().sort_values(["epoch", "dataset"],
-                                                                               ascending=[False, True])
+    depth = (
+        frame.groupby("dataset")["epoch"].max().reset_index().sort_values(["epoch", "dataset"], ascending=[False, True])
+    )
     keep = list(depth.dataset[:max_datasets])
     return frame[frame.dataset.isin(keep)].sort_values(["dataset", "arm", "seed", "epoch"]).reset_index(drop=True)
 
@@ -116,16 +137,22 @@ def _final_by_arm(frame: pd.DataFrame, setting: str, metric: str) -> dict:
     return sel.groupby("arm")[metric].median().to_dict()
 
 
-def summary_sentences(profile: str, store: ResultsStore | None = None, imdb: pd.DataFrame | None = None,
-                      deepar: pd.DataFrame | None = None) -> list[str]:
+def summary_sentences(
+    profile: str,
+    store: ResultsStore | None = None,
+    imdb: pd.DataFrame | None = None,
+    deepar: pd.DataFrame | None = None,
+) -> list[str]:
     """What the curves show and what is missing, as sentences computed from the store."""
     store = store or ResultsStore.open_read(results_path())
     imdb = load_imdb(profile, store) if imdb is None else imdb
     deepar = load_deepar(profile, store) if deepar is None else deepar
     lines = []
     if imdb.empty:
-        lines.append(f"No finished IMDB trials for profile {profile} in the store yet: run the IMDB notebook (or "
-                     f"`fwbench run imdb --profile {profile}`) first.")
+        lines.append(
+            f"No finished IMDB trials for profile {profile} in the store yet: run the IMDB notebook (or "
+            f"`fwbench run imdb --profile {profile}`) first."
+        )
     else:
         settings, is_conv = curve_settings(imdb)
         seeds = imdb.groupby("setting")["seed"].nunique()
@@ -135,28 +162,39 @@ def summary_sentences(profile: str, store: ResultsStore | None = None, imdb: pd.
             f"({'the 2018 post' + chr(39) + 's convergence runs' if is_conv else 'its sweep settings'}), "
             f"{sorted(set(int(e) for e in imdb[imdb.setting.isin(settings)].epochs))} epochs, "
             f"{' or '.join(map(str, n_seeds))} seed(s) per arm"
-            f"{'; with one seed the bands collapse to the line' if n_seeds == [1] else ''}.")
+            f"{'; with one seed the bands collapse to the line' if n_seeds == [1] else ''}."
+        )
         for s in settings[:3]:
             loss = _final_by_arm(imdb, s, "train_loss")
             acc = _final_by_arm(imdb, s, "test_acc")
             if loss:
                 arms = arm_order("imdb", loss)
-                lines.append(f"{s}: final train loss " + ", ".join(f"{a} {loss[a]:.3f}" for a in arms) +
-                             "; final test accuracy " + ", ".join(f"{a} {acc[a]:.3f}" for a in arms if a in acc) + ".")
+                lines.append(
+                    f"{s}: final train loss "
+                    + ", ".join(f"{a} {loss[a]:.3f}" for a in arms)
+                    + "; final test accuracy "
+                    + ", ".join(f"{a} {acc[a]:.3f}" for a in arms if a in acc)
+                    + "."
+                )
         missing = missing_convergence(profile, imdb)
         if missing:
             makers = missing[0]["profiles"]
             lines.append(
                 f"Missing for profile {profile}: the {missing[0]['epochs']}-epoch convergence runs at "
                 + "; ".join(m["setting"] for m in missing)
-                + (f". Profile {' / '.join(makers)} makes them (IMDB option convergence=True)." if makers else "."))
+                + (f". Profile {' / '.join(makers)} makes them (IMDB option convergence=True)." if makers else ".")
+            )
     if deepar.empty:
-        lines.append(f"No DeepAR training-loss rows for profile {profile} in the store yet: the DeepAR curves "
-                     "appear once the DeepAR notebook (study 'deepar') has run.")
+        lines.append(
+            f"No DeepAR training-loss rows for profile {profile} in the store yet: the DeepAR curves "
+            "appear once the DeepAR notebook (study 'deepar') has run."
+        )
     else:
-        lines.append(f"DeepAR curves: {deepar.dataset.nunique()} dataset(s) ({', '.join(sorted(set(deepar.dataset)))}), "
-                     f"arms {', '.join(sorted(set(deepar.arm)))}, {int(deepar.epoch.max()) + 1} epoch(s), "
-                     f"{deepar.seed.nunique()} seed(s).")
+        lines.append(
+            f"DeepAR curves: {deepar.dataset.nunique()} dataset(s) ({', '.join(sorted(set(deepar.dataset)))}), "
+            f"arms {', '.join(sorted(set(deepar.arm)))}, {int(deepar.epoch.max()) + 1} epoch(s), "
+            f"{deepar.seed.nunique()} seed(s)."
+        )
     return lines
 
 
@@ -172,8 +210,9 @@ def final_loss_table(frame: pd.DataFrame) -> pd.DataFrame:
             if m in g:
                 row[f"{m}_median"] = float(np.median(g[m]))
                 row[f"{m}_range"] = float(g[m].max() - g[m].min())
-        row["train_s_total"] = float(frame[frame.trial_id.isin(g.trial_id)].groupby("trial_id")["train_time_s"]
-                                     .sum().median())
+        row["train_s_total"] = float(
+            frame[frame.trial_id.isin(g.trial_id)].groupby("trial_id")["train_time_s"].sum().median()
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -189,12 +228,20 @@ def accuracy_bar_table(frame: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     q = frame[frame.part == "quality"]
     last = q[q.epoch == q.epochs - 1]
-    rows = [{"arm": arm, "seeds": g.seed.nunique(), "epochs": int(g.epochs.max()), "n_train": int(g.n_train.max()),
-             "test_acc_median": float(g.test_acc.median()), "test_acc_min": float(g.test_acc.min()),
-             "train_loss_median": float(g.train_loss.median()),
-             "passes_bar": bool(g.test_acc.median() >= ACCURACY_BAR),
-             "seeds_below": [(int(r.seed), float(r.test_acc)) for r in g.itertuples() if not r.test_acc >= ACCURACY_BAR]}
-            for arm, g in last.groupby("arm")]
+    rows = [
+        {
+            "arm": arm,
+            "seeds": g.seed.nunique(),
+            "epochs": int(g.epochs.max()),
+            "n_train": int(g.n_train.max()),
+            "test_acc_median": float(g.test_acc.median()),
+            "test_acc_min": float(g.test_acc.min()),
+            "train_loss_median": float(g.train_loss.median()),
+            "passes_bar": bool(g.test_acc.median() >= ACCURACY_BAR),
+            "seeds_below": [(int(r.seed), float(r.test_acc)) for r in g.itertuples() if not r.test_acc >= ACCURACY_BAR],
+        }
+        for arm, g in last.groupby("arm")
+    ]
     return pd.DataFrame(rows)
 
 
@@ -202,11 +249,18 @@ def accuracy_bar_markdown(frame: pd.DataFrame) -> str:
     table = accuracy_bar_table(frame)
     if table.empty:
         return "_No training-quality runs (all 25k reviews) in this profile: the `paper` profile makes them._"
-    passed = ", ".join(f"{r.arm} {r.test_acc_median:.3f} (lowest {r.test_acc_min:.3f}, {r.seeds} seed(s))"
-                       for r in table.itertuples())
-    verdict = ("every arm passes" if table.passes_bar.all()
-               else "below the bar: " + ", ".join(table.loc[~table.passes_bar, "arm"]))
+    passed = ", ".join(
+        f"{r.arm} {r.test_acc_median:.3f} (lowest {r.test_acc_min:.3f}, {r.seeds} seed(s))" for r in table.itertuples()
+    )
+    verdict = (
+        "every arm passes"
+        if table.passes_bar.all()
+        else "below the bar: " + ", ".join(table.loc[~table.passes_bar, "arm"])
+    )
     below = [f"{r.arm} seed {seed} ({acc:.3f})" for r in table.itertuples() for seed, acc in r.seeds_below]
-    return (f"Training quality on all {table.n_train.max():,} training reviews, scored on all 25,000 test reviews "
-            f"after {table.epochs.max()} epochs: {passed}; {ACCURACY_BAR:.0%} bar (median over seeds): {verdict}"
-            + (f"; single seeds below it: {', '.join(below)}" if below else "") + ".")
+    return (
+        f"Training quality on all {table.n_train.max():,} training reviews, scored on all 25,000 test reviews "
+        f"after {table.epochs.max()} epochs: {passed}; {ACCURACY_BAR:.0%} bar (median over seeds): {verdict}"
+        + (f"; single seeds below it: {', '.join(below)}" if below else "")
+        + "."
+    )

@@ -11,18 +11,19 @@ Trials that trained fewer epochs than set (GluonTS' MXNet learning-rate floor) a
 frameworks come from its arm table, the 2024 post's totals from ``fwbench.published.deepar2024``. Where the
 time goes (breakdown, cProfile, hybridization) is in ``fwbench.analysis.deepar_gap``.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from ..data import monash
 from ..published.deepar2024 import TOTAL_TRAIN_S, post_ratio
 from ..runner import plan
+from ..stats import trial_ratio_ci
 from ..store import ResultsStore
 from ..studies import get_study
 from . import arm_order, profile_measurements, profile_trials
-from ..stats import trial_ratio_ci
-from ..data import monash
 
 STUDY = "deepar"
 ACCURACY = ["MASE", "sMAPE", "mean_wQL"]
@@ -35,8 +36,12 @@ def reference_arms() -> tuple[str, str]:
     return study.reference_arm("mxnet"), study.reference_arm("torch")
 
 
-def load_trials(profile: str, overrides: dict | None = None, store: ResultsStore | None = None,
-                parts: tuple[str, ...] | None = ("main",)) -> pd.DataFrame:
+def load_trials(
+    profile: str,
+    overrides: dict | None = None,
+    store: ResultsStore | None = None,
+    parts: tuple[str, ...] | None = ("main",),
+) -> pd.DataFrame:
     """One row per finished trial of the profile: config, dataset provenance and every whole-trial value. Only
     the main part's trials by default (what B and the accuracy tables read); ``parts=None`` for every part
     (``variants_table``: 1 thread, oneDNN off)."""
@@ -51,11 +56,21 @@ def load_trials(profile: str, overrides: dict | None = None, store: ResultsStore
         long = long[long["config.part"].isin(parts)]
     if long.empty:
         return pd.DataFrame()
-    keys = {"trial_id": "trial_id", "config.dataset": "dataset", "config.arm": "arm", "config.seed": "seed",
-            "config.epochs": "epochs", "config.num_batches_per_epoch": "num_batches_per_epoch",
-            "config.context_length": "context_length", "config.prediction_length": "prediction_length",
-            "config.part": "part", "config.threads": "threads", "config.onednn": "onednn",
-            "provenance.dataset_kind": "dataset_kind", "host": "host"}
+    keys = {
+        "trial_id": "trial_id",
+        "config.dataset": "dataset",
+        "config.arm": "arm",
+        "config.seed": "seed",
+        "config.epochs": "epochs",
+        "config.num_batches_per_epoch": "num_batches_per_epoch",
+        "config.context_length": "context_length",
+        "config.prediction_length": "prediction_length",
+        "config.part": "part",
+        "config.threads": "threads",
+        "config.onednn": "onednn",
+        "provenance.dataset_kind": "dataset_kind",
+        "host": "host",
+    }
     wide = long.pivot_table(index=list(keys), columns="metric", values="value").reset_index().rename(columns=keys)
     wide.columns.name = None
     wide["total_time_s"] = wide["train_time_s"] + wide["predict_time_s"]
@@ -75,11 +90,13 @@ def load_epochs(profile: str, overrides: dict | None = None, store: ResultsStore
     long = long[long.step >= 0]
     if long.empty:
         return pd.DataFrame()
-    wide = long.pivot_table(index=["trial_id", "config.dataset", "config.arm", "config.seed", "step"],
-                            columns="metric", values="value").reset_index()
+    wide = long.pivot_table(
+        index=["trial_id", "config.dataset", "config.arm", "config.seed", "step"], columns="metric", values="value"
+    ).reset_index()
     wide.columns.name = None
-    return wide.rename(columns={"config.dataset": "dataset", "config.arm": "arm", "config.seed": "seed",
-                                "step": "epoch"})
+    return wide.rename(
+        columns={"config.dataset": "dataset", "config.arm": "arm", "config.seed": "seed", "step": "epoch"}
+    )
 
 
 def unavailable(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
@@ -90,8 +107,7 @@ def unavailable(profile: str, overrides: dict | None = None, store: ResultsStore
     trials = profile_trials(STUDY, profile, overrides, store)
     failed_unavail = set()
     if not trials.empty:
-        bad = trials[(trials.status == "failed")
-                     & trials.error.fillna("").str.contains("unavailable")]
+        bad = trials[(trials.status == "failed") & trials.error.fillna("").str.contains("unavailable")]
         failed_unavail = set(bad["config.dataset"])
     finished = load_trials(profile, overrides, store)
     done = set(finished["dataset"]) if not finished.empty else set()
@@ -110,7 +126,8 @@ def failures(profile: str, overrides: dict | None = None, store: ResultsStore | 
         return pd.DataFrame(columns=["trial_id", "dataset", "arm", "seed", "error"])
     failed = trials[trials.status == "failed"]
     return failed.rename(columns={"config.dataset": "dataset", "config.arm": "arm", "config.seed": "seed"})[
-        ["trial_id", "dataset", "arm", "seed", "error"]].reset_index(drop=True)
+        ["trial_id", "dataset", "arm", "seed", "error"]
+    ].reset_index(drop=True)
 
 
 def runtime_table(trials: pd.DataFrame) -> pd.DataFrame:
@@ -139,14 +156,19 @@ def stopped_early_markdown(trials: pd.DataFrame) -> str:
     early = stopped_early(trials)
     if early.empty:
         return "No trial stopped early: every trial trained the epochs it was set."
-    items = "; ".join(f"{r.dataset} / {r.arm} / seed {int(r.seed)}: {int(r.epochs_run)} of {int(r.epochs)}"
-                      for r in early.itertuples())
-    return (f"**{len(early)} trial(s) stopped early** (GluonTS' learning-rate floor; `n_stopped_early` in the "
-            f"runtime table), so their times and accuracy describe fewer epochs: {items}.")
+    items = "; ".join(
+        f"{r.dataset} / {r.arm} / seed {int(r.seed)}: {int(r.epochs_run)} of {int(r.epochs)}"
+        for r in early.itertuples()
+    )
+    return (
+        f"**{len(early)} trial(s) stopped early** (GluonTS' learning-rate floor; `n_stopped_early` in the "
+        f"runtime table), so their times and accuracy describe fewer epochs: {items}."
+    )
 
 
-def ratio_table(trials: pd.DataFrame, numerator: str | None = None, denominator: str | None = None,
-                metric: str = "train_time_s") -> pd.DataFrame:
+def ratio_table(
+    trials: pd.DataFrame, numerator: str | None = None, denominator: str | None = None, metric: str = "train_time_s"
+) -> pd.DataFrame:
     """numerator / denominator of ``metric`` per dataset, the geometric-mean ratio over seeds (one trial each)
     with its 95 % CI over them (``trial_ratio_ci``; >1: the numerator is slower); by default the reference arms,
     MXNet / PyTorch. With one seed per arm the CI is NaN."""
@@ -205,7 +227,9 @@ def window_ratio_table(trials: pd.DataFrame) -> pd.DataFrame:
     out = windows.copy()
     for metric, name in (("train_time_s", "train"), ("total_time_s", "total")):
         r = ratio_table(trials, metric=metric).set_index("dataset")
-        out = out.join(r[["ratio", "ci_low", "ci_high"]].rename(columns=lambda c: f"{name}_{c}"), how="inner")
+        out = out.join(
+            r[["ratio", "ci_low", "ci_high"]].rename(columns=lambda c, prefix=name: f"{prefix}_{c}"), how="inner"
+        )
     return out.reset_index().sort_values(["window", "dataset"]).reset_index(drop=True)
 
 
@@ -261,8 +285,9 @@ def headline(trials: pd.DataFrame) -> dict:
 def headline_markdown(trials: pd.DataFrame, profile: str) -> str:
     h = headline(trials)
     if "train_ratio" not in h:
-        return (f"No dataset of profile `{profile}` has finished trials of both PyTorch and MXNet yet; "
-                "run the sweep first.")
+        return (
+            f"No dataset of profile `{profile}` has finished trials of both PyTorch and MXNet yet; run the sweep first."
+        )
     lines = [
         f"**Training time, the post's measure.** Over the {h['n_datasets']} dataset(s) that both frameworks "
         f"finished under profile `{profile}`, MXNet trained for **{h['train_mxnet_s']:,.0f} s** and PyTorch for "
@@ -273,31 +298,48 @@ def headline_markdown(trials: pd.DataFrame, profile: str) -> str:
         f"{h['predict_ratio']:.2f}x (MXNet's default forecasting runs imperatively).",
     ]
     if "n_ratio" in h:
-        spread = (f"the per-dataset training-time ratio ranges from {_fmt_ratio(h['ratio_min'])} on "
-                  f"{h['ratio_min']['dataset']} to {_fmt_ratio(h['ratio_max'])} on {h['ratio_max']['dataset']}."
-                  if h["n_ratio"] > 1 else
-                  f"the training-time ratio is {_fmt_ratio(h['ratio_max'])} on {h['ratio_max']['dataset']}.")
+        spread = (
+            f"the per-dataset training-time ratio ranges from {_fmt_ratio(h['ratio_min'])} on "
+            f"{h['ratio_min']['dataset']} to {_fmt_ratio(h['ratio_max'])} on {h['ratio_max']['dataset']}."
+            if h["n_ratio"] > 1
+            else f"the training-time ratio is {_fmt_ratio(h['ratio_max'])} on {h['ratio_max']['dataset']}."
+        )
         lines.append(
-            f"MXNet trained slower on {h['n_mxnet_slower']} of {h['n_ratio']} dataset(s); " + spread
-            + (" With one seed per arm there is no spread to resample, so the confidence intervals are NaN; "
-               "the `full` profile runs 5 seeds." if h.get("one_seed") else "")
-            + ("" if np.isnan(h["window_rho"]) else
-               f" Against the unrolled window (context + prediction length) the ratio has Spearman rank "
-               f"correlation {h['window_rho']:.2f}."))
+            f"MXNet trained slower on {h['n_mxnet_slower']} of {h['n_ratio']} dataset(s); "
+            + spread
+            + (
+                " With one seed per arm there is no spread to resample, so the confidence intervals are NaN; "
+                "the `full` profile runs 5 seeds."
+                if h.get("one_seed")
+                else ""
+            )
+            + (
+                ""
+                if np.isnan(h["window_rho"])
+                else f" Against the unrolled window (context + prediction length) the ratio has Spearman rank "
+                f"correlation {h['window_rho']:.2f}."
+            )
+        )
     if "mase_n" in h:
         dropped = ", ".join(f"{d} {n}" for d, n in sorted(h["n_series_dropped"].items()))
         lines.append(
             f"Accuracy: PyTorch had the lower MASE on {h['mase_torch_better']} of {h['mase_n']} datasets (median "
             f"MASE {h['mase_median_torch']:.3f} PyTorch vs {h['mase_median_mxnet']:.3f} MXNet). Each metric is "
             "averaged over the series where it is finite, as the Monash evaluation does; "
-            + (f"series left out of MASE for a zero seasonal-naive scale: {dropped}." if dropped else
-               "no series was left out of MASE here."))
+            + (
+                f"series left out of MASE for a zero seasonal-naive scale: {dropped}."
+                if dropped
+                else "no series was left out of MASE here."
+            )
+        )
     if h["n_stopped_early"]:
         lines.append(stopped_early_markdown(trials))
     epochs = sorted(set(trials.epochs.astype(int)))
     batches = sorted(set(trials.num_batches_per_epoch.astype(int)))
     if epochs != [100] or batches != [50]:
-        lines.append(f"These trials ran {', '.join(map(str, epochs))} epoch(s) of {', '.join(map(str, batches))} "
-                     "batches, not the protocol's 100 x 50: the accuracy is that of barely trained models and the "
-                     "runtimes weigh fixed start-up costs more than a full run would.")
+        lines.append(
+            f"These trials ran {', '.join(map(str, epochs))} epoch(s) of {', '.join(map(str, batches))} "
+            "batches, not the protocol's 100 x 50: the accuracy is that of barely trained models and the "
+            "runtimes weigh fixed start-up costs more than a full run would."
+        )
     return "\n\n".join(lines)

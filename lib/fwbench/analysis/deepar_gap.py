@@ -4,17 +4,17 @@ training and prediction networks buys; and the prose that reads them. "MXNet" an
 reference arms; arms, labels and what each MXNet arm hybridizes come from the study (``get_study``,
 ``fwbench.studies.deepar_trial.hybridization``).
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from ..stats import trial_ratio_ci
 from ..studies import get_study
+from ..studies.deepar_trial import hybridization
 from . import arm_order
 from .deepar import STUDY, reference_arms
-from ..stats import trial_ratio_ci
-from ..studies.deepar_trial import hybridization
-
 
 BREAKDOWN_PHASES = ["data_pipeline", "model_code", "trainer_loop", "framework", "other"]
 
@@ -71,8 +71,18 @@ def hybridize_effect(trials: pd.DataFrame) -> pd.DataFrame:
                 a = g.loc[g.arm == num, metric].to_numpy(float)
                 b = g.loc[g.arm == den, metric].to_numpy(float)
                 if a.size and b.size:
-                    rows.append({"dataset": dataset, "arm": arm, "baseline": mx, "part": part, "metric": metric,
-                                 "numerator": num, "denominator": den, **trial_ratio_ci(a, b)})
+                    rows.append(
+                        {
+                            "dataset": dataset,
+                            "arm": arm,
+                            "baseline": mx,
+                            "part": part,
+                            "metric": metric,
+                            "numerator": num,
+                            "denominator": den,
+                            **trial_ratio_ci(a, b),
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -80,7 +90,9 @@ def _trend_text(ratio: pd.Series) -> str:
     """Whether the MXNet / PyTorch step ratio rises with the unrolled window, by Spearman rank correlation."""
     windows = ratio.index.get_level_values("window").to_numpy(float)
     if len(ratio) < 3 or len(set(windows)) < 3:
-        return "Too few window lengths here to tell how the ratio changes with the window (the `gap` profile has three)."
+        return (
+            "Too few window lengths here to tell how the ratio changes with the window (the `gap` profile has three)."
+        )
     rho = float(pd.Series(ratio.to_numpy(float)).corr(pd.Series(windows), method="spearman"))
     if rho >= 0.8:
         return f"The ratio rises with the window (Spearman rank correlation {rho:.2f})."
@@ -99,38 +111,47 @@ def gap_markdown(trials: pd.DataFrame) -> str:
     lines = []
     for arm in arm_order(STUDY, med.index):
         r = med.loc[arm]
-        lines.append(f"- **{names[arm]}**: of the training time, the data pipeline alone accounts for "
-                     f"{100 * r.share_data:.0f} %, the network steps (forward, backward, update) for "
-                     f"{100 * r.share_network_step:.0f} %, and setup outside the epochs for "
-                     f"{100 * r.share_fit_overhead:.0f} % (median over datasets).")
+        lines.append(
+            f"- **{names[arm]}**: of the training time, the data pipeline alone accounts for "
+            f"{100 * r.share_data:.0f} %, the network steps (forward, backward, update) for "
+            f"{100 * r.share_network_step:.0f} %, and setup outside the epochs for "
+            f"{100 * r.share_fit_overhead:.0f} % (median over datasets)."
+        )
     step = table.pivot_table(index=["dataset", "window"], columns="arm", values="network_step_s")
     if {mx, pt} <= set(step.columns):
         ratio = (step[mx] / step[pt]).replace([np.inf, -np.inf], np.nan).dropna().sort_index(level="window")
         if len(ratio):
             by_window = ", ".join(f"{r:.1f}x on {d} ({w} steps)" for (d, w), r in ratio.items())
-            lines.append(f"- The network steps alone (training epochs minus the data pipeline) are "
-                         f"{ratio.median():.1f}x slower in MXNet (median over {len(ratio)} dataset(s)); by unrolled "
-                         f"window (context + prediction length): {by_window}. MXNet steps through LSTMCell/"
-                         "ZoneoutCell/ResidualCell once per time step; PyTorch runs the whole window in one fused "
-                         f"`nn.LSTM` call. {_trend_text(ratio)}")
+            lines.append(
+                f"- The network steps alone (training epochs minus the data pipeline) are "
+                f"{ratio.median():.1f}x slower in MXNet (median over {len(ratio)} dataset(s)); by unrolled "
+                f"window (context + prediction length): {by_window}. MXNet steps through LSTMCell/"
+                "ZoneoutCell/ResidualCell once per time step; PyTorch runs the whole window in one fused "
+                f"`nn.LSTM` call. {_trend_text(ratio)}"
+            )
     pred = table.pivot_table(index="dataset", columns="arm", values="predict_time_s")
     if {mx, pt} <= set(pred.columns):
         pr = (pred[mx] / pred[pt]).dropna()
         if len(pr):
-            lines.append(f"- Forecasting (100 sample paths, one network call per step of the horizon) is "
-                         f"{pr.median():.1f}x slower in MXNet's default, whose prediction network gluonts 0.17 runs "
-                         f"imperatively (median over {len(pr)} dataset(s)).")
+            lines.append(
+                f"- Forecasting (100 sample paths, one network call per step of the horizon) is "
+                f"{pr.median():.1f}x slower in MXNet's default, whose prediction network gluonts 0.17 runs "
+                f"imperatively (median over {len(pr)} dataset(s))."
+            )
     prof = cprofile_table(trials, "train")
     if not prof.empty:
         fw = prof.groupby("arm")[[c for c in BREAKDOWN_PHASES if c in prof]].median()
         for arm in arm_order(STUDY, fw.index):
             top = fw.loc[arm].sort_values(ascending=False)
             parts = ", ".join(f"{name.replace('_', ' ')} {100 * v:.0f} %" for name, v in top.items() if v >= 0.02)
-            lines.append(f"- cProfile, {names[arm]}, one training epoch (own time by module, median over "
-                         f"datasets): {parts}.")
+            lines.append(
+                f"- cProfile, {names[arm]}, one training epoch (own time by module, median over datasets): {parts}."
+            )
     hyb = hybridize_effect(trials)
     if not hyb.empty:
         for (num, den, part), g in hyb.groupby(["numerator", "denominator", "part"], sort=False):
-            lines.append(f"- {names[num]} / {names[den]}, {part}: {g.ratio.median():.2f}x (median over "
-                         f"{len(g)} dataset(s); >1 means hybridizing the {part} network speeds it up).")
+            lines.append(
+                f"- {names[num]} / {names[den]}, {part}: {g.ratio.median():.2f}x (median over "
+                f"{len(g)} dataset(s); >1 means hybridizing the {part} network speeds it up)."
+            )
     return "\n".join(lines)

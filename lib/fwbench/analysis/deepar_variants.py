@@ -11,6 +11,7 @@
   What the prediction leaves between itself and 4.5 is what this machine cannot reproduce: the post's CPU, its
   builds, its library versions, its thread count.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,12 +19,15 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..data import monash
 from ..published.deepar2024 import post_ratio
 from .deepar import reference_arms
-from ..data import monash
 
-VARIANT_LABELS = {"main": "main part ({threads} threads, oneDNN on)", "threads": "{threads} thread(s), oneDNN on",
-                  "onednn": "{threads} threads, oneDNN off"}
+VARIANT_LABELS = {
+    "main": "main part ({threads} threads, oneDNN on)",
+    "threads": "{threads} thread(s), oneDNN on",
+    "onednn": "{threads} threads, oneDNN off",
+}
 
 
 def variants_table(trials: pd.DataFrame) -> pd.DataFrame:
@@ -33,8 +37,21 @@ def variants_table(trials: pd.DataFrame) -> pd.DataFrame:
     framework's training time against its own main-part time (>1: the setting is slower). ``seed_spread``: the
     largest max/min - 1 of the main part's training times over seeds per arm on that dataset, the run-to-run
     yardstick a setting's change should clear."""
-    cols = ["dataset", "window", "setting", "part", "threads", "n_seeds", "mxnet_train_s", "torch_train_s",
-            "train_ratio", "total_ratio", "mxnet_vs_main", "torch_vs_main", "seed_spread"]
+    cols = [
+        "dataset",
+        "window",
+        "setting",
+        "part",
+        "threads",
+        "n_seeds",
+        "mxnet_train_s",
+        "torch_train_s",
+        "train_ratio",
+        "total_ratio",
+        "mxnet_vs_main",
+        "torch_vs_main",
+        "seed_spread",
+    ]
     if trials.empty or "part" not in trials or not (trials.part != "main").any():
         return pd.DataFrame(columns=cols)
     mx, pt = reference_arms()
@@ -44,8 +61,9 @@ def variants_table(trials: pd.DataFrame) -> pd.DataFrame:
         if not variant_seeds:
             continue
         main = g[g.part == "main"]
-        spread = max((float(v.max() / v.min() - 1) for _, v in main.groupby("arm").train_time_s if len(v) > 1),
-                     default=np.nan)
+        spread = max(
+            (float(v.max() / v.min() - 1) for _, v in main.groupby("arm").train_time_s if len(v) > 1), default=np.nan
+        )
         main = main[main.seed.isin(variant_seeds)]
         base = {arm: main.loc[main.arm == arm, "train_time_s"].median() for arm in (mx, pt)}
         for part in ("main", "threads", "onednn"):
@@ -54,15 +72,23 @@ def variants_table(trials: pd.DataFrame) -> pd.DataFrame:
                 continue
             med = {arm: sub[sub.arm == arm][["train_time_s", "total_time_s"]].median() for arm in (mx, pt)}
             threads = int(sub.threads.iloc[0])
-            rows.append({"dataset": dataset, "window": int(g.window.iloc[0]), "part": part, "threads": threads,
-                         "setting": VARIANT_LABELS[part].format(threads=threads),
-                         "n_seeds": int(sub.seed.nunique()),
-                         "mxnet_train_s": med[mx].train_time_s, "torch_train_s": med[pt].train_time_s,
-                         "train_ratio": med[mx].train_time_s / med[pt].train_time_s,
-                         "total_ratio": med[mx].total_time_s / med[pt].total_time_s,
-                         "mxnet_vs_main": med[mx].train_time_s / base[mx],
-                         "torch_vs_main": med[pt].train_time_s / base[pt],
-                         "seed_spread": spread})
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "window": int(g.window.iloc[0]),
+                    "part": part,
+                    "threads": threads,
+                    "setting": VARIANT_LABELS[part].format(threads=threads),
+                    "n_seeds": int(sub.seed.nunique()),
+                    "mxnet_train_s": med[mx].train_time_s,
+                    "torch_train_s": med[pt].train_time_s,
+                    "train_ratio": med[mx].train_time_s / med[pt].train_time_s,
+                    "total_ratio": med[mx].total_time_s / med[pt].total_time_s,
+                    "mxnet_vs_main": med[mx].train_time_s / base[mx],
+                    "torch_vs_main": med[pt].train_time_s / base[pt],
+                    "seed_spread": spread,
+                }
+            )
     return pd.DataFrame(rows, columns=cols).sort_values(["window", "dataset"], kind="stable").reset_index(drop=True)
 
 
@@ -70,17 +96,25 @@ def variants_markdown(table: pd.DataFrame) -> str:
     """``variants_table`` as Markdown, with what it can and cannot say."""
     if table.empty:
         return "_No variant trials (1 thread, oneDNN off) stored for this profile._"
-    lines = ["| dataset (window) | setting | seeds | MXNet train | PyTorch train | MXNet / PyTorch train | "
-             "train + forecast | MXNet vs its main | PyTorch vs its main |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| dataset (window) | setting | seeds | MXNet train | PyTorch train | MXNet / PyTorch train | "
+        "train + forecast | MXNet vs its main | PyTorch vs its main |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in table.itertuples():
-        lines.append(f"| {r.dataset} ({r.window}) | {r.setting} | {r.n_seeds} | {r.mxnet_train_s:.0f} s | "
-                     f"{r.torch_train_s:.0f} s | {r.train_ratio:.2f} | {r.total_ratio:.2f} | {r.mxnet_vs_main:.2f} | "
-                     f"{r.torch_vs_main:.2f} |")
+        lines.append(
+            f"| {r.dataset} ({r.window}) | {r.setting} | {r.n_seeds} | {r.mxnet_train_s:.0f} s | "
+            f"{r.torch_train_s:.0f} s | {r.train_ratio:.2f} | {r.total_ratio:.2f} | {r.mxnet_vs_main:.2f} | "
+            f"{r.torch_vs_main:.2f} |"
+        )
     spread = table.groupby("dataset").seed_spread.first()
     note = ", ".join(f"{d} {100 * v:.0f} %" for d, v in spread.items() if not np.isnan(v))
-    lines += ["", "One trial per arm, setting and seed (no CI). The run-to-run yardstick is the main part's "
-              f"spread over seeds (largest max/min - 1 per arm): {note or 'n/a (one seed)'}; a change smaller "
-              "than that is not told apart from noise."]
+    lines += [
+        "",
+        "One trial per arm, setting and seed (no CI). The run-to-run yardstick is the main part's "
+        f"spread over seeds (largest max/min - 1 per arm): {note or 'n/a (one seed)'}; a change smaller "
+        "than that is not told apart from noise.",
+    ]
     return "\n".join(lines)
 
 
@@ -116,9 +150,15 @@ def post_ratio_from_windows(trials: pd.DataFrame, windows: list[int], n_boot: in
     sides = {arm: frame[frame.arm == arm] for arm in (mx, pt)}
     w = np.asarray(windows, float)
     low, high = (float(frame.window.min()), float(frame.window.max())) if len(frame) else (math.nan, math.nan)
-    out = {"ratio": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n_datasets": len(windows),
-           "n_outside": int(((w < low) | (w > high)).sum()) if len(frame) else len(windows),
-           "fitted_windows": (low, high), "post_windows": (float(w.min()), float(w.max())) if len(w) else None}
+    out = {
+        "ratio": math.nan,
+        "ci_low": math.nan,
+        "ci_high": math.nan,
+        "n_datasets": len(windows),
+        "n_outside": int(((w < low) | (w > high)).sum()) if len(frame) else len(windows),
+        "fitted_windows": (low, high),
+        "post_windows": (float(w.min()), float(w.max())) if len(w) else None,
+    }
     if any(side.window.nunique() < 2 for side in sides.values()) or not len(w):
         return out
 
@@ -140,24 +180,31 @@ def post_ratio_from_windows(trials: pd.DataFrame, windows: list[int], n_boot: in
 def post_ratio_markdown(prediction: dict, post_ratio: float, model: dict) -> str:
     """What the window length explains of the post's ratio, in a few sentences."""
     if math.isnan(prediction["ratio"]):
-        return ("_Too few windows stored to fit the window model (each framework needs trials on 2 windows or "
-                "more)._")
+        return "_Too few windows stored to fit the window model (each framework needs trials on 2 windows or more)._"
     mx, pt = reference_arms()
     (a_mx, b_mx), (a_pt, b_pt) = model[mx], model[pt]
-    ci = (f" (95 % CI {prediction['ci_low']:.2f}-{prediction['ci_high']:.2f})"
-          if not math.isnan(prediction["ci_low"]) else " (no CI)")
+    ci = (
+        f" (95 % CI {prediction['ci_low']:.2f}-{prediction['ci_high']:.2f})"
+        if not math.isnan(prediction["ci_low"])
+        else " (no CI)"
+    )
     low, high = prediction["fitted_windows"]
     ratio = prediction["ratio"]
-    rest = (f"the window length explains a ratio of {ratio:.2f}, and a factor of {post_ratio / ratio:.1f} is left "
-            "to what the window does not explain: the thread count and the oneDNN build are measured below (Threads "
-            "and oneDNN); the post's CPU and library versions cannot be measured here" if ratio < post_ratio else
-            "the window length alone accounts for the post's ratio on this CPU")
-    return (f"Seconds per training batch on this CPU: MXNet {1e3 * a_mx:.1f} ms + {1e3 * b_mx:.2f} ms x window, "
-            f"PyTorch {1e3 * a_pt:.1f} ms + {1e3 * b_pt:.2f} ms x window (fitted on windows {low:.0f}-{high:.0f}). "
-            f"Summed over the windows of the post's {prediction['n_datasets']} datasets, this predicts a total "
-            f"training-time ratio of **{ratio:.2f}**{ci} on this CPU, against the post's {post_ratio:.1f}: {rest}. "
-            f"{prediction['n_outside']} of the post's windows lie outside the fitted range (up to "
-            f"{prediction['post_windows'][1]:.0f} steps): that part is extrapolated.")
+    rest = (
+        f"the window length explains a ratio of {ratio:.2f}, and a factor of {post_ratio / ratio:.1f} is left "
+        "to what the window does not explain: the thread count and the oneDNN build are measured below (Threads "
+        "and oneDNN); the post's CPU and library versions cannot be measured here"
+        if ratio < post_ratio
+        else "the window length alone accounts for the post's ratio on this CPU"
+    )
+    return (
+        f"Seconds per training batch on this CPU: MXNet {1e3 * a_mx:.1f} ms + {1e3 * b_mx:.2f} ms x window, "
+        f"PyTorch {1e3 * a_pt:.1f} ms + {1e3 * b_pt:.2f} ms x window (fitted on windows {low:.0f}-{high:.0f}). "
+        f"Summed over the windows of the post's {prediction['n_datasets']} datasets, this predicts a total "
+        f"training-time ratio of **{ratio:.2f}**{ci} on this CPU, against the post's {post_ratio:.1f}: {rest}. "
+        f"{prediction['n_outside']} of the post's windows lie outside the fitted range (up to "
+        f"{prediction['post_windows'][1]:.0f} steps): that part is extrapolated."
+    )
 
 
 def post_windows() -> list[int]:

@@ -10,6 +10,7 @@ of the sum ((predicted - measured) / measured), and the median per-trial error. 
 ``busy_machine`` (other processes took the CPU) are counted apart and left out of the error: they measure the
 neighbours, not the model.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -24,8 +25,17 @@ from ..runner import plan
 from ..studies import get_study
 
 FORMAT = "fwbench-estimate-prediction/1"
-COLUMNS = ["study", "group", "planned_trials", "measured_trials", "busy_trials", "predicted_s", "measured_s",
-           "error", "median_trial_error"]
+COLUMNS = [
+    "study",
+    "group",
+    "planned_trials",
+    "measured_trials",
+    "busy_trials",
+    "predicted_s",
+    "measured_s",
+    "error",
+    "median_trial_error",
+]
 
 
 def save_prediction(estimate, path: Path, store) -> dict:
@@ -36,16 +46,22 @@ def save_prediction(estimate, path: Path, store) -> dict:
     trials = store.trials(estimate.study)
     done = trials[trials.status == "done"] if not trials.empty else trials
     shas = sorted(set(done["provenance.git_sha"].dropna())) if "provenance.git_sha" in done else []
-    entry = {"study": estimate.study, "profile": estimate.profile,
-             "made_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-             "fitted_on": {"store": str(store.path), "trials": int(len(done)), "git_shas": shas},
-             "model": estimate.model, "capped_s": estimate.total_s,
-             "expected_s": (estimate.adaptive or {}).get("expected_s", estimate.total_s),
-             "per_trial": {tid: {"predicted_s": round(float(s), 3), "arm": arms.get(tid, "")}
-                           for tid, s in estimate.per_trial.items()}}
+    entry = {
+        "study": estimate.study,
+        "profile": estimate.profile,
+        "made_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "fitted_on": {"store": str(store.path), "trials": int(len(done)), "git_shas": shas},
+        "model": estimate.model,
+        "capped_s": estimate.total_s,
+        "expected_s": (estimate.adaptive or {}).get("expected_s", estimate.total_s),
+        "per_trial": {
+            tid: {"predicted_s": round(float(s), 3), "arm": arms.get(tid, "")} for tid, s in estimate.per_trial.items()
+        },
+    }
     data = _read(path) if Path(path).exists() else {"format": FORMAT, "predictions": []}
-    data["predictions"] = [p for p in data["predictions"]
-                           if (p["study"], p["profile"]) != (estimate.study, estimate.profile)] + [entry]
+    data["predictions"] = [
+        p for p in data["predictions"] if (p["study"], p["profile"]) != (estimate.study, estimate.profile)
+    ] + [entry]
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(data, indent=1) + "\n")
     return entry
@@ -55,8 +71,10 @@ def _read(path: Path) -> dict:
     try:
         data = json.loads(Path(path).read_text())
     except FileNotFoundError:
-        raise FwbenchError(f"no prediction file at {path}; write one with `fwbench estimate STUDY --workers 1 "
-                           f"--profile PROFILE --save {path}` before the run") from None
+        raise FwbenchError(
+            f"no prediction file at {path}; write one with `fwbench estimate STUDY --workers 1 "
+            f"--profile PROFILE --save {path}` before the run"
+        ) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise FwbenchError(f"{path} is not a prediction file (not JSON: {e})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("predictions"), list):
@@ -86,17 +104,21 @@ def check_prediction(path: Path, store) -> pd.DataFrame:
         trials = store.trials(study, set(predicted))
         if not trials.empty:
             trials = trials[(trials.status == "done") & trials["provenance.trial_wall_s"].notna()]
-        frame = pd.DataFrame({"trial_id": list(predicted),
-                              "predicted_s": [p["predicted_s"] for p in predicted.values()],
-                              "group": [p["arm"] for p in predicted.values()]})
+        frame = pd.DataFrame(
+            {
+                "trial_id": list(predicted),
+                "predicted_s": [p["predicted_s"] for p in predicted.values()],
+                "group": [p["arm"] for p in predicted.values()],
+            }
+        )
         machines = not trials.empty and "provenance.boot_id" in trials
         if trials.empty:
             frame = frame.assign(measured_s=math.nan, busy=False)
         else:
-            busy = (trials["provenance.busy_machine"].eq(True) if "provenance.busy_machine"
-                    in trials else False)
-            measured = pd.DataFrame({"trial_id": trials.trial_id, "measured_s": trials["provenance.trial_wall_s"],
-                                     "busy": busy})
+            busy = trials["provenance.busy_machine"].eq(True) if "provenance.busy_machine" in trials else False
+            measured = pd.DataFrame(
+                {"trial_id": trials.trial_id, "measured_s": trials["provenance.trial_wall_s"], "busy": busy}
+            )
             if machines:
                 cpu = trials["provenance.cpu_id"] if "provenance.cpu_id" in trials else [None] * len(trials)
                 measured["machine"] = [machine_label(c, b) for c, b in zip(cpu, trials["provenance.boot_id"])]
@@ -112,22 +134,34 @@ def check_prediction(path: Path, store) -> pd.DataFrame:
 def _check_row(study: str, group: str, part: pd.DataFrame) -> dict:
     clean = part[part.measured_s.notna() & ~part.busy.eq(True)]
     per_trial = (clean.predicted_s - clean.measured_s) / clean.measured_s
-    return {"study": study, "group": group, "planned_trials": len(part), "measured_trials": len(clean),
-            "busy_trials": int((part.measured_s.notna() & part.busy.eq(True)).sum()),
-            "predicted_s": float(clean.predicted_s.sum()), "measured_s": float(clean.measured_s.sum()),
-            "error": _error(float(clean.predicted_s.sum()), float(clean.measured_s.sum())),
-            "median_trial_error": float(per_trial.median()) if len(per_trial) else math.nan}
+    return {
+        "study": study,
+        "group": group,
+        "planned_trials": len(part),
+        "measured_trials": len(clean),
+        "busy_trials": int((part.measured_s.notna() & part.busy.eq(True)).sum()),
+        "predicted_s": float(clean.predicted_s.sum()),
+        "measured_s": float(clean.measured_s.sum()),
+        "error": _error(float(clean.predicted_s.sum()), float(clean.measured_s.sum())),
+        "median_trial_error": float(per_trial.median()) if len(per_trial) else math.nan,
+    }
 
 
 def check_markdown(frame: pd.DataFrame) -> str:
     """The check as a Markdown table (errors in %, times in minutes)."""
+
     def pct(x):
         return "n/a" if pd.isna(x) else f"{100 * x:+.0f} %"
 
-    lines = ["| study | arm | trials measured of planned (busy, left out) | predicted | measured | error of the sum | "
-             "median per-trial error |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| study | arm | trials measured of planned (busy, left out) | predicted | measured | error of the sum | "
+        "median per-trial error |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in frame.itertuples():
-        lines.append(f"| {r.study} | {r.group} | {r.measured_trials} of {r.planned_trials} ({r.busy_trials}) | "
-                     f"{r.predicted_s / 60:.1f} min | {r.measured_s / 60:.1f} min | {pct(r.error)} | "
-                     f"{pct(r.median_trial_error)} |")
+        lines.append(
+            f"| {r.study} | {r.group} | {r.measured_trials} of {r.planned_trials} ({r.busy_trials}) | "
+            f"{r.predicted_s / 60:.1f} min | {r.measured_s / 60:.1f} min | {pct(r.error)} | "
+            f"{pct(r.median_trial_error)} |"
+        )
     return "\n".join(lines)

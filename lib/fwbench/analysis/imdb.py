@@ -5,19 +5,20 @@ ratios put the study's MXNet reference arm over each PyTorch arm of the post (``
 post is compared with its framework's reference arm. A setting is arm x batch size x workers x worker lifetime x
 oneDNN (``SETTING``); ratios over independent trials (oneDNN, worker lifetime) reduce each trial to its median
 timed epoch first (``fwbench.stats.trial_ratio_ci``)."""
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
 from ..data.imdb import REVIEWS_PER_SPLIT
+from ..machines import MACHINE, NOT_RECORDED, centre_by_machine, machine_of
 from ..paths import results_path
+from ..stats import summarize, trial_ratio_ci
 from ..store import ResultsStore
 from ..studies import get_study
-from . import arm_order, profile_measurements, profile_trials
-from ..machines import MACHINE, NOT_RECORDED, centre_by_machine, machine_of
-from ..stats import summarize, trial_ratio_ci
 from ..studies.imdb import CORE_ARMS, DEFAULT_LIFETIME
+from . import arm_order, profile_measurements, profile_trials
 from .inference import peak_gflops
 
 STUDY = "imdb"
@@ -45,16 +46,29 @@ def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore 
     long = profile_measurements("imdb", profile, overrides, store)
     if long.empty:
         return pd.DataFrame()
-    keys = {"trial_id": "trial_id", "config.part": "part", "config.arm": "arm", "config.batch_size": "batch_size",
-            "config.num_workers": "num_workers", "config.worker_lifetime": "worker_lifetime",
-            "config.onednn": "onednn", "config.seed": "seed", "config.epochs": "epochs",
-            "config.n_train": "n_train", "config.encoding.maxlen": "seq_len", "config.threads": "threads",
-            "host": "host", MACHINE: MACHINE, "step": "epoch"}
+    keys = {
+        "trial_id": "trial_id",
+        "config.part": "part",
+        "config.arm": "arm",
+        "config.batch_size": "batch_size",
+        "config.num_workers": "num_workers",
+        "config.worker_lifetime": "worker_lifetime",
+        "config.onednn": "onednn",
+        "config.seed": "seed",
+        "config.epochs": "epochs",
+        "config.n_train": "n_train",
+        "config.encoding.maxlen": "seq_len",
+        "config.threads": "threads",
+        "host": "host",
+        MACHINE: MACHINE,
+        "step": "epoch",
+    }
     defaults = {"config.worker_lifetime": DEFAULT_LIFETIME, "config.onednn": True}  # rows from before the options
     long = long.assign(**{c: long[c].fillna(v) if c in long else v for c, v in defaults.items()})
     long[MACHINE] = long["provenance.boot_id"].map(machine_of) if "provenance.boot_id" in long else NOT_RECORDED
-    long = long.assign(lr_schedule=long["config.lr_schedule.factor"].notna()
-                       if "config.lr_schedule.factor" in long else False)
+    long = long.assign(
+        lr_schedule=long["config.lr_schedule.factor"].notna() if "config.lr_schedule.factor" in long else False
+    )
     whole = long[long.metric.isin(WHOLE_TRIAL)].pivot_table(index="trial_id", columns="metric", values="value")
     long = long[long.step >= 0]  # whole-trial values (step -1) are joined as columns below
     wide = long.pivot_table(index=list(keys) + ["lr_schedule"], columns="metric", values="value").reset_index()
@@ -86,9 +100,16 @@ def hybridize_table(profile: str, overrides: dict | None = None, store: ResultsS
     trials = profile_trials("imdb", profile, overrides, store)
     if trials.empty or "summary.hybridize_ok" not in trials:
         return pd.DataFrame()
-    cols = {"config.arm": "arm", "config.batch_size": "batch_size", "config.seed": "seed", "status": "status",
-            "summary.hybridize_ok": "hybridize_ok", "summary.hybridize_error": "hybridize_error",
-            "summary.median_epoch_s": "median_epoch_s", "summary.n_parameters": "n_parameters"}
+    cols = {
+        "config.arm": "arm",
+        "config.batch_size": "batch_size",
+        "config.seed": "seed",
+        "status": "status",
+        "summary.hybridize_ok": "hybridize_ok",
+        "summary.hybridize_error": "hybridize_error",
+        "summary.median_epoch_s": "median_epoch_s",
+        "summary.n_parameters": "n_parameters",
+    }
     rows = trials[trials["summary.hybridize_ok"].notna()]
     return rows[[c for c in cols if c in rows]].rename(columns=cols).reset_index(drop=True)
 
@@ -120,8 +141,9 @@ def trial_values(timed: pd.DataFrame, arm: str, value: str = "train_time_s") -> 
     return timed[timed.arm == arm].groupby("trial_id")[value].median()
 
 
-def ratio_table(frame: pd.DataFrame, numerator: str | None = None,
-                denominators: tuple[str, ...] | None = None) -> pd.DataFrame:
+def ratio_table(
+    frame: pd.DataFrame, numerator: str | None = None, denominators: tuple[str, ...] | None = None
+) -> pd.DataFrame:
     """Epoch-time ratio numerator / denominator (>1: the numerator is slower) per batch size x workers, with a
     95 % CI over independent trials (each the median of its timed epochs; ``trial_ratio_ci``: Welch t on the
     log ratio below 10 trials a side, bootstrap above). Defaults: ``post_comparison()``."""
@@ -137,8 +159,14 @@ def ratio_table(frame: pd.DataFrame, numerator: str | None = None,
         for den_arm in denominators:
             den = trial_values(group, den_arm)
             if len(num) and len(den):
-                rows.append({**dict(zip(SETTING[1:], key)), "numerator": numerator, "denominator": den_arm,
-                             **trial_ratio_ci(num, den)})
+                rows.append(
+                    {
+                        **dict(zip(SETTING[1:], key)),
+                        "numerator": numerator,
+                        "denominator": den_arm,
+                        **trial_ratio_ci(num, den),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -157,15 +185,20 @@ def headline(frame: pd.DataFrame) -> dict:
         return {}
     best = best_settings(frame)
     timed = timed_epochs(part(frame, "main", "extra", "convergence"))
-    out = {"n_trials": int(timed.trial_id.nunique()), "n_timed_epochs": int(len(timed)),
-           "n_train": int(part(frame, "main").n_train.iloc[0]), "best": best}
+    out = {
+        "n_trials": int(timed.trial_id.nunique()),
+        "n_timed_epochs": int(len(timed)),
+        "n_train": int(part(frame, "main").n_train.iloc[0]),
+        "best": best,
+    }
     at_best = {}
     for _, row in best.iterrows():
         sel = timed[(timed[SETTING] == row[SETTING].to_numpy()).all(axis=1)]
         at_best[row.arm] = trial_values(sel, row.arm, "epoch_25k_s").to_numpy()
     mx_ref, torch_arms = post_comparison()
-    out["best_ratios"] = {den: trial_ratio_ci(at_best[mx_ref], at_best[den]) for den in torch_arms
-                          if mx_ref in at_best and den in at_best}
+    out["best_ratios"] = {
+        den: trial_ratio_ci(at_best[mx_ref], at_best[den]) for den in torch_arms if mx_ref in at_best and den in at_best
+    }
     ratios = ratio_table(frame)
     if not ratios.empty:
         out["ratio_range"] = (float(ratios.ratio.min()), float(ratios.ratio.max()))
@@ -185,19 +218,25 @@ def headline_markdown(frame: pd.DataFrame) -> str:
     h = headline(frame)
     if not h:
         return "**No finished IMDB trials for this profile in the store yet.**"
-    lines = [f"Measured over {h['n_trials']} trials and {h['n_timed_epochs']} timed epochs "
-             f"(first epoch of each trial excluded), {h['n_train']} training reviews per epoch "
-             f"(times scaled to the post's 25k-review epoch)."]
+    lines = [
+        f"Measured over {h['n_trials']} trials and {h['n_timed_epochs']} timed epochs "
+        f"(first epoch of each trial excluded), {h['n_train']} training reviews per epoch "
+        f"(times scaled to the post's 25k-review epoch)."
+    ]
     labels = _study().labels()
     for _, row in h["best"].iterrows():
         workers = f"{row.num_workers} workers" + (f" ({row.worker_lifetime})" if row.num_workers else "")
-        lines.append(f"- fastest setting for **{labels[row.arm]}** (`{row.arm}`): batch {row.batch_size}, {workers}, "
-                     f"median {row['median']:.1f} s per 25k-review epoch (IQR {row.iqr:.1f} s), "
-                     f"{row.samples_per_s:.0f} samples/s")
+        lines.append(
+            f"- fastest setting for **{labels[row.arm]}** (`{row.arm}`): batch {row.batch_size}, {workers}, "
+            f"median {row['median']:.1f} s per 25k-review epoch (IQR {row.iqr:.1f} s), "
+            f"{row.samples_per_s:.0f} samples/s"
+        )
     mx_ref = post_comparison()[0]
     for den, r in h["best_ratios"].items():
-        lines.append(f"- {labels[mx_ref]} / {labels[den]} epoch time, each at its best setting: {_ci_text(r)}; "
-                     "above 1 means MXNet is slower")
+        lines.append(
+            f"- {labels[mx_ref]} / {labels[den]} epoch time, each at its best setting: {_ci_text(r)}; "
+            "above 1 means MXNet is slower"
+        )
     if "ratio_range" in h:
         lo, hi = h["ratio_range"]
         lines.append(f"- across all batch sizes and worker counts the MXNet / PyTorch ratio spans {lo:.2f}-{hi:.2f}")
@@ -225,11 +264,17 @@ def variant_effects(frame: pd.DataFrame) -> pd.DataFrame:
             base = timed[(timed.arm == baseline) & (timed[SETTING[1:]] == list(key)).all(axis=1)]
             if base.empty:
                 continue
-            rows.append({"variant": variant, "baseline": baseline, **dict(zip(SETTING[1:], key)),
-                         **trial_ratio_ci(trial_values(group, variant), trial_values(base, baseline)),
-                         "prepare_time_s": float(group.prepare_time_s.median()),
-                         "variant_epoch_s": float(group.train_time_s.median()),
-                         "baseline_epoch_s": float(base.train_time_s.median())})
+            rows.append(
+                {
+                    "variant": variant,
+                    "baseline": baseline,
+                    **dict(zip(SETTING[1:], key)),
+                    **trial_ratio_ci(trial_values(group, variant), trial_values(base, baseline)),
+                    "prepare_time_s": float(group.prepare_time_s.median()),
+                    "variant_epoch_s": float(group.train_time_s.median()),
+                    "baseline_epoch_s": float(base.train_time_s.median()),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -255,9 +300,19 @@ def paired_settings(trials: pd.DataFrame, factor: str, numerator, denominator):
 
 def _paired_settings(trials: pd.DataFrame, factor: str, numerator, denominator, what: str) -> pd.DataFrame:
     """``paired_settings`` as a table: the ratio of per-trial median epoch times with its CI over trials."""
-    return pd.DataFrame([{**setting, what: numerator, "baseline": denominator, "median_s": float(num.median()),
-                          "baseline_median_s": float(den.median()), **trial_ratio_ci(num, den)}
-                         for setting, num, den in paired_settings(trials, factor, numerator, denominator)])
+    return pd.DataFrame(
+        [
+            {
+                **setting,
+                what: numerator,
+                "baseline": denominator,
+                "median_s": float(num.median()),
+                "baseline_median_s": float(den.median()),
+                **trial_ratio_ci(num, den),
+            }
+            for setting, num, den in paired_settings(trials, factor, numerator, denominator)
+        ]
+    )
 
 
 def onednn_effect(frame: pd.DataFrame) -> pd.DataFrame:
@@ -298,8 +353,9 @@ def scaling_table(frame: pd.DataFrame, gemm_peak: dict | None = None) -> pd.Data
     table = summarize(timed, ["arm", "seq_len", "threads"], value="train_time_s")
     sps = timed.groupby(["arm", "seq_len", "threads"])["samples_per_s"].median().rename("samples_per_s")
     table = table.join(sps, on=["arm", "seq_len", "threads"])
-    table["achieved_gflops"] = [training_flops_per_sample(s) * r / 1e9
-                                for s, r in zip(table.seq_len, table.samples_per_s)]
+    table["achieved_gflops"] = [
+        training_flops_per_sample(s) * r / 1e9 for s, r in zip(table.seq_len, table.samples_per_s)
+    ]
     if gemm_peak:
         framework = table.arm.map(_study().framework_of)
         table["gemm_peak_gflops"] = [gemm_peak.get((f, t), np.nan) for f, t in zip(framework, table.threads)]

@@ -5,17 +5,18 @@ Warm-up calls are stored (``warmup_*`` metrics) and excluded here; every statist
 Frameworks, labels and the compared pairs come from each study's arm table (``get_study``); the overview article's
 VGG16 numbers from ``fwbench.published.overview``.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
 from ..published.overview import VGG16_LATENCY_MS
+from ..stats import summarize, trial_medians, trial_ratio_ci
 from ..store import ResultsStore
 from ..studies import get_study
 from ..vision import vgg16_flops
 from . import profile_measurements, profile_trials
-from ..stats import summarize, trial_medians, trial_ratio_ci
 from .vgg16 import compiled_table, vgg16_compile_times, vgg16_latencies, vgg16_ratios, vgg16_table
 
 
@@ -33,8 +34,9 @@ def _trials(study: str, profile: str | None, overrides: dict | None, store: Resu
     return profile_trials(study, profile, overrides, store)
 
 
-def failures(study: str, profile: str | None = None, overrides: dict | None = None,
-             store: ResultsStore | None = None) -> pd.DataFrame:
+def failures(
+    study: str, profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
+) -> pd.DataFrame:
     trials = _trials(study, profile, overrides, store)
     if trials.empty:
         return trials
@@ -43,19 +45,30 @@ def failures(study: str, profile: str | None = None, overrides: dict | None = No
 
 
 # -- GEMM ----------------------------------------------------------------------------------------------------
-def gemm_results(profile: str | None = None, overrides: dict | None = None,
-                 store: ResultsStore | None = None) -> pd.DataFrame:
+def gemm_results(
+    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
+) -> pd.DataFrame:
     """One row per timed matmul: arm, framework, device, threads, n, repeat, GFLOP/s."""
     long = _long("gemm", profile, overrides, store)
     if long.empty:
         return pd.DataFrame()
     long = long[long.metric == "gflops"]
-    return pd.DataFrame({
-        "trial_id": long.trial_id, "arm": long["config.arm"], "framework": _frameworks("gemm", long["config.arm"]),
-        "device": long["config.device"],
-        "threads": long["config.threads"].astype(int), "n": long["config.n"].astype(int),
-        "repeat": long.step.astype(int), "gflops": long.value,
-    }).sort_values(["framework", "device", "threads", "n", "repeat"]).reset_index(drop=True)
+    return (
+        pd.DataFrame(
+            {
+                "trial_id": long.trial_id,
+                "arm": long["config.arm"],
+                "framework": _frameworks("gemm", long["config.arm"]),
+                "device": long["config.device"],
+                "threads": long["config.threads"].astype(int),
+                "n": long["config.n"].astype(int),
+                "repeat": long.step.astype(int),
+                "gflops": long.value,
+            }
+        )
+        .sort_values(["framework", "device", "threads", "n", "repeat"])
+        .reset_index(drop=True)
+    )
 
 
 def gemm_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -64,12 +77,14 @@ def gemm_table(frame: pd.DataFrame) -> pd.DataFrame:
     and a shared name let the count overwrite the size."""
     if frame.empty:
         return pd.DataFrame()
-    return summarize(frame.rename(columns={"n": "size"}), ["arm", "framework", "device", "threads", "size"],
-                     value="gflops")
+    return summarize(
+        frame.rename(columns={"n": "size"}), ["arm", "framework", "device", "threads", "size"], value="gflops"
+    )
 
 
-def gemm_peak(store: ResultsStore | None = None, device: str = "cpu", profile: str | None = None,
-              overrides: dict | None = None) -> pd.DataFrame:
+def gemm_peak(
+    store: ResultsStore | None = None, device: str = "cpu", profile: str | None = None, overrides: dict | None = None
+) -> pd.DataFrame:
     """This machine's fp32 GEMM peak per framework and thread count: the best (over matrix sizes) median
     GFLOP/s of the timed repeats, with the size it was reached at and the single fastest repeat. Columns
     ``framework, threads, device, gflops, n, max_repeat_gflops, n_sizes``; empty when nothing is stored."""
@@ -82,10 +97,16 @@ def gemm_peak(store: ResultsStore | None = None, device: str = "cpu", profile: s
         return pd.DataFrame(columns=cols)
     med = frame.groupby(["framework", "threads", "device", "n"])["gflops"].median().reset_index()
     best = med.loc[med.groupby(["framework", "threads", "device"])["gflops"].idxmax()].reset_index(drop=True)
-    agg = frame.groupby(["framework", "threads", "device"]).agg(max_repeat_gflops=("gflops", "max"),
-                                                                n_sizes=("n", "nunique")).reset_index()
-    return best.merge(agg, on=["framework", "threads", "device"])[cols].sort_values(
-        ["framework", "threads"]).reset_index(drop=True)
+    agg = (
+        frame.groupby(["framework", "threads", "device"])
+        .agg(max_repeat_gflops=("gflops", "max"), n_sizes=("n", "nunique"))
+        .reset_index()
+    )
+    return (
+        best.merge(agg, on=["framework", "threads", "device"])[cols]
+        .sort_values(["framework", "threads"])
+        .reset_index(drop=True)
+    )
 
 
 def peak_gflops(store: ResultsStore | None = None, device: str = "cpu") -> dict:
@@ -94,8 +115,9 @@ def peak_gflops(store: ResultsStore | None = None, device: str = "cpu") -> dict:
 
 
 # -- ONNX ----------------------------------------------------------------------------------------------------
-def onnx_steps(profile: str | None = None, overrides: dict | None = None,
-               store: ResultsStore | None = None) -> pd.DataFrame:
+def onnx_steps(
+    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
+) -> pd.DataFrame:
     """One row per ONNX step (torch export, onnxruntime, MXNet import): its status (``ok``, ``step_failed``,
     ``unavailable``, or ``failed`` for a crashed trial), the exact error and reason where it did not work,
     parity with PyTorch's logits (max |difference|, argmax agreement, test accuracy), median latencies."""
@@ -105,13 +127,23 @@ def onnx_steps(profile: str | None = None, overrides: dict | None = None,
     study = get_study("onnx")
     rows = []
     for _, t in trials.iterrows():
-        get = lambda key: t.get(f"summary.{key}") if f"summary.{key}" in t and t.get(f"summary.{key}") == t.get(f"summary.{key}") else None  # noqa: E731
+
+        def get(key, t=t):  # a summary field of this trial; None when absent or NaN
+            value = t.get(f"summary.{key}") if f"summary.{key}" in t else None
+            return value if value == value else None
+
         status = get("step_status") if t.status == "done" else "failed"
-        row = {"step": t["config.step"], "runtime": study.framework_of(t["config.step"]),
-               "status": status, "error": get("error") if t.status == "done" else t.error,
-               "reason": get("reason"), "max_abs_diff": get("max_abs_diff"),
-               "argmax_agreement": get("argmax_agreement"), "test_acc": get("test_acc"),
-               "n_compared": get("n_compared")}
+        row = {
+            "step": t["config.step"],
+            "runtime": study.framework_of(t["config.step"]),
+            "status": status,
+            "error": get("error") if t.status == "done" else t.error,
+            "reason": get("reason"),
+            "max_abs_diff": get("max_abs_diff"),
+            "argmax_agreement": get("argmax_agreement"),
+            "test_acc": get("test_acc"),
+            "n_compared": get("n_compared"),
+        }
         if t["config.step"] == study.reference_arm("torch") and status == "ok":
             row.update(max_abs_diff=0.0, argmax_agreement=1.0, n_compared=None)  # the reference itself
         rows.append(row)
@@ -119,18 +151,24 @@ def onnx_steps(profile: str | None = None, overrides: dict | None = None,
     return pd.DataFrame(rows).sort_values("step", key=lambda s: s.map(order)).reset_index(drop=True)
 
 
-def onnx_latencies(profile: str | None = None, overrides: dict | None = None,
-                   store: ResultsStore | None = None) -> pd.DataFrame:
+def onnx_latencies(
+    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
+) -> pd.DataFrame:
     """One row per timed inference call: step (arm), runtime (its framework), batch size, repeat, latency in ms."""
     long = _long("onnx", profile, overrides, store)
     if long.empty:
         return pd.DataFrame()
     long = long[long.metric.str.startswith("latency_s_b")]
-    return pd.DataFrame({
-        "trial_id": long.trial_id, "step": long["config.step"], "runtime": _frameworks("onnx", long["config.step"]),
-        "batch_size": long.metric.str[11:].astype(int),
-        "repeat": long.step.astype(int), "latency_ms": 1e3 * long.value,
-    }).reset_index(drop=True)
+    return pd.DataFrame(
+        {
+            "trial_id": long.trial_id,
+            "step": long["config.step"],
+            "runtime": _frameworks("onnx", long["config.step"]),
+            "batch_size": long.metric.str[11:].astype(int),
+            "repeat": long.step.astype(int),
+            "latency_ms": 1e3 * long.value,
+        }
+    ).reset_index(drop=True)
 
 
 def onnx_latency_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -144,20 +182,32 @@ def onnx_latency_table(frame: pd.DataFrame) -> pd.DataFrame:
     ratios = []
     for (step, runtime, batch), g in frame.groupby(key):
         ref = trial_medians(frame[(frame.step == torch_step) & (frame.batch_size == batch)], "latency_ms")
-        r = (trial_ratio_ci(trial_medians(g, "latency_ms"), ref) if len(ref)
-             else {"ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan})
-        ratios.append({"step": step, "runtime": runtime, "batch_size": batch, "ratio_to_torch": r["ratio"],
-                       "ci_low": r["ci_low"], "ci_high": r["ci_high"]})
+        r = (
+            trial_ratio_ci(trial_medians(g, "latency_ms"), ref)
+            if len(ref)
+            else {"ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan}
+        )
+        ratios.append(
+            {
+                "step": step,
+                "runtime": runtime,
+                "batch_size": batch,
+                "ratio_to_torch": r["ratio"],
+                "ci_low": r["ci_low"],
+                "ci_high": r["ci_high"],
+            }
+        )
     return table.merge(pd.DataFrame(ratios), on=key)
 
 
-def onnx_errors_markdown(profile: str | None = None, overrides: dict | None = None,
-                         store: ResultsStore | None = None) -> str:
+def onnx_errors_markdown(
+    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
+) -> str:
     """Each ONNX step that did not work: the exact error, where it was raised, and why (from the store)."""
     trials = _trials("onnx", profile, overrides, store)
     labels = get_study("onnx").labels()
     out = []
-    for _, t in (trials.iterrows() if not trials.empty else []):
+    for _, t in trials.iterrows() if not trials.empty else []:
         step = t["config.step"]
         status = t.get("summary.step_status") if t.status == "done" else "failed"
         if status == "ok":
@@ -165,13 +215,16 @@ def onnx_errors_markdown(profile: str | None = None, overrides: dict | None = No
         if t.status == "failed":
             out.append(f"**{step}** trial failed: `{t.error}`")
             continue
-        out.append(f"**{labels[step]}**: `{status}` at `{t.get('summary.failed_at', step)}`. "
-                   f"{t.get('summary.reason') or ''}\n")
+        out.append(
+            f"**{labels[step]}**: `{status}` at `{t.get('summary.failed_at', step)}`. {t.get('summary.reason') or ''}\n"
+        )
         attempts = t.get("summary.attempts")
         if isinstance(attempts, list) and attempts:
             for a in attempts:
-                out.append(f"- `{a['file']}`: `{a['error']}` (ops without an importer translation: "
-                           f"{', '.join(a['unsupported_ops']) or 'none'})")
+                out.append(
+                    f"- `{a['file']}`: `{a['error']}` (ops without an importer translation: "
+                    f"{', '.join(a['unsupported_ops']) or 'none'})"
+                )
         else:
             out.append(f"- `{t.get('summary.error')}`")
     return "\n".join(out) if out else "Every ONNX step worked."
@@ -201,8 +254,9 @@ def _fmt_ratio(r) -> str:
     return f"{r['ratio']:.2f}{ci}"
 
 
-def summary_markdown(profile: str | None = None, overrides: dict | None = None,
-                     store: ResultsStore | None = None) -> str:
+def summary_markdown(
+    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
+) -> str:
     """The notebook's closing prose: every number computed from the store."""
     overrides = overrides or {}
     lines = []
@@ -225,34 +279,49 @@ def summary_markdown(profile: str | None = None, overrides: dict | None = None,
                 f"{_verdict(r, 'PyTorch is slower', 'PyTorch is faster')}. The article's "
                 f"{VGG16_LATENCY_MS['torch']} / {VGG16_LATENCY_MS['mxnet']} ms is a "
                 f"ratio of {claim:.2f}"
-                + ("" if r["image_size"] == 224 else " (at 224x224; this profile's input is smaller, so only the "
-                   "direction is comparable)") + ".")
+                + (
+                    ""
+                    if r["image_size"] == 224
+                    else " (at 224x224; this profile's input is smaller, so only the direction is comparable)"
+                )
+                + "."
+            )
             if r["image_size"] == 224 and r["batch_size"] == 1:
                 need = vgg16_flops(224) / (VGG16_LATENCY_MS["torch"] / 1e3) / 1e9
-                lines.append(f"  In absolute terms the article's {VGG16_LATENCY_MS['torch']} ms means {need:.0f} "
-                             f"GFLOP/s for VGG16's "
-                             f"{vgg16_flops(224) / 1e9:.1f} GFLOP per image, while this host ran "
-                             f"{vgg16_flops(224) / (num / 1e3) / 1e9:.1f} GFLOP/s ({labels[r['numerator']]})"
-                             + _of_peak(vgg16_flops(224) / (num / 1e3) / 1e9, r["numerator"], vgg, store)
-                             + ": the article's setting was most likely a GPU, not a CPU.")
+                lines.append(
+                    f"  In absolute terms the article's {VGG16_LATENCY_MS['torch']} ms means {need:.0f} "
+                    f"GFLOP/s for VGG16's "
+                    f"{vgg16_flops(224) / 1e9:.1f} GFLOP per image, while this host ran "
+                    f"{vgg16_flops(224) / (num / 1e3) / 1e9:.1f} GFLOP/s ({labels[r['numerator']]})"
+                    + _of_peak(vgg16_flops(224) / (num / 1e3) / 1e9, r["numerator"], vgg, store)
+                    + ": the article's setting was most likely a GPU, not a CPU."
+                )
         for r in ratios[ratios.comparison == "oneDNN off / on"].to_dict("records"):
             arm = r["numerator"].split()[0]
-            lines.append(f"- **oneDNN** ({labels[arm]}, batch {r['batch_size']}, {r['image_size']}px): off / on = "
-                         f"{_fmt_ratio(r)}: {_verdict(r, 'oneDNN on is faster', 'oneDNN on is slower')}.")
+            lines.append(
+                f"- **oneDNN** ({labels[arm]}, batch {r['batch_size']}, {r['image_size']}px): off / on = "
+                f"{_fmt_ratio(r)}: {_verdict(r, 'oneDNN on is faster', 'oneDNN on is slower')}."
+            )
         times = vgg16_compile_times(profile, overrides.get("vgg16"), store)
         for r in compiled_table(vgg, times).to_dict("records"):
             r = {**r, "ratio": r["speedup"]}
-            paid = ("" if np.isnan(r["break_even_calls"]) else
-                    f"; it pays for itself after {r['break_even_calls']:,.0f} forward passes")
+            paid = (
+                ""
+                if np.isnan(r["break_even_calls"])
+                else f"; it pays for itself after {r['break_even_calls']:,.0f} forward passes"
+            )
             compile_s = "" if np.isnan(r["compile_s"]) else f", compiling took {r['compile_s']:.1f} s{paid}"
-            lines.append(f"- **{labels[r['arm']]}** vs {labels[r['reference']]} (batch {r['batch_size']}, "
-                         f"{r['image_size']}px, oneDNN {'on' if r['onednn'] else 'off'}): {r['compiled_ms']:.1f} vs "
-                         f"{r['eager_ms']:.1f} ms, eager / compiled = {_fmt_ratio(r)}: "
-                         f"{_verdict(r, 'compiled is faster', 'compiled is slower')}{compile_s}.")
+            lines.append(
+                f"- **{labels[r['arm']]}** vs {labels[r['reference']]} (batch {r['batch_size']}, "
+                f"{r['image_size']}px, oneDNN {'on' if r['onednn'] else 'off'}): {r['compiled_ms']:.1f} vs "
+                f"{r['eager_ms']:.1f} ms, eager / compiled = {_fmt_ratio(r)}: "
+                f"{_verdict(r, 'compiled is faster', 'compiled is slower')}{compile_s}."
+            )
     peak = gemm_peak(store, profile=profile, overrides=overrides.get("gemm"))
     if len(peak):
-        parts = [f"{r.framework} {int(r.threads)} thread(s) {r.gflops:.1f} GFLOP/s (n={int(r.n)})"
-                 for r in peak.itertuples()]
+        parts = [
+            f"{r.framework} {int(r.threads)} thread(s) {r.gflops:.1f} GFLOP/s (n={int(r.n)})" for r in peak.itertuples()
+        ]
         lines.append("- **fp32 GEMM peak** (best median over sizes): " + "; ".join(parts) + ".")
     else:
         lines.append("- **fp32 GEMM peak**: no finished trials in the store for this profile.")
@@ -261,19 +330,27 @@ def summary_markdown(profile: str | None = None, overrides: dict | None = None,
     labels, torch_step = onnx.labels(), onnx.reference_arm("torch")
     for r in steps.to_dict("records") if len(steps) else []:
         if r["step"] == torch_step:
-            lines.append(f"- **ONNX export** from PyTorch: {r['status']}" + (f" -- `{r['error']}`" if r["error"] else "")
-                         + ".")
+            lines.append(
+                f"- **ONNX export** from PyTorch: {r['status']}" + (f" -- `{r['error']}`" if r["error"] else "") + "."
+            )
         elif r["status"] == "ok":
-            lines.append(f"- **{labels[r['step']]}** runs the exported model: max |logit difference| to PyTorch "
-                         f"{r['max_abs_diff']:.2e}, argmax agreement {100 * r['argmax_agreement']:.1f} % on "
-                         f"{int(r['n_compared'])} test reviews.")
+            lines.append(
+                f"- **{labels[r['step']]}** runs the exported model: max |logit difference| to PyTorch "
+                f"{r['max_abs_diff']:.2e}, argmax agreement {100 * r['argmax_agreement']:.1f} % on "
+                f"{int(r['n_compared'])} test reviews."
+            )
         else:
-            lines.append(f"- **{labels[r['step']]}**: {r['status']} -- `{r['error']}`"
-                         + (f"; {r['reason']}" if r["reason"] else "") + ".")
+            lines.append(
+                f"- **{labels[r['step']]}**: {r['status']} -- `{r['error']}`"
+                + (f"; {r['reason']}" if r["reason"] else "")
+                + "."
+            )
     lat = onnx_latency_table(onnx_latencies(profile, overrides.get("onnx"), store))
     for r in lat[lat.step != torch_step].to_dict("records") if len(lat) else []:
-        lines.append(f"- **{labels[r['step']]}** latency, batch {r['batch_size']}: {r['median']:.2f} ms median, "
-                     f"{r['ratio_to_torch']:.2f}x PyTorch's" + ("" if np.isnan(r["ci_low"]) else
-                                                                 f" (95 % CI {r['ci_low']:.2f}-{r['ci_high']:.2f})")
-                     + ".")
+        lines.append(
+            f"- **{labels[r['step']]}** latency, batch {r['batch_size']}: {r['median']:.2f} ms median, "
+            f"{r['ratio_to_torch']:.2f}x PyTorch's"
+            + ("" if np.isnan(r["ci_low"]) else f" (95 % CI {r['ci_low']:.2f}-{r['ci_high']:.2f})")
+            + "."
+        )
     return "\n".join(lines)

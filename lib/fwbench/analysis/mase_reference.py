@@ -10,6 +10,7 @@ How the paper's run differed (shared/reference/PROTOCOLS.md B) is turned into ea
 facts, never from typed per-dataset numbers: the data source (original / rebuilt, subset), the catalogue
 (per-series horizons, weekly frequency), the datasets the paper's script rounded, the arm's framework and the seeds.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,11 +19,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..data import monash
 from ..errors import FwbenchError
 from ..paths import reference_dir
 from ..studies import get_framework, get_study
 from . import arm_order
-from ..data import monash
 
 STUDY = "deepar"
 REFERENCE_FILE = "monash_deepar_mase_reference.csv"
@@ -32,19 +33,49 @@ GOAL_SHARE = 0.8
 PROTOCOL_EPOCHS, PROTOCOL_BATCHES = 100, 50
 # Datasets the paper's DeepAR runs called with integer_conversion=True (forecasts rounded before scoring):
 # rakshitha123/TSForecasting, experiments/deep_learning_experiments.py, "# DeepAR" block; as our dataset keys.
-PAPER_ROUNDED = frozenset({"car_parts", "hospital", "electricity_weekly", "kaggle_web_traffic", "us_births",
-                           "sunspot", "covid_deaths", "electricity_hourly", "pedestrian_counts"})
-COLUMNS = ["dataset", "paper_label", "arm", "framework", "data_source", "epochs", "num_batches_per_epoch",
-           "below_scale", "n_seeds", "mase_mean", "mase_min", "mase_max", "ci_low", "ci_high", "paper_mase",
-           "ratio", "within_goal", "note"]
+PAPER_ROUNDED = frozenset(
+    {
+        "car_parts",
+        "hospital",
+        "electricity_weekly",
+        "kaggle_web_traffic",
+        "us_births",
+        "sunspot",
+        "covid_deaths",
+        "electricity_hourly",
+        "pedestrian_counts",
+    }
+)
+COLUMNS = [
+    "dataset",
+    "paper_label",
+    "arm",
+    "framework",
+    "data_source",
+    "epochs",
+    "num_batches_per_epoch",
+    "below_scale",
+    "n_seeds",
+    "mase_mean",
+    "mase_min",
+    "mase_max",
+    "ci_low",
+    "ci_high",
+    "paper_mase",
+    "ratio",
+    "within_goal",
+    "note",
+]
 
 
 def load_reference(path: str | Path | None = None) -> pd.DataFrame:
     """The paper's DeepAR mean MASE per dataset key; a missing or malformed file is a one-line error."""
     path = Path(path) if path is not None else reference_dir() / REFERENCE_FILE
     if not path.is_file():
-        raise FwbenchError(f"published MASE reference {path} is missing; set FWBENCH_REFERENCE_DIR to the folder "
-                           f"holding {REFERENCE_FILE} (shared/reference)")
+        raise FwbenchError(
+            f"published MASE reference {path} is missing; set FWBENCH_REFERENCE_DIR to the folder "
+            f"holding {REFERENCE_FILE} (shared/reference)"
+        )
     frame = pd.read_csv(path)
     missing = [c for c in REFERENCE_COLUMNS if c not in frame]
     if missing:
@@ -60,8 +91,14 @@ def _spread(values: np.ndarray) -> dict:
     if n >= 2:
         half = stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / np.sqrt(n)
         low, high = mean - half, mean + half
-    return {"n_seeds": n, "mase_mean": mean, "mase_min": float(values.min()), "mase_max": float(values.max()),
-            "ci_low": low, "ci_high": high}
+    return {
+        "n_seeds": n,
+        "mase_mean": mean,
+        "mase_min": float(values.min()),
+        "mase_max": float(values.max()),
+        "ci_low": low,
+        "ci_high": high,
+    }
 
 
 def _data_source(dataset: str, kinds: pd.Series) -> str:
@@ -86,8 +123,10 @@ def known_causes(row: dict) -> list[str]:
     cat = monash.catalogue().loc[row["dataset"]]
     causes = []
     if row["below_scale"]:
-        causes.append(f"below protocol scale ({row['epochs']} x {row['num_batches_per_epoch']} < "
-                      f"{PROTOCOL_EPOCHS} x {PROTOCOL_BATCHES}): barely trained")
+        causes.append(
+            f"below protocol scale ({row['epochs']} x {row['num_batches_per_epoch']} < "
+            f"{PROTOCOL_EPOCHS} x {PROTOCOL_BATCHES}): barely trained"
+        )
     if row["data_source"] == "rebuilt":
         causes.append("rebuilt data, not the paper's file")
     staged = cat["staged_n_series"]
@@ -103,8 +142,9 @@ def known_causes(row: dict) -> list[str]:
         causes.append("paper's one run lies within our seed range")
     else:
         causes.append(f"paper's one run vs our {row['n_seeds']} seed(s)")
-    causes.append(f"gluonts' {get_framework(row['framework']).label} network, {_gluonts_version()} vs the paper's "
-                  "2021 gluonts.mx")
+    causes.append(
+        f"gluonts' {get_framework(row['framework']).label} network, {_gluonts_version()} vs the paper's 2021 gluonts.mx"
+    )
     return causes
 
 
@@ -123,22 +163,32 @@ def mase_vs_reference(trials: pd.DataFrame, reference: pd.DataFrame | None = Non
     rows = []
     for (dataset, arm, epochs, batches), g in sub.groupby(["dataset", "arm", "epochs", "num_batches_per_epoch"]):
         epochs, batches = int(epochs), int(batches)
-        row = {"dataset": dataset, "paper_label": paper.loc[dataset, "paper_label"], "arm": arm,
-               "framework": study.arm(arm).framework, "data_source": _data_source(dataset, kinds[g.index]),
-               "epochs": epochs, "num_batches_per_epoch": batches,
-               "below_scale": epochs * batches < PROTOCOL_EPOCHS * PROTOCOL_BATCHES,
-               **_spread(g.MASE.to_numpy(float)), "paper_mase": float(paper.loc[dataset, "paper_mase"])}
+        row = {
+            "dataset": dataset,
+            "paper_label": paper.loc[dataset, "paper_label"],
+            "arm": arm,
+            "framework": study.arm(arm).framework,
+            "data_source": _data_source(dataset, kinds[g.index]),
+            "epochs": epochs,
+            "num_batches_per_epoch": batches,
+            "below_scale": epochs * batches < PROTOCOL_EPOCHS * PROTOCOL_BATCHES,
+            **_spread(g.MASE.to_numpy(float)),
+            "paper_mase": float(paper.loc[dataset, "paper_mase"]),
+        }
         row["ratio"] = row["mase_mean"] / row["paper_mase"]
         row["within_goal"] = bool(GOAL_BAND[0] <= row["ratio"] <= GOAL_BAND[1])
         causes = known_causes(row)  # explained where the row is off; a below-scale flag always shows
-        row["note"] = ("; ".join(causes) if not row["within_goal"] else causes[0] if row["below_scale"] else "")
+        row["note"] = "; ".join(causes) if not row["within_goal"] else causes[0] if row["below_scale"] else ""
         rows.append(row)
     table = pd.DataFrame(rows, columns=COLUMNS)
     order = {a: i for i, a in enumerate(arm_order(STUDY, table.arm))}
     data_order = {d: i for i, d in enumerate(paper.index)}
-    return (table.assign(_d=table.dataset.map(data_order), _a=table.arm.map(order))
-            .sort_values(["_d", "_a", "epochs", "num_batches_per_epoch"]).drop(columns=["_d", "_a"])
-            .reset_index(drop=True))
+    return (
+        table.assign(_d=table.dataset.map(data_order), _a=table.arm.map(order))
+        .sort_values(["_d", "_a", "epochs", "num_batches_per_epoch"])
+        .drop(columns=["_d", "_a"])
+        .reset_index(drop=True)
+    )
 
 
 def goal_summary(table: pd.DataFrame, include_below_scale: bool = False) -> dict:
@@ -149,24 +199,35 @@ def goal_summary(table: pd.DataFrame, include_below_scale: bool = False) -> dict
     per_dataset = original.groupby("dataset").within_goal.all() if len(original) else pd.Series(dtype=bool)
     n = int(per_dataset.size)
     share = float(per_dataset.mean()) if n else float("nan")
-    return {"n_original": n, "n_within": int(per_dataset.sum()), "share": share,
-            "goal_met": bool(n and share >= GOAL_SHARE), "band": GOAL_BAND, "goal_share": GOAL_SHARE,
-            "within": sorted(per_dataset[per_dataset].index), "outside": sorted(per_dataset[~per_dataset].index),
-            "n_rebuilt": int(rows[rows.data_source != "original"].dataset.nunique()),
-            "n_below_scale_rows": int(table.below_scale.astype(bool).sum())}
+    return {
+        "n_original": n,
+        "n_within": int(per_dataset.sum()),
+        "share": share,
+        "goal_met": bool(n and share >= GOAL_SHARE),
+        "band": GOAL_BAND,
+        "goal_share": GOAL_SHARE,
+        "within": sorted(per_dataset[per_dataset].index),
+        "outside": sorted(per_dataset[~per_dataset].index),
+        "n_rebuilt": int(rows[rows.data_source != "original"].dataset.nunique()),
+        "n_below_scale_rows": int(table.below_scale.astype(bool).sum()),
+    }
 
 
 def _summary_sentence(s: dict) -> str:
     lo, hi = s["band"]
     if not s["n_original"]:
-        return (f"**Goal not judged:** no original-file dataset has trials at the protocol's {PROTOCOL_EPOCHS} x "
-                f"{PROTOCOL_BATCHES} scale (goal: ours / paper in {lo}-{hi} for every arm on >= "
-                f"{s['goal_share']:.0%} of them).")
+        return (
+            f"**Goal not judged:** no original-file dataset has trials at the protocol's {PROTOCOL_EPOCHS} x "
+            f"{PROTOCOL_BATCHES} scale (goal: ours / paper in {lo}-{hi} for every arm on >= "
+            f"{s['goal_share']:.0%} of them)."
+        )
     verdict = "met" if s["goal_met"] else "not met"
     outside = f"; outside: {', '.join(s['outside'])}" if s["outside"] else ""
-    return (f"**Goal {verdict}:** {s['n_within']} of {s['n_original']} original-file dataset(s) "
-            f"({s['share']:.0%}, goal >= {s['goal_share']:.0%}) have every arm's ours / paper in {lo}-{hi} at "
-            f"the protocol's scale{outside}. Rebuilt datasets ({s['n_rebuilt']}) are shown but not counted.")
+    return (
+        f"**Goal {verdict}:** {s['n_within']} of {s['n_original']} original-file dataset(s) "
+        f"({s['share']:.0%}, goal >= {s['goal_share']:.0%}) have every arm's ours / paper in {lo}-{hi} at "
+        f"the protocol's scale{outside}. Rebuilt datasets ({s['n_rebuilt']}) are shown but not counted."
+    )
 
 
 def _mase_text(r) -> str:
@@ -179,13 +240,18 @@ def markdown(table: pd.DataFrame) -> str:
     """The table as Markdown with the goal sentence under it."""
     if table.empty:
         return "No stored DeepAR trial is on a dataset with a published MASE."
-    lines = ["| dataset | arm | data | epochs x batches | seeds | our MASE: mean (95 % CI; min-max) | paper | "
-             "ours / paper | within 0.7-1.2 | note |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| dataset | arm | data | epochs x batches | seeds | our MASE: mean (95 % CI; min-max) | paper | "
+        "ours / paper | within 0.7-1.2 | note |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in table.itertuples():
         scale = f"{r.epochs} x {r.num_batches_per_epoch}" + (" (below protocol scale)" if r.below_scale else "")
-        lines.append(f"| {r.dataset} | {r.arm} | {r.data_source} | {scale} | {r.n_seeds} | {_mase_text(r)} | "
-                     f"{r.paper_mase:.3f} | {r.ratio:.2f} | {'yes' if r.within_goal else '**no**'} | "
-                     f"{r.note or '-'} |")
+        lines.append(
+            f"| {r.dataset} | {r.arm} | {r.data_source} | {scale} | {r.n_seeds} | {_mase_text(r)} | "
+            f"{r.paper_mase:.3f} | {r.ratio:.2f} | {'yes' if r.within_goal else '**no**'} | "
+            f"{r.note or '-'} |"
+        )
     return "\n".join(lines + ["", _summary_sentence(goal_summary(table))])
 
 

@@ -6,16 +6,17 @@ triggers it, measured once per trial) is its own table, never mixed into a laten
 reference (eager) arms and which arms are compiled come from the study's arm table (``get_study("vgg16")``,
 ``fwbench.studies.vgg16_trial.COMPILED_VARIANTS``).
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from ..stats import summarize, trial_medians, trial_ratio_ci
 from ..store import ResultsStore
 from ..studies import get_study
-from . import profile_measurements, profile_trials
-from ..stats import summarize, trial_medians, trial_ratio_ci
 from ..studies.vgg16_trial import COMPILED_VARIANTS
+from . import profile_measurements, profile_trials
 
 STUDY = "vgg16"
 VGG16_SETTING = ["arm", "batch_size", "image_size", "onednn", "device"]
@@ -26,20 +27,28 @@ def compiled_arms() -> dict:
     """``{framework: [compiled arm, ...]}`` for each framework of the study's comparison (its ``reference``), from
     the arm table."""
     study = get_study(STUDY)
-    return {fw: [a.name for a in study.arms if a.framework == fw and a.variant in COMPILED_VARIANTS]
-            for fw in study.reference}
+    return {
+        fw: [a.name for a in study.arms if a.framework == fw and a.variant in COMPILED_VARIANTS]
+        for fw in study.reference
+    }
 
 
 def _settings(long: pd.DataFrame) -> dict:
-    return {"trial_id": long.trial_id, "arm": long["config.arm"],
-            "framework": long["config.arm"].map(get_study(STUDY).framework_of),
-            "batch_size": long["config.batch_size"].astype(int), "image_size": long["config.image_size"].astype(int),
-            "onednn": long["config.onednn"].astype(bool), "device": long["config.device"],
-            "threads": long["config.threads"].astype(int)}
+    return {
+        "trial_id": long.trial_id,
+        "arm": long["config.arm"],
+        "framework": long["config.arm"].map(get_study(STUDY).framework_of),
+        "batch_size": long["config.batch_size"].astype(int),
+        "image_size": long["config.image_size"].astype(int),
+        "onednn": long["config.onednn"].astype(bool),
+        "device": long["config.device"],
+        "threads": long["config.threads"].astype(int),
+    }
 
 
-def vgg16_latencies(profile: str | None = None, overrides: dict | None = None,
-                    store: ResultsStore | None = None) -> pd.DataFrame:
+def vgg16_latencies(
+    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
+) -> pd.DataFrame:
     """One row per timed forward pass: arm, framework, batch size, image size, oneDNN, device, threads, repeat,
     latency in ms and ms per image."""
     long = profile_measurements(STUDY, profile, overrides, store)
@@ -51,8 +60,9 @@ def vgg16_latencies(profile: str | None = None, overrides: dict | None = None,
     return frame.sort_values(VGG16_SETTING + ["repeat"]).reset_index(drop=True)
 
 
-def vgg16_compile_times(profile: str | None = None, overrides: dict | None = None,
-                        store: ResultsStore | None = None) -> pd.DataFrame:
+def vgg16_compile_times(
+    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
+) -> pd.DataFrame:
     """One row per trial of a compiled arm: its setting and ``compile_s`` (seconds to compile, first call
     included)."""
     long = profile_measurements(STUDY, profile, overrides, store)
@@ -69,8 +79,9 @@ def vgg16_table(frame: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     table = summarize(frame, VGG16_SETTING, value="latency_ms")
     per_image = frame.groupby(VGG16_SETTING)["ms_per_image"].median().rename("median_ms_per_image")
-    return table.join(per_image, on=VGG16_SETTING).rename(columns={"median": "median_ms", "q1": "q1_ms",
-                                                                   "q3": "q3_ms", "iqr": "iqr_ms"})
+    return table.join(per_image, on=VGG16_SETTING).rename(
+        columns={"median": "median_ms", "q1": "q1_ms", "q3": "q3_ms", "iqr": "iqr_ms"}
+    )
 
 
 def vgg16_ratios(frame: pd.DataFrame) -> pd.DataFrame:
@@ -84,24 +95,46 @@ def vgg16_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     study = get_study(STUDY)
     ref, compiled = study.reference, compiled_arms()
     frameworks = list(ref)  # in declared order: the claim's numerator first (PyTorch / MXNet)
-    across = [(num, den) for i, num in enumerate(frameworks) for den in frameworks[i + 1:]]
+    across = [(num, den) for i, num in enumerate(frameworks) for den in frameworks[i + 1 :]]
     pairs = [(f"{num} / {den}", ref[num], ref[den]) for num, den in across]
     pairs += [(f"{num} / {den}", a, b) for num, den in across for a in compiled[num] for b in compiled[den]]
     pairs += [("compiled / eager", a, ref[fw]) for fw, arms in compiled.items() for a in arms]
 
     def add(kind, num_label, den_label, num, den, **setting):
         if len(num) and len(den):
-            rows.append({"comparison": kind, "numerator": num_label, "denominator": den_label, **setting,
-                         **trial_ratio_ci(num, den)})
+            rows.append(
+                {
+                    "comparison": kind,
+                    "numerator": num_label,
+                    "denominator": den_label,
+                    **setting,
+                    **trial_ratio_ci(num, den),
+                }
+            )
 
     for (batch, size, onednn, device), g in frame.groupby(SETTING):
         setting = {"batch_size": batch, "image_size": size, "onednn": onednn, "device": device}
         for kind, a, b in pairs:
-            add(kind, a, b, trial_medians(g[g.arm == a], "latency_ms"), trial_medians(g[g.arm == b], "latency_ms"),
-                **setting)
+            add(
+                kind,
+                a,
+                b,
+                trial_medians(g[g.arm == a], "latency_ms"),
+                trial_medians(g[g.arm == b], "latency_ms"),
+                **setting,
+            )
     for (arm, batch, size, device), g in frame.groupby(["arm", "batch_size", "image_size", "device"]):
-        add("oneDNN off / on", f"{arm} oneDNN off", f"{arm} oneDNN on", trial_medians(g[~g.onednn], "latency_ms"),
-            trial_medians(g[g.onednn], "latency_ms"), batch_size=batch, image_size=size, onednn=None, device=device)
+        add(
+            "oneDNN off / on",
+            f"{arm} oneDNN off",
+            f"{arm} oneDNN on",
+            trial_medians(g[~g.onednn], "latency_ms"),
+            trial_medians(g[g.onednn], "latency_ms"),
+            batch_size=batch,
+            image_size=size,
+            onednn=None,
+            device=device,
+        )
     return pd.DataFrame(rows)
 
 
@@ -111,8 +144,21 @@ def compiled_table(frame: pd.DataFrame, compile_times: pd.DataFrame | None = Non
     95 % CI over trials (>1: compiling made inference faster; the form claim C4 is judged in), the median compile
     time, and ``break_even_calls``: forward passes after which the compile time is paid back (NaN where the
     compiled arm is not faster)."""
-    cols = ["arm", "reference", *SETTING, "compiled_ms", "eager_ms", "speedup", "ci_low", "ci_high", "n_num",
-            "n_den", "compile_s", "n_compiles", "break_even_calls"]
+    cols = [
+        "arm",
+        "reference",
+        *SETTING,
+        "compiled_ms",
+        "eager_ms",
+        "speedup",
+        "ci_low",
+        "ci_high",
+        "n_num",
+        "n_den",
+        "compile_s",
+        "n_compiles",
+        "break_even_calls",
+    ]
     if frame.empty:
         return pd.DataFrame(columns=cols)
     study = get_study(STUDY)
@@ -127,27 +173,48 @@ def compiled_table(frame: pd.DataFrame, compile_times: pd.DataFrame | None = Non
                 if not (len(c) and len(e)):
                     continue
                 r = trial_ratio_ci(e, c)
-                match = times[(times.arm == arm) & np.logical_and.reduce(
-                    [times[k] == v for k, v in zip(SETTING, key)])] if len(times) else times
+                match = (
+                    times[(times.arm == arm) & np.logical_and.reduce([times[k] == v for k, v in zip(SETTING, key)])]
+                    if len(times)
+                    else times
+                )
                 comp = float(match.compile_s.median()) if len(match) else np.nan
                 gain = np.median(e) - np.median(c)
-                rows.append({"arm": arm, "reference": eager, **dict(zip(SETTING, key)),
-                             "compiled_ms": float(np.median(c)), "eager_ms": float(np.median(e)),
-                             "speedup": r["ratio"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
-                             "n_num": r["n_num"], "n_den": r["n_den"], "compile_s": comp, "n_compiles": len(match),
-                             "break_even_calls": 1e3 * comp / gain if gain > 0 else np.nan})
+                rows.append(
+                    {
+                        "arm": arm,
+                        "reference": eager,
+                        **dict(zip(SETTING, key)),
+                        "compiled_ms": float(np.median(c)),
+                        "eager_ms": float(np.median(e)),
+                        "speedup": r["ratio"],
+                        "ci_low": r["ci_low"],
+                        "ci_high": r["ci_high"],
+                        "n_num": r["n_num"],
+                        "n_den": r["n_den"],
+                        "compile_s": comp,
+                        "n_compiles": len(match),
+                        "break_even_calls": 1e3 * comp / gain if gain > 0 else np.nan,
+                    }
+                )
     return pd.DataFrame(rows, columns=cols)
 
 
-def onednn_builds(profile: str | None = None, overrides: dict | None = None,
-                  store: ResultsStore | None = None) -> pd.DataFrame:
+def onednn_builds(
+    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
+) -> pd.DataFrame:
     """What each framework's build says about oneDNN (MKLDNN), and whether the trial ran with it."""
     trials = profile_trials(STUDY, profile, overrides, store)
     if trials.empty:
         return pd.DataFrame()
     trials = trials[trials.status == "done"]
-    cols = {"config.arm": "arm", "config.onednn": "onednn_requested", "summary.onednn_active": "onednn_active",
-            "provenance.onednn_available": "onednn_in_build", "provenance.framework_version": "version",
-            "provenance.mxnet_mkldnn_enabled_env": "MXNET_MKLDNN_ENABLED"}
+    cols = {
+        "config.arm": "arm",
+        "config.onednn": "onednn_requested",
+        "summary.onednn_active": "onednn_active",
+        "provenance.onednn_available": "onednn_in_build",
+        "provenance.framework_version": "version",
+        "provenance.mxnet_mkldnn_enabled_env": "MXNET_MKLDNN_ENABLED",
+    }
     out = trials[[c for c in cols if c in trials]].rename(columns=cols).drop_duplicates()
     return out.sort_values(["arm", "onednn_requested"]).reset_index(drop=True)

@@ -1,4 +1,5 @@
 """Fetching a file from its canonical URL with a checksum, for machines that have the network."""
+
 from __future__ import annotations
 
 import hashlib

@@ -18,6 +18,7 @@ Encoding (assumptions, recorded in every trial's config as ``encoding``):
 The encoded arrays are cached (``.npz`` keyed by the archive checksum and the encoding) so a second load
 takes well under a second.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -71,10 +72,17 @@ class ImdbArrays:
     checksum: str
     encoding: Encoding
 
-    def subsample(self, n_train: int | None, n_test: int | None) -> "ImdbArrays":
+    def subsample(self, n_train: int | None, n_test: int | None) -> ImdbArrays:
         """The first n rows of each (already shuffled) split."""
-        return ImdbArrays(self.x_train[:n_train], self.y_train[:n_train], self.x_test[:n_test],
-                          self.y_test[:n_test], self.source, self.checksum, self.encoding)
+        return ImdbArrays(
+            self.x_train[:n_train],
+            self.y_train[:n_train],
+            self.x_test[:n_test],
+            self.y_test[:n_test],
+            self.source,
+            self.checksum,
+            self.encoding,
+        )
 
 
 def tokenize(text: str) -> list[str]:
@@ -96,7 +104,8 @@ def find_source(root: Path | None = None) -> Path:
         raise DataUnavailable(
             f"IMDB dataset not found (looked for {', '.join(ARCHIVE_NAMES)} or aclImdb/ in {root} and "
             f"{root / 'imdb'}) and the download from {CANONICAL_URL} failed ({exc}); put the archive there "
-            "or set FWBENCH_DATA_DIR to the folder that holds it") from None
+            "or set FWBENCH_DATA_DIR to the folder that holds it"
+        ) from None
 
 
 def _read_reviews(source: Path) -> dict[str, list[tuple[int, int, str]]]:
@@ -121,13 +130,15 @@ def _read_reviews(source: Path) -> dict[str, list[tuple[int, int, str]]]:
         except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
             raise DataUnavailable(
                 f"IMDB archive {source} is truncated or corrupt ({type(exc).__name__}: {exc}); delete it and "
-                "rerun to download it again, or copy a good aclImdb_v1.tar.gz there") from None
+                "rerun to download it again, or copy a good aclImdb_v1.tar.gz there"
+            ) from None
     for split, rows in splits.items():
         counts = Counter(label for _, label, _ in rows)
         if counts[0] != REVIEWS_PER_SPLIT_AND_LABEL or counts[1] != REVIEWS_PER_SPLIT_AND_LABEL:
             raise DataUnavailable(
                 f"IMDB source {source} is incomplete: {split} has {counts[1]} pos / {counts[0]} neg reviews, "
-                f"expected {REVIEWS_PER_SPLIT_AND_LABEL} each; replace it with the full aclImdb v1 archive")
+                f"expected {REVIEWS_PER_SPLIT_AND_LABEL} each; replace it with the full aclImdb v1 archive"
+            )
         rows.sort(key=lambda r: (r[1], r[0]))
     return splits
 
@@ -145,7 +156,7 @@ def _checksum(source: Path) -> str:
 def build_vocabulary(train_texts: list[list[str]], num_words: int) -> dict[str, int]:
     counts = Counter(tok for toks in train_texts for tok in toks)
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return {word: rank for rank, (word, _) in enumerate(ranked[: num_words], start=1)}
+    return {word: rank for rank, (word, _) in enumerate(ranked[:num_words], start=1)}
 
 
 def encode(tokens: list[str], vocab: dict[str, int], enc: Encoding) -> np.ndarray:
@@ -154,10 +165,10 @@ def encode(tokens: list[str], vocab: dict[str, int], enc: Encoding) -> np.ndarra
         rank = vocab.get(tok)
         idx = rank + enc.index_from if rank is not None else enc.oov_char
         ids.append(idx if idx < enc.num_words else enc.oov_char)
-    ids = ids[-enc.maxlen:] if enc.truncating == "pre" else ids[: enc.maxlen]
+    ids = ids[-enc.maxlen :] if enc.truncating == "pre" else ids[: enc.maxlen]
     out = np.full(enc.maxlen, enc.pad, dtype=np.int32)
     if enc.padding == "pre":
-        out[enc.maxlen - len(ids):] = ids
+        out[enc.maxlen - len(ids) :] = ids
     else:
         out[: len(ids)] = ids
     return out
@@ -171,8 +182,7 @@ def load_imdb(root: Path | None = None, encoding: Encoding = Encoding()) -> Imdb
     if cache.exists():
         try:
             with np.load(cache) as z:
-                return ImdbArrays(z["x_train"], z["y_train"], z["x_test"], z["y_test"], str(source), checksum,
-                                  encoding)
+                return ImdbArrays(z["x_train"], z["y_train"], z["x_test"], z["y_test"], str(source), checksum, encoding)
         except (OSError, ValueError, KeyError, zlib.error):
             cache.unlink(missing_ok=True)  # a broken cache is rebuilt, never trusted
     splits = _read_reviews(source)
@@ -188,8 +198,9 @@ def load_imdb(root: Path | None = None, encoding: Encoding = Encoding()) -> Imdb
     tmp = cache.with_name(cache.name + ".tmp.npz")
     np.savez(tmp, **arrays)
     tmp.replace(cache)
-    return ImdbArrays(arrays["x_train"], arrays["y_train"], arrays["x_test"], arrays["y_test"], str(source),
-                      checksum, encoding)
+    return ImdbArrays(
+        arrays["x_train"], arrays["y_train"], arrays["x_test"], arrays["y_test"], str(source), checksum, encoding
+    )
 
 
 def _encoding_tag(enc: Encoding) -> str:
@@ -200,13 +211,16 @@ def check_source() -> None:
     """The IMDB source is there and readable (``studies.imdb.preflight``). Decompresses the archive once (~0.5 s
     of CPU): a truncated or corrupt gzip stream fails its length/CRC check; the tar header is checked too."""
     if os.environ.get("FWBENCH_DATA_DIR") and not data_dir().is_dir():
-        raise DataUnavailable(f"FWBENCH_DATA_DIR={os.environ['FWBENCH_DATA_DIR']} does not exist; fix the path "
-                              "or create it and put aclImdb_v1.tar.gz there")
+        raise DataUnavailable(
+            f"FWBENCH_DATA_DIR={os.environ['FWBENCH_DATA_DIR']} does not exist; fix the path "
+            "or create it and put aclImdb_v1.tar.gz there"
+        )
     source = find_source()
     if source.is_dir():
         if not all((source / split).is_dir() for split in ("train", "test")):
-            raise DataUnavailable(f"IMDB folder {source} has no train/ and test/; replace it with the unpacked "
-                                  "aclImdb v1 archive")
+            raise DataUnavailable(
+                f"IMDB folder {source} has no train/ and test/; replace it with the unpacked aclImdb v1 archive"
+            )
         return
     inflate, head, problem = zlib.decompressobj(16 + zlib.MAX_WBITS), b"", None
     try:
@@ -222,5 +236,7 @@ def check_source() -> None:
     except (zlib.error, OSError) as exc:
         problem = f"{type(exc).__name__}: {exc}"
     if problem:
-        raise DataUnavailable(f"IMDB archive {source} is truncated or corrupt ({problem}); delete it and rerun to "
-                              "download it again, or copy a good aclImdb_v1.tar.gz there")
+        raise DataUnavailable(
+            f"IMDB archive {source} is truncated or corrupt ({problem}); delete it and rerun to "
+            "download it again, or copy a good aclImdb_v1.tar.gz there"
+        )

@@ -19,6 +19,7 @@
   own Monash conversion does; if no series is left the load fails. Series without a start date start at
   1970-01-01 (gluonts' convention for this archive).
 """
+
 from __future__ import annotations
 
 import functools
@@ -45,8 +46,9 @@ DEFAULT_START = "1970-01-01"
 @functools.lru_cache(maxsize=1)
 def catalogue() -> pd.DataFrame:
     """One row per archive dataset (43), indexed by the dataset key used everywhere in fwbench."""
-    frame = pd.read_csv(io.StringIO(CATALOGUE_CSV), keep_default_na=False, na_values={"context_length": [""],
-                                                                                       "staged_n_series": [""]})
+    frame = pd.read_csv(
+        io.StringIO(CATALOGUE_CSV), keep_default_na=False, na_values={"context_length": [""], "staged_n_series": [""]}
+    )
     return frame.set_index("dataset", drop=False)
 
 
@@ -77,11 +79,17 @@ def info(name: str) -> DatasetInfo:
         raise FwbenchError(f"unknown Monash dataset {name!r}; known: {', '.join(cat.index)}")
     r = cat.loc[name]
     return DatasetInfo(
-        dataset=name, name=r["name"], freq=r["freq"], horizon=int(r["horizon"]),
+        dataset=name,
+        name=r["name"],
+        freq=r["freq"],
+        horizon=int(r["horizon"]),
         context_length=None if pd.isna(r["context_length"]) else int(r["context_length"]),
-        seasonality=int(r["seasonality"]), tsf_file=r["tsf_file"],
+        seasonality=int(r["seasonality"]),
+        tsf_file=r["tsf_file"],
         zenodo_url=ZENODO_URL.format(record=r["zenodo_record"], zip=r["zenodo_zip"]),
-        in_2024_post=r["in_2024_post"] == "yes", per_series_horizon=r["per_series_horizon"] == "yes")
+        in_2024_post=r["in_2024_post"] == "yes",
+        per_series_horizon=r["per_series_horizon"] == "yes",
+    )
 
 
 # -- finding files -------------------------------------------------------------------------------------------
@@ -174,11 +182,19 @@ def availability(datasets: list[str] | None = None, allow_download: bool = False
     for name in datasets or names():
         try:
             loc = locate(name, allow_download=allow_download)
-            rows.append({"dataset": name, "status": loc.kind, "source": loc.source, "file": str(loc.path),
-                         "reason": ""})
+            rows.append(
+                {"dataset": name, "status": loc.kind, "source": loc.source, "file": str(loc.path), "reason": ""}
+            )
         except DataUnavailable as exc:
-            rows.append({"dataset": name, "status": "unavailable", "source": "", "file": "",
-                         "reason": str(exc).split(": ", 1)[-1]})
+            rows.append(
+                {
+                    "dataset": name,
+                    "status": "unavailable",
+                    "source": "",
+                    "file": "",
+                    "reason": str(exc).split(": ", 1)[-1],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -224,6 +240,7 @@ def read_tsf(path: str | Path):
 class MonashData:
     """A dataset split for forecasting: ``train[i]`` is series i without its last ``horizons[i]`` values,
     ``full[i]`` the whole series; both gluonts-style dicts (``target``, ``start`` as a pandas Period, ``item_id``)."""
+
     dataset: str
     freq: str
     prediction_length: int
@@ -242,10 +259,17 @@ class MonashData:
     notes: list[str] = field(default_factory=list)
 
     def provenance(self) -> dict:
-        return {"dataset_kind": self.kind, "dataset_source": self.source, "dataset_file": os.path.basename(self.path),
-                "dataset_checksum": self.sha256, "n_series_file": self.n_series_file,
-                "n_series_used": len(self.train), "n_dropped_short": self.n_dropped_short,
-                "n_missing_values": self.n_missing_values, "dataset_notes": self.notes}
+        return {
+            "dataset_kind": self.kind,
+            "dataset_source": self.source,
+            "dataset_file": os.path.basename(self.path),
+            "dataset_checksum": self.sha256,
+            "n_series_file": self.n_series_file,
+            "n_series_used": len(self.train),
+            "n_dropped_short": self.n_dropped_short,
+            "n_missing_values": self.n_missing_values,
+            "dataset_notes": self.notes,
+        }
 
 
 def split(records: list[dict], *, freq: str, horizon: int, per_series_horizon: bool, dataset: str = "?"):
@@ -277,8 +301,10 @@ def load(name: str, allow_download: bool = True) -> MonashData:
     meta, records = read_tsf(loc.path)
     notes = []
     if loc.expected_n_series is not None and len(records) != loc.expected_n_series:
-        raise FwbenchError(f"{loc.path} has {len(records)} series, {name} should have {loc.expected_n_series} "
-                           "(truncated or wrong file?); delete it to fetch it again")
+        raise FwbenchError(
+            f"{loc.path} has {len(records)} series, {name} should have {loc.expected_n_series} "
+            "(truncated or wrong file?); delete it to fetch it again"
+        )
     if loc.expected_sha256 and digest != loc.expected_sha256:
         notes.append("sha256 differs from the staged copy's")
     horizon = meta_info.horizon
@@ -286,13 +312,27 @@ def load(name: str, allow_download: bool = True) -> MonashData:
     if file_h is not None and int(file_h) != horizon:
         notes.append(f"file @horizon {file_h} differs from the catalogue's {horizon}; the catalogue's is used")
     per_series = meta_info.per_series_horizon and "horizon" in meta.columns
-    train, full, horizons, dropped = split(records, freq=meta_info.freq, horizon=horizon,
-                                           per_series_horizon=per_series, dataset=name)
+    train, full, horizons, dropped = split(
+        records, freq=meta_info.freq, horizon=horizon, per_series_horizon=per_series, dataset=name
+    )
     if dropped:
         notes.append(f"{dropped} series with length <= horizon dropped")
     missing = int(sum(np.isnan(s["target"]).sum() for s in full))
-    return MonashData(dataset=name, freq=meta_info.freq, prediction_length=max(horizons),
-                      context_length=meta_info.context_length, seasonality=meta_info.seasonality, train=train,
-                      full=full, horizons=horizons, kind=loc.kind, source=loc.source, path=str(loc.path),
-                      sha256=digest, n_series_file=len(records), n_dropped_short=dropped, n_missing_values=missing,
-                      notes=notes)
+    return MonashData(
+        dataset=name,
+        freq=meta_info.freq,
+        prediction_length=max(horizons),
+        context_length=meta_info.context_length,
+        seasonality=meta_info.seasonality,
+        train=train,
+        full=full,
+        horizons=horizons,
+        kind=loc.kind,
+        source=loc.source,
+        path=str(loc.path),
+        sha256=digest,
+        n_series_file=len(records),
+        n_dropped_short=dropped,
+        n_missing_values=missing,
+        notes=notes,
+    )

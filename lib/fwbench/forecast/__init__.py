@@ -8,6 +8,7 @@ Each twin's public names are its ``__all__`` (the same list in both; ``tests/tes
 Only framework-free pieces live here (importing this package imports neither framework): the hyperparameters both
 backends share, the accuracy evaluation with gluonts' ``Evaluator``, and the cProfile breakdown by phase.
 """
+
 from __future__ import annotations
 
 import cProfile
@@ -21,9 +22,17 @@ import pandas as pd
 # The 2024 protocol (shared/reference/deepar_protocol_2024.csv): GluonTS defaults, written out so both backends
 # receive the same values from one place.
 HYPERPARAMETERS = {
-    "num_layers": 2, "hidden_size": 40, "dropout_rate": 0.1, "batch_size": 32, "num_batches_per_epoch": 50,
-    "learning_rate": 1e-3, "weight_decay": 1e-8, "gradient_clip": 10.0, "num_parallel_samples": 100,
-    "distr_output": "StudentTOutput", "scaling": True,
+    "num_layers": 2,
+    "hidden_size": 40,
+    "dropout_rate": 0.1,
+    "batch_size": 32,
+    "num_batches_per_epoch": 50,
+    "learning_rate": 1e-3,
+    "weight_decay": 1e-8,
+    "gradient_clip": 10.0,
+    "num_parallel_samples": 100,
+    "distr_output": "StudentTOutput",
+    "scaling": True,
 }
 QUANTILES = (0.1, 0.5, 0.9)
 
@@ -57,8 +66,11 @@ def truncate(forecasts: list, horizons: list[int]) -> list:
 # Per-series metrics behind each aggregate; a series whose value is NaN or infinite (MASE of a series whose
 # seasonal-naive scale is 0: constant or all-zero history, as in covid_deaths, car_parts, vehicle_trips) is left
 # out of that metric's aggregate, as the Monash evaluation does (gluonts' ``aggregate_valid``), and counted.
-DROP_COUNTED = {"MASE": "n_series_dropped", "sMAPE": "n_series_dropped_sMAPE",
-                "QuantileLoss[0.5]": "n_series_dropped_wQL"}
+DROP_COUNTED = {
+    "MASE": "n_series_dropped",
+    "sMAPE": "n_series_dropped_sMAPE",
+    "QuantileLoss[0.5]": "n_series_dropped_wQL",
+}
 
 
 def evaluate(forecasts: list, full: list[dict], horizons: list[int], seasonality: int) -> dict:
@@ -71,14 +83,22 @@ def evaluate(forecasts: list, full: list[dict], horizons: list[int], seasonality
     from gluonts.evaluation import Evaluator, aggregate_valid
 
     forecasts = truncate(forecasts, horizons)
-    series = [pd.Series(s["target"], index=pd.period_range(s["start"], periods=len(s["target"]),
-                                                            freq=s["start"].freq)) for s in full]
-    evaluator = Evaluator(quantiles=QUANTILES, seasonality=seasonality, num_workers=0,
-                          aggregation_strategy=aggregate_valid)
+    series = [
+        pd.Series(s["target"], index=pd.period_range(s["start"], periods=len(s["target"]), freq=s["start"].freq))
+        for s in full
+    ]
+    evaluator = Evaluator(
+        quantiles=QUANTILES, seasonality=seasonality, num_workers=0, aggregation_strategy=aggregate_valid
+    )
     agg, per_series = evaluator(iter(series), iter(forecasts), num_series=len(series))
-    out = {"MASE": _float(agg["MASE"]), "sMAPE": _float(agg["sMAPE"]),
-           "mean_wQL": _float(agg["mean_wQuantileLoss"]), "ND": _float(agg["ND"]), "RMSE": _float(agg["RMSE"]),
-           "n_series_scored": len(per_series)}
+    out = {
+        "MASE": _float(agg["MASE"]),
+        "sMAPE": _float(agg["sMAPE"]),
+        "mean_wQL": _float(agg["mean_wQuantileLoss"]),
+        "ND": _float(agg["ND"]),
+        "RMSE": _float(agg["RMSE"]),
+        "n_series_scored": len(per_series),
+    }
     for column, key in DROP_COUNTED.items():
         out[key] = int((~np.isfinite(per_series[column].to_numpy(float))).sum())
     return out
@@ -95,13 +115,38 @@ def _float(value) -> float:
 # order; the first match wins. Native functions (no Python file) count as "framework"; "other" is the rest of the
 # Python code (standard library, tqdm, ...).
 PHASES = (
-    ("data_pipeline", ("gluonts/transform", "gluonts/dataset", "gluonts/itertools", "gluonts/zebras",
-                       "gluonts/time_feature", "gluonts/mx/batchify", "gluonts/torch/batchify", "pandas/",
-                       "/torch/utils/data")),
-    ("trainer_loop", ("gluonts/mx/trainer", "lightning", "gluonts/torch/model/estimator", "gluonts/mx/model/estimator")),
-    ("model_code", ("gluonts/mx/model", "gluonts/torch/model", "gluonts/mx/distribution", "gluonts/torch/distributions",
-                    "gluonts/mx/block", "gluonts/torch/modules", "gluonts/torch/scaler", "gluonts/mx/util",
-                    "gluonts/torch/util")),
+    (
+        "data_pipeline",
+        (
+            "gluonts/transform",
+            "gluonts/dataset",
+            "gluonts/itertools",
+            "gluonts/zebras",
+            "gluonts/time_feature",
+            "gluonts/mx/batchify",
+            "gluonts/torch/batchify",
+            "pandas/",
+            "/torch/utils/data",
+        ),
+    ),
+    (
+        "trainer_loop",
+        ("gluonts/mx/trainer", "lightning", "gluonts/torch/model/estimator", "gluonts/mx/model/estimator"),
+    ),
+    (
+        "model_code",
+        (
+            "gluonts/mx/model",
+            "gluonts/torch/model",
+            "gluonts/mx/distribution",
+            "gluonts/torch/distributions",
+            "gluonts/mx/block",
+            "gluonts/torch/modules",
+            "gluonts/torch/scaler",
+            "gluonts/mx/util",
+            "gluonts/torch/util",
+        ),
+    ),
     ("framework", ("/mxnet/", "/torch/", "numpy/")),
 )
 
@@ -112,7 +157,7 @@ def profile_call(fn, *args, **kwargs):
     result = prof.runcall(fn, *args, **kwargs)
     stats = pstats.Stats(prof)
     totals = {name: 0.0 for name, _ in PHASES} | {"other": 0.0}
-    for (filename, _line, func), (_cc, _nc, tottime, _ct, _callers) in stats.stats.items():
+    for (filename, _line, _func), (_cc, _nc, tottime, _ct, _callers) in stats.stats.items():
         if filename == "~":  # native (C/C++) functions and methods: framework kernels, mostly
             totals["framework"] += tottime
             continue

@@ -8,6 +8,7 @@ imperatively whatever ``hybridize`` says. ``predict(..., hybridize=True)`` hybri
 first (``prediction_net.hybridize(active=True)``, what ``GluonPredictor.hybridize`` does; the graph is built on
 the first forecast batch, inside the timed call); ``predictor_hybridized`` says whether a cached graph ran.
 """
+
 from __future__ import annotations
 
 import random
@@ -15,6 +16,7 @@ import time
 
 import mxnet as mx
 import numpy as np
+
 # Imported with the backend, not inside make_estimator, so the import is not part of the timed training.
 from gluonts.mx import DeepAREstimator
 from gluonts.mx.distribution import StudentTOutput
@@ -24,8 +26,20 @@ from ..frameworks import mxnet as mxnet_facts
 from . import HYPERPARAMETERS, EpochRecord
 
 FRAMEWORK = "mxnet"
-__all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "synchronize", "make_estimator", "train",
-           "predict", "predictor_hybridized", "time_data_pipeline", "onednn", "onednn_enabled"]
+__all__ = [
+    "FRAMEWORK",
+    "framework_info",
+    "set_seed",
+    "configure_threads",
+    "synchronize",
+    "make_estimator",
+    "train",
+    "predict",
+    "predictor_hybridized",
+    "time_data_pipeline",
+    "onednn",
+    "onednn_enabled",
+]
 # oneDNN is fixed at import by these (the study sets both before importing this module; 0 = off)
 ONEDNN_ENV = ("MXNET_MKLDNN_ENABLED", "MXNET_USE_MKLDNN_RNN")
 
@@ -69,8 +83,9 @@ def _epoch_callback(records: list[EpochRecord]):
         def on_train_epoch_start(self, training_network) -> None:
             self.t0 = time.perf_counter()
 
-        def on_train_epoch_end(self, epoch_no, epoch_loss, training_network, trainer, best_epoch_info=None,
-                               ctx=None) -> bool:
+        def on_train_epoch_end(
+            self, epoch_no, epoch_loss, training_network, trainer, best_epoch_info=None, ctx=None
+        ) -> bool:
             mx.nd.waitall()
             records.append(EpochRecord(int(epoch_no), float(epoch_loss), time.perf_counter() - self.t0))
             return True
@@ -78,19 +93,43 @@ def _epoch_callback(records: list[EpochRecord]):
     return EpochLog()
 
 
-def make_estimator(*, freq: str, prediction_length: int, context_length: int, lags_seq: list[int], epochs: int,
-                   num_batches_per_epoch: int, records: list[EpochRecord] | None = None, hybridize: bool = True,
-                   **_unused):
+def make_estimator(
+    *,
+    freq: str,
+    prediction_length: int,
+    context_length: int,
+    lags_seq: list[int],
+    epochs: int,
+    num_batches_per_epoch: int,
+    records: list[EpochRecord] | None = None,
+    hybridize: bool = True,
+    **_unused,
+):
     hp = HYPERPARAMETERS
-    trainer = Trainer(ctx=mx.cpu(), epochs=epochs, num_batches_per_epoch=num_batches_per_epoch,
-                      learning_rate=hp["learning_rate"], clip_gradient=hp["gradient_clip"],
-                      weight_decay=hp["weight_decay"], hybridize=hybridize,
-                      callbacks=[_epoch_callback(records)] if records is not None else None)
+    trainer = Trainer(
+        ctx=mx.cpu(),
+        epochs=epochs,
+        num_batches_per_epoch=num_batches_per_epoch,
+        learning_rate=hp["learning_rate"],
+        clip_gradient=hp["gradient_clip"],
+        weight_decay=hp["weight_decay"],
+        hybridize=hybridize,
+        callbacks=[_epoch_callback(records)] if records is not None else None,
+    )
     return DeepAREstimator(
-        freq=freq, prediction_length=prediction_length, context_length=context_length, lags_seq=lags_seq,
-        trainer=trainer, num_layers=hp["num_layers"], num_cells=hp["hidden_size"], dropout_rate=hp["dropout_rate"],
-        distr_output=StudentTOutput(), scaling=hp["scaling"], num_parallel_samples=hp["num_parallel_samples"],
-        batch_size=hp["batch_size"])
+        freq=freq,
+        prediction_length=prediction_length,
+        context_length=context_length,
+        lags_seq=lags_seq,
+        trainer=trainer,
+        num_layers=hp["num_layers"],
+        num_cells=hp["hidden_size"],
+        dropout_rate=hp["dropout_rate"],
+        distr_output=StudentTOutput(),
+        scaling=hp["scaling"],
+        num_parallel_samples=hp["num_parallel_samples"],
+        batch_size=hp["batch_size"],
+    )
 
 
 def train(train_data: list[dict], **estimator_kwargs):

@@ -1,4 +1,5 @@
 """PyTorch backend: ``gluonts.torch.DeepAREstimator`` (Lightning), same public names as ``fwbench.forecast.mxnet``."""
+
 from __future__ import annotations
 
 import importlib.abc
@@ -15,8 +16,20 @@ from ..frameworks import torch as torch_facts
 from . import HYPERPARAMETERS, EpochRecord
 
 FRAMEWORK = "torch"
-__all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "synchronize", "make_estimator", "train",
-           "predict", "predictor_hybridized", "time_data_pipeline", "onednn", "onednn_enabled"]
+__all__ = [
+    "FRAMEWORK",
+    "framework_info",
+    "set_seed",
+    "configure_threads",
+    "synchronize",
+    "make_estimator",
+    "train",
+    "predict",
+    "predictor_hybridized",
+    "time_data_pipeline",
+    "onednn",
+    "onednn_enabled",
+]
 
 
 class _NoMXNet(importlib.abc.MetaPathFinder):
@@ -81,27 +94,59 @@ def _epoch_callback(records: list[EpochRecord]):
 
         def on_train_epoch_end(self, trainer, pl_module):
             loss = trainer.callback_metrics.get("train_loss")
-            records.append(EpochRecord(trainer.current_epoch, float(loss) if loss is not None else float("nan"),
-                                       time.perf_counter() - self.t0))
+            records.append(
+                EpochRecord(
+                    trainer.current_epoch,
+                    float(loss) if loss is not None else float("nan"),
+                    time.perf_counter() - self.t0,
+                )
+            )
 
     return EpochLog()
 
 
-def make_estimator(*, freq: str, prediction_length: int, context_length: int, lags_seq: list[int], epochs: int,
-                   num_batches_per_epoch: int, root_dir: str, records: list[EpochRecord] | None = None,
-                   **_backend_options):
+def make_estimator(
+    *,
+    freq: str,
+    prediction_length: int,
+    context_length: int,
+    lags_seq: list[int],
+    epochs: int,
+    num_batches_per_epoch: int,
+    root_dir: str,
+    records: list[EpochRecord] | None = None,
+    **_backend_options,
+):
     """DeepAR with the protocol's hyperparameters; Lightning writes only under ``root_dir`` (no logger)."""
     hp = HYPERPARAMETERS
     callbacks = [_epoch_callback(records)] if records is not None else []
     return DeepAREstimator(
-        freq=freq, prediction_length=prediction_length, context_length=context_length, lags_seq=lags_seq,
-        num_layers=hp["num_layers"], hidden_size=hp["hidden_size"], dropout_rate=hp["dropout_rate"],
-        lr=hp["learning_rate"], weight_decay=hp["weight_decay"], distr_output=StudentTOutput(),
-        scaling=hp["scaling"], num_parallel_samples=hp["num_parallel_samples"], batch_size=hp["batch_size"],
+        freq=freq,
+        prediction_length=prediction_length,
+        context_length=context_length,
+        lags_seq=lags_seq,
+        num_layers=hp["num_layers"],
+        hidden_size=hp["hidden_size"],
+        dropout_rate=hp["dropout_rate"],
+        lr=hp["learning_rate"],
+        weight_decay=hp["weight_decay"],
+        distr_output=StudentTOutput(),
+        scaling=hp["scaling"],
+        num_parallel_samples=hp["num_parallel_samples"],
+        batch_size=hp["batch_size"],
         num_batches_per_epoch=num_batches_per_epoch,
-        trainer_kwargs={"max_epochs": epochs, "gradient_clip_val": hp["gradient_clip"], "accelerator": "cpu",
-                        "devices": 1, "logger": False, "enable_progress_bar": False,
-                        "enable_model_summary": False, "default_root_dir": root_dir, "callbacks": callbacks})
+        trainer_kwargs={
+            "max_epochs": epochs,
+            "gradient_clip_val": hp["gradient_clip"],
+            "accelerator": "cpu",
+            "devices": 1,
+            "logger": False,
+            "enable_progress_bar": False,
+            "enable_model_summary": False,
+            "default_root_dir": root_dir,
+            "callbacks": callbacks,
+        },
+    )
 
 
 def train(train_data: list[dict], **estimator_kwargs):

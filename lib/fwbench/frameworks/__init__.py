@@ -30,13 +30,14 @@ table or a study's ``reference``. Before the table the same addition also edited
 (the registry's label dict, provenance, the oneDNN blocks of three studies, the bench's loop dict, the twin check,
 the VGG16 analysis, the ledger's build lines). ``tests/test_frameworks.py`` guards this and registers a toy framework.
 """
+
 from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Callable
 
 from ..errors import FwbenchError
 
@@ -44,6 +45,7 @@ from ..errors import FwbenchError
 @dataclass(frozen=True)
 class Framework:
     """One row of the framework table."""
+
     name: str
     label: str
     import_name: str | None  # top-level module probed in sys.modules (None: nothing to load)

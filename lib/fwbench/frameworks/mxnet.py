@@ -5,11 +5,12 @@ MXNet fixes oneDNN use at import from ``ONEDNN_ENV`` (``MXNET_MKLDNN_ENABLED``, 
 fused RNNs): a trial sets them (``onednn_env``) before its backend imports mxnet, and ``onednn`` only checks that
 the process matches. Both are set for every MXNet trial: the RNN switch changes nothing in a model without RNNs.
 """
+
 from __future__ import annotations
 
 import contextlib
 import os
-from typing import Callable
+from collections.abc import Callable
 
 FRAMEWORK = "mxnet"
 ONEDNN_ENV = ("MXNET_MKLDNN_ENABLED", "MXNET_USE_MKLDNN_RNN")  # read at import; "0" turns oneDNN off
@@ -59,6 +60,8 @@ def onednn(enabled: bool, env_vars: tuple[str, ...] = ONEDNN_ENV):
     """MXNet fixes oneDNN use at import (``env_vars``): this only checks that the process matches."""
     if onednn_enabled(env_vars) != enabled:
         found = {v: os.environ.get(v) for v in env_vars}
-        raise RuntimeError(f"oneDNN must be {'on' if enabled else 'off'} but {found} at import; set "
-                           f"{' and '.join(env_vars)} to {int(enabled)} before importing mxnet")
+        raise RuntimeError(
+            f"oneDNN must be {'on' if enabled else 'off'} but {found} at import; set "
+            f"{' and '.join(env_vars)} to {int(enabled)} before importing mxnet"
+        )
     yield

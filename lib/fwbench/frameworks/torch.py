@@ -1,8 +1,9 @@
 """PyTorch's process-level facts (same public names as ``fwbench.frameworks.mxnet``). Imported in the parent
 process too: torch is imported inside the functions only."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 FRAMEWORK = "torch"
 BUILD_KEYS = ("BLAS", "LAPACK", "oneDNN", "MKL", "OpenMP", "CPU capability")

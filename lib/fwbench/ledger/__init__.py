@@ -18,6 +18,7 @@ it waits for, so it flips by itself once they exist), one that needs hardware th
 applies the rules every claim shares: Bonferroni-corrected parts, matched hardware (else a labelled analogue),
 scale floors ("below scale"), and the verdict under a wider band. ``stability`` compares two runs.
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -27,9 +28,29 @@ from ..store import ResultsStore
 from . import render
 from .data import IMDB_PARTS, Claim, Data, load
 from .render import COLUMNS, conditions, host_text
-from .rules import (BELOW_SCALE, CONTEXT, CONTRADICTED, INCONCLUSIVE, INSUFFICIENT, NOT_MEASURED, NOT_TESTABLE, PRECEDENCE,
-                    REPRODUCED, TOL, VERDICTS, Part, band_about, band_within, combine, fastest_is, ratio_part,
-                    sum_ratio_ci, verdict_above, verdict_at_most, verdict_in_band)
+from .rules import (
+    BELOW_SCALE,
+    CONTEXT,
+    CONTRADICTED,
+    INCONCLUSIVE,
+    INSUFFICIENT,
+    NOT_MEASURED,
+    NOT_TESTABLE,
+    PRECEDENCE,
+    REPRODUCED,
+    TOL,
+    VERDICTS,
+    Part,
+    band_about,
+    band_within,
+    combine,
+    fastest_is,
+    ratio_part,
+    sum_ratio_ci,
+    verdict_above,
+    verdict_at_most,
+    verdict_in_band,
+)
 from .sources import CLAIMS, SOURCES
 from .validity import threats_markdown
 
@@ -42,8 +63,9 @@ def evaluate(claim: Claim, d: Data) -> dict:
     return render.row(claim, d)
 
 
-def build(store: ResultsStore | None = None, profile: str | None = "quick", overrides: dict | None = None
-          ) -> pd.DataFrame:
+def build(
+    store: ResultsStore | None = None, profile: str | None = "quick", overrides: dict | None = None
+) -> pd.DataFrame:
     """The ledger: one row per claim (``COLUMNS``), every verdict computed from the store. ``profile`` "all" (or
     None) judges every row of the store; ``overrides`` maps a study name to its profile overrides."""
     if store is None:
@@ -64,8 +86,40 @@ def rules_markdown() -> str:
     return render.rules_markdown(CLAIMS)
 
 
-__all__ = ["BELOW_SCALE", "CLAIMS", "COLUMNS", "CONTEXT", "CONTRADICTED", "Claim", "Data", "IMDB_PARTS", "INCONCLUSIVE",
-           "INSUFFICIENT", "NOT_MEASURED", "NOT_TESTABLE", "PRECEDENCE", "REPRODUCED", "SOURCES", "STUDY_OF", "TOL",
-           "VERDICTS", "Part", "band_about", "band_within", "build", "combine", "conditions", "evaluate",
-           "fastest_is", "host_text", "load", "ratio_part", "rules_markdown", "sum_ratio_ci", "threats", "verdict_above",
-           "verdict_at_most", "verdict_in_band"]
+__all__ = [
+    "BELOW_SCALE",
+    "CLAIMS",
+    "COLUMNS",
+    "CONTEXT",
+    "CONTRADICTED",
+    "Claim",
+    "Data",
+    "IMDB_PARTS",
+    "INCONCLUSIVE",
+    "INSUFFICIENT",
+    "NOT_MEASURED",
+    "NOT_TESTABLE",
+    "PRECEDENCE",
+    "REPRODUCED",
+    "SOURCES",
+    "STUDY_OF",
+    "TOL",
+    "VERDICTS",
+    "Part",
+    "band_about",
+    "band_within",
+    "build",
+    "combine",
+    "conditions",
+    "evaluate",
+    "fastest_is",
+    "host_text",
+    "load",
+    "ratio_part",
+    "rules_markdown",
+    "sum_ratio_ci",
+    "threats",
+    "verdict_above",
+    "verdict_at_most",
+    "verdict_in_band",
+]

@@ -6,10 +6,11 @@ modules' loaders on top of ``profile_measurements``): one way to select a profil
 no rows. Arms are named through the registry: the arm standing for a framework is the study's
 ``reference_arm``, a claim-specific arm is looked up in the study's arm table (an unknown one is an error).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -33,16 +34,17 @@ class Claim:
     ``evaluate(data) -> [Part]``, the hardware its numbers depend on (``gpu``: timings and utilisations measured
     on a GPU; ``cpu``; ``none``: training quality, whether something works) and ``floor(data) -> None or what is
     missing``: the smallest run that can support a verdict (below it the verdict is "below scale")."""
+
     id: str
     text: str
     source: str
     source_conditions: str
     rule: str
-    evaluate: Callable[["Data"], list[Part]]
+    evaluate: Callable[[Data], list[Part]]
     study: str = "imdb"
     hardware: str = "none"
     source_hardware: str = ""
-    floor: Callable[["Data"], str | None] = lambda d: None
+    floor: Callable[[Data], str | None] = lambda d: None
     scale: str = ""  # the floor in words
 
     def __post_init__(self):
@@ -56,6 +58,7 @@ class Data:
     (``values``), and the frames of the analysis loaders the claims compare: the IMDB epochs
     (``analysis.imdb.load_sweep``: judged parts, one device) and trials, the DeepAR trials
     (``analysis.deepar.load_trials``) and the VGG16 latencies (``analysis.inference.vgg16_latencies``)."""
+
     store: ResultsStore
     profile: str | None = None
     overrides: dict = field(default_factory=dict)  # study -> its profile overrides
@@ -75,13 +78,16 @@ class Data:
 
     def study_trials(self, study: str) -> pd.DataFrame:
         """The study's trials (any status) of the profile."""
-        return self._cached(("trials", study), lambda: profile_trials(study, *self._args(study))
-                            if self.has(study) else pd.DataFrame())
+        return self._cached(
+            ("trials", study), lambda: profile_trials(study, *self._args(study)) if self.has(study) else pd.DataFrame()
+        )
 
     def values(self, study: str) -> pd.DataFrame:
         """The study's raw values (long format) of the profile's finished trials."""
-        return self._cached(("values", study), lambda: profile_measurements(study, *self._args(study))
-                            if self.has(study) else pd.DataFrame())
+        return self._cached(
+            ("values", study),
+            lambda: profile_measurements(study, *self._args(study)) if self.has(study) else pd.DataFrame(),
+        )
 
     # -- IMDB: the judged parts, on one device -------------------------------------------------------------
     def _imdb(self, parts: tuple = IMDB_PARTS) -> tuple[pd.DataFrame, pd.DataFrame, str | None]:
@@ -132,12 +138,15 @@ class Data:
     # -- DeepAR and VGG16 ----------------------------------------------------------------------------------
     @property
     def deepar(self) -> pd.DataFrame:
-        return self._cached("deepar", lambda: deepar_analysis.load_trials(*self._args("deepar"))
-                            if self.has("deepar") else pd.DataFrame())
+        return self._cached(
+            "deepar",
+            lambda: deepar_analysis.load_trials(*self._args("deepar")) if self.has("deepar") else pd.DataFrame(),
+        )
 
     @property
     def vgg16(self) -> pd.DataFrame:
         """The VGG16 latencies on one device (``device_of``): a GPU's and a CPU's are never pooled."""
+
         def make() -> pd.DataFrame:
             f = inference.vgg16_latencies(*self._args("vgg16")) if self.has("vgg16") else pd.DataFrame()
             device = self.device_of("vgg16")
@@ -213,17 +222,21 @@ def have_imdb(d: Data) -> str:
     """What the store has of IMDB, for a 'not measured yet' reason."""
     if d.imdb.empty:
         return "no finished IMDB trials for this profile"
-    return (f"arms {sorted(arms(d))}, batch sizes {sorted(set(d.imdb.batch_size))}, "
-            f"workers {sorted(set(d.imdb.num_workers))}")
+    return (
+        f"arms {sorted(arms(d))}, batch sizes {sorted(set(d.imdb.batch_size))}, "
+        f"workers {sorted(set(d.imdb.num_workers))}"
+    )
 
 
-def per_batch(d: Data, num_arm: str, den_arm: str, workers: int, quantity: str, rule,
-              metric: str = "train_time_s") -> list[Part]:
+def per_batch(
+    d: Data, num_arm: str, den_arm: str, workers: int, quantity: str, rule, metric: str = "train_time_s"
+) -> list[Part]:
     """One part per batch size where both arms have timed values of ``metric`` at ``workers``."""
     common = sorted(b for b, w in settings(d, num_arm) & settings(d, den_arm) if w == workers)
     pairs = [(b, times(d, num_arm, b, workers, metric), times(d, den_arm, b, workers, metric)) for b in common]
     pairs = [(b, num, den) for b, num, den in pairs if len(num) and len(den)]
     if not pairs:
-        return [missing(f"finished IMDB trials of {num_arm} and {den_arm} with {workers} workers ({metric})",
-                        have_imdb(d))]
+        return [
+            missing(f"finished IMDB trials of {num_arm} and {den_arm} with {workers} workers ({metric})", have_imdb(d))
+        ]
     return [ratio_part(f"batch {b}, {workers} workers", quantity, num, den, rule) for b, num, den in pairs]

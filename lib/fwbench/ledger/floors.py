@@ -10,6 +10,7 @@ naming what is missing; its measurement is still shown.
   ``MIN_TRIALS`` dataset x seed pairs. A subset of the post's datasets is labelled a subset total.
 - Latency (C1, C3's VGG16 part, C4): ``MIN_TRIALS`` independent trials per arm and setting.
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -25,10 +26,14 @@ TRAIN_REVIEWS = REVIEWS_PER_SPLIT
 DEEPAR_BATCHES = 100 * 50
 HELDOUT_BLOCKS = 3  # "best setting" claims: one block chooses, at least this many judge
 
-IMDB_TIMING = (f">= {MIN_BATCHES} batches per timed epoch, >= {MIN_TIMED_EPOCHS} timed epochs, >= {MIN_TRIALS} "
-               "trials per arm and setting")
+IMDB_TIMING = (
+    f">= {MIN_BATCHES} batches per timed epoch, >= {MIN_TIMED_EPOCHS} timed epochs, >= {MIN_TRIALS} "
+    "trials per arm and setting"
+)
 IMDB_QUALITY = f"all {TRAIN_REVIEWS:,} training reviews and >= {ACCURACY_BAR:.0%} final test accuracy for both arms"
-HELDOUT = f"{IMDB_TIMING}; >= {HELDOUT_BLOCKS + 1} repeat blocks (1 chooses the best setting, {HELDOUT_BLOCKS} judge it)"
+HELDOUT = (
+    f"{IMDB_TIMING}; >= {HELDOUT_BLOCKS + 1} repeat blocks (1 chooses the best setting, {HELDOUT_BLOCKS} judge it)"
+)
 DEEPAR = f"the protocol's 100 epochs x 50 batches per trial, >= {MIN_TRIALS} dataset x seed pairs"
 LATENCY = f">= {MIN_TRIALS} independent trials per arm and setting"
 
@@ -43,8 +48,9 @@ def imdb_timing(d: Data) -> str | None:
     f = d.imdb
     if f.empty:
         return None  # nothing measured: the claim says "not measured yet" itself
-    per_trial = f.groupby("trial_id").agg(n_train=("n_train", "first"), batch=("batch_size", "first"),
-                                          epochs=("epochs", "first"))
+    per_trial = f.groupby("trial_id").agg(
+        n_train=("n_train", "first"), batch=("batch_size", "first"), epochs=("epochs", "first")
+    )
     batches = int((per_trial.n_train // per_trial.batch).min())
     timed = int((per_trial.epochs - 1).min())
     trials = _trials_per_setting(f, ["arm", "batch_size", "num_workers"])
@@ -83,8 +89,11 @@ def imdb_quality(f: pd.DataFrame, arms: tuple[str, str], batch: int, workers: in
         acc = last.groupby("arm").test_acc.median()
         low = {a: v for a, v in acc.items() if not v >= ACCURACY_BAR}
         if low:
-            problems.append(f">= {ACCURACY_BAR:.0%} final test accuracy (this run: "
-                            + ", ".join(f"{a} {v:.3f}" for a, v in sorted(low.items())) + ")")
+            problems.append(
+                f">= {ACCURACY_BAR:.0%} final test accuracy (this run: "
+                + ", ".join(f"{a} {v:.3f}" for a, v in sorted(low.items()))
+                + ")"
+            )
     return "; ".join(problems) or None
 
 
@@ -116,9 +125,9 @@ def latency_trials(d: Data) -> str | None:
 
 def first(*floors):
     """A floor that is the first problem among several."""
+
     def check(d: Data) -> str | None:
         problems = [p for p in (f(d) for f in floors) if p]
         return "; ".join(problems) or None
 
     return check
-

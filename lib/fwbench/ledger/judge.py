@@ -10,14 +10,24 @@
 4. **Sensitivity**: the verdict under the wider band (+-``SENSITIVITY_TOL``), and the smallest effect the
    measurement could have detected (the widest judged part's CI half-width).
 """
+
 from __future__ import annotations
 
 import math
 
 from ..stats import bonferroni, half_width
 from .data import Claim, Data
-from .rules import (BELOW_SCALE, CONTEXT, NOT_MEASURED, NOT_TESTABLE, REPRODUCED, SENSITIVITY_TOL, Part, combine,
-                    settings)
+from .rules import (
+    BELOW_SCALE,
+    CONTEXT,
+    NOT_MEASURED,
+    NOT_TESTABLE,
+    REPRODUCED,
+    SENSITIVITY_TOL,
+    Part,
+    combine,
+    settings,
+)
 
 UNJUDGED = (CONTEXT, NOT_MEASURED, NOT_TESTABLE)
 DEVICE_NAMES = {"cuda": "GPU", "cpu": "CPU", None: "no rows"}
@@ -50,15 +60,24 @@ def judge(claim: Claim, d: Data) -> dict:
     if claim.hardware == "gpu" and device != "cuda" and (verdict != NOT_MEASURED or measured):
         analogue = measured
         scale = f"; at its scale floor: {'no, needs ' + floor if floor else 'yes'}" if measured else ""
-        reason = (f"the source measured on {claim.source_hardware or 'a GPU'}; ours ran on the {ours}: the number is "
-                  f"a labelled analogue, not a verdict{scale}")
+        reason = (
+            f"the source measured on {claim.source_hardware or 'a GPU'}; ours ran on the {ours}: the number is "
+            f"a labelled analogue, not a verdict{scale}"
+        )
         verdict = wide = NOT_TESTABLE
     elif floor and verdict not in (NOT_MEASURED, NOT_TESTABLE):
         reason = f"below the scale floor: needs {floor}"
         verdict = wide = BELOW_SCALE
     widths = [half_width(p.ci_low, p.ci_high) for p in judged]
     widths = [w for w in widths if not math.isnan(w)]
-    return {"parts": parts, "verdict": verdict, "verdict_band10": wide, "analogue": analogue, "reason": reason,
-            "parts_agree": f"{agree} of {len(judged)} parts reproduced" if judged and not analogue else "",
-            "confidence": corrected or parts[0].confidence if parts else None,
-            "min_detectable": max(widths) if widths else math.nan, "our_hardware": ours}
+    return {
+        "parts": parts,
+        "verdict": verdict,
+        "verdict_band10": wide,
+        "analogue": analogue,
+        "reason": reason,
+        "parts_agree": f"{agree} of {len(judged)} parts reproduced" if judged and not analogue else "",
+        "confidence": corrected or parts[0].confidence if parts else None,
+        "min_detectable": max(widths) if widths else math.nan,
+        "our_hardware": ours,
+    }

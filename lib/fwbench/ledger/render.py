@@ -1,5 +1,6 @@
 """The ledger as text: one row per claim (``COLUMNS``), our conditions, the host and versions of a set of trials
 (``host_text``: the one place the post, the README and the ledger describe them), and the rules as Markdown."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -9,11 +10,29 @@ from .data import HARDWARE, Claim, Data
 from .judge import judge
 from .rules import NOT_MEASURED, NOT_TESTABLE, SENSITIVITY_TOL, TOL, Part
 
-COLUMNS = ["claim_id", "claim", "source", "source_conditions", "rule", "verdict", "quantity", "estimate", "ci_low",
-           "ci_high", "measurement", "our_conditions", "reason", "source_hardware", "our_hardware", "scale", "n",
-           "parts_agree", "verdict_band10", "min_detectable"]
-SHOWN = ["claim_id", "claim", "verdict", "estimate", "ci_low", "ci_high", "n", "our_hardware", "measurement",
-         "reason"]
+COLUMNS = [
+    "claim_id",
+    "claim",
+    "source",
+    "source_conditions",
+    "rule",
+    "verdict",
+    "quantity",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "measurement",
+    "our_conditions",
+    "reason",
+    "source_hardware",
+    "our_hardware",
+    "scale",
+    "n",
+    "parts_agree",
+    "verdict_band10",
+    "min_detectable",
+]
+SHOWN = ["claim_id", "claim", "verdict", "estimate", "ci_low", "ci_high", "n", "our_hardware", "measurement", "reason"]
 
 
 # ---------------------------------------------------------------------------------------------------- host
@@ -26,8 +45,10 @@ def framework_versions(trials: pd.DataFrame) -> dict:
     if trials.empty or "provenance.framework" not in trials:
         return {}
     cols = trials[["provenance.framework", "provenance.framework_version"]].dropna(subset=["provenance.framework"])
-    return {fw: ", ".join(sorted(set(map(str, g["provenance.framework_version"]))))
-            for fw, g in cols.groupby("provenance.framework")}
+    return {
+        fw: ", ".join(sorted(set(map(str, g["provenance.framework_version"]))))
+        for fw, g in cols.groupby("provenance.framework")
+    }
 
 
 def host_text(trials: pd.DataFrame) -> str:
@@ -37,8 +58,9 @@ def host_text(trials: pd.DataFrame) -> str:
         return "no finished trials"
     first = t.iloc[0]
     versions = ", ".join(f"{fw} {v}" for fw, v in framework_versions(t).items())
-    return (f"CPU {first.get('provenance.cpu_model')} ({first.get('provenance.cpu_count')} cores)"
-            + (f"; {versions}" if versions else ""))
+    return f"CPU {first.get('provenance.cpu_model')} ({first.get('provenance.cpu_count')} cores)" + (
+        f"; {versions}" if versions else ""
+    )
 
 
 def _values(t: pd.DataFrame, col: str) -> list:
@@ -55,27 +77,33 @@ def conditions(d: Data) -> str:
     if t.empty:
         return "no finished IMDB trials"
     first = t.iloc[0]
-    return (f"device {d.device or 'cpu'}; {host_text(t)}; {first.get('config.threads')} threads/trial; Python "
-            f"{first.get('provenance.python')}; profile {d.profile or 'all'}: {first.get('config.n_train')} train "
-            f"reviews, epochs {_values(t, 'config.epochs')}, {t['config.seed'].nunique()} seed(s), {len(t)} trials")
+    return (
+        f"device {d.device or 'cpu'}; {host_text(t)}; {first.get('config.threads')} threads/trial; Python "
+        f"{first.get('provenance.python')}; profile {d.profile or 'all'}: {first.get('config.n_train')} train "
+        f"reviews, epochs {_values(t, 'config.epochs')}, {t['config.seed'].nunique()} seed(s), {len(t)} trials"
+    )
 
 
 def deepar_conditions(d: Data) -> str:
     f = d.deepar
     if f.empty:
         return "no DeepAR trials"
-    return (f"{host_text(d.study_trials('deepar'))}; profile {d.profile or 'all'}: {f.dataset.nunique()} dataset(s), "
-            f"{f.seed.nunique()} seed(s), arms {sorted(set(f.arm))}")
+    return (
+        f"{host_text(d.study_trials('deepar'))}; profile {d.profile or 'all'}: {f.dataset.nunique()} dataset(s), "
+        f"{f.seed.nunique()} seed(s), arms {sorted(set(f.arm))}"
+    )
 
 
 def vgg16_conditions(d: Data) -> str:
     t = _done(d.study_trials("vgg16"))
     if t.empty:
         return "no VGG16 trials"
-    return (f"{host_text(t)}; profile {d.profile or 'all'}: VGG16 random weights, arms {_values(t, 'config.arm')}, "
-            f"batch {_values(t, 'config.batch_size')}, {_values(t, 'config.image_size')} px, oneDNN "
-            f"{_values(t, 'config.onednn')}, {_values(t, 'config.repeats')} timed calls per trial, device "
-            f"{_values(t, 'config.device')}")
+    return (
+        f"{host_text(t)}; profile {d.profile or 'all'}: VGG16 random weights, arms {_values(t, 'config.arm')}, "
+        f"batch {_values(t, 'config.batch_size')}, {_values(t, 'config.image_size')} px, oneDNN "
+        f"{_values(t, 'config.onednn')}, {_values(t, 'config.repeats')} timed calls per trial, device "
+        f"{_values(t, 'config.device')}"
+    )
 
 
 def onnx_conditions(d: Data) -> str:
@@ -85,8 +113,12 @@ def onnx_conditions(d: Data) -> str:
     return f"{host_text(t)}; profile {d.profile or 'all'}: steps {_values(t, 'config.step')}"
 
 
-CONDITIONS_BY_STUDY = {"imdb": conditions, "deepar": deepar_conditions, "vgg16": vgg16_conditions,
-                       "onnx": onnx_conditions}
+CONDITIONS_BY_STUDY = {
+    "imdb": conditions,
+    "deepar": deepar_conditions,
+    "vgg16": vgg16_conditions,
+    "onnx": onnx_conditions,
+}
 
 
 # ---------------------------------------------------------------------------------------------------- rows
@@ -95,38 +127,62 @@ def row(claim: Claim, d: Data) -> dict:
     labelled analogue when the hardware does not match), the hardware on both sides, the scale floor and n."""
     j = judge(claim, d)
     parts, verdict = j["parts"], j["verdict"]
-    deciding = next((p for p in parts if p.verdict == verdict), None) or next(
-        (p for p in parts if not p.verdict == NOT_MEASURED), None) or Part("rows", reason="no judged part")
-    reasons = [j["reason"]] + [p.reason for p in parts if p.reason and (p.verdict in (verdict, NOT_TESTABLE,
-                                                                                        NOT_MEASURED))]
+    deciding = (
+        next((p for p in parts if p.verdict == verdict), None)
+        or next((p for p in parts if not p.verdict == NOT_MEASURED), None)
+        or Part("rows", reason="no judged part")
+    )
+    reasons = [j["reason"]] + [
+        p.reason for p in parts if p.reason and (p.verdict in (verdict, NOT_TESTABLE, NOT_MEASURED))
+    ]
     if j["analogue"]:
         measurement = f"on this {j['our_hardware']} (analogue, not judged): " + " | ".join(p.analogue() for p in parts)
     else:
         measurement = " | ".join(p.text() for p in parts)
-    return {"claim_id": claim.id, "claim": claim.text, "source": claim.source,
-            "source_conditions": claim.source_conditions, "rule": claim.rule, "verdict": verdict,
-            "quantity": deciding.quantity, "estimate": deciding.estimate, "ci_low": deciding.ci_low,
-            "ci_high": deciding.ci_high, "measurement": measurement,
-            "our_conditions": CONDITIONS_BY_STUDY[claim.study](d),
-            "reason": "; ".join(dict.fromkeys(r for r in reasons if r)),
-            "source_hardware": claim.source_hardware or HARDWARE[claim.hardware], "our_hardware": j["our_hardware"],
-            "scale": claim.scale, "n": deciding.n, "parts_agree": j["parts_agree"],
-            "verdict_band10": j["verdict_band10"], "min_detectable": j["min_detectable"]}
+    return {
+        "claim_id": claim.id,
+        "claim": claim.text,
+        "source": claim.source,
+        "source_conditions": claim.source_conditions,
+        "rule": claim.rule,
+        "verdict": verdict,
+        "quantity": deciding.quantity,
+        "estimate": deciding.estimate,
+        "ci_low": deciding.ci_low,
+        "ci_high": deciding.ci_high,
+        "measurement": measurement,
+        "our_conditions": CONDITIONS_BY_STUDY[claim.study](d),
+        "reason": "; ".join(dict.fromkeys(r for r in reasons if r)),
+        "source_hardware": claim.source_hardware or HARDWARE[claim.hardware],
+        "our_hardware": j["our_hardware"],
+        "scale": claim.scale,
+        "n": deciding.n,
+        "parts_agree": j["parts_agree"],
+        "verdict_band10": j["verdict_band10"],
+        "min_detectable": j["min_detectable"],
+    }
 
 
 def rules_markdown(claims: list[Claim]) -> str:
     """The rules and tolerance, as the README and the post state them."""
-    lines = [f"Tolerance: a claimed ratio r is matched by the band [r / {1 + TOL:g}, r x {1 + TOL:g}] "
-             f"(+-{TOL:.0%} relative; every verdict is also shown under +-{SENSITIVITY_TOL:.0%}). CIs are over "
-             "independent trials (fresh processes): each trial gives one number (the median of its timed epochs, "
-             "the first excluded), and a ratio's 95 % CI is a Welch t-interval on the log ratio (a percentile "
-             f"bootstrap with {BOOTSTRAP_MIN} or more trials a side); n counts trials per side. A claim with k > 1 "
-             "judged parts has its intervals widened to 1 - 0.05/k (Bonferroni) before a part can contradict. "
-             "A claim measured on other hardware than its source's is not testable here (its number is shown as "
-             "a labelled analogue); a run below the claim's scale floor gives \"below scale\".", "",
-             "| claim | source hardware | depends on | scale floor | rule |", "|---|---|---|---|---|"]
-    lines += [f"| {c.id} | {c.source_hardware or '-'} | {HARDWARE[c.hardware]} | {c.scale or '-'} | "
-              f"{c.rule.replace('|', chr(92) + '|')} |" for c in claims]
+    lines = [
+        f"Tolerance: a claimed ratio r is matched by the band [r / {1 + TOL:g}, r x {1 + TOL:g}] "
+        f"(+-{TOL:.0%} relative; every verdict is also shown under +-{SENSITIVITY_TOL:.0%}). CIs are over "
+        "independent trials (fresh processes): each trial gives one number (the median of its timed epochs, "
+        "the first excluded), and a ratio's 95 % CI is a Welch t-interval on the log ratio (a percentile "
+        f"bootstrap with {BOOTSTRAP_MIN} or more trials a side); n counts trials per side. A claim with k > 1 "
+        "judged parts has its intervals widened to 1 - 0.05/k (Bonferroni) before a part can contradict. "
+        "A claim measured on other hardware than its source's is not testable here (its number is shown as "
+        'a labelled analogue); a run below the claim\'s scale floor gives "below scale".',
+        "",
+        "| claim | source hardware | depends on | scale floor | rule |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {c.id} | {c.source_hardware or '-'} | {HARDWARE[c.hardware]} | {c.scale or '-'} | "
+        f"{c.rule.replace('|', chr(92) + '|')} |"
+        for c in claims
+    ]
     return "\n".join(lines)
 
 

@@ -20,13 +20,14 @@ The interval's confidence and the tolerance band are context settings (``setting
 the ledger can correct a multi-part claim's intervals for their number (Bonferroni) and show how each verdict
 moves with the band.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -57,6 +58,7 @@ def confidence() -> float:
 def tolerance() -> float:
     return _TOL.get()
 
+
 REPRODUCED = "reproduced"
 CONTRADICTED = "contradicted"
 INCONCLUSIVE = "inconclusive"
@@ -74,6 +76,7 @@ NO_CI = "fewer than 2 trials on a side: no CI"
 @dataclass
 class Part:
     """One measured quantity of a claim and the verdict its rule gives."""
+
     label: str
     quantity: str = ""
     estimate: float = math.nan
@@ -89,16 +92,22 @@ class Part:
         """The part's measurement without a verdict ('on this CPU: ...')."""
         if math.isnan(self.estimate):
             return f"{self.label}: {self.reason}"
-        ci = (f" [{self.confidence:.1%} CI {self.ci_low:.3g}-{self.ci_high:.3g}]" if not math.isnan(self.ci_low)
-              else " [no CI]")
+        ci = (
+            f" [{self.confidence:.1%} CI {self.ci_low:.3g}-{self.ci_high:.3g}]"
+            if not math.isnan(self.ci_low)
+            else " [no CI]"
+        )
         n = f" ({self.n})" if self.n else ""
         return f"{self.label}: {self.quantity} = {self.estimate:.3g}{ci}{n}"
 
     def text(self) -> str:
         if math.isnan(self.estimate):
             return f"{self.label}: {self.reason}"
-        ci = (f" [{self.confidence:.1%} CI {self.ci_low:.3g}-{self.ci_high:.3g}]" if not math.isnan(self.ci_low)
-              else " [no CI]")
+        ci = (
+            f" [{self.confidence:.1%} CI {self.ci_low:.3g}-{self.ci_high:.3g}]"
+            if not math.isnan(self.ci_low)
+            else " [no CI]"
+        )
         if self.verdict == CONTEXT:
             return f"{self.label}: {self.quantity} = {self.estimate:.3g}{ci} (context)"
         n = f" ({self.n})" if self.n else ""
@@ -192,8 +201,17 @@ def ratio_part(label: str, quantity: str, num, den, rule: Callable[[float, float
     r = ratio_ci(num, den)
     verdict = rule(r["ci_low"], r["ci_high"])
     reason = NO_CI if verdict == INSUFFICIENT else ""
-    return Part(label, quantity, r["ratio"], r["ci_low"], r["ci_high"], verdict, reason,
-                n=f"n={r['n_num']}/{r['n_den']} trials", confidence=r["confidence"])
+    return Part(
+        label,
+        quantity,
+        r["ratio"],
+        r["ci_low"],
+        r["ci_high"],
+        verdict,
+        reason,
+        n=f"n={r['n_num']}/{r['n_den']} trials",
+        confidence=r["confidence"],
+    )
 
 
 def sum_ratio_ci(num, den, seed: int = 0) -> dict:
@@ -205,8 +223,7 @@ def fastest_is(samples: dict, claimed) -> Part:
     """Rule ``fastest_is``: ``samples`` maps a candidate (e.g. batch size) to its per-trial epoch times."""
     label = f"fastest = {claimed}"
     if claimed not in samples:
-        return Part(label, verdict=NOT_MEASURED,
-                    reason=f"needs trials at {claimed}; swept: {sorted(samples)}")
+        return Part(label, verdict=NOT_MEASURED, reason=f"needs trials at {claimed}; swept: {sorted(samples)}")
     medians = {k: float(np.median(v)) for k, v in samples.items() if len(v)}
     best = min(medians, key=medians.get)
     others = [k for k in medians if k != claimed]
@@ -217,12 +234,28 @@ def fastest_is(samples: dict, claimed) -> Part:
         r = ratio_ci(samples[runner_up], samples[claimed])
         v = verdict_above(r["ci_low"], r["ci_high"])
         v = INCONCLUSIVE if v == CONTRADICTED else v
-        return Part(label, f"time at {runner_up} / time at {claimed}", r["ratio"], r["ci_low"], r["ci_high"], v,
-                    NO_CI if v == INSUFFICIENT else "", n=f"n={r['n_num']}/{r['n_den']} trials",
-                    confidence=r["confidence"])
+        return Part(
+            label,
+            f"time at {runner_up} / time at {claimed}",
+            r["ratio"],
+            r["ci_low"],
+            r["ci_high"],
+            v,
+            NO_CI if v == INSUFFICIENT else "",
+            n=f"n={r['n_num']}/{r['n_den']} trials",
+            confidence=r["confidence"],
+        )
     r = ratio_ci(samples[claimed], samples[best])
     v = verdict_above(r["ci_low"], r["ci_high"])  # claimed slower than the measured best: contradicted
     v = {REPRODUCED: CONTRADICTED, CONTRADICTED: INCONCLUSIVE}.get(v, v)
-    return Part(label, f"time at {claimed} / time at {best} (measured fastest)", r["ratio"], r["ci_low"],
-                r["ci_high"], v, NO_CI if v == INSUFFICIENT else "", n=f"n={r['n_num']}/{r['n_den']} trials",
-                confidence=r["confidence"])
+    return Part(
+        label,
+        f"time at {claimed} / time at {best} (measured fastest)",
+        r["ratio"],
+        r["ci_low"],
+        r["ci_high"],
+        v,
+        NO_CI if v == INSUFFICIENT else "",
+        n=f"n={r['n_num']}/{r['n_den']} trials",
+        confidence=r["confidence"],
+    )

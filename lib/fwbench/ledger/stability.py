@@ -8,6 +8,7 @@ standard errors 95 % of the time; 1.96 / sqrt(2) standard errors cover about 83 
 intervals are too narrow (they describe jitter inside a run, not run-to-run spread), near 100 % too wide to say
 anything.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,8 +30,18 @@ def parts_table(store: ResultsStore, profile: str | None = "quick") -> pd.DataFr
     for claim in CLAIMS:
         j = judge(claim, d)
         for p in j["parts"]:
-            rows.append({"claim_id": claim.id, "part": p.label, "quantity": p.quantity, "estimate": p.estimate,
-                         "ci_low": p.ci_low, "ci_high": p.ci_high, "n": p.n, "verdict": j["verdict"]})
+            rows.append(
+                {
+                    "claim_id": claim.id,
+                    "part": p.label,
+                    "quantity": p.quantity,
+                    "estimate": p.estimate,
+                    "ci_low": p.ci_low,
+                    "ci_high": p.ci_high,
+                    "n": p.n,
+                    "verdict": j["verdict"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -50,21 +61,34 @@ def compare(store_a: ResultsStore, store_b: ResultsStore, profile: str | None = 
     verdicts = both.groupby("claim_id")[["verdict_a", "verdict_b"]].first()
     agree = verdicts.verdict_a.eq(verdicts.verdict_b)
     checks = pd.concat([both.a_in_b, both.b_in_a]).dropna()
-    summary = {"claims": int(len(verdicts)), "verdicts_agree": int(agree.sum()),
-               "disagreeing_claims": sorted(verdicts.index[~agree]),
-               "estimates_compared": int(len(checks)),
-               "share_inside_other_ci": float(checks.mean()) if len(checks) else math.nan,
-               "calibrated_share": CALIBRATED_SHARE}
+    summary = {
+        "claims": int(len(verdicts)),
+        "verdicts_agree": int(agree.sum()),
+        "disagreeing_claims": sorted(verdicts.index[~agree]),
+        "estimates_compared": int(len(checks)),
+        "share_inside_other_ci": float(checks.mean()) if len(checks) else math.nan,
+        "calibrated_share": CALIBRATED_SHARE,
+    }
     return both, summary
 
 
 def summary_lines(summary: dict) -> list[str]:
     share = summary["share_inside_other_ci"]
-    verdict = ("intervals about calibrated" if abs(share - CALIBRATED_SHARE) <= 0.1 else
-               "intervals too narrow (run-to-run spread exceeds them)" if share < CALIBRATED_SHARE else
-               "intervals wide") if not math.isnan(share) else "no intervals to compare"
-    lines = [f"verdicts agree on {summary['verdicts_agree']} of {summary['claims']} claims"
-             + (f" (differ: {', '.join(summary['disagreeing_claims'])})" if summary["disagreeing_claims"] else ""),
-             f"estimates inside the other run's CI: {share:.0%} of {summary['estimates_compared']} "
-             f"(calibrated 95 % intervals give about {CALIBRATED_SHARE:.0%}): {verdict}"]
+    verdict = (
+        (
+            "intervals about calibrated"
+            if abs(share - CALIBRATED_SHARE) <= 0.1
+            else "intervals too narrow (run-to-run spread exceeds them)"
+            if share < CALIBRATED_SHARE
+            else "intervals wide"
+        )
+        if not math.isnan(share)
+        else "no intervals to compare"
+    )
+    lines = [
+        f"verdicts agree on {summary['verdicts_agree']} of {summary['claims']} claims"
+        + (f" (differ: {', '.join(summary['disagreeing_claims'])})" if summary["disagreeing_claims"] else ""),
+        f"estimates inside the other run's CI: {share:.0%} of {summary['estimates_compared']} "
+        f"(calibrated 95 % intervals give about {CALIBRATED_SHARE:.0%}): {verdict}",
+    ]
     return lines

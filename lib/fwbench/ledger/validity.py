@@ -8,6 +8,7 @@ provenance and the sources' own conditions, never typed in as numbers.
   framework's facts module in ``fwbench.frameworks``);
 - choices where the sources are silent (the README's Assumptions section lists them with the reasons).
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -47,7 +48,7 @@ def _builds(d: Data) -> list[str]:
         for framework, g in t.groupby("provenance.framework"):
             if any(line.startswith(f"  - {framework}:") for line in lines):
                 continue
-            text = get_framework(framework).describe_build(lambda field: _first(g, f"provenance.{field}"))
+            text = get_framework(framework).describe_build(lambda field, rows=g: _first(rows, f"provenance.{field}"))
             lines.append(f"  - {framework}: {text}")
     return lines
 
@@ -58,10 +59,12 @@ def _machines(done: pd.DataFrame) -> list[str]:
     if len(boots) <= 1:
         return []
     cpus = sorted(set(done["provenance.cpu_id"].dropna())) if "provenance.cpu_id" in done else []
-    return [f"- **Machines.** The trials ran on {len(boots)} machines (CPU family/model: {', '.join(cpus) or '?'}), "
-            "whose speed can differ by 1.6x under one name. IMDB timing ratios are taken within a machine, setting "
-            "by setting (`fwbench/machines.py`); a block split across machines is left out. Other studies' "
-            "ratios pool their trials."]
+    return [
+        f"- **Machines.** The trials ran on {len(boots)} machines (CPU family/model: {', '.join(cpus) or '?'}), "
+        "whose speed can differ by 1.6x under one name. IMDB timing ratios are taken within a machine, setting "
+        "by setting (`fwbench/machines.py`); a block split across machines is left out. Other studies' "
+        "ratios pool their trials."
+    ]
 
 
 def threats_markdown(d: Data) -> str:
@@ -76,8 +79,9 @@ def threats_markdown(d: Data) -> str:
     parts = [
         "## What could make this answer wrong",
         f"- **Versions.** The 2018 post ran {borealis2018.CONDITIONS.split('; ')[1]}; the 2024 post does not give "
-        f"its versions ({deepar2024.CONDITIONS.split('; ')[1]}). Here: {versions}. Eight years of framework releases lie between "
-        "the 2018 numbers and ours: a ratio that differs may be the versions, not the frameworks' designs.",
+        f"its versions ({deepar2024.CONDITIONS.split('; ')[1]}). Here: {versions}. Eight years of framework "
+        "releases lie between the 2018 numbers and ours: a ratio that differs may be the versions, not the "
+        "frameworks' designs.",
         f"- **Hardware.** The sources measured on {borealis2018.HARDWARE} (2018), {deepar2024.HARDWARE} (2024); "
         f"this run on {cpu} ({cores} cores). Claims "
         f"{', '.join(other_hw)} depend on a GPU: on this CPU they are labelled analogues, not verdicts. B compares "
@@ -89,6 +93,6 @@ def threats_markdown(d: Data) -> str:
         "- **Choices where the sources are silent** (the same for both frameworks; the Assumptions in "
         "docs/methods.md give each reason): " + "; ".join(CHOICES) + ".",
         f"- **Scale.** Profile `{d.profile or 'all'}`: each claim states the smallest run that can support a "
-        "verdict; below it the ledger says \"below scale\" and names what is missing.",
+        'verdict; below it the ledger says "below scale" and names what is missing.',
     ]
     return "\n".join(parts)

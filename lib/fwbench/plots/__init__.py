@@ -9,6 +9,7 @@ Decisions every figure function follows (``tests/test_figures.py`` checks them):
   ``publish`` shows that sentence instead of a blank axis (and removes the figure's files of an older run, so
   the post cannot show a stale one).
 """
+
 from __future__ import annotations
 
 import textwrap
@@ -61,8 +62,12 @@ def save(fig, name: str, directory: Path | None = None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{name}.{ext}" for ext in EXTENSIONS]
     for path in paths:
-        fig.savefig(path, dpi=150 if path.suffix == ".png" else None, bbox_inches="tight",
-                    metadata={"Date": None} if path.suffix == ".svg" else None)
+        fig.savefig(
+            path,
+            dpi=150 if path.suffix == ".png" else None,
+            bbox_inches="tight",
+            metadata={"Date": None} if path.suffix == ".svg" else None,
+        )
     return paths
 
 

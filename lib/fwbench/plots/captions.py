@@ -5,54 +5,54 @@ next to the figure functions it describes; it imports nothing."""
 
 CAPTIONS = {
     "imdb_epoch_time": "IMDB LSTM: training time per 25,000-review epoch against batch size, one line per arm, one "
-                       "panel per data-loader worker count. Points: median over the timed epochs (each trial's first "
-                       "epoch excluded) of all trials of a setting; bars: their IQR, a spread of epochs, not a "
-                       "confidence interval.",
+    "panel per data-loader worker count. Points: median over the timed epochs (each trial's first "
+    "epoch excluded) of all trials of a setting; bars: their IQR, a spread of epochs, not a "
+    "confidence interval.",
     "imdb_ratio": "IMDB LSTM: epoch-time ratio MXNet / PyTorch per setting (above 1: MXNet slower). Point: "
-                  "geometric-mean ratio of the trials' medians of their timed epochs; bars: 95 % CI over the n "
-                  "independent trials (fresh processes) a side, n in the title; never over epochs.",
+    "geometric-mean ratio of the trials' medians of their timed epochs; bars: 95 % CI over the n "
+    "independent trials (fresh processes) a side, n in the title; never over epochs.",
     "imdb_scaling": "IMDB LSTM cost growth: training time per epoch (median over the timed epochs) against sequence "
-                    "length for 1 and 2 threads, and, where a GEMM peak was measured, the achieved share of this "
-                    "machine's fp32 GEMM peak (LSTM gate matrix multiplies only). No intervals.",
+    "length for 1 and 2 threads, and, where a GEMM peak was measured, the achieved share of this "
+    "machine's fp32 GEMM peak (LSTM gate matrix multiplies only). No intervals.",
     "convergence_imdb_loss": "IMDB LSTM: training and test loss (cross-entropy) per epoch, one panel per setting, one "
-                             "colour per arm. Line: median; light band: min-max, dark band: IQR, over n independent "
-                             "trials (fresh processes, one per seed; n in the legend).",
+    "colour per arm. Line: median; light band: min-max, dark band: IQR, over n independent "
+    "trials (fresh processes, one per seed; n in the legend).",
     "convergence_imdb_accuracy": "IMDB LSTM: test accuracy per epoch, one colour per arm. Line: median; light band: "
-                                 "min-max, dark band: IQR, over n independent trials (fresh processes, one per "
-                                 "seed; n in the legend).",
+    "min-max, dark band: IQR, over n independent trials (fresh processes, one per "
+    "seed; n in the legend).",
     "convergence_imdb_wallclock": "IMDB LSTM: training loss against cumulative training time (s; x: the median over "
-                                  "the trials at each epoch). Line: median; light band: min-max, dark band: IQR, "
-                                  "over n independent trials (fresh processes, one per seed; n in the legend).",
+    "the trials at each epoch). Line: median; light band: min-max, dark band: IQR, "
+    "over n independent trials (fresh processes, one per seed; n in the legend).",
     "convergence_deepar_loss": "DeepAR: training loss (negative log-likelihood) per epoch, one panel per Monash "
-                               "dataset (at most four), one colour per arm. Line: median; light band: min-max, dark "
-                               "band: IQR, over n independent trials (fresh processes, one per seed; n in the legend).",
+    "dataset (at most four), one colour per arm. Line: median; light band: min-max, dark "
+    "band: IQR, over n independent trials (fresh processes, one per seed; n in the legend).",
     "deepar_runtime": "DeepAR on Monash datasets: training + forecasting time per trial, per dataset and arm (log "
-                      "scale), sorted by the MXNet time as in the 2024 post. Bars: median over n independent trials "
-                      "(one per seed; n in the legend); no interval.",
+    "scale), sorted by the MXNet time as in the 2024 post. Bars: median over n independent trials "
+    "(one per seed; n in the legend); no interval.",
     "deepar_ratio": "DeepAR: MXNet / PyTorch training time per dataset (the post's measure; 1: parity; dashed: the "
-                    "post's 4.46x). Points: geometric-mean ratio over seeds; bars: 95 % CI over the n "
-                    "independent trials per arm (one per seed; n in the legend), none with one seed.",
+    "post's 4.46x). Points: geometric-mean ratio over seeds; bars: 95 % CI over the n "
+    "independent trials per arm (one per seed; n in the legend), none with one seed.",
     "deepar_ratio_by_window": "DeepAR: MXNet / PyTorch time per dataset against the unrolled window (context + "
-                              "prediction length, log scale): training (filled) and training + forecasting (hollow), "
-                              "with the Spearman rank correlation. Bars: 95 % CI over the n independent "
-                              "trials per arm (one per seed; n in the legend).",
+    "prediction length, log scale): training (filled) and training + forecasting (hollow), "
+    "with the Spearman rank correlation. Bars: 95 % CI over the n independent "
+    "trials per arm (one per seed; n in the legend).",
     "deepar_breakdown": "DeepAR: where the time of a trial goes, per dataset and arm: the data pipeline alone, the "
-                        "network steps (forward, backward, update), set-up outside the epochs, and forecasting. Bars: "
-                        "medians over n independent trials (one per seed; n in the axis label); no interval.",
+    "network steps (forward, backward, update), set-up outside the epochs, and forecasting. Bars: "
+    "medians over n independent trials (one per seed; n in the axis label); no interval.",
     "vgg16_latency": "VGG16 forward-pass latency on this CPU per arm, one panel per batch and image size; filled bars "
-                     "oneDNN on, hollow off. Bar: median of all timed passes of the n trials behind it (fresh "
-                     "processes; n in the panel title); whiskers: IQR of those passes; dots: single passes; dashed: "
-                     "the overview article's latencies (batch 1, 224x224).",
+    "oneDNN on, hollow off. Bar: median of all timed passes of the n trials behind it (fresh "
+    "processes; n in the panel title); whiskers: IQR of those passes; dots: single passes; dashed: "
+    "the overview article's latencies (batch 1, 224x224).",
     "vgg16_compiled": "VGG16, compiled against eager PyTorch (claim C4): eager / compiled latency per compiled arm "
-                      "against the batch size (>1: compiling helps; dashed: oneDNN off). Bars: 95 % CI of the "
-                      "geometric-mean ratio of the trials' median latencies, over the n independent trials per point "
-                      "(fresh processes; n in the legend). Right: each compiled arm's median compile time (first call "
-                      "included).",
+    "against the batch size (>1: compiling helps; dashed: oneDNN off). Bars: 95 % CI of the "
+    "geometric-mean ratio of the trials' median latencies, over the n independent trials per point "
+    "(fresh processes; n in the legend). Right: each compiled arm's median compile time (first call "
+    "included).",
     "gemm_peak": "fp32 GEMM throughput of each framework's matmul on this CPU against the matrix size n (each "
-                 "trial's config), per thread count (solid: the most threads). Line: median of the timed repeats of "
-                 "the one trial (one process) behind each point; band: their IQR, a spread of repeats in one "
-                 "process, not a confidence interval.",
+    "trial's config), per thread count (solid: the most threads). Line: median of the timed repeats of "
+    "the one trial (one process) behind each point; band: their IQR, a spread of repeats in one "
+    "process, not a confidence interval.",
     "onnx_latency": "The IMDB LSTM exported to ONNX: inference latency per call in PyTorch and ONNX Runtime per "
-                    "batch size (log scale; MXNet's import fails, see the ledger's A10). Bars: median over the timed "
-                    "calls of the one trial per runtime; whiskers: IQR of those calls.",
+    "batch size (log scale; MXNet's import fails, see the ledger's A10). Bars: median over the timed "
+    "calls of the one trial per runtime; whiskers: IQR of those calls.",
 }

@@ -1,6 +1,7 @@
 """Convergence figures: one line per arm (the median over seeds) with a band (min-max over seeds, IQR darker),
 in the arm's colour and with its label from the study's arm table. Each seed is its own trial (a fresh process),
 so a band's n, given in the legend, counts the distinct trials that contributed to it."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -12,8 +13,11 @@ from ..analysis import convergence as conv
 from . import NothingToDraw, arm_style, legend_outside, wrap
 
 BAND_TITLE = "arm (line: median; bands: min-max and IQR over n independent trials, one per seed)"
-_AXIS = {"train_loss": "training loss (cross-entropy)", "test_loss": "test loss (cross-entropy)",
-         "test_acc": "test accuracy (fraction correct)"}
+_AXIS = {
+    "train_loss": "training loss (cross-entropy)",
+    "test_loss": "test loss (cross-entropy)",
+    "test_acc": "test accuracy (fraction correct)",
+}
 
 
 def _band(ax, b: pd.DataFrame, x: str, label: str, color: str) -> None:
@@ -31,8 +35,9 @@ def _label(study: str, arm: str, rows: pd.DataFrame) -> dict:
 
 
 def _grid(nrows: int, ncols: int, width: float = 4.2, height: float = 2.9):
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols + 3.0, height * nrows), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(width * ncols + 3.0, height * nrows), squeeze=False, layout="constrained"
+    )
     return fig, axes
 
 
@@ -51,8 +56,11 @@ def imdb_metric_figure(frame: pd.DataFrame, metrics: tuple[str, ...], x: str = "
     settings = settings if settings is not None else conv.curve_settings(frame)[0]
     present = [m for m in metrics if not frame.empty and m in frame and frame[m].notna().any()]
     if not settings or not present:
-        raise NothingToDraw("no IMDB trial of this profile recorded " + " or ".join(metrics).replace("_", " ")
-                            + " per epoch, so there is no curve to show.")
+        raise NothingToDraw(
+            "no IMDB trial of this profile recorded "
+            + " or ".join(metrics).replace("_", " ")
+            + " per epoch, so there is no curve to show."
+        )
     fig, axes = _grid(len(settings), len(present))
     for i, setting in enumerate(settings):
         sub = frame[frame.setting == setting]
@@ -86,8 +94,9 @@ def imdb_wallclock_figure(frame: pd.DataFrame, settings=None):
 def deepar_loss_figure(frame: pd.DataFrame):
     """One panel per dataset: DeepAR training loss per epoch, a band per arm."""
     if frame.empty:
-        raise NothingToDraw("no DeepAR trial of this profile recorded a training loss per epoch, so there is no "
-                            "curve to show.")
+        raise NothingToDraw(
+            "no DeepAR trial of this profile recorded a training loss per epoch, so there is no curve to show."
+        )
     datasets = sorted(set(frame.dataset))
     ncols = min(len(datasets), 2)
     nrows = (len(datasets) + 1) // 2

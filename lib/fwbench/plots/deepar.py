@@ -1,6 +1,7 @@
 """Figures of the DeepAR / Monash study (from ``fwbench.analysis.deepar`` tables); colours and legend labels from
 the arm table, "MXNet" and "PyTorch" are the study's reference arms. Each trial is one fresh process (one dataset x
 arm x seed), so "over seeds" is over independent trials; the legends give that n."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -18,7 +19,7 @@ _WHAT = {"total_time_s": "training + forecasting", "train_time_s": "training", "
 
 
 def _seeds(trials: pd.DataFrame, arm: str | None = None) -> str:
-    """"n=k seeds": the independent trials behind a bar (per dataset; the fewest when datasets differ)."""
+    """ "n=k seeds": the independent trials behind a bar (per dataset; the fewest when datasets differ)."""
     sub = trials if arm is None else trials[trials.arm == arm]
     counts = sub.groupby(["dataset", "arm"]).seed.nunique()
     low, high = (int(counts.min()), int(counts.max())) if len(counts) else (0, 0)
@@ -45,8 +46,13 @@ def runtime_figure(trials: pd.DataFrame, metric: str = "total_time_s"):
     height = 0.8 / len(arms)
     for i, arm in enumerate(arms):
         look = arm_style(STUDY, arm)
-        ax.barh(y + (i - (len(arms) - 1) / 2) * height, wide[arm].to_numpy(float), height=height,
-                color=look["color"], label=wrap(f"{look['label']} ({_seeds(trials, arm)})", 34))
+        ax.barh(
+            y + (i - (len(arms) - 1) / 2) * height,
+            wide[arm].to_numpy(float),
+            height=height,
+            color=look["color"],
+            label=wrap(f"{look['label']} ({_seeds(trials, arm)})", 34),
+        )
     ax.set_yticks(y, labels=list(wide.index))
     ax.set_ylabel("Monash dataset")
     ax.set_xscale("log")
@@ -72,8 +78,15 @@ def ratio_figure(trials: pd.DataFrame, metric: str = "train_time_s"):
     r = ratios.ratio.to_numpy(float)
     lo = np.nan_to_num(r - ratios.ci_low.to_numpy(float), nan=0.0)
     hi = np.nan_to_num(ratios.ci_high.to_numpy(float) - r, nan=0.0)
-    ax.errorbar(r, y, xerr=[lo, hi], fmt="o", color=arm_style(STUDY, reference_arms()[0])["color"], capsize=3,
-                label=wrap(f"ratio of medians, bootstrap 95 % CI over seeds ({_seeds(trials)} per arm)", 30))
+    ax.errorbar(
+        r,
+        y,
+        xerr=[lo, hi],
+        fmt="o",
+        color=arm_style(STUDY, reference_arms()[0])["color"],
+        capsize=3,
+        label=wrap(f"ratio of medians, bootstrap 95 % CI over seeds ({_seeds(trials)} per arm)", 30),
+    )
     ax.axvline(1.0, color="grey", lw=1, label="parity (1)")
     ax.axvline(post_ratio(), color="black", lw=1, ls="--", label=wrap("2024 post (total training time)", 30))
     ax.set_yticks(y, labels=list(ratios.dataset))
@@ -90,13 +103,19 @@ def breakdown_figure(trials: pd.DataFrame):
     dataset x arm (medians over seeds)."""
     table = breakdown_table(trials)
     if table.empty:
-        raise NothingToDraw("no DeepAR trial of this profile ran with the time breakdown (the `gap` profile "
-                            "does), so there is no split of the training time to show.")
+        raise NothingToDraw(
+            "no DeepAR trial of this profile ran with the time breakdown (the `gap` profile "
+            "does), so there is no split of the training time to show."
+        )
     table = table.assign(order=table.arm.map({a: i for i, a in enumerate(arm_order(STUDY, table.arm))}))
     table = table.sort_values(["dataset", "order"])
     labels = [wrap(f"{d} / {arm_style(STUDY, a)['label']}", 40) for d, a in zip(table.dataset, table.arm)]
-    parts = [("data_time_s", "data pipeline", "#2ca02c"), ("network_step_s", "network steps", "#9467bd"),
-             ("fit_overhead_s", "setup outside epochs", "#8c564b"), ("predict_time_s", "forecasting", "#7f7f7f")]
+    parts = [
+        ("data_time_s", "data pipeline", "#2ca02c"),
+        ("network_step_s", "network steps", "#9467bd"),
+        ("fit_overhead_s", "setup outside epochs", "#8c564b"),
+        ("predict_time_s", "forecasting", "#7f7f7f"),
+    ]
     fig, ax = plt.subplots(figsize=(7.5, 0.55 * len(table) + 1.6))
     y = np.arange(len(table))
     left = np.zeros(len(table))
@@ -126,16 +145,28 @@ def window_figure(trials: pd.DataFrame):
     x = table.window.to_numpy(float)
     for name, face, shift in (("train", color, 0.97), ("total", "white", 1.03)):
         r = table[f"{name}_ratio"].to_numpy(float)
-        err = [np.nan_to_num(r - table[f"{name}_ci_low"].to_numpy(float)),
-               np.nan_to_num(table[f"{name}_ci_high"].to_numpy(float) - r)]
+        err = [
+            np.nan_to_num(r - table[f"{name}_ci_low"].to_numpy(float)),
+            np.nan_to_num(table[f"{name}_ci_high"].to_numpy(float) - r),
+        ]
         rho = window_trend(table, f"{name}_ratio")
         label = _WHAT[f"{name}_time_s"] + ("" if np.isnan(rho) else f" (Spearman {rho:.2f})")
-        ax.errorbar(x * shift, r, yerr=err, fmt="o", mfc=face, mec=color, color=color, capsize=3,
-                    label=wrap(f"{label}, 95 % CI over seeds ({_seeds(trials)} per arm)", 32))
+        ax.errorbar(
+            x * shift,
+            r,
+            yerr=err,
+            fmt="o",
+            mfc=face,
+            mec=color,
+            color=color,
+            capsize=3,
+            label=wrap(f"{label}, 95 % CI over seeds ({_seeds(trials)} per arm)", 32),
+        )
     # neighbouring windows can be close: their names alternate above and below the points
     for k, (dataset, window, ratio) in enumerate(zip(table.dataset, x, table.train_ratio)):
-        ax.annotate(dataset, (window, ratio), textcoords="offset points", fontsize=7,
-                    xytext=(6, 6) if k % 2 == 0 else (6, -12))
+        ax.annotate(
+            dataset, (window, ratio), textcoords="offset points", fontsize=7, xytext=(6, 6) if k % 2 == 0 else (6, -12)
+        )
     ax.axhline(1.0, color="grey", lw=1, label="parity (1)")
     ax.axhline(post_ratio(), color="black", lw=1, ls="--", label=wrap("2024 post (total training time)", 32))
     ax.set_xscale("log")

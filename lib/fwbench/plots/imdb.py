@@ -1,4 +1,5 @@
 """Figures of the IMDB sweep (from ``fwbench.analysis.imdb`` tables); colours and legend labels from the arm table."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -20,26 +21,30 @@ def epoch_time_figure(frame: pd.DataFrame):
             g = g.sort_values("batch_size")
             med, q1, q3 = (g[c].to_numpy(dtype=float) for c in ("median", "q1", "q3"))
             look = arm_style(STUDY, arm)
-            look["label"] += (" [persistent workers]" if w and lifetime == "persistent" else "") + \
-                ("" if onednn else " [oneDNN off]")
+            look["label"] += (" [persistent workers]" if w and lifetime == "persistent" else "") + (
+                "" if onednn else " [oneDNN off]"
+            )
             persistent = bool(w) and lifetime == "persistent"
             style, marker = ("--", "s") if persistent else ((":", "x") if not onednn else ("-", "o"))
-            ax.errorbar(g.batch_size.to_numpy(), med, yerr=[med - q1, q3 - med], marker=marker, ls=style,
-                        capsize=3, **look)
+            ax.errorbar(
+                g.batch_size.to_numpy(), med, yerr=[med - q1, q3 - med], marker=marker, ls=style, capsize=3, **look
+            )
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted(table.batch_size.unique()), labels=[str(b) for b in sorted(table.batch_size.unique())])
         ax.set_title(f"{w} data-loader workers")
         ax.set_xlabel("batch size")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("training time per 25k-review epoch (s)\nmedian, IQR bars; first epoch excluded")
-    fig.suptitle("dashed, squares: persistent data-loader workers; solid, circles: workers started every epoch",
-                 fontsize=8)
+    fig.suptitle(
+        "dashed, squares: persistent data-loader workers; solid, circles: workers started every epoch", fontsize=8
+    )
     handles = {}
     for ax in axes[0]:  # extra arms may appear in one panel only: collect every arm once
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    axes[0][-1].legend(handles.values(), handles.keys(), title="arm", fontsize=8, loc="upper left",
-                       bbox_to_anchor=(1.02, 1))
+    axes[0][-1].legend(
+        handles.values(), handles.keys(), title="arm", fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1)
+    )
     fig.tight_layout()
     return fig
 
@@ -54,8 +59,10 @@ def ratio_figure(frame: pd.DataFrame):
         return fig
     keys = ["batch_size", "num_workers", "worker_lifetime", "onednn"]
     settings = ratios[keys].drop_duplicates().sort_values(["num_workers", "worker_lifetime", "batch_size"])
-    labels = [f"b{b}/w{w}" + ("p" if w and life == "persistent" else "") + ("" if flag else " no-oneDNN")
-              for b, w, life, flag in settings.itertuples(index=False)]
+    labels = [
+        f"b{b}/w{w}" + ("p" if w and life == "persistent" else "") + ("" if flag else " no-oneDNN")
+        for b, w, life, flag in settings.itertuples(index=False)
+    ]
     x = np.arange(len(labels))
     pairs = list(ratios[["numerator", "denominator"]].drop_duplicates().itertuples(index=False))
     width = 0.8 / len(pairs)
@@ -63,9 +70,16 @@ def ratio_figure(frame: pd.DataFrame):
         sub = settings.merge(ratios[(ratios.numerator == num) & (ratios.denominator == den)], on=keys, how="left")
         low = (sub.ratio - sub.ci_low).fillna(0).clip(lower=0).to_numpy(dtype=float)
         high = (sub.ci_high - sub.ratio).fillna(0).clip(lower=0).to_numpy(dtype=float)
-        ax.bar(x + (i - (len(pairs) - 1) / 2) * width, sub.ratio.to_numpy(dtype=float), width, yerr=[low, high],
-               capsize=3, label=f"{arm_style(STUDY, num)['label']} / {arm_style(STUDY, den)['label']}",
-               color=arm_style(STUDY, den)["color"], alpha=0.8)
+        ax.bar(
+            x + (i - (len(pairs) - 1) / 2) * width,
+            sub.ratio.to_numpy(dtype=float),
+            width,
+            yerr=[low, high],
+            capsize=3,
+            label=f"{arm_style(STUDY, num)['label']} / {arm_style(STUDY, den)['label']}",
+            color=arm_style(STUDY, den)["color"],
+            alpha=0.8,
+        )
     ax.axhline(1.0, color="black", lw=1)
     ax.set_xticks(x, labels=labels)
     ax.set_xlabel("setting (batch size / data-loader workers; p: persistent workers)")

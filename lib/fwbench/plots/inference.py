@@ -1,5 +1,6 @@
 """Figures of the studies beyond the posts (from ``fwbench.analysis.inference`` tables); colours and legend labels
 from each study's arm table."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -18,7 +19,7 @@ from . import NothingToDraw, arm_style, legend_outside, wrap
 
 
 def _trials_per_setting(frame: pd.DataFrame, keys: list[str]) -> str:
-    """"n=k trials": the independent trials (fresh processes) behind each bar, or its range when bars differ."""
+    """ "n=k trials": the independent trials (fresh processes) behind each bar, or its range when bars differ."""
     counts = frame.groupby(keys).trial_id.nunique()
     low, high = int(counts.min()), int(counts.max())
     return f"n={low} trial{'s' if high > 1 else ''}" if low == high else f"n={low}-{high} trials"
@@ -59,15 +60,19 @@ def vgg16_latency_figure(frame: pd.DataFrame):
                 article[f"article: {get_framework(fw).label} {ms} ms"] = line
         ax.set_xticks(range(len(arms)), labels=[wrap(arm_style("vgg16", a)["label"], 14) for a in arms], fontsize=7)
         ax.set_xlabel("arm")
-        ax.set_title(f"batch {batch}, {size}x{size} images ({_trials_per_setting(sub, ['arm', 'onednn'])} per bar)",
-                     fontsize=9)
+        ax.set_title(
+            f"batch {batch}, {size}x{size} images ({_trials_per_setting(sub, ['arm', 'onednn'])} per bar)", fontsize=9
+        )
         ax.grid(axis="y", alpha=0.3)
         ax.set_ylabel("forward-pass latency (ms)")
-    handles = [Patch(facecolor="grey", edgecolor="grey", alpha=0.7), Patch(facecolor="white", edgecolor="grey"),
-               Line2D([], [], color="black", marker="|", ls="none", markersize=10),
-               Line2D([], [], color="black", marker="o", ls="none", markersize=3), *article.values()]
-    labels = ["oneDNN on (bar: median of passes)", "oneDNN off", "IQR of the timed passes",
-              "one timed pass", *article]
+    handles = [
+        Patch(facecolor="grey", edgecolor="grey", alpha=0.7),
+        Patch(facecolor="white", edgecolor="grey"),
+        Line2D([], [], color="black", marker="|", ls="none", markersize=10),
+        Line2D([], [], color="black", marker="o", ls="none", markersize=3),
+        *article.values(),
+    ]
+    labels = ["oneDNN on (bar: median of passes)", "oneDNN off", "IQR of the timed passes", "one timed pass", *article]
     legend_outside(axes[0][-1], handles, labels, title="colour: arm")
     fig.tight_layout()
     return fig
@@ -79,22 +84,34 @@ def vgg16_compiled_figure(frame: pd.DataFrame, compile_times: pd.DataFrame | Non
     oneDNN (dashed: off); and each compiled arm's median compile time (first call included)."""
     table = compiled_table(frame, compile_times) if not frame.empty else pd.DataFrame()
     if table.empty:
-        raise NothingToDraw("no compiled VGG16 arm ran beside eager PyTorch in this profile, so there is no "
-                            "speed-up to show.")
+        raise NothingToDraw(
+            "no compiled VGG16 arm ran beside eager PyTorch in this profile, so there is no speed-up to show."
+        )
     comp = table.dropna(subset=["compile_s"]).groupby("arm").compile_s.median()
     panels = 2 if len(comp) else 1
-    fig, axes = plt.subplots(1, panels, figsize=(11 if panels == 2 else 7, 3.8), squeeze=False,
-                             gridspec_kw={"width_ratios": [3, 2][:panels]})
+    fig, axes = plt.subplots(
+        1, panels, figsize=(11 if panels == 2 else 7, 3.8), squeeze=False, gridspec_kw={"width_ratios": [3, 2][:panels]}
+    )
     ax = axes[0][0]
     for (arm, size, onednn), g in table.groupby(["arm", "image_size", "onednn"]):
         g = g.sort_values("batch_size")
         look = arm_style("vgg16", arm)
         err = [np.nan_to_num(g.speedup - g.ci_low), np.nan_to_num(g.ci_high - g.speedup)]
         runs = frame[(frame.arm == arm) & (frame.image_size == size) & (frame.onednn == onednn)]
-        label = (f"{look['label']}, {size}px, oneDNN {'on' if onednn else 'off'} "
-                 f"({_trials_per_setting(runs, ['batch_size'])})")
-        ax.errorbar(g.batch_size, g.speedup, yerr=err, marker="o", capsize=3, color=look["color"],
-                    ls="-" if onednn else "--", label=wrap(label, 36))
+        label = (
+            f"{look['label']}, {size}px, oneDNN {'on' if onednn else 'off'} "
+            f"({_trials_per_setting(runs, ['batch_size'])})"
+        )
+        ax.errorbar(
+            g.batch_size,
+            g.speedup,
+            yerr=err,
+            marker="o",
+            capsize=3,
+            color=look["color"],
+            ls="-" if onednn else "--",
+            label=wrap(label, 36),
+        )
     ax.axhline(1.0, color="grey", lw=1)
     ax.set_xscale("log", base=2)
     batches = sorted(table.batch_size.unique())
@@ -129,9 +146,16 @@ def gemm_figure(frame: pd.DataFrame):
         style = "-" if threads == table.threads.max() else ":"
         look = arm_style("gemm", arm)
         repeats = int(g["n"].min())
-        ax.plot(g["size"], g["median"], style, marker="o", color=look["color"],
-                label=wrap(f"{look['label']}, {device}, {threads} thread{'s' if threads > 1 else ''} "
-                           f"({repeats} repeats)", 30))
+        ax.plot(
+            g["size"],
+            g["median"],
+            style,
+            marker="o",
+            color=look["color"],
+            label=wrap(
+                f"{look['label']}, {device}, {threads} thread{'s' if threads > 1 else ''} ({repeats} repeats)", 30
+            ),
+        )
         ax.fill_between(g["size"], g.q1, g.q3, color=look["color"], alpha=0.2)
     sizes = sorted(table["size"].unique())
     ax.set_xscale("log", base=2)
@@ -163,8 +187,16 @@ def onnx_latency_figure(frame: pd.DataFrame):
         err = [np.nan_to_num(med - sub.q1.to_numpy(dtype=float)), np.nan_to_num(sub.q3.to_numpy(dtype=float) - med)]
         look = arm_style("onnx", step)
         repeats = int(sub["n"].min()) if sub["n"].notna().any() else 0
-        ax.bar(x, med, width, yerr=err, capsize=3, alpha=0.8, color=look["color"],
-               label=wrap(f"{look['label']} ({repeats} calls)", 30))
+        ax.bar(
+            x,
+            med,
+            width,
+            yerr=err,
+            capsize=3,
+            alpha=0.8,
+            color=look["color"],
+            label=wrap(f"{look['label']} ({repeats} calls)", 30),
+        )
     ax.set_yscale("log")
     ax.set_xticks(range(len(batches)), labels=[str(b) for b in batches])
     ax.set_xlabel("batch size (reviews per call)")

@@ -1,4 +1,5 @@
 """Two overview articles (2024-2025) without code or setup: their VGG16 numbers."""
+
 from __future__ import annotations
 
 SOURCE = "Two overview articles (2024-2025), no code, no setup"

@@ -6,6 +6,7 @@ arm table of the ``imdb`` study names the twin an arm loads (``Arm.load_backend`
 
 Only the framework-free pieces live here (importing this package imports neither framework).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,9 @@ def uniform_range(fan: int) -> float:
 INITS = ("uniform", "keras")
 
 
-def keras_initial_weights(vocab_size: int, embed_dim: int, hidden_size: int, num_classes: int,
-                          seed: int) -> dict[str, np.ndarray]:
+def keras_initial_weights(
+    vocab_size: int, embed_dim: int, hidden_size: int, num_classes: int, seed: int
+) -> dict[str, np.ndarray]:
     """Keras-style initial weights, float32, in the layout both frameworks share: LSTM gates stacked in the
     order input, forget, cell, output (PyTorch ``weight_ih_l0`` (4H, E), ``weight_hh_l0`` (4H, H); MXNet
     ``i2h_weight``/``h2h_weight`` the same), dense weight (classes, H)."""
@@ -43,12 +45,15 @@ def keras_initial_weights(vocab_size: int, embed_dim: int, hidden_size: int, num
     q, r = np.linalg.qr(rng.normal(size=(4 * hidden_size, hidden_size)))
     recurrent = q * np.sign(np.diag(r))  # orthonormal columns: Keras' orthogonal (H, 4H) kernel, transposed
     i2h_bias = np.zeros(4 * hidden_size)
-    i2h_bias[hidden_size:2 * hidden_size] = 1.0  # the forget gate (the second block) starts open
+    i2h_bias[hidden_size : 2 * hidden_size] = 1.0  # the forget gate (the second block) starts open
     weights = {
         "embedding": rng.uniform(-EMBEDDING_INIT_RANGE, EMBEDDING_INIT_RANGE, (vocab_size, embed_dim)),
-        "i2h_weight": glorot(4 * hidden_size, embed_dim), "h2h_weight": recurrent,
-        "i2h_bias": i2h_bias, "h2h_bias": np.zeros(4 * hidden_size),
-        "output_weight": glorot(num_classes, hidden_size), "output_bias": np.zeros(num_classes),
+        "i2h_weight": glorot(4 * hidden_size, embed_dim),
+        "h2h_weight": recurrent,
+        "i2h_bias": i2h_bias,
+        "h2h_bias": np.zeros(4 * hidden_size),
+        "output_weight": glorot(num_classes, hidden_size),
+        "output_bias": np.zeros(num_classes),
     }
     return {k: v.astype(np.float32) for k, v in weights.items()}
 
@@ -69,8 +74,7 @@ class EpochPermutationSampler:
         self.n, self.seed, self.shuffle, self.epoch = n, seed, shuffle, 0
 
     def __iter__(self):
-        order = (np.random.RandomState(self.seed + self.epoch).permutation(self.n) if self.shuffle
-                 else np.arange(self.n))
+        order = np.random.RandomState(self.seed + self.epoch).permutation(self.n) if self.shuffle else np.arange(self.n)
         self.epoch += 1
         return iter(order.tolist())
 

@@ -13,6 +13,7 @@ epochs). ``persistent=False`` does what PyTorch's default does (and what MXNet 1
 workers per pass): each pass builds the DataLoader, and so its pool, and closes and joins the pool when the pass
 ends, inside the timed epoch. With 0 workers there is no pool and both are the same.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,9 +28,26 @@ from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, check_init, keras_i
 
 FRAMEWORK = "mxnet"
 ONEDNN_ENV = ("MXNET_MKLDNN_ENABLED", "MXNET_USE_MKLDNN_RNN")  # read at import; "0" turns oneDNN off
-__all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "SentimentLSTM", "build_model",
-           "count_parameters", "make_loader", "Trainer", "make_trainer", "set_learning_rate", "train_one_epoch",
-           "synchronize", "prepare", "evaluate", "onednn", "onednn_enabled", "bare_loop"]
+__all__ = [
+    "FRAMEWORK",
+    "framework_info",
+    "set_seed",
+    "configure_threads",
+    "SentimentLSTM",
+    "build_model",
+    "count_parameters",
+    "make_loader",
+    "Trainer",
+    "make_trainer",
+    "set_learning_rate",
+    "train_one_epoch",
+    "synchronize",
+    "prepare",
+    "evaluate",
+    "onednn",
+    "onednn_enabled",
+    "bare_loop",
+]
 
 
 def _context(device: str = "cpu"):
@@ -38,8 +56,10 @@ def _context(device: str = "cpu"):
         return mx.cpu()
     if device == "cuda":
         if mx.context.num_gpus() == 0:
-            raise RuntimeError("device 'cuda' asked for, but this MXNet build sees no GPU (install an mxnet-cu11x "
-                               "wheel on a CUDA machine)")
+            raise RuntimeError(
+                "device 'cuda' asked for, but this MXNet build sees no GPU (install an mxnet-cu11x "
+                "wheel on a CUDA machine)"
+            )
         return mx.gpu(0)
     raise ValueError(f"unknown device {device!r}")
 
@@ -74,13 +94,24 @@ class SentimentLSTM(gluon.HybridBlock):
         self.ctx, self.variant = mx.cpu(), "imperative"
         k = uniform_range(hidden_size)
         with self.name_scope():
-            self.embedding = nn.Embedding(vocab_size, embed_dim,
-                                          weight_initializer=mx.init.Uniform(EMBEDDING_INIT_RANGE))
-            self.lstm = rnn.LSTM(hidden_size, layout="NTC", input_size=embed_dim,
-                                 i2h_weight_initializer=mx.init.Uniform(k), h2h_weight_initializer=mx.init.Uniform(k),
-                                 i2h_bias_initializer=mx.init.Uniform(k), h2h_bias_initializer=mx.init.Uniform(k))
-            self.output = nn.Dense(num_classes, in_units=hidden_size, weight_initializer=mx.init.Uniform(k),
-                                   bias_initializer=mx.init.Uniform(k))
+            self.embedding = nn.Embedding(
+                vocab_size, embed_dim, weight_initializer=mx.init.Uniform(EMBEDDING_INIT_RANGE)
+            )
+            self.lstm = rnn.LSTM(
+                hidden_size,
+                layout="NTC",
+                input_size=embed_dim,
+                i2h_weight_initializer=mx.init.Uniform(k),
+                h2h_weight_initializer=mx.init.Uniform(k),
+                i2h_bias_initializer=mx.init.Uniform(k),
+                h2h_bias_initializer=mx.init.Uniform(k),
+            )
+            self.output = nn.Dense(
+                num_classes,
+                in_units=hidden_size,
+                weight_initializer=mx.init.Uniform(k),
+                bias_initializer=mx.init.Uniform(k),
+            )
 
     def hybrid_forward(self, F, x):
         hidden = self.lstm(self.embedding(x))  # (batch, time, hidden)
@@ -91,9 +122,17 @@ class SentimentLSTM(gluon.HybridBlock):
 _VARIANTS = ("imperative", "hybrid-partial", "hybrid-full")
 
 
-def build_model(vocab_size: int, embed_dim: int, hidden_size: int, num_classes: int = 2,
-                sparse: bool = False, variant: str = "imperative", device: str = "cpu", init: str = "uniform",
-                seed: int = 0) -> SentimentLSTM:
+def build_model(
+    vocab_size: int,
+    embed_dim: int,
+    hidden_size: int,
+    num_classes: int = 2,
+    sparse: bool = False,
+    variant: str = "imperative",
+    device: str = "cpu",
+    init: str = "uniform",
+    seed: int = 0,
+) -> SentimentLSTM:
     """``variant``: ``imperative``, ``hybrid-partial`` (pre/post-LSTM blocks hybridized) or ``hybrid-full``
     (everything hybridized); the graphs are built by the first forward pass (``prepare``). ``init``: one of
     ``fwbench.sentiment.INITS`` (``seed`` draws the ``keras`` arrays)."""
@@ -106,11 +145,18 @@ def build_model(vocab_size: int, embed_dim: int, hidden_size: int, num_classes: 
     model.initialize(ctx=model.ctx)
     if check_init(init) == "keras":  # the same arrays as the PyTorch twin (``keras_initial_weights``)
         w = keras_initial_weights(vocab_size, embed_dim, hidden_size, num_classes, seed)
-        blocks = {"embedding": model.embedding.weight, "output_weight": model.output.weight,
-                  "output_bias": model.output.bias}
+        blocks = {
+            "embedding": model.embedding.weight,
+            "output_weight": model.output.weight,
+            "output_bias": model.output.bias,
+        }
         lstm = model.lstm.collect_params()  # names end in l0_i2h_weight, l0_h2h_weight, ... (one layer)
-        blocks.update({k: next(p for name, p in lstm.items() if name.endswith(f"l0_{k}"))
-                       for k in ("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias")})
+        blocks.update(
+            {
+                k: next(p for name, p in lstm.items() if name.endswith(f"l0_{k}"))
+                for k in ("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias")
+            }
+        )
         for name, param in blocks.items():
             param.set_data(mx.nd.array(w[name], ctx=model.ctx))
     if variant == "hybrid-partial":
@@ -135,8 +181,9 @@ class _Loader:
         self.loader = None if self.per_pass else self._build()
 
     def _build(self):
-        return gluon.data.DataLoader(self.dataset, batch_size=self.batch_size, num_workers=self.num_workers,
-                                     sampler=self.sampler)
+        return gluon.data.DataLoader(
+            self.dataset, batch_size=self.batch_size, num_workers=self.num_workers, sampler=self.sampler
+        )
 
     def __iter__(self):
         if not self.per_pass:
@@ -154,8 +201,9 @@ class _Loader:
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
 
 
-def make_loader(x: np.ndarray, y: np.ndarray, batch_size: int, num_workers: int, shuffle: bool, seed: int,
-                persistent: bool = False):
+def make_loader(
+    x: np.ndarray, y: np.ndarray, batch_size: int, num_workers: int, shuffle: bool, seed: int, persistent: bool = False
+):
     """Batches in the shared sample order; ``persistent``: one worker pool built now, before the timed epochs."""
     dataset = gluon.data.ArrayDataset(x.astype(np.float32), y.astype(np.float32))
     return _Loader(dataset, batch_size, num_workers, EpochPermutationSampler(len(y), seed, shuffle), persistent)

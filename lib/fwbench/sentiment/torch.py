@@ -7,6 +7,7 @@ the timed epochs, as MXNet 1.9.1 builds its worker pool in ``DataLoader.__init__
 oneDNN: ``onednn(enabled)`` is ``torch.backends.mkldnn.flags``; it decides whether ``nn.LSTM`` on the CPU runs
 oneDNN's fused RNN (``aten::mkldnn_rnn_layer``) or PyTorch's own cell-by-cell kernels.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,9 +18,26 @@ from ..frameworks import torch as torch_facts
 from . import EMBEDDING_INIT_RANGE, EpochPermutationSampler, check_init, keras_initial_weights, uniform_range
 
 FRAMEWORK = "torch"
-__all__ = ["FRAMEWORK", "framework_info", "set_seed", "configure_threads", "SentimentLSTM", "build_model",
-           "count_parameters", "make_loader", "Trainer", "make_trainer", "set_learning_rate", "train_one_epoch",
-           "synchronize", "prepare", "evaluate", "onednn", "onednn_enabled", "bare_loop"]
+__all__ = [
+    "FRAMEWORK",
+    "framework_info",
+    "set_seed",
+    "configure_threads",
+    "SentimentLSTM",
+    "build_model",
+    "count_parameters",
+    "make_loader",
+    "Trainer",
+    "make_trainer",
+    "set_learning_rate",
+    "train_one_epoch",
+    "synchronize",
+    "prepare",
+    "evaluate",
+    "onednn",
+    "onednn_enabled",
+    "bare_loop",
+]
 
 
 def framework_info() -> dict:
@@ -38,18 +56,31 @@ def configure_threads(n: int) -> None:
 class SentimentLSTM(nn.Module):
     """Embedding -> LSTM -> Dense(num_classes) on the last time step (softmax lives in the loss)."""
 
-    def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, num_classes: int = 2,
-                 sparse: bool = False, init: str = "uniform", seed: int = 0):
+    def __init__(
+        self,
+        vocab_size: int,
+        embed_dim: int,
+        hidden_size: int,
+        num_classes: int = 2,
+        sparse: bool = False,
+        init: str = "uniform",
+        seed: int = 0,
+    ):
         super().__init__()
         self.embedding = nn.Embedding(vocab_size, embed_dim, sparse=sparse)
         self.lstm = nn.LSTM(embed_dim, hidden_size, batch_first=True)
         self.output = nn.Linear(hidden_size, num_classes)
         if check_init(init) == "keras":  # the same arrays as the MXNet twin (``keras_initial_weights``)
             w = keras_initial_weights(vocab_size, embed_dim, hidden_size, num_classes, seed)
-            targets = {"embedding": self.embedding.weight, "i2h_weight": self.lstm.weight_ih_l0,
-                       "h2h_weight": self.lstm.weight_hh_l0, "i2h_bias": self.lstm.bias_ih_l0,
-                       "h2h_bias": self.lstm.bias_hh_l0, "output_weight": self.output.weight,
-                       "output_bias": self.output.bias}
+            targets = {
+                "embedding": self.embedding.weight,
+                "i2h_weight": self.lstm.weight_ih_l0,
+                "h2h_weight": self.lstm.weight_hh_l0,
+                "i2h_bias": self.lstm.bias_ih_l0,
+                "h2h_bias": self.lstm.bias_hh_l0,
+                "output_weight": self.output.weight,
+                "output_bias": self.output.bias,
+            }
             with torch.no_grad():
                 for name, param in targets.items():
                     param.copy_(torch.from_numpy(w[name]))
@@ -65,9 +96,17 @@ class SentimentLSTM(nn.Module):
         return self.output(hidden[:, -1])
 
 
-def build_model(vocab_size: int, embed_dim: int, hidden_size: int, num_classes: int = 2,
-                sparse: bool = False, variant: str = "eager", device: str = "cpu", init: str = "uniform",
-                seed: int = 0) -> nn.Module:
+def build_model(
+    vocab_size: int,
+    embed_dim: int,
+    hidden_size: int,
+    num_classes: int = 2,
+    sparse: bool = False,
+    variant: str = "eager",
+    device: str = "cpu",
+    init: str = "uniform",
+    seed: int = 0,
+) -> nn.Module:
     """``variant``: ``eager`` or ``compiled`` (``torch.compile`` with the default Inductor backend; the
     compilation itself is timed by ``prepare`` and stored apart from the epoch times). ``init``: one of
     ``fwbench.sentiment.INITS`` (``seed`` draws the ``keras`` arrays)."""
@@ -93,14 +132,20 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in _core(model).parameters())
 
 
-def make_loader(x: np.ndarray, y: np.ndarray, batch_size: int, num_workers: int, shuffle: bool, seed: int,
-                persistent: bool = False):
+def make_loader(
+    x: np.ndarray, y: np.ndarray, batch_size: int, num_workers: int, shuffle: bool, seed: int, persistent: bool = False
+):
     """A DataLoader in the shared sample order; with workers and ``persistent``, its workers are started here
     (outside the timed epochs) and kept for every pass."""
     dataset = torch.utils.data.TensorDataset(torch.from_numpy(x.astype(np.int64)), torch.from_numpy(y))
     sampler = EpochPermutationSampler(len(y), seed, shuffle)
-    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, num_workers=num_workers, sampler=sampler,
-                                         persistent_workers=persistent and num_workers > 0)
+    loader = torch.utils.data.DataLoader(
+        dataset,
+        batch_size=batch_size,
+        num_workers=num_workers,
+        sampler=sampler,
+        persistent_workers=persistent and num_workers > 0,
+    )
     if loader.persistent_workers:
         iter(loader)  # starts the workers (they prefetch a few batches, dropped at the first epoch's reset)
         sampler.epoch = 0  # that start drew one epoch's order: epoch 0 must still see order 0

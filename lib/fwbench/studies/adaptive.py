@@ -22,14 +22,15 @@ Decisions are a pure function of the plan and the stored trials, so a sweep stop
 the same decisions and reruns nothing (done trials are skipped). Blocks are numbered from 0 in configs
 (``Study.block_field``); reasons count from 1 ("block 1 of the minimum 3").
 """
+
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass
 
-from ..machines import adjust_records, machine_of
 from ..errors import FwbenchError
+from ..machines import adjust_records, machine_of
 from ..stats import CONFIDENCE, half_width, half_width_at, log_variance, trial_ratio_ci
 from .blocks import _setting_key
 
@@ -48,14 +49,17 @@ class AdaptiveSpec:
     futility: bool = True  # also stop a setting whose CI cannot reach the target by max_blocks
 
     def line(self) -> str:
-        return (f"adaptive repeats: {self.min_blocks} to {self.max_blocks} blocks, target CI half-width "
-                f"+-{100 * self.target:.1f} %" + (", futile settings stop at the minimum" if self.futility else ""))
+        return (
+            f"adaptive repeats: {self.min_blocks} to {self.max_blocks} blocks, target CI half-width "
+            f"+-{100 * self.target:.1f} %" + (", futile settings stop at the minimum" if self.futility else "")
+        )
 
 
 def _int_at_least(name: str, value, minimum: int, maximum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        raise FwbenchError(f"{name} must be an integer >= {minimum} and <= {maximum}, got {value!r}; "
-                           f"e.g. adaptive={EXAMPLE}")
+        raise FwbenchError(
+            f"{name} must be an integer >= {minimum} and <= {maximum}, got {value!r}; e.g. adaptive={EXAMPLE}"
+        )
     return value
 
 
@@ -68,14 +72,17 @@ def adaptive_option(name: str, value) -> dict | bool:
         raise FwbenchError(f"{name} must be False or a dict like {EXAMPLE}, got {value!r}")
     missing, unknown = sorted(set(KEYS) - set(value)), sorted(set(value) - set(KEYS) - set(OPTIONAL_KEYS))
     if missing or unknown:
-        raise FwbenchError(f"{name} needs exactly the keys min_blocks, max_blocks, target, and optionally futility "
-                           f"(missing {missing}, unknown {unknown}); e.g. {name}={EXAMPLE}")
+        raise FwbenchError(
+            f"{name} needs exactly the keys min_blocks, max_blocks, target, and optionally futility "
+            f"(missing {missing}, unknown {unknown}); e.g. {name}={EXAMPLE}"
+        )
     low = _int_at_least(f"{name}.min_blocks", value["min_blocks"], 2, MAX_BLOCKS_LIMIT)
     high = _int_at_least(f"{name}.max_blocks", value["max_blocks"], low, MAX_BLOCKS_LIMIT)
     target = value["target"]
     if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1:
-        raise FwbenchError(f"{name}.target must be a number in (0, 1) (the CI half-width on the ratio, 0.03 = "
-                           f"+-3 %), got {target!r}")
+        raise FwbenchError(
+            f"{name}.target must be a number in (0, 1) (the CI half-width on the ratio, 0.03 = +-3 %), got {target!r}"
+        )
     out = {"min_blocks": low, "max_blocks": high, "target": float(target)}
     if "futility" in value:
         if not isinstance(value["futility"], bool):
@@ -119,6 +126,7 @@ def percent(value: float) -> str:
 @dataclass(frozen=True)
 class TrialRecord:
     """One planned trial found in the store: where it sits in the plan and what it measured."""
+
     trial_id: str
     setting: str
     block: int
@@ -151,7 +159,7 @@ def _nested(row: dict, prefix: str) -> dict:
     for column, value in row.items():
         if not column.startswith(prefix) or value is None or (isinstance(value, float) and math.isnan(value)):
             continue
-        node, (*parents, leaf) = out, column[len(prefix):].split(".")
+        node, (*parents, leaf) = out, column[len(prefix) :].split(".")
         for part in parents:
             node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else {}
         node[leaf] = value
@@ -187,9 +195,19 @@ def observe(study, planned, trials) -> list[TrialRecord]:
             except (KeyError, TypeError, ValueError):
                 value = math.nan
         reason, boot = row.get("provenance.block_reason"), row.get("provenance.boot_id")
-        out.append(TrialRecord(row["trial_id"], setting_key(study, config), block_of(study, config),
-                               config[study.arm_field], row["status"], value, _seconds(row),
-                               reason if isinstance(reason, str) else None, machine_of(boot)))
+        out.append(
+            TrialRecord(
+                row["trial_id"],
+                setting_key(study, config),
+                block_of(study, config),
+                config[study.arm_field],
+                row["status"],
+                value,
+                _seconds(row),
+                reason if isinstance(reason, str) else None,
+                machine_of(boot),
+            )
+        )
     return out
 
 
@@ -208,8 +226,7 @@ def widest_half_width(study, pairs, values: dict, before: float) -> tuple[float,
     interval yet (fewer than 2 trials on a side, or values a CI cannot use)."""
     worst = (-1.0, "", 0)
     for pair in pairs:
-        sides = [[v for (arm, block), vs in values.items() if arm == a and block < before for v in vs]
-                 for a in pair]
+        sides = [[v for (arm, block), vs in values.items() if arm == a and block < before for v in vs] for a in pair]
         fewest = min(len(s) for s in sides)
         width = math.nan
         if fewest >= 2:
@@ -226,8 +243,7 @@ def projected_half_width(pairs, values: dict, before: float, n: int) -> float:
     (NaN: some pair has fewer than 2 trials on a side)."""
     widest = -1.0
     for pair in pairs:
-        sides = [[v for (arm, block), vs in values.items() if arm == a and block < before for v in vs]
-                 for a in pair]
+        sides = [[v for (arm, block), vs in values.items() if arm == a and block < before for v in vs] for a in pair]
         if min(len(s) for s in sides) < 2:
             return math.nan
         widest = max(widest, half_width_at(log_variance(sides[0]), log_variance(sides[1]), n))
@@ -265,8 +281,9 @@ def decide(study, planned, records: list[TrialRecord], spec: AdaptiveSpec) -> di
                 decisions[k] = BlockDecision(True, f"block {k + 1} of the minimum {spec.min_blocks}")
                 continue
             if stopped is None and not pairs:
-                stopped = BlockDecision(False, f"no arm pair in this setting: the minimum {spec.min_blocks} "
-                                               "blocks only")
+                stopped = BlockDecision(
+                    False, f"no arm pair in this setting: the minimum {spec.min_blocks} blocks only"
+                )
             if stopped is not None:
                 decisions[k] = stopped
                 continue
@@ -275,20 +292,30 @@ def decide(study, planned, records: list[TrialRecord], spec: AdaptiveSpec) -> di
                 measured = (below, widest_half_width(study, pairs, seen, k))
             width, label, fewest = measured[1]
             if not math.isnan(width) and width <= spec.target:
-                stopped = BlockDecision(False, f"resolved: widest half-width {percent(width)} <= {target} after "
-                                               f"{k} blocks", width)
+                stopped = BlockDecision(
+                    False, f"resolved: widest half-width {percent(width)} <= {target} after {k} blocks", width
+                )
                 decisions[k] = stopped
                 continue
-            why = (f"pair {label} has {fewest} trial(s) on a side after {k} blocks (a CI needs 2)"
-                   if math.isnan(width) else f"pair {label} CI half-width {percent(width)} > target {target} "
-                                             f"after {k} blocks")
+            why = (
+                f"pair {label} has {fewest} trial(s) on a side after {k} blocks (a CI needs 2)"
+                if math.isnan(width)
+                else f"pair {label} CI half-width {percent(width)} > target {target} after {k} blocks"
+            )
             cap = min(len(planned_blocks), spec.max_blocks)
-            projected = (projected_half_width(pairs, seen, k, cap)
-                         if spec.futility and not math.isnan(width) and k < cap else math.nan)
+            projected = (
+                projected_half_width(pairs, seen, k, cap)
+                if spec.futility and not math.isnan(width) and k < cap
+                else math.nan
+            )
             if not math.isnan(projected) and projected > spec.target:
-                stopped = BlockDecision(False, f"futile: pair {label} CI half-width {percent(width)} after {k} "
-                                               f"blocks would still be about {percent(projected)} > {target} at "
-                                               f"the cap of {cap} blocks", width)
+                stopped = BlockDecision(
+                    False,
+                    f"futile: pair {label} CI half-width {percent(width)} after {k} "
+                    f"blocks would still be about {percent(projected)} > {target} at "
+                    f"the cap of {cap} blocks",
+                    width,
+                )
                 decisions[k] = stopped
                 continue
             if k in planned_blocks and k < spec.max_blocks:

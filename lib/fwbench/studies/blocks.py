@@ -3,6 +3,7 @@ differs between blocks, so a busy spell on a shared machine does not land on one
 with time) and each block gives one paired comparison of the arms. The runner records each trial's position in
 the plan (``provenance.plan_position``); the block is the config's own field (``repeat``, ``seed``, ...).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -11,8 +12,7 @@ import random
 
 
 def _setting_key(config: dict, arm_field: str) -> str:
-    return json.dumps({k: v for k, v in config.items() if k not in (arm_field, "part")}, sort_keys=True,
-                      default=str)
+    return json.dumps({k: v for k, v in config.items() if k not in (arm_field, "part")}, sort_keys=True, default=str)
 
 
 def interleave(configs: list[dict], arm_field: str = "arm", seed: int = 0) -> list[dict]:

@@ -28,8 +28,8 @@ training and forecasting, MXNet ``MXNET_MKLDNN_ENABLED=0`` and ``MXNET_USE_MKLDN
 Every config says its ``part`` and ``onednn``; the main part's trials are what B, the MASE check and the runtime
 tables read (``analysis.deepar.load_trials``), the other parts only ``analysis.deepar_variants``.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 from ..errors import FwbenchError
 from . import options as opt
@@ -40,10 +40,15 @@ from .registry import Arm, Study, register
 _TORCH, _MXNET = "fwbench.forecast.torch", "fwbench.forecast.mxnet"
 ARM_TABLE = (
     Arm("torch-eager", "torch", _TORCH, "eager", "PyTorch (gluonts.torch)", "#1f77b4"),
-    Arm("mxnet-hybrid-partial", "mxnet", _MXNET, "hybrid-partial",
-        "MXNet (gluonts.mx default: training hybridized, forecasting imperative)", "#d62728"),
-    Arm("mxnet-hybrid-full", "mxnet", _MXNET, "hybrid-full",
-        "MXNet (training and forecasting hybridized)", "#8c564b"),
+    Arm(
+        "mxnet-hybrid-partial",
+        "mxnet",
+        _MXNET,
+        "hybrid-partial",
+        "MXNet (gluonts.mx default: training hybridized, forecasting imperative)",
+        "#d62728",
+    ),
+    Arm("mxnet-hybrid-full", "mxnet", _MXNET, "hybrid-full", "MXNet (training and forecasting hybridized)", "#8c564b"),
     Arm("mxnet-imperative", "mxnet", _MXNET, "imperative", "MXNet (gluonts.mx, nothing hybridized)", "#ff7f0e"),
 )
 ARMS = tuple(a.name for a in ARM_TABLE)
@@ -72,31 +77,66 @@ PAPER_DATASETS = ["m1_yearly", "cif_2016", "m1_monthly", "tourism_monthly", "ele
 
 PROFILES = {
     # seconds: for tests and CI (one tiny dataset, one epoch of a few batches, one seed, both frameworks)
-    "smoke": {"datasets": SMOKE_DATASETS, "arms": CORE_ARMS, "seeds": [42], "epochs": 1,
-              "num_batches_per_epoch": 3, "threads": 2, "breakdown": False},
+    "smoke": {
+        "datasets": SMOKE_DATASETS,
+        "arms": CORE_ARMS,
+        "seeds": [42],
+        "epochs": 1,
+        "num_batches_per_epoch": 3,
+        "threads": 2,
+        "breakdown": False,
+    },
     # about 5 minutes on 2 cores: five small datasets (yearly original, quarterly rebuilt, cif_2016 with its
     # per-series horizons, tourism_monthly, covid_deaths with its zero-scale series), two short epochs, one seed,
     # with the time breakdown. mxnet-hybrid-full is left to `gap`: it repeats the whole MXNet training to change
     # only the forecasting, about a third more time here.
-    "quick": {"datasets": QUICK_DATASETS, "arms": CORE_ARMS, "seeds": [42], "epochs": 2,
-              "num_batches_per_epoch": 10, "threads": 2, "breakdown": True},
+    "quick": {
+        "datasets": QUICK_DATASETS,
+        "arms": CORE_ARMS,
+        "seeds": [42],
+        "epochs": 2,
+        "num_batches_per_epoch": 10,
+        "threads": 2,
+        "breakdown": True,
+    },
     # where the time goes (over an hour on 2 cores, most of it MXNet on nn5_weekly): three datasets whose
     # unrolled windows grow from 8 to 27 to 73 steps, every arm (MXNet with nothing, training only, and training
     # and forecasting hybridized), 2 epochs of the protocol's 50 batches, with the time breakdown
-    "gap": {"datasets": GAP_DATASETS, "arms": list(ARMS), "seeds": [42], "epochs": 2, "num_batches_per_epoch": 50,
-            "threads": 2, "breakdown": True},
+    "gap": {
+        "datasets": GAP_DATASETS,
+        "arms": list(ARMS),
+        "seeds": [42],
+        "epochs": 2,
+        "num_batches_per_epoch": 50,
+        "threads": 2,
+        "breakdown": True,
+    },
     # the papers' scale on one machine (issue 14): the protocol's 100 epochs x 50 batches, 2 seeds, both core arms,
     # on every dataset of the Monash paper's DeepAR MASE reference that is staged from an original file (unrolled
     # windows 8, 27, 33, 39 and 73 steps: short to long), so accuracy is checked against a published number and
     # B's ratio is seen against the window length; forecasting timed too
     # The variants part: 1 thread, and oneDNN off, on the shortest and a middle window (8 and 39 steps), one seed.
-    "paper": {"datasets": PAPER_DATASETS, "arms": CORE_ARMS, "seeds": [42, 43], "epochs": 100,
-              "num_batches_per_epoch": 50, "threads": 2, "breakdown": False,
-              "variants_part": {"datasets": ["m1_yearly", "tourism_monthly"], "seeds": [42], "threads": 1}},
+    "paper": {
+        "datasets": PAPER_DATASETS,
+        "arms": CORE_ARMS,
+        "seeds": [42, 43],
+        "epochs": 100,
+        "num_batches_per_epoch": 50,
+        "threads": 2,
+        "breakdown": False,
+        "variants_part": {"datasets": ["m1_yearly", "tourism_monthly"], "seeds": [42], "threads": 1},
+    },
     # the post's scale: every dataset of the post (41 catalogue keys; unavailable ones fail at once with the
     # reason), 100 epochs of 50 batches, 5 seeds: days of CPU, meant for a cluster
-    "full": {"datasets": None, "arms": CORE_ARMS, "seeds": list(SEEDS), "epochs": 100,
-             "num_batches_per_epoch": 50, "threads": 2, "breakdown": False},
+    "full": {
+        "datasets": None,
+        "arms": CORE_ARMS,
+        "seeds": list(SEEDS),
+        "epochs": 100,
+        "num_batches_per_epoch": 50,
+        "threads": 2,
+        "breakdown": False,
+    },
 }
 
 
@@ -112,8 +152,9 @@ OPTIONS = {
     "num_batches_per_epoch": opt.int_range(1, 100000),
     "threads": opt.int_range(1, 256),
     "breakdown": opt.boolean,
-    "variants_part": opt.part_spec(datasets=_datasets, seeds=opt.list_of(opt.int_range(0, 2**31 - 1)),
-                                   threads=opt.int_range(1, 256)),
+    "variants_part": opt.part_spec(
+        datasets=_datasets, seeds=opt.list_of(opt.int_range(0, 2**31 - 1)), threads=opt.int_range(1, 256)
+    ),
 }
 
 
@@ -125,8 +166,10 @@ def prepare(options: dict) -> dict:
 
     for name in options["datasets"]:
         if monash.info(name).context_length is None:
-            raise FwbenchError(f"dataset {name!r} has no Monash lag (context length) in the catalogue; "
-                                   "it cannot be run under the protocol")
+            raise FwbenchError(
+                f"dataset {name!r} has no Monash lag (context length) in the catalogue; "
+                "it cannot be run under the protocol"
+            )
     return options
 
 
@@ -160,25 +203,37 @@ def grid(options: dict) -> list[dict]:
                 meta = monash.info(name)
                 for name_of_arm in options["arms"]:
                     arm = STUDY.arm(name_of_arm)
-                    out.append({
-                        "dataset": name, "arm": arm.name,
-                        **hybridization(arm.name),
-                        "seed": seed, "epochs": options["epochs"],
-                        "num_batches_per_epoch": options["num_batches_per_epoch"], "threads": threads,
-                        "breakdown": options["breakdown"], "freq": meta.freq, "prediction_length": meta.horizon,
-                        "context_length": meta.context_length, "seasonality": meta.seasonality,
-                        "hyperparameters": {k: v for k, v in HYPERPARAMETERS.items()
-                                            if k != "num_batches_per_epoch"},
-                        "part": part, "onednn": onednn,
-                    })
+                    out.append(
+                        {
+                            "dataset": name,
+                            "arm": arm.name,
+                            **hybridization(arm.name),
+                            "seed": seed,
+                            "epochs": options["epochs"],
+                            "num_batches_per_epoch": options["num_batches_per_epoch"],
+                            "threads": threads,
+                            "breakdown": options["breakdown"],
+                            "freq": meta.freq,
+                            "prediction_length": meta.horizon,
+                            "context_length": meta.context_length,
+                            "seasonality": meta.seasonality,
+                            "hyperparameters": {
+                                k: v for k, v in HYPERPARAMETERS.items() if k != "num_batches_per_epoch"
+                            },
+                            "part": part,
+                            "onednn": onednn,
+                        }
+                    )
         return out
 
     configs = interleave(configs_of(options["datasets"], options["seeds"], "main", options["threads"], True), seed=0)
     variants = options.get("variants_part")
     if variants:
-        configs += interleave(configs_of(variants["datasets"], variants["seeds"], "threads", variants["threads"], True)
-                              + configs_of(variants["datasets"], variants["seeds"], "onednn", options["threads"],
-                                           False), seed=1)
+        configs += interleave(
+            configs_of(variants["datasets"], variants["seeds"], "threads", variants["threads"], True)
+            + configs_of(variants["datasets"], variants["seeds"], "onednn", options["threads"], False),
+            seed=1,
+        )
     return configs
 
 
@@ -188,8 +243,21 @@ def describe(config: dict) -> str:
     return f"deepar {config['dataset']:<18} {config['arm']:<20} seed={config['seed']}{extra}"
 
 
-STUDY = register(Study(
-    name="deepar", title="GluonTS DeepAR on the Monash archive (after a 2024 post)", module=__name__,
-    profiles=PROFILES, options=OPTIONS, prepare=prepare, grid=grid, run_trial=run_trial, describe=describe,
-    preflight=preflight, arms=ARM_TABLE, reference={"torch": "torch-eager", "mxnet": "mxnet-hybrid-partial"},
-    code=("fwbench.forecast", "fwbench.data.monash", "fwbench.measure"), figure_prefix="deepar_"))
+STUDY = register(
+    Study(
+        name="deepar",
+        title="GluonTS DeepAR on the Monash archive (after a 2024 post)",
+        module=__name__,
+        profiles=PROFILES,
+        options=OPTIONS,
+        prepare=prepare,
+        grid=grid,
+        run_trial=run_trial,
+        describe=describe,
+        preflight=preflight,
+        arms=ARM_TABLE,
+        reference={"torch": "torch-eager", "mxnet": "mxnet-hybrid-partial"},
+        code=("fwbench.forecast", "fwbench.data.monash", "fwbench.measure"),
+        figure_prefix="deepar_",
+    )
+)

@@ -6,6 +6,7 @@ This module, the arms' backends and the study's ``code`` modules make the code f
 current. It never imports the declarations: what a trial does follows from its config, its arm's row of the arm
 table (hashed too) and the code hashed here.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,9 +38,14 @@ def estimator_kwargs(config: dict, data) -> dict:
     """The backend's ``make_estimator``/``train`` arguments for a trial config on loaded Monash data."""
     from .. import forecast as fc
 
-    kwargs = {"freq": data.freq, "prediction_length": data.prediction_length, "context_length": data.context_length,
-              "lags_seq": fc.lags_for(data.freq), "epochs": config["epochs"],
-              "num_batches_per_epoch": config["num_batches_per_epoch"]}
+    kwargs = {
+        "freq": data.freq,
+        "prediction_length": data.prediction_length,
+        "context_length": data.context_length,
+        "lags_seq": fc.lags_for(data.freq),
+        "epochs": config["epochs"],
+        "num_batches_per_epoch": config["num_batches_per_epoch"],
+    }
     if config["hybridize_train"] is not None:  # MXNet arms only
         kwargs["hybridize"] = bool(config["hybridize_train"])
     return kwargs
@@ -79,15 +85,22 @@ def run_trial(config: dict, report=None) -> dict:
         predict_time = time.perf_counter() - t1
     hybridized = be.predictor_hybridized(predictor) if config["hybridize_predict"] is not None else None
     scores = fc.evaluate(forecasts, data.full, data.horizons, data.seasonality)
-    say(f"predicted {len(forecasts)} windows in {predict_time:.1f} s; MASE={scores['MASE']:.3f} over "
-        f"{scores['n_series_scored'] - scores['n_series_dropped']} series ({scores['n_series_dropped']} dropped)")
+    say(
+        f"predicted {len(forecasts)} windows in {predict_time:.1f} s; MASE={scores['MASE']:.3f} over "
+        f"{scores['n_series_scored'] - scores['n_series_dropped']} series ({scores['n_series_dropped']} dropped)"
+    )
 
     measurements = []
     for rec in epochs:
         measurements += [(rec.epoch, "train_loss", rec.loss), (rec.epoch, "epoch_time_s", rec.time_s)]
-    whole = {"train_time_s": train_time, "predict_time_s": predict_time, **scores,
-             "fit_overhead_s": train_time - sum(r.time_s for r in epochs),
-             "n_series": len(data.train), "epochs_run": len(epochs)}
+    whole = {
+        "train_time_s": train_time,
+        "predict_time_s": predict_time,
+        **scores,
+        "fit_overhead_s": train_time - sum(r.time_s for r in epochs),
+        "n_series": len(data.train),
+        "epochs_run": len(epochs),
+    }
     if hybridized is not None:
         whole["predictor_hybridized"] = float(hybridized)
     if config["breakdown"]:
@@ -96,11 +109,19 @@ def run_trial(config: dict, report=None) -> dict:
     measurements += [(-1, k, v) for k, v in whole.items()]
     timed = [r.time_s for r in epochs[1:]] or [r.time_s for r in epochs]
     return {
-        "summary": {"train_time_s": train_time, "predict_time_s": predict_time, "MASE": scores["MASE"],
-                    "sMAPE": scores["sMAPE"], "mean_wQL": scores["mean_wQL"],
-                    "n_series_dropped": scores["n_series_dropped"], "predictor_hybridized": hybridized,
-                    "median_epoch_s": median(timed), **epochs_run(len(epochs), config["epochs"]),
-                    "final_train_loss": epochs[-1].loss if epochs else None, "onednn_active": onednn_active},
+        "summary": {
+            "train_time_s": train_time,
+            "predict_time_s": predict_time,
+            "MASE": scores["MASE"],
+            "sMAPE": scores["sMAPE"],
+            "mean_wQL": scores["mean_wQL"],
+            "n_series_dropped": scores["n_series_dropped"],
+            "predictor_hybridized": hybridized,
+            "median_epoch_s": median(timed),
+            **epochs_run(len(epochs), config["epochs"]),
+            "final_train_loss": epochs[-1].loss if epochs else None,
+            "onednn_active": onednn_active,
+        },
         "measurements": measurements,
         "provenance": {**be.framework_info(), **data.provenance(), "lags_seq": kwargs["lags_seq"]},
     }

@@ -5,6 +5,7 @@ One trial = one framework x matrix size n x thread count in a fresh process: two
 matrices, ``warmup`` products (stored, excluded), then ``repeats`` timed products (``torch.matmul`` /
 ``mx.nd.dot``; MXNet synchronized with ``mx.nd.waitall`` before each clock read). GFLOP/s = 2 n^3 / seconds.
 """
+
 from __future__ import annotations
 
 from ..devices import check_device_available, device_option
@@ -20,13 +21,17 @@ ARMS = tuple(a.name for a in ARM_TABLE)
 
 PROFILES = {
     "smoke": {"arms": list(ARMS), "sizes": [256], "threads": [1], "warmup": 1, "repeats": 3, "device": "cpu"},
-    "quick": {"arms": list(ARMS), "sizes": [1024, 2048], "threads": [1, 2], "warmup": 2, "repeats": 5,
-              "device": "cpu"},
+    "quick": {"arms": list(ARMS), "sizes": [1024, 2048], "threads": [1, 2], "warmup": 2, "repeats": 5, "device": "cpu"},
     # issue 14's paper profile: context for the other studies (no claim of the posts rests on it), so quick's
-    "paper": {"arms": list(ARMS), "sizes": [1024, 2048], "threads": [1, 2], "warmup": 2, "repeats": 5,
-              "device": "cpu"},
-    "full": {"arms": list(ARMS), "sizes": [512, 1024, 2048, 4096], "threads": [1, 2], "warmup": 3, "repeats": 20,
-             "device": "cpu"},
+    "paper": {"arms": list(ARMS), "sizes": [1024, 2048], "threads": [1, 2], "warmup": 2, "repeats": 5, "device": "cpu"},
+    "full": {
+        "arms": list(ARMS),
+        "sizes": [512, 1024, 2048, 4096],
+        "threads": [1, 2],
+        "warmup": 3,
+        "repeats": 20,
+        "device": "cpu",
+    },
 }
 
 OPTIONS = {
@@ -46,13 +51,38 @@ def preflight(options: dict) -> None:
 
 
 def grid(options: dict) -> list[dict]:
-    return [{"arm": arm, "kernel": "gemm", "dtype": "float32", "n": n, "threads": t, "warmup": options["warmup"],
-             "repeats": options["repeats"], "device": options["device"], "seed": SEED}
-            for arm in options["arms"] for t in options["threads"] for n in options["sizes"]]
+    return [
+        {
+            "arm": arm,
+            "kernel": "gemm",
+            "dtype": "float32",
+            "n": n,
+            "threads": t,
+            "warmup": options["warmup"],
+            "repeats": options["repeats"],
+            "device": options["device"],
+            "seed": SEED,
+        }
+        for arm in options["arms"]
+        for t in options["threads"]
+        for n in options["sizes"]
+    ]
 
 
-STUDY = register(Study(
-    name="gemm", title="fp32 GEMM throughput (the peak behind 'fraction of peak')", module=__name__,
-    profiles=PROFILES, options=OPTIONS, grid=grid, run_trial=run_trial, describe=describe, preflight=preflight,
-    arms=ARM_TABLE, reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"}, code=("fwbench.vision", "fwbench.measure"),
-    figure_prefix="gemm_"))
+STUDY = register(
+    Study(
+        name="gemm",
+        title="fp32 GEMM throughput (the peak behind 'fraction of peak')",
+        module=__name__,
+        profiles=PROFILES,
+        options=OPTIONS,
+        grid=grid,
+        run_trial=run_trial,
+        describe=describe,
+        preflight=preflight,
+        arms=ARM_TABLE,
+        reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"},
+        code=("fwbench.vision", "fwbench.measure"),
+        figure_prefix="gemm_",
+    )
+)

@@ -6,6 +6,7 @@ This module, the arms' backends and the study's ``code`` modules make the code f
 current. It never imports the declarations: what a trial does follows from its config, its arm's row of the arm
 table (hashed too) and the code hashed here.
 """
+
 from __future__ import annotations
 
 from ..measure import median, time_calls
@@ -13,6 +14,7 @@ from ..vision import gemm_flops
 from .registry import get_study
 
 STUDY_NAME = "gemm"
+
 
 def describe(config: dict) -> str:
     return f"gemm {config['arm']:<16} n={config['n']:<5} threads={config['threads']} {config['device']}"
@@ -24,16 +26,19 @@ def run_trial(config: dict, report=None) -> dict:
     device, n = config["device"], config["n"]
     a = be.random_matrix(n, device, seed=config["seed"])
     b = be.random_matrix(n, device, seed=config["seed"] + 1)
-    warm, timed = time_calls(lambda: be.matmul(a, b), lambda: be.synchronize(device),
-                             config["warmup"], config["repeats"])
+    warm, timed = time_calls(
+        lambda: be.matmul(a, b), lambda: be.synchronize(device), config["warmup"], config["repeats"]
+    )
     flops = gemm_flops(n)
     gflops = [flops / t / 1e9 for t in timed]
     if report:
         report(f"{describe(config)}: median {median(gflops):.1f} GFLOP/s")
     return {
-        "summary": {"median_gflops": median(gflops), "max_gflops": max(gflops),
-                    "median_s": median(timed)},
-        "measurements": ([(i, "warmup_s", v) for i, v in enumerate(warm)] + [(i, "seconds", v) for i, v in enumerate(timed)]
-                         + [(i, "gflops", v) for i, v in enumerate(gflops)]),
+        "summary": {"median_gflops": median(gflops), "max_gflops": max(gflops), "median_s": median(timed)},
+        "measurements": (
+            [(i, "warmup_s", v) for i, v in enumerate(warm)]
+            + [(i, "seconds", v) for i, v in enumerate(timed)]
+            + [(i, "gflops", v) for i, v in enumerate(gflops)]
+        ),
         "provenance": be.framework_info(device),
     }

@@ -25,11 +25,13 @@ Treated alike in every timed region (options recorded in each config):
   hybrid arms the trial stores ``hybridize_ok``/``hybridize_error``: a model that cannot be hybridized is a stored
   result (claim A9 as stated: ``mxnet-hybrid-full`` hybridizes the whole model, ``gluon.rnn.LSTM`` included).
 """
+
 from __future__ import annotations
 
 from ..devices import device_option
-from . import adaptive, options as opt
 from ..sentiment import INITS
+from . import adaptive
+from . import options as opt
 from .blocks import interleave
 from .imdb_trial import DEFAULT_LIFETIME, LIFETIMES, run_trial
 from .registry import Arm, Study, register
@@ -51,42 +53,94 @@ WORKER_CHOICES = (0, 1, 2, 4)
 
 MODEL = {"num_words": 5000, "embed_dim": 128, "hidden_size": 128, "num_classes": 2}
 
-_COMMON = {"repeats": 1, "threads": 2, "seq_len": 500, "lr": 1e-3, "lr_schedule": True, "convergence": False,
-           "device": "cpu", "worker_lifetime": [DEFAULT_LIFETIME], "onednn": [True], "onednn_part": False,
-           "init": "uniform", "clip_norm": None, "adaptive": False, "batches_per_epoch": None,
-           "quality_part": False}
+_COMMON = {
+    "repeats": 1,
+    "threads": 2,
+    "seq_len": 500,
+    "lr": 1e-3,
+    "lr_schedule": True,
+    "convergence": False,
+    "device": "cpu",
+    "worker_lifetime": [DEFAULT_LIFETIME],
+    "onednn": [True],
+    "onednn_part": False,
+    "init": "uniform",
+    "clip_norm": None,
+    "adaptive": False,
+    "batches_per_epoch": None,
+    "quality_part": False,
+}
 PROFILES = {
     # seconds: for tests and CI (both worker lifetimes at 1 worker: 3 trials more; both hybrid arms: 2 trials)
-    "smoke": {**_COMMON, "arms": CORE_ARMS, "extra_arms": ["mxnet-hybrid-partial", "mxnet-hybrid-full"],
-              "batch_sizes": [32], "workers": [0, 1], "worker_lifetime": list(LIFETIMES), "epochs": 2,
-              "n_train": 64, "n_test": 64,
-              "scaling": {"seq_lens": [50], "threads": [1], "batch_size": 32, "epochs": 2, "n_train": 64}},
+    "smoke": {
+        **_COMMON,
+        "arms": CORE_ARMS,
+        "extra_arms": ["mxnet-hybrid-partial", "mxnet-hybrid-full"],
+        "batch_sizes": [32],
+        "workers": [0, 1],
+        "worker_lifetime": list(LIFETIMES),
+        "epochs": 2,
+        "n_train": 64,
+        "n_test": 64,
+        "scaling": {"seq_lens": [50], "threads": [1], "batch_size": 32, "epochs": 2, "n_train": 64},
+    },
     # minutes: the default of `make reproduce` (3 repeat blocks: the least a CI over trials needs; one batch size;
     # per-epoch workers only: persistent ones would add 9 trials; the oneDNN part shares its "on" trials with main)
-    "quick": {**_COMMON, "arms": CORE_ARMS,
-              "extra_arms": ["mxnet-hybrid-partial", "mxnet-hybrid-full", "torch-compile"],
-              "batch_sizes": [256], "workers": [0, 2], "epochs": 4, "n_train": 512, "n_test": 256, "repeats": 3,
-              "onednn_part": {"batch_size": 256, "epochs": 4, "n_train": 512},
-              "scaling": {"seq_lens": [125, 500], "threads": [1, 2], "batch_size": 128, "epochs": 2,
-                          "n_train": 256}},
+    "quick": {
+        **_COMMON,
+        "arms": CORE_ARMS,
+        "extra_arms": ["mxnet-hybrid-partial", "mxnet-hybrid-full", "torch-compile"],
+        "batch_sizes": [256],
+        "workers": [0, 2],
+        "epochs": 4,
+        "n_train": 512,
+        "n_test": 256,
+        "repeats": 3,
+        "onednn_part": {"batch_size": 256, "epochs": 4, "n_train": 512},
+        "scaling": {"seq_lens": [125, 500], "threads": [1, 2], "batch_size": 128, "epochs": 2, "n_train": 256},
+    },
     # issue 14: every CPU-testable claim above its floor on one machine (README "The paper profile"): 3 epochs
     # of 20 batches (2 timed) at batch 32 / 128 / 512 (1024 would cost as much again as the rest), 0 and 2
     # workers (4 workers on 2 cores measures contention, not the loader), adaptive repeat blocks (4 at least:
     # one chooses the best setting, three judge it; up to 6 while a ratio's CI is wider than +-3 %), the oneDNN
     # part, and the training-quality part: the core arms on all 25k reviews, scored on all 25k test reviews
-    "paper": {**_COMMON, "arms": CORE_ARMS,
-              "extra_arms": ["mxnet-hybrid-partial", "mxnet-hybrid-full", "torch-compile"],
-              "batch_sizes": [32, 128, 512], "workers": [0, 2], "epochs": 3, "batches_per_epoch": 20,
-              "n_train": 25000, "n_test": 512, "adaptive": {"min_blocks": 4, "max_blocks": 6, "target": 0.03},
-              "onednn_part": {"batch_size": 128, "epochs": 3, "n_train": 2560},
-              "quality_part": {"batch_size": 64, "epochs": 4, "blocks": 2}, "init": "keras"},
+    "paper": {
+        **_COMMON,
+        "arms": CORE_ARMS,
+        "extra_arms": ["mxnet-hybrid-partial", "mxnet-hybrid-full", "torch-compile"],
+        "batch_sizes": [32, 128, 512],
+        "workers": [0, 2],
+        "epochs": 3,
+        "batches_per_epoch": 20,
+        "n_train": 25000,
+        "n_test": 512,
+        "adaptive": {"min_blocks": 4, "max_blocks": 6, "target": 0.03},
+        "onednn_part": {"batch_size": 128, "epochs": 3, "n_train": 2560},
+        "quality_part": {"batch_size": 64, "epochs": 4, "blocks": 2},
+        "init": "keras",
+    },
     # the post's scale: days of CPU, meant for a cluster
-    "full": {**_COMMON, "arms": list(ARMS), "extra_arms": [], "batch_sizes": [64, 128, 256, 512, 1024],
-             "workers": list(WORKER_CHOICES), "worker_lifetime": list(LIFETIMES), "epochs": 21, "n_train": 25000,
-             "n_test": 25000, "repeats": 3, "convergence": True,
-             "onednn_part": {"batch_size": 256, "epochs": 6, "n_train": 25000},
-             "scaling": {"seq_lens": [100, 200, 300, 400, 500], "threads": [1, 2], "batch_size": 256,
-                         "epochs": 6, "n_train": 25000}},
+    "full": {
+        **_COMMON,
+        "arms": list(ARMS),
+        "extra_arms": [],
+        "batch_sizes": [64, 128, 256, 512, 1024],
+        "workers": list(WORKER_CHOICES),
+        "worker_lifetime": list(LIFETIMES),
+        "epochs": 21,
+        "n_train": 25000,
+        "n_test": 25000,
+        "repeats": 3,
+        "convergence": True,
+        "onednn_part": {"batch_size": 256, "epochs": 6, "n_train": 25000},
+        "scaling": {
+            "seq_lens": [100, 200, 300, 400, 500],
+            "threads": [1, 2],
+            "batch_size": 256,
+            "epochs": 6,
+            "n_train": 25000,
+        },
+    },
 }
 
 
@@ -109,13 +163,16 @@ OPTIONS = {
     "worker_lifetime": opt.list_of(opt.string, LIFETIMES),
     "onednn": opt.list_of(opt.boolean),
     # the oneDNN on/off part; the training-quality part (all 25k reviews in and scored; its own blocks: seeds)
-    "onednn_part": opt.part_spec(batch_size=opt.int_range(1, 65536), epochs=opt.int_range(1, 1000),
-                                 n_train=opt.int_range(2, 25000)),
+    "onednn_part": opt.part_spec(
+        batch_size=opt.int_range(1, 65536), epochs=opt.int_range(1, 1000), n_train=opt.int_range(2, 25000)
+    ),
     "init": opt.choice(INITS),
-    "clip_norm": opt.optional(opt.positive_float), "adaptive": adaptive.adaptive_option,
+    "clip_norm": opt.optional(opt.positive_float),
+    "adaptive": adaptive.adaptive_option,
     "batches_per_epoch": opt.optional(opt.int_range(1, 25000)),
-    "quality_part": opt.part_spec(batch_size=opt.int_range(1, 65536), epochs=opt.int_range(1, 1000),
-                                  blocks=opt.int_range(1, 100)),
+    "quality_part": opt.part_spec(
+        batch_size=opt.int_range(1, 65536), epochs=opt.int_range(1, 1000), blocks=opt.int_range(1, 100)
+    ),
 }
 # How cost grows (beyond the post), and oneDNN on/off: the reference arms at one batch size / 0 workers (the
 # cost-growth part crossed over sequence lengths and thread counts); n_test is the profile's.
@@ -125,9 +182,11 @@ LR_FACTOR, LR_EVERY = 0.9, 10
 BASE_SEED = 42
 # The convergence runs of the 2018 post: batch 256 / 0 workers with and without the factor schedule (it saw
 # oscillation after ~17 epochs without one), and the post's fastest setting, batch 1024 / 2 workers.
-CONVERGENCE_SETTINGS = ({"batch_size": 256, "num_workers": 0, "lr_schedule": False},
-                        {"batch_size": 256, "num_workers": 0, "lr_schedule": True},
-                        {"batch_size": 1024, "num_workers": 2, "lr_schedule": True})
+CONVERGENCE_SETTINGS = (
+    {"batch_size": 256, "num_workers": 0, "lr_schedule": False},
+    {"batch_size": 256, "num_workers": 0, "lr_schedule": True},
+    {"batch_size": 1024, "num_workers": 2, "lr_schedule": True},
+)
 CONVERGENCE_EPOCHS = 30
 
 
@@ -145,7 +204,8 @@ def grid(options: dict) -> list[dict]:
     profiles); with ``convergence``, the post's convergence runs are added (``CONVERGENCE_SETTINGS`` for
     ``max(epochs, CONVERGENCE_EPOCHS)`` epochs); ``onednn_part`` adds ``ONEDNN_ARMS`` at one batch size, 0 workers,
     oneDNN on and off, every repeat block; ``quality_part`` adds the arms on all 25k reviews (its own blocks);
-    ``batches_per_epoch`` sizes main and extra epochs by batches (n_train = batches x batch size, at most 25k). Worker lifetimes apply to settings with workers (0 workers records
+    ``batches_per_epoch`` sizes main and extra epochs by batches (n_train = batches x batch size, at most 25k).
+    Worker lifetimes apply to settings with workers (0 workers records
     ``DEFAULT_LIFETIME``); parts other than main use the first listed lifetime and oneDNN value. Duplicates are
     merged, so a setting in two parts is one trial (labelled with the part that lists it first). Odd repeat blocks
     run their settings in reverse order (settings compared across, such as worker lifetime, alternate)."""
@@ -154,42 +214,107 @@ def grid(options: dict) -> list[dict]:
     schedule = {"factor": LR_FACTOR, "every_epochs": LR_EVERY}
     lifetime, onednn = options["worker_lifetime"][0], options["onednn"][0]
 
-    def setting(batch_size, workers, lr_schedule=options["lr_schedule"], epochs=options["epochs"], part="main",
-                life=lifetime, flag=onednn):
-        return {"batch_size": batch_size, "num_workers": workers, "lr_schedule": lr_schedule, "epochs": epochs,
-                "part": part, "worker_lifetime": life if workers else DEFAULT_LIFETIME, "onednn": flag}
+    def setting(
+        batch_size,
+        workers,
+        lr_schedule=options["lr_schedule"],
+        epochs=options["epochs"],
+        part="main",
+        life=lifetime,
+        flag=onednn,
+    ):
+        return {
+            "batch_size": batch_size,
+            "num_workers": workers,
+            "lr_schedule": lr_schedule,
+            "epochs": epochs,
+            "part": part,
+            "worker_lifetime": life if workers else DEFAULT_LIFETIME,
+            "onednn": flag,
+        }
 
-    main = list({repr(s): s for s in (setting(b, w, life=life, flag=flag) for b in options["batch_sizes"]
-                                      for w in options["workers"] for life in options["worker_lifetime"]
-                                      for flag in options["onednn"])}.values())
+    main = list(
+        {
+            repr(s): s
+            for s in (
+                setting(b, w, life=life, flag=flag)
+                for b in options["batch_sizes"]
+                for w in options["workers"]
+                for life in options["worker_lifetime"]
+                for flag in options["onednn"]
+            )
+        }.values()
+    )
     if options.get("convergence"):
-        main += [setting(s["batch_size"], s["num_workers"], s["lr_schedule"], max(options["epochs"],
-                 CONVERGENCE_EPOCHS), "convergence", DEFAULT_LIFETIME) for s in CONVERGENCE_SETTINGS]
+        main += [
+            setting(
+                s["batch_size"],
+                s["num_workers"],
+                s["lr_schedule"],
+                max(options["epochs"], CONVERGENCE_EPOCHS),
+                "convergence",
+                DEFAULT_LIFETIME,
+            )
+            for s in CONVERGENCE_SETTINGS
+        ]
     plan = [(arm, s) for arm in options["arms"] for s in main]
-    plan += [(arm, setting(max(options["batch_sizes"]), min(options["workers"]), part="extra"))
-             for arm in options.get("extra_arms", [])]
+    plan += [
+        (arm, setting(max(options["batch_sizes"]), min(options["workers"]), part="extra"))
+        for arm in options.get("extra_arms", [])
+    ]
     per_batch = options.get("batches_per_epoch")
+
     def n_train(batch_size):
         return min(REVIEWS_PER_SPLIT, per_batch * batch_size) if per_batch else options["n_train"]
 
-    runs = [(arm, s, seq_len, threads, n_train(s["batch_size"]), options["n_test"]) for seq_len in options["seq_len"]
-            for threads in options["threads"] for arm, s in plan]
+    runs = [
+        (arm, s, seq_len, threads, n_train(s["batch_size"]), options["n_test"])
+        for seq_len in options["seq_len"]
+        for threads in options["threads"]
+        for arm, s in plan
+    ]
     scaling = options.get("scaling")
     if scaling:
-        runs += [(arm, setting(scaling["batch_size"], 0, epochs=scaling["epochs"], part="scaling"), seq_len,
-                  threads, scaling["n_train"], options["n_test"])
-                 for arm in SCALING_ARMS for seq_len in scaling["seq_lens"] for threads in scaling["threads"]]
+        runs += [
+            (
+                arm,
+                setting(scaling["batch_size"], 0, epochs=scaling["epochs"], part="scaling"),
+                seq_len,
+                threads,
+                scaling["n_train"],
+                options["n_test"],
+            )
+            for arm in SCALING_ARMS
+            for seq_len in scaling["seq_lens"]
+            for threads in scaling["threads"]
+        ]
     part = options.get("onednn_part")
     if part:
-        runs += [(arm, setting(part["batch_size"], 0, epochs=part["epochs"], part="onednn", flag=flag),
-                  options["seq_len"][0],
-                  options["threads"][0], part["n_train"], options["n_test"]) for arm in ONEDNN_ARMS
-                 for flag in (True, False)]
+        runs += [
+            (
+                arm,
+                setting(part["batch_size"], 0, epochs=part["epochs"], part="onednn", flag=flag),
+                options["seq_len"][0],
+                options["threads"][0],
+                part["n_train"],
+                options["n_test"],
+            )
+            for arm in ONEDNN_ARMS
+            for flag in (True, False)
+        ]
     quality = options.get("quality_part")
     if quality:  # training quality: every review in, every review scored; its own number of blocks (seeds)
-        runs += [(arm, setting(quality["batch_size"], 0, epochs=quality["epochs"], part="quality"),
-                  options["seq_len"][0], options["threads"][0], REVIEWS_PER_SPLIT, REVIEWS_PER_SPLIT)
-                 for arm in options["arms"]]
+        runs += [
+            (
+                arm,
+                setting(quality["batch_size"], 0, epochs=quality["epochs"], part="quality"),
+                options["seq_len"][0],
+                options["threads"][0],
+                REVIEWS_PER_SPLIT,
+                REVIEWS_PER_SPLIT,
+            )
+            for arm in options["arms"]
+        ]
     configs, seen = [], set()
     for repeat in range(options["repeats"]):
         block = []
@@ -199,14 +324,25 @@ def grid(options: dict) -> list[dict]:
             if s["part"] == "quality" and repeat >= quality["blocks"]:
                 continue
             config = {
-                "arm": arm, "batch_size": s["batch_size"], "num_workers": s["num_workers"], "epochs": s["epochs"],
-                "n_train": n_train, "n_test": n_test, "threads": threads, "lr": options["lr"],
+                "arm": arm,
+                "batch_size": s["batch_size"],
+                "num_workers": s["num_workers"],
+                "epochs": s["epochs"],
+                "n_train": n_train,
+                "n_test": n_test,
+                "threads": threads,
+                "lr": options["lr"],
                 "lr_schedule": dict(schedule) if s["lr_schedule"] else None,
-                "seed": BASE_SEED + repeat, "repeat": repeat, "model": dict(MODEL),
+                "seed": BASE_SEED + repeat,
+                "repeat": repeat,
+                "model": dict(MODEL),
                 "encoding": vars(Encoding(num_words=MODEL["num_words"], maxlen=seq_len)).copy(),
-                "device": options["device"], "part": s["part"], "worker_lifetime": s["worker_lifetime"],
+                "device": options["device"],
+                "part": s["part"],
+                "worker_lifetime": s["worker_lifetime"],
                 "onednn": s["onednn"] if options["device"] == "cpu" else True,
-                "init": options["init"], "clip_norm": options["clip_norm"],
+                "init": options["init"],
+                "clip_norm": options["clip_norm"],
             }
             key = repr(sorted((k, v) for k, v in config.items() if k != "part"))
             if key not in seen:
@@ -227,8 +363,10 @@ def describe(config: dict) -> str:
     extra += "" if config.get("onednn", True) else " oneDNN=off"
     extra += "" if config.get("init", "uniform") == "uniform" else f" init={config['init']}"
     extra += "" if config.get("clip_norm") is None else f" clip_norm={config['clip_norm']}"
-    return (f"imdb {config['arm']:<20} batch={config['batch_size']:<5} workers={config['num_workers']} "
-            f"epochs={config['epochs']} seed={config['seed']}{schedule}{extra}")
+    return (
+        f"imdb {config['arm']:<20} batch={config['batch_size']:<5} workers={config['num_workers']} "
+        f"epochs={config['epochs']} seed={config['seed']}{schedule}{extra}"
+    )
 
 
 def preflight(options: dict) -> None:
@@ -239,10 +377,23 @@ def preflight(options: dict) -> None:
     check_source()
 
 
-STUDY = register(Study(
-    name="imdb", title="IMDB sentiment LSTM sweep (after Borealis AI, 2018)", module=__name__, profiles=PROFILES,
-    options=OPTIONS, prepare=prepare, grid=grid, run_trial=run_trial, describe=describe, preflight=preflight,
-    arms=ARM_TABLE, reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"}, figure_prefix="imdb_",
-    code=("fwbench.sentiment", "fwbench.data.imdb", "fwbench.sampling", "fwbench.measure"),
-    adaptive_metric=lambda s: s["median_epoch_s"],
-    adaptive_pairs=(("torch-eager", "mxnet-imperative"), ("torch-sparse", "mxnet-imperative"))))
+STUDY = register(
+    Study(
+        name="imdb",
+        title="IMDB sentiment LSTM sweep (after Borealis AI, 2018)",
+        module=__name__,
+        profiles=PROFILES,
+        options=OPTIONS,
+        prepare=prepare,
+        grid=grid,
+        run_trial=run_trial,
+        describe=describe,
+        preflight=preflight,
+        arms=ARM_TABLE,
+        reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"},
+        figure_prefix="imdb_",
+        code=("fwbench.sentiment", "fwbench.data.imdb", "fwbench.sampling", "fwbench.measure"),
+        adaptive_metric=lambda s: s["median_epoch_s"],
+        adaptive_pairs=(("torch-eager", "mxnet-imperative"), ("torch-sparse", "mxnet-imperative")),
+    )
+)

@@ -6,6 +6,7 @@ The split is the code fingerprint's seam (``Study.code_version``): this module, 
 grid) leaves stored trials of unchanged configs current. Hence this module never imports the declarations: all a
 trial does follows from its config, the arm table's row for its arm (hashed too) and the code hashed here.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,9 +17,14 @@ from .registry import get_study
 
 STUDY_NAME = "imdb"
 # the backends' build_model(variant=..., sparse=...) per arm variant
-MODEL_VARIANT = {"eager": ("eager", False), "sparse": ("eager", True), "compiled": ("compiled", False),
-                 "imperative": ("imperative", False), "hybrid-partial": ("hybrid-partial", False),
-                 "hybrid-full": ("hybrid-full", False)}
+MODEL_VARIANT = {
+    "eager": ("eager", False),
+    "sparse": ("eager", True),
+    "compiled": ("compiled", False),
+    "imperative": ("imperative", False),
+    "hybrid-partial": ("hybrid-partial", False),
+    "hybrid-full": ("hybrid-full", False),
+}
 HYBRID_VARIANTS = ("hybrid-partial", "hybrid-full")  # their trials record hybridize_ok / hybridize_error
 LIFETIMES = ("per-epoch", "persistent")
 DEFAULT_LIFETIME = "per-epoch"
@@ -45,14 +51,29 @@ def run_trial(config: dict, report=None) -> dict:
     data = load_imdb(encoding=Encoding(**config["encoding"])).subsample(config["n_train"], config["n_test"])
     m = config["model"]
     variant, sparse = MODEL_VARIANT[arm.variant]
-    model = be.build_model(m["num_words"], m["embed_dim"], m["hidden_size"], m["num_classes"], sparse=sparse,
-                           variant=variant, device=config.get("device", "cpu"), init=config.get("init", "uniform"),
-                           seed=config["seed"])
+    model = be.build_model(
+        m["num_words"],
+        m["embed_dim"],
+        m["hidden_size"],
+        m["num_classes"],
+        sparse=sparse,
+        variant=variant,
+        device=config.get("device", "cpu"),
+        init=config.get("init", "uniform"),
+        seed=config["seed"],
+    )
     trainer = be.make_trainer(model, config["lr"], config.get("clip_norm"))
     sampler = ProcessTreeSampler().start()  # CPU and memory of this process and its workers, live or reaped
     persistent = config.get("worker_lifetime", DEFAULT_LIFETIME) == "persistent"
-    train_loader = be.make_loader(data.x_train, data.y_train, config["batch_size"], config["num_workers"],
-                                  shuffle=True, seed=config["seed"], persistent=persistent)
+    train_loader = be.make_loader(
+        data.x_train,
+        data.y_train,
+        config["batch_size"],
+        config["num_workers"],
+        shuffle=True,
+        seed=config["seed"],
+        persistent=persistent,
+    )
     test_loader = be.make_loader(data.x_test, data.y_test, 512, 0, shuffle=False, seed=config["seed"])
     summary = {"n_parameters": be.count_parameters(model)}
     measurements = []
@@ -72,15 +93,25 @@ def run_trial(config: dict, report=None) -> dict:
                 measurements += _epochs(config, be, model, trainer, train_loader, test_loader, sampler, report)
     finally:
         sampler.stop()
-    peak = sampler.peak_rss_bytes / 2 ** 20
+    peak = sampler.peak_rss_bytes / 2**20
     measurements.append((-1, "peak_rss_mb", peak))
     timed = [v for step, k, v in measurements if k == "train_time_s" and step > 0]
     final = {k: v for step, k, v in measurements if step == config["epochs"] - 1}
-    summary.update(median_epoch_s=median(timed) if timed else None, final_test_acc=final.get("test_acc"),
-                   final_train_loss=final.get("train_loss"), peak_rss_mb=peak)
-    return {"summary": summary, "measurements": measurements,
-            "provenance": {**be.framework_info(), "dataset_source": os.path.basename(data.source),
-                           "dataset_checksum": data.checksum}}
+    summary.update(
+        median_epoch_s=median(timed) if timed else None,
+        final_test_acc=final.get("test_acc"),
+        final_train_loss=final.get("train_loss"),
+        peak_rss_mb=peak,
+    )
+    return {
+        "summary": summary,
+        "measurements": measurements,
+        "provenance": {
+            **be.framework_info(),
+            "dataset_source": os.path.basename(data.source),
+            "dataset_checksum": data.checksum,
+        },
+    }
 
 
 def _epochs(config, be, model, trainer, train_loader, test_loader, sampler, report) -> list:
@@ -104,14 +135,20 @@ def _epochs(config, be, model, trainer, train_loader, test_loader, sampler, repo
         be.synchronize()
         eval_time = time.perf_counter() - t1
         values = {
-            "train_time_s": train_time, "train_loss": train_loss, "test_loss": test_loss, "test_acc": test_acc,
-            "samples_per_s": seen / train_time, "lr": lr, "eval_time_s": eval_time,
+            "train_time_s": train_time,
+            "train_loss": train_loss,
+            "test_loss": test_loss,
+            "test_acc": test_acc,
+            "samples_per_s": seen / train_time,
+            "lr": lr,
+            "eval_time_s": eval_time,
             "proc_cpu_pct": 100.0 * sampler.cpu_seconds(snap0, snap1) / train_time,
             "worker_cpu_pct": 100.0 * sampler.worker_cpu_seconds(snap0, snap1) / train_time,
             "sys_cpu_pct": 100.0 * busy_fraction(sys0, sys1) * (os.cpu_count() or 1),
         }
         rows += [(epoch, k, v) for k, v in values.items()]
         if report:
-            report(f"epoch {epoch + 1}/{config['epochs']}: {train_time:.2f}s loss={train_loss:.4f} "
-                   f"test_acc={test_acc:.3f}")
+            report(
+                f"epoch {epoch + 1}/{config['epochs']}: {train_time:.2f}s loss={train_loss:.4f} test_acc={test_acc:.3f}"
+            )
     return rows

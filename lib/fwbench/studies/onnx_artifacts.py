@@ -3,6 +3,7 @@ missing (another machine, a cleaned folder): the export step runs in a separate 
 
 Artifacts live in ``<FWBENCH_ARTIFACTS or the results store's folder/artifacts>/onnx/<export trial id>/``.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,6 @@ def artifacts_root() -> Path:
 def artifacts_dir(export: dict) -> Path:
     """One folder per export config and code version (files made by other code are never reused)."""
     from ..store import trial_id
-
     from .registry import get_study
 
     return artifacts_root() / "onnx" / trial_id("onnx", export, get_study("onnx").code_version())
@@ -42,8 +42,12 @@ def _ensure_artifacts(export: dict, report=None) -> bool:
         return False
     if report:
         report(f"artifacts missing in {directory}: running the export step in a separate process")
-    proc = subprocess.run([sys.executable, "-m", "fwbench.studies.onnx_steps", "export", json.dumps(export)],
-                          capture_output=True, text=True, timeout=3600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fwbench.studies.onnx_steps", "export", json.dumps(export)],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     if proc.returncode != 0 or not _have_artifacts(directory):
         raise RuntimeError(f"could not rebuild the ONNX artifacts in {directory}: {proc.stderr[-2000:]}")
     return True

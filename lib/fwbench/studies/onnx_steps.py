@@ -4,6 +4,7 @@ process. ``run_export`` imports torch + onnx, ``run_ort`` onnxruntime only, ``ru
 ``python -m fwbench.studies.onnx_steps export CONFIG_JSON`` rebuilds the export artifacts only (a runtime step
 whose artifacts are missing runs it in a separate process).
 """
+
 from __future__ import annotations
 
 import json
@@ -33,7 +34,7 @@ def _time_batches(call, synchronize, tokens, config) -> tuple[list, dict]:
     measurements, summary = [], {}
     for batch in config["batch_sizes"]:
         x = _latency_inputs(tokens, batch)
-        warm, timed = time_calls(lambda: call(x), synchronize, config["warmup"], config["repeats"])
+        warm, timed = time_calls(lambda inputs=x: call(inputs), synchronize, config["warmup"], config["repeats"])
         measurements += [(i, f"warmup_s_b{batch}", v) for i, v in enumerate(warm)]
         measurements += [(i, f"latency_s_b{batch}", v) for i, v in enumerate(timed)]
         summary[f"median_latency_ms_b{batch}"] = 1e3 * statistics.median(timed)
@@ -46,23 +47,32 @@ def _parity(logits, directory: Path) -> dict:
     reference = np.load(directory / "torch_logits.npy")
     labels = np.load(directory / "labels.npy")
     logits = np.asarray(logits, dtype=np.float32)
-    return {"max_abs_diff": float(np.abs(logits - reference).max()),
-            "argmax_agreement": float((logits.argmax(1) == reference.argmax(1)).mean()),
-            "test_acc": float((logits.argmax(1) == labels).mean()),
-            "torch_test_acc": float((reference.argmax(1) == labels).mean()), "n_compared": int(len(labels))}
+    return {
+        "max_abs_diff": float(np.abs(logits - reference).max()),
+        "argmax_agreement": float((logits.argmax(1) == reference.argmax(1)).mean()),
+        "test_acc": float((logits.argmax(1) == labels).mean()),
+        "torch_test_acc": float((reference.argmax(1) == labels).mean()),
+        "n_compared": int(len(labels)),
+    }
 
 
 def _in_chunks(call, tokens, size: int = 256):
     import numpy as np
 
-    return np.concatenate([np.asarray(call(tokens[i:i + size])) for i in range(0, len(tokens), size)])
+    return np.concatenate([np.asarray(call(tokens[i : i + size])) for i in range(0, len(tokens), size)])
 
 
 def _unavailable(package: str, exc: BaseException, extra: dict | None = None) -> dict:
-    return {"summary": {"step_status": "unavailable", "error": f"{type(exc).__name__}: {exc}",
-                        "reason": f"{package} is not installed in this environment (pip install -r requirements.lock)",
-                        **(extra or {})},
-            "measurements": [], "provenance": {}}
+    return {
+        "summary": {
+            "step_status": "unavailable",
+            "error": f"{type(exc).__name__}: {exc}",
+            "reason": f"{package} is not installed in this environment (pip install -r requirements.lock)",
+            **(extra or {}),
+        },
+        "measurements": [],
+        "provenance": {},
+    }
 
 
 # -- the three steps --------------------------------------------------------------------------------------------
@@ -105,21 +115,37 @@ def run_export(config: dict, report=None) -> dict:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     example = torch.from_numpy(tokens[:1])
-    common = dict(input_names=["tokens"], output_names=["logits"], dynamo=False,
-                  dynamic_axes={"tokens": {0: "batch"}, "logits": {0: "batch"}})
+    common = dict(
+        input_names=["tokens"],
+        output_names=["logits"],
+        dynamo=False,
+        dynamic_axes={"tokens": {0: "batch"}, "logits": {0: "batch"}},
+    )
     t0 = time.perf_counter()
     torch.onnx.export(model, (example,), str(tmp / "model.onnx"), opset_version=config["opset"], **common)
     export_s = time.perf_counter() - t0
-    torch.onnx.export(model, (example,), str(tmp / "model-legacy.onnx"), opset_version=config["legacy_opset"],
-                      keep_initializers_as_inputs=True, **common)
+    torch.onnx.export(
+        model,
+        (example,),
+        str(tmp / "model-legacy.onnx"),
+        opset_version=config["legacy_opset"],
+        keep_initializers_as_inputs=True,
+        **common,
+    )
     onnx.checker.check_model(str(tmp / "model.onnx"))
     ops = sorted({n.op_type for n in onnx.load(str(tmp / "model.onnx")).graph.node})
     legacy_ops = sorted({n.op_type for n in onnx.load(str(tmp / "model-legacy.onnx")).graph.node})
     np.save(tmp / "tokens.npy", tokens)
     np.save(tmp / "labels.npy", data.y_test.astype(np.int64))
     np.save(tmp / "torch_logits.npy", logits.astype(np.float32))
-    meta = {"opset": config["opset"], "legacy_opset": config["legacy_opset"], "ops": ops, "legacy_ops": legacy_ops,
-            "torch_version": torch.__version__, "onnx_version": onnx.__version__}
+    meta = {
+        "opset": config["opset"],
+        "legacy_opset": config["legacy_opset"],
+        "ops": ops,
+        "legacy_ops": legacy_ops,
+        "torch_version": torch.__version__,
+        "onnx_version": onnx.__version__,
+    }
     (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
     shutil.rmtree(directory, ignore_errors=True)
     tmp.replace(directory)
@@ -127,13 +153,25 @@ def run_export(config: dict, report=None) -> dict:
     timing, latency = _time_batches(torch_logits, be.synchronize, tokens, config)
     acc = float((logits.argmax(1) == data.y_test).mean())
     return {
-        "summary": {"step_status": "ok", "runtime": "torch", "n_parameters": be.count_parameters(model),
-                    "test_acc": acc, "export_s": export_s, "onnx_ops": ops, "legacy_onnx_ops": legacy_ops,
-                    "artifacts": str(directory), "model_onnx_bytes": (directory / "model.onnx").stat().st_size,
-                    **latency},
+        "summary": {
+            "step_status": "ok",
+            "runtime": "torch",
+            "n_parameters": be.count_parameters(model),
+            "test_acc": acc,
+            "export_s": export_s,
+            "onnx_ops": ops,
+            "legacy_onnx_ops": legacy_ops,
+            "artifacts": str(directory),
+            "model_onnx_bytes": (directory / "model.onnx").stat().st_size,
+            **latency,
+        },
         "measurements": measurements + timing,
-        "provenance": {**be.framework_info(), "onnx_version": onnx.__version__,
-                       "dataset_source": os.path.basename(data.source), "dataset_checksum": data.checksum},
+        "provenance": {
+            **be.framework_info(),
+            "onnx_version": onnx.__version__,
+            "dataset_source": os.path.basename(data.source),
+            "dataset_checksum": data.checksum,
+        },
     }
 
 
@@ -158,13 +196,20 @@ def run_ort(config: dict, report=None) -> dict:
     parity = _parity(_in_chunks(run, tokens), directory)
     timing, latency = _time_batches(run, lambda: None, tokens, config)
     if report:
-        report(f"onnxruntime: max |logit diff| {parity['max_abs_diff']:.2e}, agreement {parity['argmax_agreement']:.3f}")
-    return {"summary": {"step_status": "ok", "runtime": "onnxruntime", **parity, **latency,
-                        "artifacts_rebuilt": rebuilt},
-            "measurements": timing,
-            "provenance": {"framework": "onnxruntime", "framework_version": ort.__version__,
-                           "providers": session.get_providers(), "intra_op_num_threads": config["threads"],
-                           "numpy_version": np.__version__}}
+        report(
+            f"onnxruntime: max |logit diff| {parity['max_abs_diff']:.2e}, agreement {parity['argmax_agreement']:.3f}"
+        )
+    return {
+        "summary": {"step_status": "ok", "runtime": "onnxruntime", **parity, **latency, "artifacts_rebuilt": rebuilt},
+        "measurements": timing,
+        "provenance": {
+            "framework": "onnxruntime",
+            "framework_version": ort.__version__,
+            "providers": session.get_providers(),
+            "intra_op_num_threads": config["threads"],
+            "numpy_version": np.__version__,
+        },
+    }
 
 
 def run_mxnet(config: dict, report=None) -> dict:
@@ -192,9 +237,14 @@ def run_mxnet(config: dict, report=None) -> dict:
         try:
             sym, arg_params, aux_params = mx.contrib.onnx.import_model(str(directory / name))
         except Exception as exc:  # the importer's own error, recorded verbatim
-            attempts.append({"file": name, "error": f"{type(exc).__name__}: {exc}",
-                             "unsupported_ops": [op for op in ops if op not in supported],
-                             "traceback_tail": traceback.format_exc().strip().splitlines()[-3:]})
+            attempts.append(
+                {
+                    "file": name,
+                    "error": f"{type(exc).__name__}: {exc}",
+                    "unsupported_ops": [op for op in ops if op not in supported],
+                    "traceback_tail": traceback.format_exc().strip().splitlines()[-3:],
+                }
+            )
             continue
         imported = (name, sym, arg_params, aux_params)
         break
@@ -203,16 +253,29 @@ def run_mxnet(config: dict, report=None) -> dict:
         missing = sorted({op for a in attempts for op in a["unsupported_ops"]})
         if report:
             report(f"MXNet ONNX import failed: {first['error']}")
-        return {"summary": {"step_status": "step_failed", "runtime": "mxnet", "failed_at": "mx.contrib.onnx.import_model",
-                            "error": first["error"], "file": first["file"], "unsupported_ops": missing,
-                            "reason": (f"MXNet {mx.__version__}'s ONNX importer (onnx2mx) has no translation for "
-                                       f"{', '.join(missing) or 'some op of this graph'}" if missing else
-                                       f"MXNet {mx.__version__}'s ONNX importer rejected the graph"),
-                            "attempts": attempts, "artifacts_rebuilt": rebuilt,
-                            "mxnet_onnx_module": sorted(n for n in dir(getattr(mx, "onnx", None)) if not n.startswith("_")),
-                            "note": "mxnet.onnx in 1.9.1 only exports (export_model); the importer is "
-                                    "mx.contrib.onnx.import_model, deprecated for removal in 1.10"},
-                "measurements": [], "provenance": info}
+        return {
+            "summary": {
+                "step_status": "step_failed",
+                "runtime": "mxnet",
+                "failed_at": "mx.contrib.onnx.import_model",
+                "error": first["error"],
+                "file": first["file"],
+                "unsupported_ops": missing,
+                "reason": (
+                    f"MXNet {mx.__version__}'s ONNX importer (onnx2mx) has no translation for "
+                    f"{', '.join(missing) or 'some op of this graph'}"
+                    if missing
+                    else f"MXNet {mx.__version__}'s ONNX importer rejected the graph"
+                ),
+                "attempts": attempts,
+                "artifacts_rebuilt": rebuilt,
+                "mxnet_onnx_module": sorted(n for n in dir(getattr(mx, "onnx", None)) if not n.startswith("_")),
+                "note": "mxnet.onnx in 1.9.1 only exports (export_model); the importer is "
+                "mx.contrib.onnx.import_model, deprecated for removal in 1.10",
+            },
+            "measurements": [],
+            "provenance": info,
+        }
     name, sym, arg_params, aux_params = imported
     block = mx.gluon.SymbolBlock(sym, [mx.sym.var("tokens")])
     params = block.collect_params()
@@ -226,9 +289,19 @@ def run_mxnet(config: dict, report=None) -> dict:
 
     parity = _parity(_in_chunks(run, tokens), directory)
     timing, latency = _time_batches(lambda x: block(mx.nd.array(x, dtype=np.float32)), mx.nd.waitall, tokens, config)
-    return {"summary": {"step_status": "ok", "runtime": "mxnet", "file": name, **parity, **latency,
-                        "attempts": attempts, "artifacts_rebuilt": rebuilt},
-            "measurements": timing, "provenance": info}
+    return {
+        "summary": {
+            "step_status": "ok",
+            "runtime": "mxnet",
+            "file": name,
+            **parity,
+            **latency,
+            "attempts": attempts,
+            "artifacts_rebuilt": rebuilt,
+        },
+        "measurements": timing,
+        "provenance": info,
+    }
 
 
 if __name__ == "__main__":  # ``python -m fwbench.studies.onnx_steps export CONFIG_JSON``: rebuild artifacts only
@@ -240,6 +313,7 @@ if __name__ == "__main__":  # ``python -m fwbench.studies.onnx_steps export CONF
 def run_trial(config: dict, report=None) -> dict:
     """The onnx study's trial (its declarations, ``fwbench.studies.onnx``, are not part of the code fingerprint:
     this module is): the step the arm names."""
-    step = {"export": run_export, "runtime": run_ort,
-            "onnx-import": run_mxnet}[get_study("onnx").arm_of(config).variant]
+    step = {"export": run_export, "runtime": run_ort, "onnx-import": run_mxnet}[
+        get_study("onnx").arm_of(config).variant
+    ]
     return step(config, report)

@@ -3,9 +3,11 @@
 Every check raises ``FwbenchError`` with one line naming the option, what was given, and what is accepted,
 before any trial starts.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..errors import FwbenchError
 
@@ -79,6 +81,7 @@ def choice(choices: Iterable) -> Validator:
 def part_spec(**keys: Validator) -> Validator:
     """A grid part: False for none, or a dict with exactly ``keys``, each checked by its validator (None, like
     every None override, keeps the profile's)."""
+
     def check(name: str, value: Any) -> dict | bool:
         if value is False:
             return False
@@ -90,8 +93,13 @@ def part_spec(**keys: Validator) -> Validator:
 
 
 # The IMDB cost-growth grid
-scaling_spec = part_spec(seq_lens=list_of(int_range(1, 500)), threads=list_of(int_range(1, 256)),
-                         batch_size=int_range(1, 65536), epochs=int_range(1, 1000), n_train=int_range(2, 25000))
+scaling_spec = part_spec(
+    seq_lens=list_of(int_range(1, 500)),
+    threads=list_of(int_range(1, 256)),
+    batch_size=int_range(1, 65536),
+    epochs=int_range(1, 1000),
+    n_train=int_range(2, 25000),
+)
 
 
 def string(name: str, value: Any) -> str:

@@ -23,6 +23,7 @@ Studies defined outside ``fwbench`` register the same way; the runner passes the
 process (``Study.module``) together with the folder it is imported from, so a plugin's trials run too.
 Set ``FWBENCH_STUDIES=pkg.mod[,other.mod]`` to make the CLI import plugin modules before it looks a study up.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,23 +31,32 @@ import importlib
 import importlib.util
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import FwbenchError
+
 # the framework table, re-exported: the registry is where arms and studies look their frameworks up
 from ..frameworks import Framework, all_frameworks, get_framework, register_framework  # noqa: F401
 from . import options as opt
 from .adaptive import adaptive_option
 
-BUILTIN_MODULES = ("fwbench.studies.imdb", "fwbench.studies.deepar", "fwbench.studies.vgg16",
-                   "fwbench.studies.gemm", "fwbench.studies.onnx", "fwbench.studies.selftest")
+BUILTIN_MODULES = (
+    "fwbench.studies.imdb",
+    "fwbench.studies.deepar",
+    "fwbench.studies.vgg16",
+    "fwbench.studies.gemm",
+    "fwbench.studies.onnx",
+    "fwbench.studies.selftest",
+)
 
 
 @dataclass(frozen=True)
 class Arm:
     """One row of a study's arm table."""
+
     name: str
     framework: str
     backend: str | None  # module imported inside the trial process (None: the study imports what it needs)
@@ -89,6 +99,7 @@ class Study:
     that sets how many blocks the grid makes. A study that can run adaptive repeats (``studies.adaptive``)
     declares ``adaptive_pairs`` ((numerator arm, denominator arm), ...: the ratios a setting feeds) and
     ``adaptive_metric(summary) -> float`` (the per-trial number those ratios are taken of)."""
+
     name: str
     title: str
     module: str
@@ -116,8 +127,9 @@ class Study:
             raise FwbenchError(f"study {self.name!r} declares an arm twice: {names}")
         for framework, arm in self.reference.items():
             if arm not in names or self.arm(arm).framework != framework:
-                raise FwbenchError(f"study {self.name!r}: reference arm {arm!r} for {framework!r} is not one of "
-                                   f"its {framework} arms")
+                raise FwbenchError(
+                    f"study {self.name!r}: reference arm {arm!r} for {framework!r} is not one of its {framework} arms"
+                )
         for pair in self.adaptive_pairs or ():
             if len(pair) != 2 or not set(pair) <= set(names) or pair[0] == pair[1]:
                 raise FwbenchError(f"study {self.name!r}: adaptive pair {pair!r} is not two of its arms {names}")
@@ -165,13 +177,16 @@ class Study:
         """Adaptive repeats: the grid is planned at the cap (``max_blocks`` blocks); the runner runs fewer."""
         options["adaptive"] = adaptive_option("adaptive", options["adaptive"])  # profile values checked too
         if not self.adaptive_pairs:
-            raise FwbenchError(f"study {self.name!r} declares no adaptive_pairs, so it cannot run adaptive "
-                               "repeats; set adaptive=False")
+            raise FwbenchError(
+                f"study {self.name!r} declares no adaptive_pairs, so it cannot run adaptive repeats; set adaptive=False"
+            )
         if self.block_option not in options:
             raise FwbenchError(f"study {self.name!r} has no {self.block_option!r} option to plan adaptive blocks")
         if overrides.get(self.block_option) is not None:
-            raise FwbenchError(f"{self.block_option} and adaptive both set: with adaptive repeats the number of "
-                               f"blocks is max_blocks; drop {self.block_option} or set adaptive=False")
+            raise FwbenchError(
+                f"{self.block_option} and adaptive both set: with adaptive repeats the number of "
+                f"blocks is max_blocks; drop {self.block_option} or set adaptive=False"
+            )
         options[self.block_option] = options["adaptive"]["max_blocks"]
 
     @property
@@ -274,5 +289,15 @@ def study_names(hidden: bool = False) -> list[str]:
 def arm_table(study: str) -> list[dict[str, Any]]:
     """The arm table of a study as rows (for the README and the post)."""
     s = get_study(study)
-    return [{"study": s.name, "arm": a.name, "framework": a.framework, "variant": a.variant, "label": a.label,
-             "colour": a.colour, "backend": a.backend} for a in s.arms]
+    return [
+        {
+            "study": s.name,
+            "arm": a.name,
+            "framework": a.framework,
+            "variant": a.variant,
+            "label": a.label,
+            "colour": a.colour,
+            "backend": a.backend,
+        }
+        for a in s.arms
+    ]

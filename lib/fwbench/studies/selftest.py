@@ -13,6 +13,7 @@ or misbehaves on purpose, selected by its config's ``mode``:
 
 Used by tests (crash isolation, kill-and-resume, the Dask cluster) because each trial takes ~0.1-0.3 s.
 """
+
 from __future__ import annotations
 
 import os
@@ -51,8 +52,17 @@ OPTIONS = {
 def grid(options: dict) -> list[dict]:
     """Trial i gets mode ``modes[i % len(modes)]``."""
     modes = options["modes"]
-    return [{"index": i, "mode": modes[i % len(modes)], "sleep_s": options["sleep_s"], "epochs": options["epochs"],
-             "alloc_mb": options["alloc_mb"], "threads": 1} for i in range(options["n_trials"])]
+    return [
+        {
+            "index": i,
+            "mode": modes[i % len(modes)],
+            "sleep_s": options["sleep_s"],
+            "epochs": options["epochs"],
+            "alloc_mb": options["alloc_mb"],
+            "threads": 1,
+        }
+        for i in range(options["n_trials"])
+    ]
 
 
 def describe(config: dict) -> str:
@@ -91,12 +101,18 @@ def run_trial(config: dict, report=None) -> dict:
         block[::4096] = b"x" * len(block[::4096])
     if mode == "flaky" and os.environ.get("FWBENCH_SELFTEST_FAIL") == "1":
         raise RuntimeError("selftest flaky trial failing because FWBENCH_SELFTEST_FAIL=1")
-    measurements = [(epoch, metric, expected_value(config["index"], epoch, metric))
-                    for epoch in range(config["epochs"]) for metric in METRICS]
+    measurements = [
+        (epoch, metric, expected_value(config["index"], epoch, metric))
+        for epoch in range(config["epochs"])
+        for metric in METRICS
+    ]
     if report:
         report(f"selftest #{config['index']} done")
-    return {"summary": {"final_train_loss": measurements[-3][2]}, "measurements": measurements,
-            "provenance": {"selftest": True, "t_start": t_start, "t_end": time.time()}}
+    return {
+        "summary": {"final_train_loss": measurements[-3][2]},
+        "measurements": measurements,
+        "provenance": {"selftest": True, "t_start": t_start, "t_end": time.time()},
+    }
 
 
 def preflight(options: dict) -> None:
@@ -106,7 +122,19 @@ def preflight(options: dict) -> None:
 # One framework-free arm per mode: the runner and the store treat them like any study's arms.
 ARM_TABLE = tuple(Arm(mode, "none", None, mode, f"self-test ({mode})", "#7f7f7f") for mode in MODES)
 
-STUDY = register(Study(
-    name="selftest", title="Harness self-test (not part of the study)", module=__name__, profiles=PROFILES,
-    options=OPTIONS, grid=grid, run_trial=run_trial, describe=describe, preflight=preflight, arms=ARM_TABLE,
-    arm_field="mode", hidden=True))
+STUDY = register(
+    Study(
+        name="selftest",
+        title="Harness self-test (not part of the study)",
+        module=__name__,
+        profiles=PROFILES,
+        options=OPTIONS,
+        grid=grid,
+        run_trial=run_trial,
+        describe=describe,
+        preflight=preflight,
+        arms=ARM_TABLE,
+        arm_field="mode",
+        hidden=True,
+    )
+)

@@ -17,16 +17,16 @@ oneDNN off: PyTorch ``torch.backends.mkldnn.flags(enabled=False)`` around compil
 Option ``compiled`` adds a part (``part: "compiled"``) that runs the compiled-vs-eager comparison at its own arms,
 batch sizes and image size, oneDNN on only, ``blocks`` independent trials per setting.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 from ..devices import check_device_available, device_option
 from ..errors import FwbenchError
 from . import options as opt
 from .adaptive import adaptive_option
 from .blocks import interleave
-from .vgg16_trial import describe, run_trial
 from .registry import Arm, Study, register
+from .vgg16_trial import describe, run_trial
 
 _TORCH, _MXNET = "fwbench.vision.torch", "fwbench.vision.mxnet"
 ARM_TABLE = (
@@ -41,28 +41,66 @@ TORCH_COMPILED = ["torch-eager", "torch-script", "torch-compile"]
 
 PROFILES = {
     # seconds: a 32x32 input exercises every path (the classifier still sees 512x7x7 via the adaptive pool)
-    "smoke": {"arms": ["torch-eager", "mxnet-imperative"], "batch_sizes": [1], "image_size": 32,
-              "onednn": [True, False], "warmup": 1, "repeats": 2, "threads": 2, "device": "cpu", "blocks": 1,
-              "compiled": None, "adaptive": False},
+    "smoke": {
+        "arms": ["torch-eager", "mxnet-imperative"],
+        "batch_sizes": [1],
+        "image_size": 32,
+        "onednn": [True, False],
+        "warmup": 1,
+        "repeats": 2,
+        "threads": 2,
+        "device": "cpu",
+        "blocks": 1,
+        "compiled": None,
+        "adaptive": False,
+    },
     # ~2 min on an idle 2-core CPU: the claim's setting (batch 1, 224x224), oneDNN on and off, 3 blocks; plus
     # the compiled part at 112x112 (~2.5 min more): eager, TorchScript and torch.compile at batch 1 and 8, oneDNN
     # on, one block. At 224x224 that part took 5.6 min on the shared 2-core host (each cold torch.compile is
     # 35-55 s), over the quick budget; 112x112 keeps every layer and the whole graph, at a quarter of the FLOPs.
-    "quick": {"arms": ["torch-eager", "mxnet-imperative"], "batch_sizes": [1], "image_size": 224,
-              "onednn": [True, False], "warmup": 1, "repeats": 3, "threads": 2, "device": "cpu", "blocks": 3,
-              "compiled": {"arms": TORCH_COMPILED, "batch_sizes": [1, 8], "image_size": 112, "blocks": 1},
-              "adaptive": False},
+    "quick": {
+        "arms": ["torch-eager", "mxnet-imperative"],
+        "batch_sizes": [1],
+        "image_size": 224,
+        "onednn": [True, False],
+        "warmup": 1,
+        "repeats": 3,
+        "threads": 2,
+        "device": "cpu",
+        "blocks": 3,
+        "compiled": {"arms": TORCH_COMPILED, "batch_sizes": [1, 8], "image_size": 112, "blocks": 1},
+        "adaptive": False,
+    },
     # issue 14 (~25 min here): C1's setting and batch 8, oneDNN on and off (C3), 3 to 5 adaptive blocks while the
     # PyTorch / MXNet latency CI is wider than +-3 %; the compiled part (C4) at 224x224, batch 1 and 8, 3 blocks
-    "paper": {"arms": ["torch-eager", "mxnet-imperative"], "batch_sizes": [1, 8], "image_size": 224,
-              "onednn": [True, False], "warmup": 1, "repeats": 5, "threads": 2, "device": "cpu", "blocks": 3,
-              "compiled": {"arms": TORCH_COMPILED, "batch_sizes": [1, 8], "image_size": 224, "blocks": 3},
-              "adaptive": {"min_blocks": 3, "max_blocks": 5, "target": 0.03}},
+    "paper": {
+        "arms": ["torch-eager", "mxnet-imperative"],
+        "batch_sizes": [1, 8],
+        "image_size": 224,
+        "onednn": [True, False],
+        "warmup": 1,
+        "repeats": 5,
+        "threads": 2,
+        "device": "cpu",
+        "blocks": 3,
+        "compiled": {"arms": TORCH_COMPILED, "batch_sizes": [1, 8], "image_size": 224, "blocks": 3},
+        "adaptive": {"min_blocks": 3, "max_blocks": 5, "target": 0.03},
+    },
     # hours on 2 cores (batch 32 at 224x224 is ~1 TFLOP a pass): batch 1, 8 and 32, every arm, oneDNN on and
     # off, enough repeats for tight CIs
-    "full": {"arms": list(ARMS), "batch_sizes": [1, 8, 32], "image_size": 224, "onednn": [True, False],
-             "warmup": 2, "repeats": 10, "threads": 2, "device": "cpu", "blocks": 5, "compiled": None,
-             "adaptive": False},
+    "full": {
+        "arms": list(ARMS),
+        "batch_sizes": [1, 8, 32],
+        "image_size": 224,
+        "onednn": [True, False],
+        "warmup": 2,
+        "repeats": 10,
+        "threads": 2,
+        "device": "cpu",
+        "blocks": 5,
+        "compiled": None,
+        "adaptive": False,
+    },
 }
 
 
@@ -71,12 +109,15 @@ def _compiled_part(name, value):
     if value is None:
         return None
     if not isinstance(value, dict) or set(value) != {"arms", "batch_sizes", "image_size", "blocks"}:
-        raise FwbenchError(f"{name} must be None or a dict with keys arms, batch_sizes, image_size, blocks; "
-                           f"got {value!r}")
-    return {"arms": opt.list_of(opt.string, ARMS)(f"{name}.arms", value["arms"]),
-            "batch_sizes": opt.list_of(opt.int_range(1, 256))(f"{name}.batch_sizes", value["batch_sizes"]),
-            "image_size": opt.int_range(32, 1024)(f"{name}.image_size", value["image_size"]),
-            "blocks": opt.int_range(1, 100)(f"{name}.blocks", value["blocks"])}
+        raise FwbenchError(
+            f"{name} must be None or a dict with keys arms, batch_sizes, image_size, blocks; got {value!r}"
+        )
+    return {
+        "arms": opt.list_of(opt.string, ARMS)(f"{name}.arms", value["arms"]),
+        "batch_sizes": opt.list_of(opt.int_range(1, 256))(f"{name}.batch_sizes", value["batch_sizes"]),
+        "image_size": opt.int_range(32, 1024)(f"{name}.image_size", value["image_size"]),
+        "blocks": opt.int_range(1, 100)(f"{name}.blocks", value["blocks"]),
+    }
 
 
 OPTIONS = {
@@ -115,10 +156,20 @@ def grid(options: dict) -> list[dict]:
             for batch in batch_sizes:
                 for flag in flags:
                     for arm in arms:
-                        config = {"arm": arm, "model": "vgg16", "batch_size": batch, "image_size": image_size,
-                                  "onednn": flag, "warmup": options["warmup"], "repeats": options["repeats"],
-                                  "threads": options["threads"], "device": options["device"], "seed": SEED,
-                                  "block": block, "part": part}
+                        config = {
+                            "arm": arm,
+                            "model": "vgg16",
+                            "batch_size": batch,
+                            "image_size": image_size,
+                            "onednn": flag,
+                            "warmup": options["warmup"],
+                            "repeats": options["repeats"],
+                            "threads": options["threads"],
+                            "device": options["device"],
+                            "seed": SEED,
+                            "block": block,
+                            "part": part,
+                        }
                         key = repr(sorted((k, v) for k, v in config.items() if k != "part"))
                         if key not in seen:
                             seen.add(key)
@@ -126,12 +177,26 @@ def grid(options: dict) -> list[dict]:
     return interleave(configs, seed=SEED)
 
 
-STUDY = register(Study(
-    name="vgg16", title="VGG16 inference latency (overview articles' claim C)", module=__name__, profiles=PROFILES,
-    options=OPTIONS, grid=grid, run_trial=run_trial, describe=describe, preflight=preflight, arms=ARM_TABLE,
-    reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"}, code=("fwbench.vision", "fwbench.measure"),
-    figure_prefix="vgg16_", block_field="block", block_option="blocks",
-    # adaptive repeats (``blocks`` up to max_blocks; the compiled part keeps its own count): claim C1's latency
-    # ratio of the reference arms, each trial reduced to the median of its timed calls (the ledger's number)
-    adaptive_pairs=(("torch-eager", "mxnet-imperative"),),
-    adaptive_metric=lambda summary: summary.get("median_latency_ms")))
+STUDY = register(
+    Study(
+        name="vgg16",
+        title="VGG16 inference latency (overview articles' claim C)",
+        module=__name__,
+        profiles=PROFILES,
+        options=OPTIONS,
+        grid=grid,
+        run_trial=run_trial,
+        describe=describe,
+        preflight=preflight,
+        arms=ARM_TABLE,
+        reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"},
+        code=("fwbench.vision", "fwbench.measure"),
+        figure_prefix="vgg16_",
+        block_field="block",
+        block_option="blocks",
+        # adaptive repeats (``blocks`` up to max_blocks; the compiled part keeps its own count): claim C1's latency
+        # ratio of the reference arms, each trial reduced to the median of its timed calls (the ledger's number)
+        adaptive_pairs=(("torch-eager", "mxnet-imperative"),),
+        adaptive_metric=lambda summary: summary.get("median_latency_ms"),
+    )
+)

@@ -6,6 +6,7 @@ This module, the arms' backends and the study's ``code`` modules make the code f
 current. It never imports the declarations: what a trial does follows from its config, its arm's row of the arm
 table (hashed too) and the code hashed here.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,10 @@ COMPILED_VARIANTS = ("script", "compile", "hybrid-full")
 
 
 def describe(config: dict) -> str:
-    return (f"vgg16 {config['arm']:<17} batch={config['batch_size']:<3} {config['image_size']}px "
-            f"oneDNN={'on' if config['onednn'] else 'off'} {config['device']}")
+    return (
+        f"vgg16 {config['arm']:<17} batch={config['batch_size']:<3} {config['image_size']}px "
+        f"oneDNN={'on' if config['onednn'] else 'off'} {config['device']}"
+    )
 
 
 def run_trial(config: dict, report=None) -> dict:
@@ -60,25 +63,34 @@ def _measure(arm, config: dict, report) -> dict:
             be.synchronize(device)
             compile_s = time.perf_counter() - t0
         out = be.to_numpy(be.infer(model, x))
-        warm, timed = time_calls(lambda: be.infer(model, x), lambda: be.synchronize(device),
-                                 config["warmup"], config["repeats"])
+        warm, timed = time_calls(
+            lambda: be.infer(model, x), lambda: be.synchronize(device), config["warmup"], config["repeats"]
+        )
     if report:
-        report(f"{describe(config)}: median {1e3 * statistics.median(timed):.1f} ms"
-               + ("" if compile_s is None else f", compile {compile_s:.1f} s"))
+        report(
+            f"{describe(config)}: median {1e3 * statistics.median(timed):.1f} ms"
+            + ("" if compile_s is None else f", compile {compile_s:.1f} s")
+        )
     batch = config["batch_size"]
     median = statistics.median(timed)
-    measurements = ([(i, "warmup_latency_s", v) for i, v in enumerate(warm)]
-                    + [(i, "latency_s", v) for i, v in enumerate(timed)])
+    measurements = [(i, "warmup_latency_s", v) for i, v in enumerate(warm)] + [
+        (i, "latency_s", v) for i, v in enumerate(timed)
+    ]
     if compile_s is not None:
         measurements.append((-1, "compile_time_s", compile_s))
     return {
         "summary": {
             "n_parameters": n_parameters,
-            "median_latency_ms": 1e3 * median, "mean_latency_ms": 1e3 * statistics.fmean(timed),
-            "median_ms_per_image": 1e3 * median / batch, "images_per_s": batch / median,
+            "median_latency_ms": 1e3 * median,
+            "mean_latency_ms": 1e3 * statistics.fmean(timed),
+            "median_ms_per_image": 1e3 * median / batch,
+            "images_per_s": batch / median,
             "achieved_gflops": vgg16_flops(config["image_size"]) * batch / median / 1e9,
-            "onednn_active": active, "output_shape": list(out.shape), "output_finite": bool((out == out).all()),
-            "compile_time_s": compile_s, **be.compile_report(),
+            "onednn_active": active,
+            "output_shape": list(out.shape),
+            "output_finite": bool((out == out).all()),
+            "compile_time_s": compile_s,
+            **be.compile_report(),
         },
         "measurements": measurements,
         "provenance": be.framework_info(device),

@@ -8,6 +8,7 @@ with ReLU and 5 max-pools, an adaptive average pool to 7x7 (so a small smoke inp
 classifier), then 25088 -> 4096 -> 4096 -> 1000 dense layers with dropout (inactive at inference). Weights are
 random (no download): latency does not depend on their values. 138,357,544 parameters in both.
 """
+
 from __future__ import annotations
 
 VGG16_CONFIG = (64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M")
@@ -32,4 +33,4 @@ def vgg16_flops(image_size: int) -> float:
 
 def gemm_flops(n: int) -> float:
     """Floating-point operations of one n x n by n x n matrix product (n^3 multiply-adds)."""
-    return 2.0 * n ** 3
+    return 2.0 * n**3

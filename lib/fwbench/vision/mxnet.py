@@ -6,6 +6,7 @@ Threads: the OpenMP pool is sized by ``OMP_NUM_THREADS`` at import (set by the r
 asynchronous: ``synchronize`` (``mx.nd.waitall``) before reading the clock.
 GPU: needs a CUDA build of MXNet 1.9.1 (``mxnet-cu112``; the pinned ``mxnet`` wheel is CPU-only).
 """
+
 from __future__ import annotations
 
 import os
@@ -19,15 +20,31 @@ from . import NUM_CLASSES, POOLED, VGG16_CONFIG
 
 FRAMEWORK = "mxnet"
 ONEDNN_ENV = ("MXNET_MKLDNN_ENABLED",)  # read at import; the VGG16 study sets it before importing this module
-__all__ = ["FRAMEWORK", "framework_info", "configure_threads", "set_seed", "resolve_device", "VGG16", "build_vgg16",
-           "count_parameters", "make_images", "compile_for_inference", "compile_report", "onednn", "onednn_enabled",
-           "infer", "to_numpy", "synchronize", "random_matrix", "matmul"]
+__all__ = [
+    "FRAMEWORK",
+    "framework_info",
+    "configure_threads",
+    "set_seed",
+    "resolve_device",
+    "VGG16",
+    "build_vgg16",
+    "count_parameters",
+    "make_images",
+    "compile_for_inference",
+    "compile_report",
+    "onednn",
+    "onednn_enabled",
+    "infer",
+    "to_numpy",
+    "synchronize",
+    "random_matrix",
+    "matmul",
+]
 
 
 def framework_info(device: str = "cpu") -> dict:
     info = mxnet_facts.info()
-    return {**info, "device": device,
-            "num_gpus": mx.context.num_gpus() if "CUDA" in info["features_enabled"] else 0}
+    return {**info, "device": device, "num_gpus": mx.context.num_gpus() if "CUDA" in info["features_enabled"] else 0}
 
 
 def configure_threads(n: int) -> None:
@@ -46,8 +63,10 @@ def resolve_device(device: str):
         return mx.cpu()
     if device == "cuda":
         if not mx.runtime.Features().is_enabled("CUDA") or mx.context.num_gpus() == 0:
-            raise RuntimeError(f"device='cuda' but mxnet {mx.__version__} has no CUDA GPU here (the pinned wheel "
-                               "is CPU-only; install mxnet-cu112==1.9.1 on a GPU host)")
+            raise RuntimeError(
+                f"device='cuda' but mxnet {mx.__version__} has no CUDA GPU here (the pinned wheel "
+                "is CPU-only; install mxnet-cu112==1.9.1 on a GPU host)"
+            )
         return mx.gpu(0)
     raise ValueError(f"unknown device {device!r}; choose 'cpu' or 'cuda'")
 
@@ -62,13 +81,16 @@ class VGG16(nn.HybridBlock):
                 if v == "M":
                     self.features.add(nn.MaxPool2D(pool_size=2, strides=2))
                 else:
-                    self.features.add(nn.Conv2D(v, kernel_size=3, padding=1, in_channels=channels,
-                                                activation="relu"))
+                    self.features.add(nn.Conv2D(v, kernel_size=3, padding=1, in_channels=channels, activation="relu"))
                     channels = v
             self.classifier = nn.HybridSequential(prefix="classifier_")
-            self.classifier.add(nn.Dense(4096, in_units=512 * POOLED * POOLED, activation="relu"), nn.Dropout(0.5),
-                                nn.Dense(4096, in_units=4096, activation="relu"), nn.Dropout(0.5),
-                                nn.Dense(num_classes, in_units=4096))
+            self.classifier.add(
+                nn.Dense(4096, in_units=512 * POOLED * POOLED, activation="relu"),
+                nn.Dropout(0.5),
+                nn.Dense(4096, in_units=4096, activation="relu"),
+                nn.Dropout(0.5),
+                nn.Dense(num_classes, in_units=4096),
+            )
 
     def hybrid_forward(self, F, x):
         x = F.contrib.AdaptiveAvgPooling2D(self.features(x), output_size=POOLED)

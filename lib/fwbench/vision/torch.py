@@ -5,6 +5,7 @@ count match ``torchvision.models.vgg16``. oneDNN (MKLDNN) is switched per call w
 ``torch.backends.mkldnn.flags(enabled=...)``: with it off, convolutions take PyTorch's own CPU path
 (im2col + BLAS GEMM) instead of oneDNN's kernels.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,16 +16,36 @@ from ..frameworks import torch as torch_facts
 from . import NUM_CLASSES, POOLED, VGG16_CONFIG
 
 FRAMEWORK = "torch"
-__all__ = ["FRAMEWORK", "framework_info", "configure_threads", "set_seed", "resolve_device", "VGG16", "build_vgg16",
-           "count_parameters", "make_images", "compile_for_inference", "compile_report", "onednn", "onednn_enabled",
-           "infer", "to_numpy", "synchronize", "random_matrix", "matmul"]
+__all__ = [
+    "FRAMEWORK",
+    "framework_info",
+    "configure_threads",
+    "set_seed",
+    "resolve_device",
+    "VGG16",
+    "build_vgg16",
+    "count_parameters",
+    "make_images",
+    "compile_for_inference",
+    "compile_report",
+    "onednn",
+    "onednn_enabled",
+    "infer",
+    "to_numpy",
+    "synchronize",
+    "random_matrix",
+    "matmul",
+]
 
 
 def framework_info(device: str = "cpu") -> dict:
     info = {**torch_facts.info(), "device": device}
     if device == "cuda" and torch.cuda.is_available():
-        info.update(cuda_version=torch.version.cuda, gpu_name=torch.cuda.get_device_name(0),
-                    cudnn_version=torch.backends.cudnn.version())
+        info.update(
+            cuda_version=torch.version.cuda,
+            gpu_name=torch.cuda.get_device_name(0),
+            cudnn_version=torch.backends.cudnn.version(),
+        )
     return info
 
 
@@ -43,8 +64,10 @@ def resolve_device(device: str) -> torch.device:
         return torch.device("cpu")
     if device == "cuda":
         if not torch.cuda.is_available():
-            raise RuntimeError(f"device='cuda' but torch {torch.__version__} sees no CUDA GPU "
-                               f"(built with CUDA {torch.version.cuda}); install a CUDA build of torch on a GPU host")
+            raise RuntimeError(
+                f"device='cuda' but torch {torch.__version__} sees no CUDA GPU "
+                f"(built with CUDA {torch.version.cuda}); install a CUDA build of torch on a GPU host"
+            )
         return torch.device("cuda", 0)
     raise ValueError(f"unknown device {device!r}; choose 'cpu' or 'cuda'")
 
@@ -62,9 +85,14 @@ class VGG16(nn.Module):
         self.features = nn.Sequential(*layers)
         self.avgpool = nn.AdaptiveAvgPool2d((POOLED, POOLED))
         self.classifier = nn.Sequential(
-            nn.Linear(512 * POOLED * POOLED, 4096), nn.ReLU(inplace=True), nn.Dropout(0.5),
-            nn.Linear(4096, 4096), nn.ReLU(inplace=True), nn.Dropout(0.5),
-            nn.Linear(4096, num_classes))
+            nn.Linear(512 * POOLED * POOLED, 4096),
+            nn.ReLU(inplace=True),
+            nn.Dropout(0.5),
+            nn.Linear(4096, 4096),
+            nn.ReLU(inplace=True),
+            nn.Dropout(0.5),
+            nn.Linear(4096, num_classes),
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.avgpool(self.features(x))
@@ -148,4 +176,3 @@ def random_matrix(n: int, device: str = "cpu", seed: int = 0) -> torch.Tensor:
 
 def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.matmul(a, b)
-

@@ -1,5 +1,6 @@
 """Source A's rule helpers (``borealis2018``): the held-out "best setting" split, the GPU-only claims' guard and
- the formatting of the post's percentages and bands."""
+the formatting of the post's percentages and bands."""
+
 from __future__ import annotations
 
 import math
@@ -27,11 +28,18 @@ def gpu_claim(d: Data) -> list[Part]:
         if not t.empty and "proc_cpu_pct" in t:
             med = t.groupby("arm")["proc_cpu_pct"].median()
             cpu = "; for context, process CPU % on this CPU-only run (median): " + ", ".join(
-                f"{a} {v:.0f} %" for a, v in med.items())
-        ran = ("the store's GPU trials do not record it" if d.device == "cuda"
-               else f"every IMDB trial in the store ran on CPU{cpu}")
-        return [Part("GPU", verdict=NOT_TESTABLE,
-                     reason=f"needs GPU utilisation ({GPU_UTIL_METRIC}) from GPU trials; {ran}")]
+                f"{a} {v:.0f} %" for a, v in med.items()
+            )
+        ran = (
+            "the store's GPU trials do not record it"
+            if d.device == "cuda"
+            else f"every IMDB trial in the store ran on CPU{cpu}"
+        )
+        return [
+            Part(
+                "GPU", verdict=NOT_TESTABLE, reason=f"needs GPU utilisation ({GPU_UTIL_METRIC}) from GPU trials; {ran}"
+            )
+        ]
     return []
 
 
@@ -40,7 +48,7 @@ def speedup(d: Data, arm: str, batch: int, w_from: int, w_to: int, on=None) -> t
 
 
 def held_out(d: Data) -> tuple[list, list, str]:
-    """"Best setting" claims: the first repeat block chooses the setting, the others judge it (no selection
+    """ "Best setting" claims: the first repeat block chooses the setting, the others judge it (no selection
     bias). With one block only, both use it (the claim's floor then says "below scale")."""
     b = blocks(d)
     choose, judge = b[:1], (b[1:] or b[:1])

@@ -4,6 +4,7 @@ Its numbers (the total training seconds per framework and the "4.5x" they were s
 ``fwbench.published.deepar2024``, which the DeepAR analysis and the post read too. "MXNet" and "PyTorch" are the
 deepar study's reference arms (GluonTS' default hybridized MXNet training, eager PyTorch).
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -35,37 +36,74 @@ def total_ratio(frame: pd.DataFrame, metric: str = "train_time_s") -> dict | Non
     pairs, _ = paired(frame, metric)
     if pairs.empty:
         return None
-    return {**sum_ratio_ci(pairs["mxnet"], pairs["torch"]),
-            "n_datasets": int(pairs.index.get_level_values(0).nunique())}
+    return {
+        **sum_ratio_ci(pairs["mxnet"], pairs["torch"]),
+        "n_datasets": int(pairs.index.get_level_values(0).nunique()),
+    }
 
 
 def eval_b(d: Data) -> list[Part]:
     pairs, why = paired(d.deepar)
     if pairs.empty:
-        return [missing(f"finished DeepAR trials (study {STUDY!r}, train_time_s) of arms "
-                        f"{reference(STUDY, 'mxnet')} and {reference(STUDY, 'torch')} on the same dataset x seed",
-                        why)]
+        return [
+            missing(
+                f"finished DeepAR trials (study {STUDY!r}, train_time_s) of arms "
+                f"{reference(STUDY, 'mxnet')} and {reference(STUDY, 'torch')} on the same dataset x seed",
+                why,
+            )
+        ]
     r = total_ratio(d.deepar)
     v = verdict_in_band(r["ci_low"], r["ci_high"], band_about(CLAIMED_SPEEDUP))
     # B is a total over the post's datasets: a subset gives a subset total, labelled as such, never "the" ratio
     subset = r["n_datasets"] < N_DATASETS
-    label = (f"subset total over {r['n_datasets']} of the post's {N_DATASETS} datasets" if subset
-             else f"{r['n_datasets']} datasets")
-    out = [Part(label, "total train time MXNet / PyTorch", r["ratio"], r["ci_low"], r["ci_high"], v,
-                "fewer than 2 dataset x seed pairs: no CI" if v == INSUFFICIENT else "",
-                n=f"{r['n']} dataset x seed pairs")]
+    label = (
+        f"subset total over {r['n_datasets']} of the post's {N_DATASETS} datasets"
+        if subset
+        else f"{r['n_datasets']} datasets"
+    )
+    out = [
+        Part(
+            label,
+            "total train time MXNet / PyTorch",
+            r["ratio"],
+            r["ci_low"],
+            r["ci_high"],
+            v,
+            "fewer than 2 dataset x seed pairs: no CI" if v == INSUFFICIENT else "",
+            n=f"{r['n']} dataset x seed pairs",
+        )
+    ]
     both = d.deepar.assign(total_s=d.deepar.train_time_s + d.deepar.get("predict_time_s", 0.0))
     t = total_ratio(both, "total_s")
     if t is not None:
-        out.append(Part(label, "train + forecast MXNet / PyTorch (context, not the post's quantity)", t["ratio"],
-                        t["ci_low"], t["ci_high"], CONTEXT, n=f"{t['n']} dataset x seed pairs"))
+        out.append(
+            Part(
+                label,
+                "train + forecast MXNet / PyTorch (context, not the post's quantity)",
+                t["ratio"],
+                t["ci_low"],
+                t["ci_high"],
+                CONTEXT,
+                n=f"{t['n']} dataset x seed pairs",
+            )
+        )
     return out
 
 
 CLAIMS = [
-    Claim("B", f"PyTorch is {CLAIMED_SPEEDUP:g}x faster (total training time MXNet {TOTAL_TRAIN_S['mxnet']:,.0f} s vs "
-          f"PyTorch {TOTAL_TRAIN_S['torch']:,.0f} s).", SOURCE, CONDITIONS,
-          f"about({CLAIMED_SPEEDUP:g}): sum of train time {reference(STUDY, 'mxnet')} / {reference(STUDY, 'torch')} "
-          "over dataset x seed pairs, paired bootstrap CI (a subset of the datasets: a labelled subset total)", eval_b,
-          study=STUDY, hardware="cpu", source_hardware=HARDWARE, floor=floors.deepar_protocol, scale=floors.DEEPAR),
+    Claim(
+        "B",
+        f"PyTorch is {CLAIMED_SPEEDUP:g}x faster (total training time MXNet {TOTAL_TRAIN_S['mxnet']:,.0f} s vs "
+        f"PyTorch {TOTAL_TRAIN_S['torch']:,.0f} s).",
+        SOURCE,
+        CONDITIONS,
+        f"about({CLAIMED_SPEEDUP:g}): sum of train time {reference(STUDY, 'mxnet')} / {reference(STUDY, 'torch')} "
+        "over dataset x seed pairs, paired bootstrap CI (a subset of the datasets: a labelled subset total)",
+        eval_b,
+        study=STUDY,
+        hardware="cpu",
+        source_hardware=HARDWARE,
+        floor=floors.deepar_protocol,
+        scale=floors.DEEPAR,
+    ),
 ]

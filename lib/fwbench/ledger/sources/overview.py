@@ -5,14 +5,14 @@ Their numbers live in ``fwbench.published.overview`` (the inference analysis rea
 and "MXNet" are the studies' reference arms (eager PyTorch, imperative Gluon); C4's compiled arm is named from
 the imdb arm table.
 """
+
 from __future__ import annotations
 
 import pandas as pd
 
 from ...analysis import imdb as imdb_analysis
+from ...published.overview import C1_HARDWARE, MIN_GPUS, SOURCE, VGG16_8GPU_TRAIN_S, VGG16_IMAGE_SIZE, VGG16_LATENCY_MS
 from ...studies import get_study
-from ...published.overview import (C1_HARDWARE, MIN_GPUS, SOURCE, VGG16_8GPU_TRAIN_S, VGG16_IMAGE_SIZE,
-                                   VGG16_LATENCY_MS)
 from .. import floors
 from ..data import Claim, Data, arms, named_arm, per_batch, reference
 from ..rules import CONTEXT, NOT_TESTABLE, Part, band_about, in_band, missing, ratio_part, verdict_above
@@ -52,12 +52,21 @@ def _sides(m: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
 def eval_c1(d: Data) -> list[Part]:
     m, label = _vgg_latency(d)
     if m.empty:
-        return [missing(f"study {VGG!r} (VGG16 inference, arms {reference(VGG, 'torch')} and "
-                        f"{reference(VGG, 'mxnet')}, metric latency_s)", "no such rows")]
+        return [
+            missing(
+                f"study {VGG!r} (VGG16 inference, arms {reference(VGG, 'torch')} and "
+                f"{reference(VGG, 'mxnet')}, metric latency_s)",
+                "no such rows",
+            )
+        ]
     sizes = set(m.image_size)
     if VGG16_IMAGE_SIZE not in sizes:  # the claim is about the standard input
-        return [missing(f"VGG16 latencies at {VGG16_IMAGE_SIZE} x {VGG16_IMAGE_SIZE} px (profile quick or full)",
-                        f"{sorted(sizes)} px only")]
+        return [
+            missing(
+                f"VGG16 latencies at {VGG16_IMAGE_SIZE} x {VGG16_IMAGE_SIZE} px (profile quick or full)",
+                f"{sorted(sizes)} px only",
+            )
+        ]
     m = m[m.image_size == VGG16_IMAGE_SIZE]
     label = label.replace("/".join(map(str, sorted(sizes))), str(VGG16_IMAGE_SIZE))
     return [ratio_part(label, "latency PyTorch / MXNet", *_sides(m), in_band(band_about(_ratio(VGG16_LATENCY_MS))))]
@@ -67,16 +76,28 @@ def eval_c2(d: Data) -> list[Part]:
     trials = d.study_trials(VGG)
     gpus = trials["config.gpus"] if not trials.empty and "config.gpus" in trials else pd.Series(dtype=float)
     if not (gpus.fillna(0) >= MIN_GPUS).any():
-        return [Part(f"{MIN_GPUS} GPUs", verdict=NOT_TESTABLE,
-                     reason=f"needs distributed VGG16 training on {MIN_GPUS} GPUs; no trial in the store ran on >= "
-                            f"{MIN_GPUS} GPUs (the vgg16 study times inference on one device)")]
+        return [
+            Part(
+                f"{MIN_GPUS} GPUs",
+                verdict=NOT_TESTABLE,
+                reason=f"needs distributed VGG16 training on {MIN_GPUS} GPUs; no trial in the store ran on >= "
+                f"{MIN_GPUS} GPUs (the vgg16 study times inference on one device)",
+            )
+        ]
     long = d.values(VGG)
     m = long[(long.metric == "train_time_s") & (long["config.gpus"] >= MIN_GPUS)]
     framework = m["config.arm"].map(get_study(VGG).framework_of)
     # one value per trial (the median of its steps): the trial is the unit of replication
     side = {fw: m[framework == fw].groupby("trial_id").value.median() for fw in ("torch", "mxnet")}
-    return [ratio_part(f"VGG16, {MIN_GPUS} GPUs", "train time PyTorch / MXNet", side["torch"], side["mxnet"],
-                       in_band(band_about(_ratio(VGG16_8GPU_TRAIN_S))))]
+    return [
+        ratio_part(
+            f"VGG16, {MIN_GPUS} GPUs",
+            "train time PyTorch / MXNet",
+            side["torch"],
+            side["mxnet"],
+            in_band(band_about(_ratio(VGG16_8GPU_TRAIN_S))),
+        )
+    ]
 
 
 def _onednn_speedups(d: Data) -> list[Part]:
@@ -91,8 +112,13 @@ def _onednn_speedups(d: Data) -> list[Part]:
             off, on = m[~m.onednn.astype(bool)], m[m.onednn.astype(bool)]
             if off.empty or on.empty:  # a setting timed with oneDNN on only (e.g. the compiled part)
                 continue
-            part = ratio_part(f"VGG16 {arm}, batch {batch}, {size} px", "latency oneDNN off / on", off.groupby(
-                "trial_id").latency_ms.median(), on.groupby("trial_id").latency_ms.median(), verdict_above)
+            part = ratio_part(
+                f"VGG16 {arm}, batch {batch}, {size} px",
+                "latency oneDNN off / on",
+                off.groupby("trial_id").latency_ms.median(),
+                on.groupby("trial_id").latency_ms.median(),
+                verdict_above,
+            )
             if framework != "mxnet":
                 part.verdict, part.reason = CONTEXT, ""
             out.append(part)
@@ -110,22 +136,30 @@ def _lstm_onednn(d: Data) -> list[Part]:
     out = []
     for setting, off, on in imdb_analysis.paired_settings(trials, "onednn", False, True):
         if setting["arm"] in references:
-            part = ratio_part(f"LSTM {setting['arm']}, batch {setting['batch_size']}, {setting['num_workers']} "
-                              "workers", "epoch time oneDNN off / on", off, on, lambda lo, hi: CONTEXT)
+            part = ratio_part(
+                f"LSTM {setting['arm']}, batch {setting['batch_size']}, {setting['num_workers']} workers",
+                "epoch time oneDNN off / on",
+                off,
+                on,
+                lambda lo, hi: CONTEXT,
+            )
             part.verdict, part.reason = CONTEXT, ""
             out.append(part)
     return out
 
 
 def eval_c3(d: Data) -> list[Part]:
-    """"MXNet has optimized CPU kernels", as stated: MXNet's own oneDNN speed-up on the CPU (VGG16 judged above 1;
+    """ "MXNet has optimized CPU kernels", as stated: MXNet's own oneDNN speed-up on the CPU (VGG16 judged above 1;
     PyTorch's and the LSTM's speed-ups and the cross-framework ratio shown as context)."""
     if d.device_of(VGG) not in (None, "cpu"):
         return [Part("CPU", verdict=NOT_TESTABLE, reason="needs CPU rows; the VGG16 rows ran on a GPU")]
     parts = _onednn_speedups(d)
     if not parts:
-        return [missing(f"VGG16 latencies with oneDNN on and off (study {VGG!r}, option onednn=[True, False])",
-                        "no such pair")]
+        return [
+            missing(
+                f"VGG16 latencies with oneDNN on and off (study {VGG!r}, option onednn=[True, False])", "no such pair"
+            )
+        ]
     parts += _lstm_onednn(d)
     m, label = _vgg_latency(d)
     if not m.empty:
@@ -136,7 +170,7 @@ def eval_c3(d: Data) -> list[Part]:
 
 
 def eval_c4(d: Data) -> list[Part]:
-    """"JIT optimizes computations at runtime", on a model the compilers trace (VGG16: eager / compiled latency
+    """ "JIT optimizes computations at runtime", on a model the compilers trace (VGG16: eager / compiled latency
     per compiled arm and batch size, judged above 1); the LSTM under torch.compile (a Dynamo graph break) as
     context."""
     f = d.vgg16
@@ -149,15 +183,27 @@ def eval_c4(d: Data) -> list[Part]:
             # the compiled part at another size than the main grid)
             for batch, size in sorted(set(zip(f.loc[f.arm == arm, "batch_size"], f.loc[f.arm == arm, "image_size"]))):
                 m = f[(f.batch_size == batch) & (f.image_size == size)]
-                parts.append(ratio_part(f"VGG16 {arm}, batch {batch}, {size} px", f"latency {eager} / {arm}",
-                                        _per_trial(m, eager), _per_trial(m, arm), verdict_above))
+                parts.append(
+                    ratio_part(
+                        f"VGG16 {arm}, batch {batch}, {size} px",
+                        f"latency {eager} / {arm}",
+                        _per_trial(m, eager),
+                        _per_trial(m, arm),
+                        verdict_above,
+                    )
+                )
     if not parts:
-        parts.append(missing(f"VGG16 trials of a compiled arm ({', '.join(compiled)}) beside {eager}",
-                             "no such rows"))
+        parts.append(missing(f"VGG16 trials of a compiled arm ({', '.join(compiled)}) beside {eager}", "no such rows"))
     pt = reference(IMDB, "torch")
     if COMPILE_ARM in arms(d):
-        for p in per_batch(d, pt, COMPILE_ARM, 0, f"LSTM epoch time {pt} / {COMPILE_ARM} (graph break; context)",
-                           lambda lo, hi: CONTEXT):
+        for p in per_batch(
+            d,
+            pt,
+            COMPILE_ARM,
+            0,
+            f"LSTM epoch time {pt} / {COMPILE_ARM} (graph break; context)",
+            lambda lo, hi: CONTEXT,
+        ):
             p.verdict, p.reason = (CONTEXT, "") if p.verdict == CONTEXT else (p.verdict, p.reason)
             parts.append(p)
     return parts
@@ -165,25 +211,62 @@ def eval_c4(d: Data) -> list[Part]:
 
 _PT, _MX = reference(IMDB, "torch"), reference(IMDB, "mxnet")
 CLAIMS = [
-    Claim("C1", f"PyTorch achieved an average inference time of {VGG16_LATENCY_MS['torch']} ms on VGG16, MXNet "
-          f"{VGG16_LATENCY_MS['mxnet']} ms.", SOURCE, "Google Colab (hardware not given)",
-          f"about({VGG16_LATENCY_MS['torch']}/{VGG16_LATENCY_MS['mxnet']} = {_ratio(VGG16_LATENCY_MS):.2f}): VGG16 "
-          f"latency {reference(VGG, 'torch')} / {reference(VGG, 'mxnet')} (smallest batch, oneDNN on, "
-          f"{VGG16_IMAGE_SIZE} px)", eval_c1, study=VGG, hardware="gpu", source_hardware=C1_HARDWARE,
-          floor=floors.latency_trials, scale=floors.LATENCY),
-    Claim("C2", f"On {MIN_GPUS} GPUs MXNet {VGG16_8GPU_TRAIN_S['mxnet']} s vs PyTorch {VGG16_8GPU_TRAIN_S['torch']} s "
-          "for VGG16; MXNet outperforms PyTorch in distributed training.", SOURCE,
-          f"{MIN_GPUS} GPUs (model not given)", f"needs >= {MIN_GPUS} GPUs; then about({VGG16_8GPU_TRAIN_S['torch']}/"
-          f"{VGG16_8GPU_TRAIN_S['mxnet']} = {_ratio(VGG16_8GPU_TRAIN_S):.2f})", eval_c2, study=VGG, hardware="gpu",
-          source_hardware=f"{MIN_GPUS} GPUs (model not given)"),
-    Claim("C3", "MXNet has optimized CPU kernels.", SOURCE, "none given",
-          f"above(1) on the CPU: MXNet's own oneDNN speed-up, VGG16 latency oneDNN off / on ({reference(VGG, 'mxnet')}"
-          f", per batch size); PyTorch's speed-up, the LSTM's ({_MX}, {_PT}) and the cross-framework latency ratio "
-          "as context", eval_c3, study=VGG, hardware="cpu", source_hardware="a CPU (not named)",
-          floor=floors.latency_trials, scale=floors.LATENCY),
-    Claim("C4", "PyTorch's JIT compilation optimizes computations at runtime.", SOURCE, "none given",
-          f"above(1) per compiled arm and batch size: VGG16 latency {reference(VGG, 'torch')} / compiled "
-          f"({', '.join(VGG_COMPILED)}); the LSTM's {_PT} / {COMPILE_ARM} (a graph break) as context", eval_c4,
-          study=VGG, hardware="none", source_hardware="not given", floor=floors.latency_trials,
-          scale=floors.LATENCY),
+    Claim(
+        "C1",
+        f"PyTorch achieved an average inference time of {VGG16_LATENCY_MS['torch']} ms on VGG16, MXNet "
+        f"{VGG16_LATENCY_MS['mxnet']} ms.",
+        SOURCE,
+        "Google Colab (hardware not given)",
+        f"about({VGG16_LATENCY_MS['torch']}/{VGG16_LATENCY_MS['mxnet']} = {_ratio(VGG16_LATENCY_MS):.2f}): VGG16 "
+        f"latency {reference(VGG, 'torch')} / {reference(VGG, 'mxnet')} (smallest batch, oneDNN on, "
+        f"{VGG16_IMAGE_SIZE} px)",
+        eval_c1,
+        study=VGG,
+        hardware="gpu",
+        source_hardware=C1_HARDWARE,
+        floor=floors.latency_trials,
+        scale=floors.LATENCY,
+    ),
+    Claim(
+        "C2",
+        f"On {MIN_GPUS} GPUs MXNet {VGG16_8GPU_TRAIN_S['mxnet']} s vs PyTorch {VGG16_8GPU_TRAIN_S['torch']} s "
+        "for VGG16; MXNet outperforms PyTorch in distributed training.",
+        SOURCE,
+        f"{MIN_GPUS} GPUs (model not given)",
+        f"needs >= {MIN_GPUS} GPUs; then about({VGG16_8GPU_TRAIN_S['torch']}/"
+        f"{VGG16_8GPU_TRAIN_S['mxnet']} = {_ratio(VGG16_8GPU_TRAIN_S):.2f})",
+        eval_c2,
+        study=VGG,
+        hardware="gpu",
+        source_hardware=f"{MIN_GPUS} GPUs (model not given)",
+    ),
+    Claim(
+        "C3",
+        "MXNet has optimized CPU kernels.",
+        SOURCE,
+        "none given",
+        f"above(1) on the CPU: MXNet's own oneDNN speed-up, VGG16 latency oneDNN off / on ({reference(VGG, 'mxnet')}"
+        f", per batch size); PyTorch's speed-up, the LSTM's ({_MX}, {_PT}) and the cross-framework latency ratio "
+        "as context",
+        eval_c3,
+        study=VGG,
+        hardware="cpu",
+        source_hardware="a CPU (not named)",
+        floor=floors.latency_trials,
+        scale=floors.LATENCY,
+    ),
+    Claim(
+        "C4",
+        "PyTorch's JIT compilation optimizes computations at runtime.",
+        SOURCE,
+        "none given",
+        f"above(1) per compiled arm and batch size: VGG16 latency {reference(VGG, 'torch')} / compiled "
+        f"({', '.join(VGG_COMPILED)}); the LSTM's {_PT} / {COMPILE_ARM} (a graph break) as context",
+        eval_c4,
+        study=VGG,
+        hardware="none",
+        source_hardware="not given",
+        floor=floors.latency_trials,
+        scale=floors.LATENCY,
+    ),
 ]
