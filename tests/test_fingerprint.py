@@ -203,3 +203,15 @@ def test_fingerprints_at_a_commit_are_computed_by_that_commits_code():
 def test_fingerprints_at_an_unknown_commit_is_one_clear_error():
     with pytest.raises(FwbenchError, match="cannot read commit"):
         fingerprints_at("no-such-commit")
+
+
+def test_a_saved_prediction_still_finds_its_trials_after_a_migration():
+    import pandas as pd
+
+    from fwbench.analysis.estimate_check import _under_predicted_ids
+
+    trials = pd.DataFrame(
+        {"trial_id": ["new1", "plain", "other"], "provenance.migrated_from.trial_id": ["old1", None, "old3"]}
+    )
+    found = _under_predicted_ids(trials, {"old1", "plain"})
+    assert sorted(found.trial_id) == ["old1", "plain"]

@@ -191,7 +191,8 @@ def cmd_migrate(args) -> int:
     old, new = fingerprints_at(args.from_commit), current_fingerprints()
     moved = migrate_fingerprints(store, old, new, from_commit=args.from_commit, reason=args.reason)
     for study, count in moved.items():
-        print(f"{study}: {count} trial(s) moved from {old[study]} to {new[study]}")
+        if count:
+            print(f"{study}: {count} trial(s) moved from {old[study]} to {new[study]}")
     if not any(moved.values()):
         print(f"nothing to move: the migration from {args.from_commit} is already on record in {store}")
     return 0

@@ -101,7 +101,7 @@ def check_prediction(path: Path, store) -> pd.DataFrame:
     rows = []
     for entry in _read(path)["predictions"]:
         study, predicted = entry["study"], entry["per_trial"]
-        trials = store.trials(study, set(predicted))
+        trials = _under_predicted_ids(store.trials(study), set(predicted))
         if not trials.empty:
             trials = trials[(trials.status == "done") & trials["provenance.trial_wall_s"].notna()]
         frame = pd.DataFrame(
@@ -129,6 +129,17 @@ def check_prediction(path: Path, store) -> pd.DataFrame:
         for group, part in groups:
             rows.append(_check_row(study, group, part))
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _under_predicted_ids(trials: pd.DataFrame, predicted: set) -> pd.DataFrame:
+    """The trials a prediction named, under the ids it named them by: a trial whose fingerprint was migrated
+    since (``fwbench.migrate``) is found by the id it had (``provenance.migrated_from.trial_id``)."""
+    if trials.empty:
+        return trials
+    column = "provenance.migrated_from.trial_id"
+    earlier = trials[column] if column in trials else pd.Series(None, index=trials.index, dtype=object)
+    trials = trials.assign(trial_id=earlier.where(earlier.notna(), trials.trial_id))
+    return trials[trials.trial_id.isin(predicted)]
 
 
 def _check_row(study: str, group: str, part: pd.DataFrame) -> dict:
