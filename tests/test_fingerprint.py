@@ -69,15 +69,18 @@ def test_changing_the_trial_code_makes_stored_trials_stale(tmp_path, monkeypatch
     assert study.code_version() != before
 
 
-def test_an_arm_row_that_selects_code_is_part_of_the_fingerprint(tmp_path, monkeypatch):
+def test_adding_an_arm_keeps_the_other_arms_trials_fresh(tmp_path, monkeypatch):
     folder, study = _toy(tmp_path, monkeypatch, "fp_arm")
     before = study.code_version()
     text = (folder / "declaration.py").read_text()
-    (folder / "declaration.py").write_text(text.replace('"plain", "toy"', '"other-variant", "toy"'))
+    added = (
+        'arms=(Arm("only", "none", None, "plain", "toy", "#000000"), Arm("second", "none", None, "b", "2", "#111111"))'
+    )
+    (folder / "declaration.py").write_text(
+        text.replace('arms=(Arm("only", "none", None, "plain", "toy", "#000000"),)', added)
+    )
     study = importlib.reload(sys.modules[f"{folder.name}.declaration"]).STUDY
-    assert study.code_version() != before
-    (folder / "declaration.py").write_text(text.replace('"#000000"', '"#ffffff"'))  # a colour runs nothing
-    study = importlib.reload(sys.modules[f"{folder.name}.declaration"]).STUDY
+    assert study.arm_names == ("only", "second")
     assert study.code_version() == before
 
 

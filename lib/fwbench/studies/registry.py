@@ -204,15 +204,17 @@ class Study:
         return sorted({self.trial_module, *self.code, *(a.backend for a in self.arms if a.backend), *facts})
 
     def code_version(self) -> str:
-        """A fingerprint of what a trial runs: the source of ``fingerprinted_modules`` and each arm's row of the
-        arm table that selects code (name, framework, backend, variant; not its label or colour). It is part of
-        every trial id, so rows measured with other code are not reused (``fwbench status`` calls them stale).
-        Read from the source files, without importing any framework."""
+        """A fingerprint of what a trial runs: the source of ``fingerprinted_modules``. It is part of every trial
+        id, so rows measured with other code are not reused (``fwbench status`` calls them stale). Read from the
+        source files, without importing any framework.
+
+        The arm table is not hashed: adding an arm keeps the stored trials of the other arms current. An arm's
+        row selects its backend (hashed above) and its variant, and the variant is part of the arm's name
+        (``<framework>-<variant>``), so remapping what an arm runs is a new arm name, whose rows ``fwbench status``
+        already calls stale (an arm the table no longer has)."""
         digest = hashlib.sha256()
         for name in self.fingerprinted_modules():
             digest.update(name.encode() + b"\0" + _source_bytes(name) + b"\0")
-        for arm in self.arms:
-            digest.update(f"{arm.name}|{arm.framework}|{arm.backend}|{arm.variant}".encode() + b"\0")
         return digest.hexdigest()[:12]
 
     def import_root(self) -> str | None:
