@@ -160,7 +160,7 @@ def test_migration_moves_trials_and_their_measurements_and_records_itself(tmp_pa
         .execute("SELECT provenance FROM trials WHERE trial_id = ?", (sorted(expected)[0],))
         .fetchone()[0]
     )
-    assert raw["code_version"] == current and raw["migrated_from"]["code_version"] == "oldcode"
+    assert raw["code_version"] == current and raw["migrated_from"][-1]["code_version"] == "oldcode"
     rows = (
         sqlite3.connect(path)
         .execute("SELECT study, from_commit, old_code, new_code, trials_moved FROM migrations")
@@ -213,8 +213,10 @@ def test_a_saved_prediction_still_finds_its_trials_after_a_migration():
 
     from fwbench.analysis.estimate_check import _under_predicted_ids
 
+    first = {"commit": "a", "code_version": "c0", "trial_id": "old1"}
+    second = {"commit": "b", "code_version": "c1", "trial_id": "mid1"}
     trials = pd.DataFrame(
-        {"trial_id": ["new1", "plain", "other"], "provenance.migrated_from.trial_id": ["old1", None, "old3"]}
+        {"trial_id": ["new1", "plain", "other"], "provenance.migrated_from": [[first, second], None, [second]]}
     )
     found = _under_predicted_ids(trials, {"old1", "plain"})
     assert sorted(found.trial_id) == ["old1", "plain"]

@@ -11,7 +11,8 @@ to the current fingerprint instead, once, and says so in the store:
   know how fingerprints were computed then;
 - only trials whose recorded ``provenance.code_version`` equals their study's fingerprint at that commit move, to
   ``trial_id(study, config, current fingerprint)``; their measurements move with them, in one transaction;
-- each moved trial keeps where it came from (``provenance.migrated_from``: commit and old fingerprint), and the
+- each moved trial keeps where it came from (``provenance.migrated_from``: every earlier identity, oldest first:
+  commit, old fingerprint and old trial id), and the
   store's ``migrations`` table holds one row per study and migration (when, commit, old and new fingerprint,
   trials moved, the reason given);
 - a trial whose new id is already stored (the same config measured again with the current code) is left alone;
@@ -142,7 +143,10 @@ def _move(conn: sqlite3.Connection, old: dict, new: dict, from_commit: str) -> t
         if new_id in stored_ids:  # the same config measured with the current code: that trial stands
             continue
         provenance["code_version"] = new[study]
-        provenance["migrated_from"] = {"commit": from_commit, "code_version": old[study], "trial_id": old_id}
+        earlier = provenance.get("migrated_from", [])
+        earlier = [earlier] if isinstance(earlier, dict) else earlier  # one migration was recorded as a dict
+        step = {"commit": from_commit, "code_version": old[study], "trial_id": old_id}
+        provenance["migrated_from"] = [*earlier, step]  # every earlier identity, oldest first
         conn.execute("UPDATE measurements SET trial_id = ? WHERE trial_id = ?", (new_id, old_id))
         conn.execute(
             "UPDATE trials SET trial_id = ?, provenance = ? WHERE trial_id = ?",

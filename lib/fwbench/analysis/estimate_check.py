@@ -133,12 +133,21 @@ def check_prediction(path: Path, store) -> pd.DataFrame:
 
 def _under_predicted_ids(trials: pd.DataFrame, predicted: set) -> pd.DataFrame:
     """The trials a prediction named, under the ids it named them by: a trial whose fingerprint was migrated
-    since (``fwbench.migrate``) is found by the id it had (``provenance.migrated_from.trial_id``)."""
+    since (``fwbench.migrate``) is found by any id it had (``provenance.migrated_from``)."""
     if trials.empty:
         return trials
-    column = "provenance.migrated_from.trial_id"
-    earlier = trials[column] if column in trials else pd.Series(None, index=trials.index, dtype=object)
-    trials = trials.assign(trial_id=earlier.where(earlier.notna(), trials.trial_id))
+    column = "provenance.migrated_from"
+    history = trials[column] if column in trials else pd.Series([None] * len(trials), index=trials.index)
+    if f"{column}.trial_id" in trials:  # a single migration's dict, flattened to dotted columns by the store
+        flat = [{"trial_id": tid} if isinstance(tid, str) else None for tid in trials[f"{column}.trial_id"]]
+        history = pd.Series([h if h is not None else f for h, f in zip(history, flat)], index=trials.index)
+
+    def predicted_id(current: str, earlier) -> str:
+        steps = [earlier] if isinstance(earlier, dict) else (earlier if isinstance(earlier, list) else [])
+        known = [current, *(step.get("trial_id") for step in steps)]
+        return next((tid for tid in known if tid in predicted), current)
+
+    trials = trials.assign(trial_id=[predicted_id(t, h) for t, h in zip(trials.trial_id, history)])
     return trials[trials.trial_id.isin(predicted)]
 
 
