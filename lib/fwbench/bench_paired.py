@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from .measure import median
+from .stats import t_quantile
 
 MIN_BLOCKS, MAX_BLOCKS, BUDGET_S = 6, 200, 2700.0
 TARGET = 0.02
@@ -64,15 +65,13 @@ def process_ratio(out: dict) -> float:
 
 def log_ratio_ci(ratios: list[float]) -> dict:
     """Geometric mean of the per-process ratios with a 95 % one-sample t-interval on their logs."""
-    from scipy import stats
-
     logs = [math.log(r) for r in ratios]
     n = len(logs)
     mean = sum(logs) / n
     if n < 2:
         return {"ratio": math.exp(mean), "ci_low": math.nan, "ci_high": math.nan, "half_width": math.inf, "n": n}
     sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
-    h = float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    h = t_quantile(n - 1) * sd / math.sqrt(n)
     return {
         "ratio": math.exp(mean),
         "ci_low": math.exp(mean - h),
@@ -92,8 +91,6 @@ def order_balanced_ci(ratios: list[float], harness_first: list[bool]) -> dict:
     means, with a 95 % Welch t-interval (each order's log ratios a sample); ``order_effect``: how much slower the
     loop that runs second is (from the two orders' means). Falls back to ``log_ratio_ci`` over all processes
     when an order has fewer than 2 processes."""
-    from scipy import stats
-
     groups = [[math.log(r) for r, f in zip(ratios, harness_first) if f == first] for first in (False, True)]
     if min(len(g) for g in groups) < 2:
         return {**log_ratio_ci(ratios), "order_effect": math.nan, "stratified": False}
@@ -101,7 +98,7 @@ def order_balanced_ci(ratios: list[float], harness_first: list[bool]) -> dict:
     var_of_mean = [sum((x - m) ** 2 for x in g) / (len(g) - 1) / len(g) for g, m in zip(groups, means)]
     se = 0.5 * math.sqrt(sum(var_of_mean))
     df = sum(var_of_mean) ** 2 / sum(v**2 / (len(g) - 1) for v, g in zip(var_of_mean, groups))
-    mean, h = sum(means) / 2, float(stats.t.ppf(0.975, df)) * se
+    mean, h = sum(means) / 2, t_quantile(df) * se
     return {
         "ratio": math.exp(mean),
         "ci_low": math.exp(mean - h),

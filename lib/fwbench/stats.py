@@ -73,7 +73,7 @@ def trial_ratio_ci(numerator, denominator, confidence: float = CONFIDENCE, seed:
             low = high = diff
         else:
             dof = (va + vb) ** 2 / ((va**2 / (a.size - 1) if va else 0) + (vb**2 / (b.size - 1) if vb else 0))
-            half = stats.t.ppf(0.5 + confidence / 2, dof) * se
+            half = t_quantile(dof, confidence) * se
             low, high = diff - half, diff + half
         out["method"] = "welch-t on log ratio"
     out["ci_low"], out["ci_high"] = math.exp(low), math.exp(high)
@@ -113,13 +113,18 @@ def half_width(ci_low: float, ci_high: float) -> float:
     return math.expm1((math.log(ci_high) - math.log(ci_low)) / 2)
 
 
+def t_quantile(dof: float, confidence: float = CONFIDENCE) -> float:
+    """The two-sided Student-t critical value for ``confidence`` (e.g. 2.78 at 95 % with 4 degrees of freedom)."""
+    return float(stats.t.ppf(0.5 + confidence / 2, dof))
+
+
 def half_width_at(var_a: float, var_b: float, n: int, confidence: float = CONFIDENCE) -> float:
     """The relative half-width (as ``half_width``) of the Welch t-interval on the log ratio with ``n`` trials a
     side whose log values have variances ``var_a`` and ``var_b``."""
     if n < 2 or not var_a + var_b > 0:
         return 0.0 if n >= 2 else math.nan
     dof = (var_a + var_b) ** 2 * (n - 1) / max(var_a**2 + var_b**2, 1e-300)
-    return math.expm1(float(stats.t.ppf(0.5 + confidence / 2, dof)) * math.sqrt((var_a + var_b) / n))
+    return math.expm1(t_quantile(dof, confidence) * math.sqrt((var_a + var_b) / n))
 
 
 def log_variance(values: list) -> float:

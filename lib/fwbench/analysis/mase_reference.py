@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..data import monash
 from ..errors import FwbenchError
 from ..paths import reference_dir
+from ..stats import t_quantile
 from ..studies import get_framework, get_study
 from . import arm_order
 
@@ -89,7 +89,7 @@ def _spread(values: np.ndarray) -> dict:
     mean = float(values.mean())
     low = high = np.nan
     if n >= 2:
-        half = stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / np.sqrt(n)
+        half = t_quantile(n - 1) * values.std(ddof=1) / np.sqrt(n)
         low, high = mean - half, mean + half
     return {
         "n_seeds": n,
