@@ -257,7 +257,7 @@ def test_paired_child_runs_both_loops_in_one_process():
 
 
 def test_the_readme_reports_the_paired_benchmark_from_the_store(tmp_path):
-    from fwbench import bench_paired, readme
+    from fwbench import bench_paired, readme_timings
     from fwbench.store import ResultsStore
 
     store = ResultsStore(tmp_path / "r.sqlite")
@@ -273,7 +273,7 @@ def test_the_readme_reports_the_paired_benchmark_from_the_store(tmp_path):
         {"arm": "mxnet-imperative", "processes": 4},
         {"process_ratio": [1.05, 1.07, 0.97, 0.99], "harness_first": [0.0, 0.0, 1.0, 1.0]},
     )
-    line, stratified = sorted(readme._bench_lines(store), key=lambda text: "mxnet" in text)
+    line, stratified = sorted(readme_timings.bench_lines(store), key=lambda text: "mxnet" in text)
     assert line.startswith("- harness overhead, torch-eager, IMDB epoch time vs a bare training loop, both in each")
     assert "+0.5 % (95 % CI -1." in line and line.endswith("4 processes")
     assert stratified.startswith("- harness overhead, mxnet-imperative") and "+1.9 % (95 % CI" in stratified
