@@ -7,9 +7,11 @@ import math
 
 import numpy as np
 
-from ..data import Data, blocks, times
+from ..data import Data, blocks, reference, times
 from ..rules import NOT_TESTABLE, Part
 
+STUDY = "imdb"  # the study every A claim is judged on (A10 also reads the onnx study)
+MX, PT = reference(STUDY, "mxnet"), reference(STUDY, "torch")  # the post's MXNet and PyTorch
 GPU_UTIL_METRIC = "gpu_util_pct"  # imdb per-epoch metric a GPU run would add (A2, A3); none records it yet
 
 
