@@ -144,7 +144,6 @@ def _move(conn: sqlite3.Connection, old: dict, new: dict, from_commit: str) -> t
             continue
         provenance["code_version"] = new[study]
         earlier = provenance.get("migrated_from", [])
-        earlier = [earlier] if isinstance(earlier, dict) else earlier  # one migration was recorded as a dict
         step = {"commit": from_commit, "code_version": old[study], "trial_id": old_id}
         provenance["migrated_from"] = [*earlier, step]  # every earlier identity, oldest first
         conn.execute("UPDATE measurements SET trial_id = ? WHERE trial_id = ?", (new_id, old_id))

@@ -137,14 +137,10 @@ def _under_predicted_ids(trials: pd.DataFrame, predicted: set) -> pd.DataFrame:
     if trials.empty:
         return trials
     column = "provenance.migrated_from"
-    history = trials[column] if column in trials else pd.Series([None] * len(trials), index=trials.index)
-    if f"{column}.trial_id" in trials:  # a single migration's dict, flattened to dotted columns by the store
-        flat = [{"trial_id": tid} if isinstance(tid, str) else None for tid in trials[f"{column}.trial_id"]]
-        history = pd.Series([h if h is not None else f for h, f in zip(history, flat)], index=trials.index)
+    history = trials[column] if column in trials else [None] * len(trials)
 
     def predicted_id(current: str, earlier) -> str:
-        steps = [earlier] if isinstance(earlier, dict) else (earlier if isinstance(earlier, list) else [])
-        known = [current, *(step.get("trial_id") for step in steps)]
+        known = [current, *(step["trial_id"] for step in (earlier if isinstance(earlier, list) else []))]
         return next((tid for tid in known if tid in predicted), current)
 
     trials = trials.assign(trial_id=[predicted_id(t, h) for t, h in zip(trials.trial_id, history)])
