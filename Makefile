@@ -24,7 +24,10 @@ export FWBENCH_DATA_DIR ?= $(abspath ../shared/data)
 endif
 export MPLBACKEND := agg
 
-.PHONY: readme help setup browser reproduce notebooks html lint test bench lab status export publish lock clean
+# the committed paper run: the post's first screen is shot from it (docs/first-screen.png)
+PAPER_STORE := results/paper/paper-run.sqlite
+
+.PHONY: first-screen readme help setup browser reproduce notebooks html lint test bench lab status export publish lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -55,6 +58,11 @@ reproduce: $(STAMP) ## run every notebook headlessly (PROFILE=...) and render th
 	done
 	$(BIN)/python -m fwbench.report --executed $(EXECUTED) --out $(REPORTS)
 	@echo "reports in $(REPORTS)/, figures in figures/"
+
+first-screen: $(STAMP) browser ## the paper post's first screen (1280 x 800, headless chromium) -> docs/first-screen.png
+	rm -rf build/paper-post
+	FWBENCH_RESULTS=$(PAPER_STORE) $(BIN)/python -m fwbench.report --executed build/none --out build/paper-post --profile paper --figures build/none
+	$(BIN)/python -m fwbench.first_screen build/paper-post/index.html --png docs/first-screen.png
 
 lint: $(STAMP) ## ruff: lint and format check of lib/ and tests/ (configured in pyproject.toml)
 	$(BIN)/ruff check lib tests

@@ -370,9 +370,9 @@ def test_deepar_headline_says_where_the_ratio_comes_from_once_two_windows_are_me
 
     store = ResultsStore(tmp_store)
     plant(store, "paper", {"datasets": ["m1_yearly"], "seeds": [42], "variants_part": False}, mase=4.0)
-    one_window = readme._headlines("paper", store)["deepar"]()
+    one_window = readme.details("paper", store)
     assert "**Training time, the post's measure.**" in one_window and "Where the ratio comes from" not in one_window
     plant(store, "paper", {"datasets": ["m1_yearly", "cif_2016"], "seeds": [42], "variants_part": False}, mase=4.0)
-    two_windows = readme._headlines("paper", store)["deepar"]()
+    two_windows = readme.details("paper", store)
     assert "**Where the ratio comes from.** Seconds per training batch on this CPU" in two_windows
     assert "Summed over the windows of the post's 41 datasets" in two_windows

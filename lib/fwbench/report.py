@@ -31,17 +31,17 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from . import ledger
+from . import answer, ledger
 from .analysis import deepar as deepar_analysis
 from .analysis import imdb as imdb_analysis
 from .errors import FwbenchError
 from .ledger.render import host_text
-from .ledger.sources.deepar2024 import total_ratio
 from .paths import figures_dir, results_path
-from .plots import NOT_DRAWN
+from .plots import NOT_DRAWN, publish
+from .plots import answer as plots_answer
+from .plots.answer import ANSWER_FIGURE
 from .plots.captions import CAPTIONS
 from .provenance import git_state
-from .published import deepar2024
 from .readme import scale_note
 from .runner import plan
 from .store import ResultsStore
@@ -110,12 +110,11 @@ def _fmt(x, digits=3) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}g}"
 
 
-def estimate_text(row) -> str:
+def ledger_estimate(row) -> Markup:
+    """A ledger row's estimate as the quantity span the answer and the README quote (``answer.claim_quantity``)."""
     if pd.isna(row.estimate):
-        return "-"
-    if pd.isna(row.ci_low):
-        return f"{_fmt(row.estimate)} [no CI]"
-    return f"{_fmt(row.estimate)} [{_fmt(row.ci_low)}, {_fmt(row.ci_high)}]"
+        return Markup("-")
+    return Markup(answer.claim_quantity(row).markup())
 
 
 def markdown_html(text: str) -> Markup:
@@ -139,8 +138,7 @@ def imdb_numbers(profile: str, store: ResultsStore) -> tuple[list, list]:
         f"{imdb_study.MODEL['embed_dim']}-d embedding, {imdb_study.MODEL['hidden_size']} LSTM cells, vocabulary "
         f"{imdb_study.MODEL['num_words']}."
     )
-    md = imdb_analysis.headline_markdown(full)
-    return setup, [markdown_html(md)]
+    return setup, []
 
 
 def assumptions() -> list[str]:
@@ -161,26 +159,32 @@ def deepar_numbers(store: ResultsStore, profile: str) -> tuple[list, list]:
         f"{', '.join(sorted(set(f.arm)))}, {f.seed.nunique()} seed(s)."
     ]
     lines = []
-    totals = f.groupby("arm")["train_time_s"].sum()
-    lines.append("Total training time: " + ", ".join(f"{a} {v:,.1f} s" for a, v in totals.items()) + ".")
-    r = total_ratio(f)
-    if r:
-        ci = (
-            f" (paired bootstrap 95 % CI {_fmt(r['ci_low'])}-{_fmt(r['ci_high'])})"
-            if not math.isnan(r["ci_low"])
-            else " (no CI: one pair)"
-        )
-        lines.append(
-            f"MXNet / PyTorch total training time over {r['n']} dataset x seed pairs: {_fmt(r['ratio'])}{ci}; "
-            f"the 2024 post's totals give {deepar2024.post_ratio():.2f} ({deepar2024.CONDITIONS})."
-        )
-    for metric in ("MASE", "sMAPE", "mean_wQL"):
-        if metric in f:
-            med = f.groupby("arm")[metric].median()
-            lines.append(
-                f"Median {metric} over datasets and seeds: " + ", ".join(f"{a} {_fmt(v)}" for a, v in med.items()) + "."
-            )
     return setup, lines
+
+
+def study_prose(a: answer.Answer, store: ResultsStore, profile: str) -> dict:
+    """Each study's lines in the post: the ledger's claims on its rows quoted from the answer (for DeepAR after
+    the totals and accuracy), never recomputed here."""
+    prose = {}
+    for study in {s for s in ledger.STUDY_OF.values()}:
+        text = answer.study_markdown(a, study)
+        if study == "deepar":
+            text = deepar_analysis.headline_markdown(deepar_analysis.load_trials(profile, store=store), profile) + (
+                "\n\n" + text
+            )
+        prose[study] = [markdown_html(text)]
+    return prose
+
+
+def answer_figure(a: answer.Answer, out: Path) -> dict:
+    """The answer's one figure, drawn now from the answer (not by a notebook), into the site's figures/."""
+    target = out / "figures"
+    written = publish(ANSWER_FIGURE, plots_answer.answer_figure, a, directory=target)
+    caption = CAPTIONS[ANSWER_FIGURE]
+    if written:
+        return {"src": f"figures/{ANSWER_FIGURE}.png", "caption": caption, "name": ANSWER_FIGURE}
+    reason = (target / f"{ANSWER_FIGURE}{NOT_DRAWN}").read_text(encoding="utf-8").strip()
+    return {"src": None, "caption": caption.split(". ")[0], "name": ANSWER_FIGURE, "reason": reason}
 
 
 def convergence_lines(store: ResultsStore, profile: str) -> list[str]:
@@ -209,7 +213,12 @@ def environment(store: ResultsStore, metas: list[dict]) -> list[tuple[str, str]]
                 env.append((label, str(row[key])))
         if "provenance.git_sha" in done and len(done):
             env.append(("git SHA of the trials", ", ".join(sorted(set(done["provenance.git_sha"].dropna()))[:3])))
-        env.append(("trials in the store", f"{len(done)} done, {int((trials.status == 'failed').sum())} failed"))
+        env.append(
+            (
+                "trials in the store file (every profile, the harness benchmarks included)",
+                f"{len(done)} done, {int((trials.status == 'failed').sum())} failed",
+            )
+        )
     env.append(("results store", str(store.path.name)))
     env.append(("site built with", f"Python {platform.python_version()} on {platform.platform()}"))
     starts = [m["start_time"] for m in metas if m["start_time"]]
@@ -321,10 +330,11 @@ def build(
 
     table = ledger.build(store, profile=profile)
     table.to_csv(out / "ledger.csv", index=False)
-    rows = [dict(r._asdict(), estimate_text=estimate_text(r)) for r in table.itertuples(index=False)]
+    rows = [dict(r._asdict(), estimate_text=ledger_estimate(r)) for r in table.itertuples(index=False)]
 
-    imdb_setup, headline = imdb_numbers(profile, store)
-    deepar_setup, deepar = deepar_numbers(store, profile)
+    a = answer.compute(store, profile)
+    imdb_setup, _ = imdb_numbers(profile, store)
+    deepar_setup, _ = deepar_numbers(store, profile)
     starts = [t for t in (_parse_time(m["start_time"]) for m in metas) if t]
     figs = collect_figures(Path(figures) if figures else figures_dir(), out, min(starts) if starts else None)
 
@@ -334,14 +344,16 @@ def build(
         "title": TITLE,
         "profile": profile,
         "built_at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "n_trials_done": int((trials.status == "done").sum()) if not trials.empty else 0,
+        "n_trials_done": Markup(a.trials.markup(ci=False)),
+        "answer": markdown_html(answer.markdown(a, heading=None)),
+        "answer_figure": answer_figure(a, out),
         "n_trials_failed": int((trials.status == "failed").sum()) if not trials.empty else 0,
         "git_sha": git.get("git_sha"),
         "git_dirty": git.get("git_dirty"),
         "profile_note": profile_note(profile, store),
         "setup": imdb_setup + deepar_setup + [f"Timing: {ledger.conditions(ledger.load(store, profile))}."],
         "assumptions": assumptions(),
-        "studies": study_sections({"imdb": headline, "deepar": deepar}, figs),
+        "studies": study_sections(study_prose(a, store, profile), figs),
         "convergence": convergence_lines(store, profile),
         "figures": figs,
         "ledger": rows,

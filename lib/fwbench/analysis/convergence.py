@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..paths import results_path
 from ..published.keras_imdb import LSTM_TEST_ACCURACY
+from ..quantity import Quantity
 from ..store import ResultsStore
 from ..studies import imdb as imdb_study
 from . import arm_order, profile_measurements
@@ -245,12 +246,19 @@ def accuracy_bar_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def accuracy_quantity(row) -> Quantity:
+    """An arm's final test accuracy (a row of ``accuracy_bar_table``: the median over seeds) as the named quantity
+    every page quotes."""
+    return Quantity(f"imdb.test_accuracy.{row.arm}", row.test_acc_median, n=f"{row.seeds} seed(s)")
+
+
 def accuracy_bar_markdown(frame: pd.DataFrame) -> str:
     table = accuracy_bar_table(frame)
     if table.empty:
         return "_No training-quality runs (all 25k reviews) in this profile: the `paper` profile makes them._"
     passed = ", ".join(
-        f"{r.arm} {r.test_acc_median:.3f} (lowest {r.test_acc_min:.3f}, {r.seeds} seed(s))" for r in table.itertuples()
+        f"{r.arm} {accuracy_quantity(r).markup(ci=False)} (lowest {r.test_acc_min:.3f}, {r.seeds} seed(s))"
+        for r in table.itertuples()
     )
     verdict = (
         "every arm passes"

@@ -27,6 +27,7 @@ from ..paths import results_path
 from ..store import ResultsStore
 from . import render
 from .data import IMDB_PARTS, Claim, Data, load
+from .judge import judge as judge_claim
 from .render import COLUMNS, conditions, host_text
 from .rules import (
     BELOW_SCALE,
@@ -74,6 +75,12 @@ def build(
     return pd.DataFrame([evaluate(c, d) for c in CLAIMS], columns=COLUMNS)
 
 
+def judged_parts(d: Data) -> dict[str, list[Part]]:
+    """Every claim's parts as ``judge`` leaves them (Bonferroni-widened where a claim has several): the numbers
+    behind each row's measurement, for the pages that quote a part rather than the deciding one."""
+    return {c.id: judge_claim(c, d)["parts"] for c in CLAIMS}
+
+
 def threats(store: ResultsStore | None = None, profile: str | None = "quick") -> str:
     """The post's closing section, "What could make this answer wrong" (``validity``), from the store."""
     if store is None:
@@ -113,6 +120,7 @@ __all__ = [
     "conditions",
     "evaluate",
     "fastest_is",
+    "judged_parts",
     "host_text",
     "load",
     "ratio_part",

@@ -21,6 +21,7 @@ COLUMNS = [
     "estimate",
     "ci_low",
     "ci_high",
+    "confidence",
     "measurement",
     "our_conditions",
     "reason",
@@ -32,6 +33,9 @@ COLUMNS = [
     "verdict_band10",
     "min_detectable",
 ]
+# the one wording every ledger table states its intervals in (``fwbench.quantity``: a part of a claim with k
+# judged parts has its interval at 1 - 0.05/k, so that the claim's intervals hold together at 95 %)
+ESTIMATE_HEADER = "our estimate [95 % CI; family-wise for a claim with k > 1 parts: each at 1 - 0.05/k]"
 SHOWN = ["claim_id", "claim", "verdict", "estimate", "ci_low", "ci_high", "n", "our_hardware", "measurement", "reason"]
 
 
@@ -150,6 +154,7 @@ def row(claim: Claim, d: Data) -> dict:
         "estimate": deciding.estimate,
         "ci_low": deciding.ci_low,
         "ci_high": deciding.ci_high,
+        "confidence": deciding.confidence,
         "measurement": measurement,
         "our_conditions": CONDITIONS_BY_STUDY[claim.study](d),
         "reason": "; ".join(dict.fromkeys(r for r in reasons if r)),

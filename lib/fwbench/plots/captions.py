@@ -4,6 +4,11 @@ what its bars and bands are (their n, and what the interval means). Every figure
 next to the figure functions it describes; it imports nothing."""
 
 CAPTIONS = {
+    "answer_speed": "The answer in one figure: each workload's time ratio MXNet / PyTorch (log scale; above 1, "
+    "PyTorch is faster). Dot: our ratio, the geometric mean over independent trials (fresh processes), with its "
+    "interval over those trials (95 %, family-wise where the ledger judges a claim in several parts; n in the "
+    "text); diamond: the source's ratio on its own hardware. A ratio the ledger states as PyTorch / MXNet is "
+    "drawn inverted.",
     "imdb_epoch_time": "IMDB LSTM: training time per 25,000-review epoch against batch size, one line per arm, one "
     "panel per data-loader worker count. Points: median over the timed epochs (each trial's first "
     "epoch excluded) of all trials of a setting; bars: their IQR, a spread of epochs, not a "

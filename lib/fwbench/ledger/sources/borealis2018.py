@@ -50,7 +50,19 @@ from .borealis2018_model import (
     eval_a9,
     eval_a10,
 )
-from .borealis2018_rules import GPU_UTIL_METRIC, MX, PT, STUDY, band_text, gpu_claim, held_out, median, pct, speedup
+from .borealis2018_rules import (
+    GPU_UTIL_METRIC,
+    MX,
+    PT,
+    STUDY,
+    band_text,
+    best_setting_ratio,
+    gpu_claim,
+    held_out,
+    median,
+    pct,
+    speedup,
+)
 
 # A6 and A7 compare settings across batch sizes: the time of a 25k-review epoch (the post's), whatever number of
 # reviews a profile timed (``analysis.imdb.load_sweep``)
@@ -175,33 +187,12 @@ def eval_a6(d: Data) -> list[Part]:
 
 
 def eval_a7(d: Data) -> list[Part]:
-    t = d.timed()
-    if t.empty:
+    if d.timed().empty:
         return [missing("finished IMDB trials", have_imdb(d))]
-    choose, judge, how = held_out(d)
-    best = {}
-    for arm in (MX, PT, SPARSE_ARM):
-        sel = t[(t.arm == arm) & t.block.isin(choose)]
-        med = sel.groupby(["batch_size", "num_workers"])[EPOCH].median()
-        if len(med):
-            best[arm] = med.idxmin()
-    if MX not in best:
-        return [missing(f"finished IMDB trials of {MX}", have_imdb(d))]
     out = []
     for den, claimed in ((PT, BEST_SETTING_SPEEDUP["dense"]), (SPARSE_ARM, BEST_SETTING_SPEEDUP["sparse"])):
-        if den not in best:
-            out.append(missing(f"finished IMDB trials of {den}", have_imdb(d)))
-            continue
-        (bm, wm), (bd, wd) = best[MX], best[den]
-        out.append(
-            ratio_part(
-                f"{den} at batch {bd}/{wd} workers vs {MX} at batch {bm}/{wm} workers ({how})",
-                f"epoch time {den} / {MX}",
-                times(d, den, bd, wd, EPOCH, judge),
-                times(d, MX, bm, wm, EPOCH, judge),
-                in_band(band_about(claimed)),
-            )
-        )
+        part = best_setting_ratio(d, den, MX, EPOCH, in_band(band_about(claimed)))
+        out.append(part or missing(f"finished IMDB trials of {den} and {MX}", have_imdb(d)))
     return out
 
 

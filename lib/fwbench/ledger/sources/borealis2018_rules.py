@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..data import Data, blocks, reference, times
-from ..rules import NOT_TESTABLE, Part
+from ..rules import NOT_TESTABLE, Part, ratio_part
 
 STUDY = "imdb"  # the study every A claim is judged on (A10 also reads the onnx study)
 MX, PT = reference(STUDY, "mxnet"), reference(STUDY, "torch")  # the post's MXNet and PyTorch
@@ -55,6 +55,61 @@ def held_out(d: Data) -> tuple[list, list, str]:
     b = blocks(d)
     choose, judge = b[:1], (b[1:] or b[:1])
     return choose, judge, f"best chosen on block {choose}, judged on blocks {judge}"
+
+
+def best_setting(d: Data, arm: str, on_blocks, metric: str) -> tuple[int, int] | None:
+    """``arm``'s fastest (batch size, workers) by the median of ``metric`` over its timed epochs in ``on_blocks``
+    (the choosing blocks of ``held_out``); None when it has no rows there. The one selection every "best setting"
+    number uses: claim A7, the answer's fastest-arm comparison and the fastest-settings table."""
+    t = d.timed()
+    if t.empty:
+        return None
+    sel = t[(t.arm == arm) & t.block.isin(list(on_blocks))]
+    med = sel.groupby(["batch_size", "num_workers"])[metric].median()
+    return tuple(int(x) for x in med.idxmin()) if len(med) else None
+
+
+def best_setting_ratio(d: Data, num: str, den: str, metric: str, rule) -> Part | None:
+    """``metric`` of ``num`` over ``den``, each arm at its own best setting (chosen on the choosing blocks, the
+    ratio over the trials of the judging blocks: ``held_out``), judged by ``rule``; None when an arm has no rows."""
+    choose, judge, how = held_out(d)
+    bn, bd = best_setting(d, num, choose, metric), best_setting(d, den, choose, metric)
+    if bn is None or bd is None:
+        return None
+    return ratio_part(
+        f"{num} at batch {bn[0]}/{bn[1]} workers vs {den} at batch {bd[0]}/{bd[1]} workers ({how})",
+        f"epoch time {num} / {den}",
+        times(d, num, *bn, metric, judge),
+        times(d, den, *bd, metric, judge),
+        rule,
+    )
+
+
+def best_settings_table(d: Data, metric: str) -> list[dict]:
+    """Every arm at its best setting (``best_setting`` on the choosing blocks): the setting, and the median and
+    IQR of the per-trial values (``times``) on the judging blocks, with the number of trials."""
+    choose, judge, how = held_out(d)
+    rows = []
+    for arm in sorted(set(d.timed().arm)) if not d.timed().empty else []:
+        best = best_setting(d, arm, choose, metric)
+        if best is None:
+            continue
+        values = times(d, arm, best[0], best[1], metric, judge)
+        if not len(values):
+            continue
+        q1, q3 = np.percentile(values, [25, 75])
+        rows.append(
+            {
+                "arm": arm,
+                "batch_size": best[0],
+                "num_workers": best[1],
+                "median": float(np.median(values)),
+                "iqr": float(q3 - q1),
+                "n": len(values),
+                "how": how,
+            }
+        )
+    return rows
 
 
 def median(values) -> float:

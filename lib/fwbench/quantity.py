@@ -1,0 +1,101 @@
+"""A named quantity: one number with its interval, computed once and written the same way on every page.
+
+Every number the post, the README, the notebooks and the ledger share is a ``Quantity`` with a stable ``name``
+(``"claim.B"``, ``"imdb.accuracy.torch-eager"``, ...). Pages never format such a number themselves: they call
+``markup``, which wraps the text in ``<span class="q" data-q=NAME data-v=VALUE ...>`` carrying the exact value,
+interval and level. The span is plain inline HTML, so it reads the same in the rendered post, in a notebook's
+Markdown output and on GitHub's rendering of README.md; ``fwbench.consistency`` reads the spans back from every
+page and fails when one name carries two values.
+
+A quantity may be shown the other way round (``inverse=True``: 1 / value and its interval flipped, e.g. a
+PyTorch / MXNet ratio quoted as MXNet / PyTorch); the span says so (``data-form="inverse"``) and still carries the
+stored orientation's values, so the check compares like with like.
+
+Intervals: ``confidence`` is the level the interval was computed at. A level above ``stats.CONFIDENCE`` is a
+Bonferroni-widened part of a claim with several parts (``ledger.judge``): together the claim's intervals hold at
+95 %, so the text says "95 % family-wise CI" rather than a per-row level a reader would have to reconcile.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+
+from .stats import CONFIDENCE
+
+
+def _num(x: float, digits: int) -> str:
+    return f"{x:.{digits}g}" if abs(x) < 10**digits else f"{x:,.0f}"
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One named number: ``value`` with its interval at ``confidence`` over ``n`` (what was counted), in ``unit``."""
+
+    name: str
+    value: float
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    confidence: float = CONFIDENCE
+    n: str = ""
+    unit: str = ""
+    digits: int = 3
+
+    @property
+    def has_ci(self) -> bool:
+        return not (math.isnan(self.ci_low) or math.isnan(self.ci_high))
+
+    def level_text(self) -> str:
+        """'95 %' or '95 % family-wise' (see the module docstring)."""
+        family = " family-wise" if self.confidence > CONFIDENCE + 1e-9 else ""
+        return f"{CONFIDENCE:.0%}".replace("%", " %") + family
+
+    def shown(self, inverse: bool = False) -> tuple[float, float, float]:
+        """(value, low, high) as shown: the stored orientation, or its inverse."""
+        if not inverse:
+            return self.value, self.ci_low, self.ci_high
+
+        def inv(x: float) -> float:
+            return 1 / x if x else math.nan
+
+        return inv(self.value), inv(self.ci_high), inv(self.ci_low)
+
+    def text(self, inverse: bool = False, ci: bool = True) -> str:
+        """'2.29 (95 % CI 2.04-2.51)'; 'no CI' where there is none; only the value with ``ci=False``."""
+        value, low, high = self.shown(inverse)
+        if math.isnan(value):
+            return "n/a"
+        head = f"{_num(value, self.digits)}{self.unit}"
+        if not ci:
+            return head
+        if not self.has_ci:
+            return f"{head} (no CI)"
+        return f"{head} ({self.level_text()} CI {_num(low, self.digits)}-{_num(high, self.digits)})"
+
+    def markup(self, inverse: bool = False, ci: bool = True) -> str:
+        """The text in a ``<span>`` that carries the quantity's name and stored values (see the module docstring)."""
+        attrs = {
+            "class": "q",
+            "data-q": self.name,
+            "data-v": repr(float(self.value)),
+            "data-lo": repr(float(self.ci_low)),
+            "data-hi": repr(float(self.ci_high)),
+            "data-level": repr(float(self.confidence)),
+        }
+        if inverse:
+            attrs["data-form"] = "inverse"
+        if not ci:
+            attrs["data-ci"] = "hidden"
+        inner = " ".join(f'{k}="{html.escape(v, quote=True)}"' for k, v in attrs.items())
+        return f"<span {inner}>{html.escape(self.text(inverse, ci), quote=False)}</span>"
+
+
+def from_row(
+    name: str, estimate: float, ci_low: float, ci_high: float, confidence: float | None, n: str = ""
+) -> Quantity:
+    """A quantity from a table row's estimate columns (a ledger row, a ratio table's row)."""
+    level = (
+        CONFIDENCE if confidence is None or (isinstance(confidence, float) and math.isnan(confidence)) else confidence
+    )
+    return Quantity(name, float(estimate), float(ci_low), float(ci_high), float(level), str(n or ""))

@@ -1,0 +1,80 @@
+"""The answer (``fwbench.answer``): read off the ledger, oriented as the ledger states it, drawn as one figure."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pytest
+
+from fwbench import answer
+from fwbench.plots import answer as answer_plot
+from fwbench.quantity import Quantity
+from fwbench.store import ResultsStore
+from fwbench.studies import all_studies
+
+REPO = Path(__file__).resolve().parents[1]
+PAPER_STORE = REPO / "results" / "paper" / "paper-run.sqlite"
+
+
+@pytest.fixture(scope="module")
+def paper_answer():
+    if not PAPER_STORE.exists():
+        pytest.skip("no committed paper store")
+    return answer.compute(ResultsStore.open_read(PAPER_STORE), "paper")
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "expected"),
+    [(1.1, 1.3, "PyTorch is faster"), (0.7, 0.9, "MXNet is faster"), (0.9, 1.1, "no clear difference")],
+)
+def test_who_is_faster_is_read_off_the_interval(low, high, expected):
+    q = Quantity("x", (low + high) / 2, low, high)
+    assert answer.reading(q, "MXNet", "PyTorch") == expected
+
+
+def test_no_interval_is_never_read_as_a_difference():
+    assert answer.reading(Quantity("x", 3.0), "MXNet", "PyTorch").startswith("one trial a side")
+    assert answer.reading(Quantity("x", math.nan), "MXNet", "PyTorch") == "not measured"
+
+
+def test_each_workload_is_oriented_as_its_ledger_row(paper_answer):
+    """A workload's declared numerator and denominator are those of the ledger's quantity ("time X / Y")."""
+    framework_of = {arm.name: arm.framework for s in all_studies() for arm in s.arms}
+    framework_of |= {"MXNet": "mxnet", "PyTorch": "torch"}
+    assert {s["workload"].claim for s in paper_answer.speed} == {w.claim for w in answer.WORKLOADS}
+    for s in paper_answer.speed:
+        w = s["workload"]
+        num, den = re.search(r"(\S+) / (\S+)$", s["what"]).groups()
+        assert (framework_of[num], framework_of[den]) == (w.num, w.den), s["what"]
+        assert w.drawn_inverse == (w.num != "mxnet")
+
+
+def test_the_answer_quotes_the_ledger(paper_answer):
+    for s in paper_answer.speed:
+        row = paper_answer.ledger.set_index("claim_id").loc[s["workload"].claim]
+        assert (s["quantity"].value, s["quantity"].ci_low) == (row.estimate, row.ci_low)
+    text = answer.markdown(paper_answer)
+    assert text.startswith("## The answer") and "**Limits:**" in text and "no GPU" in text
+
+
+def test_the_answer_figure_has_labels_a_legend_and_every_workload(paper_answer):
+    fig = answer_plot.answer_figure(paper_answer)
+    ax = fig.axes[0]
+    assert ax.get_xlabel().startswith("time ratio MXNet / PyTorch") and ax.get_ylabel()
+    assert ax.get_legend() is not None or fig.legends
+    rows = answer_plot.rows(paper_answer)
+    assert len(ax.get_yticklabels()) == len(rows) >= 3
+    a7 = next(r for r in rows if "claim A7" in r["label"])  # drawn inverted: MXNet / PyTorch
+    assert a7["value"] == pytest.approx(1 / paper_answer.quantity("A7").value)
+    plt.close(fig)
+
+
+def test_an_empty_store_gives_an_answer_without_numbers(tmp_path):
+    a = answer.compute(ResultsStore(tmp_path / "empty.sqlite"), "smoke")
+    assert a.speed == [] and a.trials.value == 0
+    with pytest.raises(answer_plot.NothingToDraw):
+        answer_plot.answer_figure(a)
+    assert "0</span> finished trials" in answer.markdown(a)

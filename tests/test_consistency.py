@@ -1,0 +1,132 @@
+"""One quantity, one value: every page that states a shared number quotes it from one computation.
+
+The pages are rendered from a store (the committed paper store here; the smoke site in test_site), the named
+numbers read back from them (``fwbench.consistency``), and each name must carry one value, one interval and one
+text per form. A planted disagreement (a page that computed its own value) must be caught.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fwbench import answer, consistency, readme, report
+from fwbench.quantity import Quantity
+from fwbench.store import ResultsStore
+
+REPO = Path(__file__).resolve().parents[1]
+PAPER_STORE = REPO / "results" / "paper" / "paper-run.sqlite"
+STUDIES = ("imdb", "deepar", "vgg16", "onnx")
+
+
+# -- the check itself, on planted pages ---------------------------------------------------------------------------
+def _page(tmp_path: Path, name: str, *quantities: str) -> Path:
+    path = tmp_path / name
+    path.write_text("<p>" + " and ".join(quantities) + "</p>", encoding="utf-8")
+    return path
+
+
+def test_a_quantity_round_trips_through_its_span():
+    q = Quantity("claim.B", 2.2909, 2.0444, 2.5103, 0.975, "10 pairs")
+    (m,) = consistency.mentions(f"MXNet / PyTorch: {q.markup()}.", "page.html")
+    assert (m.name, m.value, m.ci_low, m.ci_high, m.level) == ("claim.B", 2.2909, 2.0444, 2.5103, 0.975)
+    assert m.text == "2.29 (95 % family-wise CI 2.04-2.51)" and m.form == "stored"
+    (inv,) = consistency.mentions(q.markup(inverse=True), "page.md")
+    assert inv.form == "inverse" and inv.value == 2.2909 and inv.text.startswith("0.437 (95 % family-wise CI 0.398-")
+
+
+def test_consistent_pages_pass(tmp_path):
+    q = Quantity("claim.B", 2.29, 2.04, 2.51)
+    pages = [_page(tmp_path, "a.html", q.markup()), _page(tmp_path, "b.md", q.markup(), q.markup(inverse=True))]
+    found = consistency.collect(pages)
+    assert len(found) == 3 and consistency.disagreements(found) == []
+
+
+def test_a_planted_second_value_is_caught(tmp_path):
+    """The README computing the ratio its own way (another value for the same name) fails the check."""
+    ours = Quantity("claim.B", 2.29, 2.04, 2.51)
+    recomputed = Quantity("claim.B", 2.31, 2.10, 2.55)
+    found = consistency.collect(
+        [_page(tmp_path, "index.html", ours.markup()), _page(tmp_path, "README.md", recomputed.markup())]
+    )
+    (problem,) = consistency.disagreements(found)
+    assert problem.startswith("claim.B: 2 different values") and "2.31" in problem and "2.29" in problem
+
+
+def test_a_planted_other_interval_or_text_is_caught(tmp_path):
+    base = Quantity("imdb.x", 1.1, 0.9, 1.3)
+    other_ci = Quantity("imdb.x", 1.1, 0.95, 1.25)  # same point, another interval (e.g. another level or method)
+    assert consistency.disagreements(
+        consistency.collect([_page(tmp_path, "a.html", base.markup()), _page(tmp_path, "b.html", other_ci.markup())])
+    )
+    edited = base.markup().replace("1.1 (", "1.10 (")  # same stored values, another text: a page formatted it
+    assert consistency.disagreements(
+        consistency.collect([_page(tmp_path, "c.html", base.markup()), _page(tmp_path, "d.html", edited)])
+    )
+
+
+def test_the_command_line_exits_1_on_a_disagreement(tmp_path, capsys):
+    a, b = Quantity("q", 1.0), Quantity("q", 2.0)
+    _page(tmp_path, "a.html", a.markup())
+    _page(tmp_path, "b.html", b.markup())
+    assert consistency.main([str(tmp_path)]) == 1
+    assert "DISAGREE q" in capsys.readouterr().out
+
+
+# -- the paper store: README, docs, the post and the notebooks' closing text agree ----------------------------------
+@pytest.fixture(scope="module")
+def paper_pages(tmp_path_factory):
+    """Every page rendered from the committed paper store: the README's answer and the details block as `make
+    readme` writes them, the post (index.html, without notebook pages) and each notebook's closing text."""
+    if not PAPER_STORE.exists():
+        pytest.skip("no committed paper store")
+    out = tmp_path_factory.mktemp("paper-pages")
+    store = ResultsStore.open_read(PAPER_STORE)
+    (out / "README.md").write_text(readme.render("paper", store), encoding="utf-8")
+    (out / "results.md").write_text(readme.details("paper", store), encoding="utf-8")
+    report.build(out / "no-notebooks", out / "site", "paper", store=store, figures=out / "no-figures")
+    found = answer.compute(store, "paper")
+    for study in STUDIES:
+        (out / f"notebook-{study}.md").write_text(answer.study_markdown(found, study), encoding="utf-8")
+    (out / "notebook-ledger.md").write_text(answer.ledger_markdown(found), encoding="utf-8")
+    return out
+
+
+def test_the_paper_pages_state_one_value_per_quantity(paper_pages):
+    found = consistency.collect([paper_pages])
+    assert consistency.disagreements(found) == []
+    pages_of = {}
+    for m in found:
+        pages_of.setdefault(m.name, set()).add(Path(m.page).name)
+    # the answer's numbers are on the README, the post and (the claims) the details and the notebooks
+    for name in ("claim.B", "claim.A7", "claim.C1", "imdb.fastest_arm_vs_pytorch", "trials.done"):
+        assert {"README.md", "index.html"} <= pages_of[name], (name, pages_of.get(name))
+    assert {"results.md", "notebook-ledger.md"} <= pages_of["claim.B"]
+    assert "notebook-vgg16.md" in pages_of["claim.C4.3"]  # torch.compile's part of C4, quoted, not recomputed
+
+
+def test_the_committed_readme_and_results_agree_with_the_paper_store(paper_pages):
+    """The committed front page and docs/results.md (written by `make readme`) say what the store says now."""
+    found = consistency.collect([paper_pages, REPO / "README.md", REPO / "docs" / "results.md"])
+    assert consistency.disagreements(found) == []
+    committed = {m.name for m in found if m.page.startswith(str(REPO / "README.md"))}
+    assert "claim.B" in committed
+
+
+def test_a_page_that_recomputes_a_number_is_caught(paper_pages, tmp_path):
+    """A disagreement planted in a copy of the rendered pages: the README quoting claim B from its own sum."""
+    pages = tmp_path / "pages"
+    shutil.copytree(paper_pages, pages)
+    readme_md = pages / "README.md"
+    text = readme_md.read_text(encoding="utf-8")
+    (b,) = {m for m in consistency.mentions(text, "README.md") if m.name == "claim.B"}
+    planted = Quantity("claim.B", b.value * 1.01, b.ci_low, b.ci_high, b.level)
+    start = text.index('<span class="q" data-q="claim.B"')
+    end = text.index("</span>", start) + len("</span>")
+    readme_md.write_text(text[:start] + planted.markup() + text[end:], encoding="utf-8")
+    problems = consistency.disagreements(consistency.collect([pages]))
+    assert any(p.startswith("claim.B: 2 different values") for p in problems)
+    assert not math.isclose(planted.value, b.value)
