@@ -130,3 +130,31 @@ def test_a_page_that_recomputes_a_number_is_caught(paper_pages, tmp_path):
     problems = consistency.disagreements(consistency.collect([pages]))
     assert any(p.startswith("claim.B: 2 different values") for p in problems)
     assert not math.isclose(planted.value, b.value)
+
+
+def test_a_notebook_page_keeps_the_spans_of_its_markdown_output(tmp_path):
+    """nbconvert's own Markdown rendering cuts an inline span off its text; the notebooks' ``Markdown`` (HTML as
+    well) keeps it, so the check reads the number on the notebook page."""
+    import nbformat
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.display import Markdown as IPythonMarkdown
+
+    from fwbench.notebook_display import Markdown
+
+    q = Quantity("claim.B", 2.29, 2.04, 2.51)
+    text = f"| claim | estimate |\n|---|---|\n| B | {q.markup()} |"
+    formatter = InteractiveShell.instance().display_formatter
+    pages = {}
+    for name, shown in (("ours", Markdown(text)), ("ipython", IPythonMarkdown(text))):
+        data, _ = formatter.format(shown)
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell("display(...)")
+        cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
+        nb.cells = [nbformat.v4.new_markdown_cell(f"# {name}"), cell]
+        path = tmp_path / f"{name}.ipynb"
+        nbformat.write(nb, path)
+        page = report.render_notebook(report.notebook_meta(path), tmp_path, "smoke")
+        pages[name] = consistency.mentions(page.read_text(encoding="utf-8"), page.name)
+    (m,) = pages["ours"]
+    assert m.text == q.text() and m.value == 2.29
+    assert [x.text for x in pages["ipython"]] == [""]  # why the notebooks do not use IPython's Markdown

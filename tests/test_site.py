@@ -195,3 +195,20 @@ def test_headless_progress_is_one_line_per_trial(smoke_site):
         assert "\r" not in text, f"{path.name}: carriage-return progress in the output"
         assert "it/s" not in text and "\u2588" not in text, f"{path.name}: a tqdm bar in the headless output"
         assert len(text.splitlines()) < 200, f"{path.name}: {len(text.splitlines())} lines of output"
+
+
+def test_every_page_of_the_smoke_site_states_one_value_per_quantity(smoke_site):
+    """The post and the notebook pages (nbconvert keeps the quantity spans of the Markdown outputs) agree."""
+    from fwbench import consistency
+
+    site = smoke_site.root / "reports"
+    found = consistency.collect([site])
+    assert consistency.disagreements(found) == []
+    pages_of = {}
+    for m in found:
+        pages_of.setdefault(m.name, set()).add(Path(m.page).name)
+    assert "trials.done" in pages_of and "index.html" in pages_of["trials.done"]
+    ledger_page = {name for name, pages in pages_of.items() if "05_claims_ledger.html" in pages}
+    assert any(name.startswith("claim.") for name in ledger_page), sorted(pages_of)
+    shared = {name for name, pages in pages_of.items() if len(pages) > 1 and name.startswith("claim.")}
+    assert shared, "no claim's estimate appears on two pages: the check would compare nothing"

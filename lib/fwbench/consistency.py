@@ -19,7 +19,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-SPAN = re.compile(r'<span class="q" ((?:data-[a-z]+="[^"]*"\s*)+)>(.*?)</span>', re.S)
+# a quantity span, its attributes in any order (an HTML sanitizer may sort them)
+SPAN = re.compile(r'<span ((?:[a-z-]+="[^"]*"\s*)*class="q"(?:\s*[a-z-]+="[^"]*")*)\s*>(.*?)</span>', re.S)
 ATTR = re.compile(r'data-([a-z]+)="([^"]*)"')
 PAGE_SUFFIXES = (".html", ".md")
 
