@@ -53,7 +53,8 @@ def _headlines(profile: str, store: ResultsStore) -> dict:
 
 
 def arms_markdown() -> str:
-    """Every registered study's arm table as one Markdown table."""
+    """Every registered study's declared arm table as one Markdown table (docs/methods.md#arms, headed "Arms as
+    declared": what the code declares, not what a profile ran; the post lists the arms that ran)."""
     lines = ["| study | arm | framework | variant | what it runs |", "|---|---|---|---|---|"]
     for study in all_studies():
         lines += [
@@ -147,7 +148,7 @@ def render(profile: str = "quick", store: ResultsStore | None = None, *, nested:
     )
     parts += [
         "",
-        "| claim | verdict | source hardware | ours | scale floor | n | our measurement |",
+        f"| claim | verdict | source hardware | ours | scale floor | n | our measurement [{ledger.render.CI_LEVEL}] |",
         "|---|---|---|---|---|---|---|",
     ]
     for row in table.itertuples():
