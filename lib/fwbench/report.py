@@ -8,10 +8,24 @@ results store at build time, viewable offline from any static host as it is.
 - ``index.html`` from ``templates/post.html.j2``: every number computed here from the store;
 - ``figures/``: the PNGs the post shows, copied from ``fwbench.paths.figures_dir()`` (only those written by this
   run of the notebooks, so a stale figure from an older run never appears);
-- ``ledger.csv``: the claims ledger (``fwbench.ledger``).
-The post has one section per registered study (``fwbench.studies.all_studies``: its title, arm table and the
-figures whose names start with its ``figure_prefix``), plus the convergence curves and the ledger.
-All links are relative.
+- ``ledger.csv``: the claims ledger (``fwbench.ledger``);
+- ``data/``: the results store the post was built from, the profile's tables and ``requirements.lock``
+  (``fwbench.site_files``).
+The post has one section per registered study (``fwbench.studies.all_studies``: its title, the arms that ran and
+the figures whose names start with its ``figure_prefix``), plus the convergence curves, the ledger and a glossary.
+
+Decisions:
+- **Only what ran.** A study's arm table lists the arms with finished trials of the shown profile in the store
+  (``arms_that_ran``); one sentence names the declared arms that did not run and why (not in the profile's plan,
+  or planned and not stored). The registry's full table is documented in docs/methods.md#arms.
+- **Links.** Every link is relative and points into the site folder, so the site works from any static host: the
+  store, the tables and the lock file are copied or exported into ``data/`` at build time (``site_files``:
+  the decision is written there). The repository is linked by its address, from ``git remote get-url origin``,
+  else ``pyproject.toml``'s ``[project.urls]``; with neither, a sentence names the commit (no made-up address).
+- **Glossary.** ``docs/glossary.md`` is the one source of the definitions (``fwbench.glossary``): the post
+  renders it as its "Glossary" section, one anchor per entry, and links the first use of each term in the page.
+- **One confidence level per table.** The ledger's estimate column says "95 % family-wise CI" in its header and
+  the rows print no level of their own (``fwbench.ledger.render.CI_HEADER``, ``CI_NOTE``).
 """
 
 from __future__ import annotations
@@ -31,11 +45,11 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from . import ledger
+from . import glossary, ledger, site_files
 from .analysis import deepar as deepar_analysis
 from .analysis import imdb as imdb_analysis
 from .errors import FwbenchError
-from .ledger.render import host_text
+from .ledger.render import CI_HEADER, CI_NOTE, host_text
 from .ledger.sources.deepar2024 import total_ratio
 from .paths import figures_dir, results_path
 from .plots import NOT_DRAWN
@@ -134,7 +148,8 @@ def imdb_numbers(profile: str, store: ResultsStore) -> tuple[list, list]:
     setup.append(
         f"IMDB LSTM (study A): arms {', '.join(sorted(set(frame.arm)))}; batch sizes "
         f"{sorted(int(b) for b in set(frame.batch_size))}; data-loader workers "
-        f"{sorted(int(w) for w in set(frame.num_workers))}; {int(frame.n_train.iloc[0])} training reviews per epoch; "
+        f"{sorted(int(w) for w in set(frame.num_workers))}; training reviews per epoch "
+        f"{sorted(int(n) for n in set(frame.n_train))}; "
         f"epochs per trial {sorted(int(e) for e in set(frame.epochs))}; {frame.seed.nunique()} seed(s); "
         f"{imdb_study.MODEL['embed_dim']}-d embedding, {imdb_study.MODEL['hidden_size']} LSTM cells, vocabulary "
         f"{imdb_study.MODEL['num_words']}."
@@ -258,20 +273,53 @@ def collect_figures(source: Path, out: Path, since: float | None) -> dict:
     return found
 
 
-def study_sections(prose: dict, figures: dict) -> list[dict]:
-    """One post section per registered study: title, arm table, prose lines where the post has them (``prose``:
-    study -> lines), figures."""
-    return [
-        {
-            "name": s.name,
-            "title": s.title,
-            "arms": arm_table(s.name),
-            "has_prose": s.name in prose,
-            "lines": prose.get(s.name, []),
-            "figures": figures.get(s.name, []),
-        }
-        for s in all_studies()
-    ]
+def arms_that_ran(study, store: ResultsStore, profile: str) -> tuple[list[dict], str]:
+    """(the rows of the study's arm table with finished trials of ``profile``'s plan in the store, the rows every
+    table of the post reads; one sentence naming the declared arms that did not run: not in the profile's plan, or
+    planned and not stored; "" when all ran)."""
+    try:
+        trials_planned = plan(study.name, profile)
+    except FwbenchError:  # the study has no such profile
+        trials_planned = []
+    field = f"config.{study.arm_field}"
+    stored = store.trials(study.name, {t.trial_id for t in trials_planned}) if trials_planned else None
+    ran = set()
+    if stored is not None and not stored.empty and field in stored:
+        ran = set(stored.loc[stored.status == "done", field])
+    declared = arm_table(study.name)
+    missing = [a["arm"] for a in declared if a["arm"] not in ran]
+    if not missing:
+        return declared, ""
+    planned = {t.config.get(study.arm_field) for t in trials_planned}
+    unplanned = [a for a in missing if a not in planned]
+    waiting = [a for a in missing if a in planned]
+    parts = []
+    if unplanned:
+        parts.append(f"{', '.join(unplanned)} (not in profile {profile}'s plan)")
+    if waiting:
+        parts.append(f"{', '.join(waiting)} (planned, with no finished trial in this store: the run is incomplete)")
+    head = "No arm of this study ran" if not ran else "Declared arms that did not run"
+    return [a for a in declared if a["arm"] in ran], f"{head} in profile {profile}: {'; '.join(parts)}."
+
+
+def study_sections(prose: dict, figures: dict, store: ResultsStore, profile: str) -> list[dict]:
+    """One post section per registered study: title, the arms that ran (``arms_that_ran``), prose lines where the
+    post has them (``prose``: study -> lines), figures."""
+    sections = []
+    for s in all_studies():
+        arms, not_run = arms_that_ran(s, store, profile)
+        sections.append(
+            {
+                "name": s.name,
+                "title": s.title,
+                "arms": arms,
+                "arms_not_run": not_run,
+                "has_prose": s.name in prose,
+                "lines": prose.get(s.name, []),
+                "figures": figures.get(s.name, []),
+            }
+        )
+    return sections
 
 
 # ---------------------------------------------------------------------------------------------------- the post
@@ -341,11 +389,13 @@ def build(
         "profile_note": profile_note(profile, store),
         "setup": imdb_setup + deepar_setup + [f"Timing: {ledger.conditions(ledger.load(store, profile))}."],
         "assumptions": assumptions(),
-        "studies": study_sections({"imdb": headline, "deepar": deepar}, figs),
+        "studies": study_sections({"imdb": headline, "deepar": deepar}, figs, store, profile),
         "convergence": convergence_lines(store, profile),
         "figures": figs,
         "ledger": rows,
         "ledger_summary": ledger.render.summary(table, ledger.PRECEDENCE),
+        "ledger_ci_header": CI_HEADER,
+        "ledger_ci_note": CI_NOTE,
         "ledger_tolerance": (
             f"A claimed ratio r counts as matched when the 95 % CI lies inside "
             f"[r / {1 + ledger.TOL:g}, r x {1 + ledger.TOL:g}]."
@@ -353,9 +403,18 @@ def build(
         "pages": pages,
         "environment": environment(store, metas),
     }
+    # the files and links of the site (see "Links" above) and the glossary: apart from the numbers
+    repo = site_files.repository(git)
+    terms = glossary.entries()
+    context |= {
+        "repository": repo,
+        "data": site_files.publish(store, profile, out),
+        "glossary": Markup(glossary.section_html(terms, repo["url"], repo["commit"])) if terms else None,
+    }
     jenv = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "j2"]))
     index = out / "index.html"
-    index.write_text(jenv.get_template("post.html.j2").render(**context), encoding="utf-8")
+    page = jenv.get_template("post.html.j2").render(**context)
+    index.write_text(glossary.link_first_uses(page, terms), encoding="utf-8")
     return index
 
 
