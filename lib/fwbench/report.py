@@ -15,9 +15,10 @@ The post has one section per registered study (``fwbench.studies.all_studies``: 
 the figures whose names start with its ``figure_prefix``), plus the convergence curves, the ledger and a glossary.
 
 Decisions:
-- **Only what ran.** A study's arm table lists the arms with finished trials of the shown profile in the store
-  (``arms_that_ran``); one sentence names the declared arms that did not run and why (not in the profile's plan,
-  or planned and not stored). The registry's full table is documented in docs/methods.md#arms.
+- **Only what ran.** A study's arm table lists the arms with finished trials of the shown profile's plan in the
+  store (``fwbench.analysis.arms_that_ran``, the rows every table reads); one sentence names the declared arms
+  that did not run and why (not in the profile's plan, or planned and not stored). The registry's full table is
+  documented in docs/methods.md#arms ("Arms as declared").
 - **Links.** Every link is relative and points into the site folder, so the site works from any static host: the
   store, the tables and the lock file are copied or exported into ``data/`` at build time (``site_files``:
   the decision is written there). The repository is linked by its address, from ``git remote get-url origin``,
@@ -46,6 +47,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from . import glossary, ledger, site_files
+from .analysis import arms_that_ran
 from .analysis import deepar as deepar_analysis
 from .analysis import imdb as imdb_analysis
 from .errors import FwbenchError
@@ -59,7 +61,7 @@ from .published import deepar2024
 from .readme import scale_note
 from .runner import plan
 from .store import ResultsStore
-from .studies import all_studies, arm_table
+from .studies import all_studies
 from .studies import imdb as imdb_study
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -273,41 +275,12 @@ def collect_figures(source: Path, out: Path, since: float | None) -> dict:
     return found
 
 
-def arms_that_ran(study, store: ResultsStore, profile: str) -> tuple[list[dict], str]:
-    """(the rows of the study's arm table with finished trials of ``profile``'s plan in the store, the rows every
-    table of the post reads; one sentence naming the declared arms that did not run: not in the profile's plan, or
-    planned and not stored; "" when all ran)."""
-    try:
-        trials_planned = plan(study.name, profile)
-    except FwbenchError:  # the study has no such profile
-        trials_planned = []
-    field = f"config.{study.arm_field}"
-    stored = store.trials(study.name, {t.trial_id for t in trials_planned}) if trials_planned else None
-    ran = set()
-    if stored is not None and not stored.empty and field in stored:
-        ran = set(stored.loc[stored.status == "done", field])
-    declared = arm_table(study.name)
-    missing = [a["arm"] for a in declared if a["arm"] not in ran]
-    if not missing:
-        return declared, ""
-    planned = {t.config.get(study.arm_field) for t in trials_planned}
-    unplanned = [a for a in missing if a not in planned]
-    waiting = [a for a in missing if a in planned]
-    parts = []
-    if unplanned:
-        parts.append(f"{', '.join(unplanned)} (not in profile {profile}'s plan)")
-    if waiting:
-        parts.append(f"{', '.join(waiting)} (planned, with no finished trial in this store: the run is incomplete)")
-    head = "No arm of this study ran" if not ran else "Declared arms that did not run"
-    return [a for a in declared if a["arm"] in ran], f"{head} in profile {profile}: {'; '.join(parts)}."
-
-
 def study_sections(prose: dict, figures: dict, store: ResultsStore, profile: str) -> list[dict]:
     """One post section per registered study: title, the arms that ran (``arms_that_ran``), prose lines where the
     post has them (``prose``: study -> lines), figures."""
     sections = []
     for s in all_studies():
-        arms, not_run = arms_that_ran(s, store, profile)
+        arms, not_run = arms_that_ran(s.name, profile, store)
         sections.append(
             {
                 "name": s.name,
