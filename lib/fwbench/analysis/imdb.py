@@ -372,7 +372,7 @@ def gemm_peak_or_none(store: ResultsStore | None = None) -> dict | None:
 # What a notebook table needs from the plan, for the sentence shown where it has no rows (``absent_note``).
 ABSENT = {
     "variants": ("variant arms", lambda c: c["arm"] not in CORE_ARMS),
-    "hybrid": ("hybridized MXNet trials", lambda c: str(c["arm"]).startswith("mxnet-hybrid")),
+    "hybrid": ("hybridized MXNet trials", lambda c: _study().arm(c["arm"]).variant.startswith("hybrid")),
     "onednn": ("oneDNN on/off pairs", lambda c: c.get("onednn") is False),
     "lifetime": ("per-epoch/persistent pairs", lambda c: c.get("worker_lifetime") == "persistent"),
     "scaling": ("cost-growth trials", lambda c: c.get("part") == "scaling"),
