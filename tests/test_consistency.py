@@ -136,14 +136,14 @@ def test_a_notebook_page_keeps_the_spans_of_its_markdown_output(tmp_path):
     """nbconvert's own Markdown rendering cuts an inline span off its text; the notebooks' ``Markdown`` (HTML as
     well) keeps it, so the check reads the number on the notebook page."""
     import nbformat
-    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.core.formatters import DisplayFormatter
     from IPython.display import Markdown as IPythonMarkdown
 
     from fwbench.notebook_display import Markdown
 
     q = Quantity("claim.B", 2.29, 2.04, 2.51)
     text = f"| claim | estimate |\n|---|---|\n| B | {q.markup()} |"
-    formatter = InteractiveShell.instance().display_formatter
+    formatter = DisplayFormatter()  # not the global shell: a shell instance would change other tests' output
     pages = {}
     for name, shown in (("ours", Markdown(text)), ("ipython", IPythonMarkdown(text))):
         data, _ = formatter.format(shown)

@@ -323,12 +323,13 @@ def test_ledger_rows_carry_measurement_ci_and_conditions(store_pair):
     # n counts independent trials (4 repeat blocks a side), not epochs
     assert a1.n == f"n={len(BLOCKS)}/{len(BLOCKS)} trials"
     # three judged parts (batch 64, 256, 1024): Bonferroni-corrected to 1 - 0.05/3, all three agree
-    assert a1.parts_agree == "3 of 3 parts reproduced" and "98.3% CI" in a1.measurement
+    assert a1.parts_agree == "3 of 3 parts reproduced" and a1.ci_level == pytest.approx(1 - 0.05 / 3)
+    assert a1.measurement.count("[CI ") == 3 and "%" not in a1.measurement  # the level is the header's, not the row's
     assert a1.verdict_band10 == L.REPRODUCED and 0 < a1.min_detectable < 0.05
     # A6 has five judged parts: every one, the fastest_is parts included, at 1 - 0.05/5 and counting trials
     a6 = table.loc["A6"]
-    assert a6.parts_agree == "5 of 5 parts reproduced" and a6.measurement.count("99.0% CI") == 5
-    assert "95.0% CI" not in a6.measurement and a6.n == "n=3/3 trials"
+    assert a6.parts_agree == "5 of 5 parts reproduced" and a6.ci_level == pytest.approx(0.99)
+    assert a6.measurement.count("[CI ") == 5 and "% CI" not in a6.measurement and a6.n == "n=3/3 trials"
     assert a1.scale == floors.IMDB_TIMING and table.loc["A7", "scale"] == floors.HELDOUT
 
 
@@ -423,7 +424,7 @@ def test_fastest_is_rule():
     with rules.settings(confidence=0.99):  # a corrected part says (and has) its confidence
         wide = L.fastest_is({64: slow, 1024: fast}, 1024)
     assert wide.confidence == 0.99 and wide.ci_low < part.ci_low and part.ci_high < wide.ci_high
-    assert "99.0% CI" in wide.text()
+    assert "[CI " in wide.text() and "% CI" not in wide.text()  # the level is the table's header's, not the row's
     assert L.fastest_is({64: fast, 1024: slow}, 1024).verdict == L.CONTRADICTED
     assert L.fastest_is({64: fast}, 1024).verdict == L.NOT_MEASURED
 

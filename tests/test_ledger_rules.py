@@ -273,10 +273,10 @@ def test_multi_part_claims_have_bonferroni_corrected_intervals(tmp_path):
     a1_one, a1_two = ledger(one).loc["A1"], ledger(two).loc["A1"]
     # one part: the plain 95 % interval lies inside the band -> reproduced
     assert a1_one.verdict == L.REPRODUCED and a1_one.parts_agree == "1 of 1 parts reproduced"
-    assert "95.0% CI" in a1_one.measurement
+    assert a1_one.ci_level == 0.95 and "[CI " in a1_one.measurement
     # the same data at two batch sizes: each interval at 1 - 0.05/2 reaches past the band's edge -> inconclusive
     assert a1_two.verdict == L.INCONCLUSIVE and a1_two.parts_agree == "0 of 2 parts reproduced"
-    assert "97.5% CI" in a1_two.measurement
+    assert a1_two.ci_level == pytest.approx(0.975) and "% CI" not in a1_two.measurement
     assert a1_two.ci_high > rules.band_about(A1_RATIO)[1] > a1_one.ci_high
     # the judged parts' CIs are those of rules.settings(confidence=0.975), wider than the same parts at 95 %
     d = L.load(two, "all")

@@ -19,9 +19,11 @@ FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 
 def anchors(page: Path) -> set[str]:
     """The anchors GitHub gives the headings of ``page`` (lower case, punctuation dropped, spaces to hyphens, a
-    repeated heading numbered), outside code blocks, whose ``#`` lines are comments."""
-    found, times_seen = set(), {}
-    for heading in re.findall(r"^#{1,6} (.+)$", FENCE.sub("", page.read_text()), re.M):
+    repeated heading numbered), outside code blocks, whose ``#`` lines are comments; and the explicit
+    ``<a id="..."></a>`` anchors (which keep an old link working when a heading is renamed)."""
+    text = FENCE.sub("", page.read_text())
+    found, times_seen = set(re.findall(r'^<a id="([\w-]+)"></a>$', text, re.M)), {}
+    for heading in re.findall(r"^#{1,6} (.+)$", text, re.M):
         slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
         repeat = times_seen.get(slug, 0)
         found.add(slug if repeat == 0 else f"{slug}-{repeat}")
@@ -63,8 +65,11 @@ def test_the_anchor_rule_matches_github(tmp_path):
     page.write_text(
         "# A title\n```bash\n# a comment, not a heading\n```\n"
         "## How long will it take? `fwbench estimate`\n## The harness's overhead\n## Notes\n## Notes\n"
+        '<a id="kept"></a>\n## Renamed\n'
     )
     assert anchors(page) == {
+        "kept",
+        "renamed",
         "a-title",
         "how-long-will-it-take-fwbench-estimate",
         "the-harnesss-overhead",

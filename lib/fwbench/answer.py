@@ -80,7 +80,7 @@ WORKLOADS = (
 
 def claim_quantity(row) -> Quantity:
     """A ledger row's estimate as the named quantity ``claim.<id>`` (its interval at the level the ledger used)."""
-    return from_row(f"claim.{row.claim_id}", row.estimate, row.ci_low, row.ci_high, row.confidence, row.n)
+    return from_row(f"claim.{row.claim_id}", row.estimate, row.ci_low, row.ci_high, row.ci_level, row.n)
 
 
 def reading(q: Quantity, num: str, den: str) -> str:
@@ -291,8 +291,7 @@ def claims_markdown(a: Answer, study: str) -> str:
 def ledger_markdown(a: Answer) -> str:
     """The claims ledger as one Markdown table, each claim's deciding estimate as its quantity span."""
     lines = [
-        f"| claim | verdict | source hardware | ours | scale floor | what is estimated | "
-        f"{ledger.render.ESTIMATE_HEADER} |",
+        f"| claim | verdict | source hardware | ours | scale floor | what is estimated | {ledger.render.CI_HEADER} |",
         "|---|---|---|---|---|---|---|",
     ]
     for row in a.ledger.itertuples():

@@ -50,7 +50,8 @@ def _details(profile: str, store: ResultsStore, a: answer.Answer) -> dict:
 
 
 def arms_markdown() -> str:
-    """Every registered study's arm table as one Markdown table."""
+    """Every registered study's declared arm table as one Markdown table (docs/methods.md#arms, headed "Arms as
+    declared": what the code declares, not what a profile ran; the post lists the arms that ran)."""
     lines = ["| study | arm | framework | variant | what it runs |", "|---|---|---|---|---|"]
     for study in all_studies():
         lines += [
@@ -150,7 +151,7 @@ def details(profile: str, store: ResultsStore, a: answer.Answer | None = None, l
     parts.append(
         f"Verdicts: {ledger.render.verdict_counts(table)}. The full ledger with every part's measurement and "
         "the reasons is `reports/ledger.csv` and the post's last section (`notebooks/05_claims_ledger.ipynb` shows "
-        f"it too). Estimates: {ledger.render.ESTIMATE_HEADER}."
+        "it too)."
     )
     parts += ["", answer.ledger_markdown(a)]
     parts += ["", f"{level} Harness benchmarks", *bench_lines(store)]

@@ -8,10 +8,25 @@ results store at build time, viewable offline from any static host as it is.
 - ``index.html`` from ``templates/post.html.j2``: every number computed here from the store;
 - ``figures/``: the PNGs the post shows, copied from ``fwbench.paths.figures_dir()`` (only those written by this
   run of the notebooks, so a stale figure from an older run never appears);
-- ``ledger.csv``: the claims ledger (``fwbench.ledger``).
-The post has one section per registered study (``fwbench.studies.all_studies``: its title, arm table and the
-figures whose names start with its ``figure_prefix``), plus the convergence curves and the ledger.
-All links are relative.
+- ``ledger.csv``: the claims ledger (``fwbench.ledger``);
+- ``data/``: the results store the post was built from, the profile's tables and ``requirements.lock``
+  (``fwbench.site_files``).
+The post has one section per registered study (``fwbench.studies.all_studies``: its title, the arms that ran and
+the figures whose names start with its ``figure_prefix``), plus the convergence curves, the ledger and a glossary.
+
+Decisions:
+- **Only what ran.** A study's arm table lists the arms with finished trials of the shown profile's plan in the
+  store (``fwbench.analysis.arms_that_ran``, the rows every table reads); one sentence names the declared arms
+  that did not run and why (not in the profile's plan, or planned and not stored). The registry's full table is
+  documented in docs/methods.md#arms ("Arms as declared").
+- **Links.** Every link is relative and points into the site folder, so the site works from any static host: the
+  store, the tables and the lock file are copied or exported into ``data/`` at build time (``site_files``:
+  the decision is written there). The repository is linked by its address, from ``git remote get-url origin``,
+  else ``pyproject.toml``'s ``[project.urls]``; with neither, a sentence names the commit (no made-up address).
+- **Glossary.** ``docs/glossary.md`` is the one source of the definitions (``fwbench.glossary``): the post
+  renders it as its "Glossary" section, one anchor per entry, and links the first use of each term in the page.
+- **One confidence level per table.** The ledger's estimate column says "95 % family-wise CI" in its header and
+  the rows print no level of their own (``fwbench.ledger.render.CI_HEADER``, ``CI_NOTE``).
 """
 
 from __future__ import annotations
@@ -19,34 +34,27 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import html
-import math
-import platform
 import re
 import shutil
 import sys
 from pathlib import Path
 
 import nbformat
-import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from . import answer, ledger
-from .analysis import deepar as deepar_analysis
-from .analysis import imdb as imdb_analysis
+from . import answer, glossary, ledger, post_text, site_files
+from .analysis import arms_that_ran
 from .errors import FwbenchError
-from .ledger.render import host_text
+from .ledger.render import CI_HEADER, CI_NOTE
 from .paths import figures_dir, results_path
 from .plots import NOT_DRAWN, publish
 from .plots import answer as plots_answer
 from .plots.answer import ANSWER_FIGURE
 from .plots.captions import CAPTIONS
 from .provenance import git_state
-from .readme import scale_note
-from .runner import plan
 from .store import ResultsStore
-from .studies import all_studies, arm_table
-from .studies import imdb as imdb_study
+from .studies import all_studies
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TITLE = "PyTorch vs MXNet, measured again: two published comparisons rerun from scratch"
@@ -105,77 +113,7 @@ def render_notebook(meta: dict, out: Path, profile: str) -> Path:
     return target
 
 
-# ---------------------------------------------------------------------------------------------------- numbers
-def _fmt(x, digits=3) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}g}"
-
-
-def ledger_estimate(row) -> Markup:
-    """A ledger row's estimate as the quantity span the answer and the README quote (``answer.claim_quantity``)."""
-    if pd.isna(row.estimate):
-        return Markup("-")
-    return Markup(answer.claim_quantity(row).markup())
-
-
-def markdown_html(text: str) -> Markup:
-    from nbconvert.filters.markdown import markdown2html
-
-    return Markup(markdown2html(text))
-
-
-def imdb_numbers(profile: str, store: ResultsStore) -> tuple[list, list]:
-    """(setup lines, headline lines) of the IMDB study, from the store."""
-    full = imdb_analysis.load_sweep(profile, store=store)
-    frame = full[full.part != "scaling"] if "part" in full and not full.empty else full
-    setup = []
-    if frame.empty:
-        return setup, []
-    setup.append(
-        f"IMDB LSTM (study A): arms {', '.join(sorted(set(frame.arm)))}; batch sizes "
-        f"{sorted(int(b) for b in set(frame.batch_size))}; data-loader workers "
-        f"{sorted(int(w) for w in set(frame.num_workers))}; {int(frame.n_train.iloc[0])} training reviews per epoch; "
-        f"epochs per trial {sorted(int(e) for e in set(frame.epochs))}; {frame.seed.nunique()} seed(s); "
-        f"{imdb_study.MODEL['embed_dim']}-d embedding, {imdb_study.MODEL['hidden_size']} LSTM cells, vocabulary "
-        f"{imdb_study.MODEL['num_words']}."
-    )
-    return setup, []
-
-
-def assumptions() -> list[str]:
-    """The study modules' own 'Assumptions' bullets (the code states them once, the post quotes them)."""
-    doc = imdb_study.__doc__ or ""
-    part = doc.split("Assumptions", 1)[-1] if "Assumptions" in doc else ""
-    items = re.split(r"\n- ", "\n" + part.split("\n", 1)[-1])
-    return [" ".join(i.split()) for i in items if i.strip()]
-
-
-def deepar_numbers(store: ResultsStore, profile: str) -> tuple[list, list]:
-    f = deepar_analysis.load_trials(profile, store=store)
-    if f.empty or "train_time_s" not in f:
-        return [], []
-    setup = [
-        f"GluonTS DeepAR (study B): {f.dataset.nunique()} Monash dataset(s) "
-        f"({', '.join(sorted(set(f.dataset))[:8])}{'...' if f.dataset.nunique() > 8 else ''}), arms "
-        f"{', '.join(sorted(set(f.arm)))}, {f.seed.nunique()} seed(s)."
-    ]
-    lines = []
-    return setup, lines
-
-
-def study_prose(a: answer.Answer, store: ResultsStore, profile: str) -> dict:
-    """Each study's lines in the post: the ledger's claims on its rows quoted from the answer (for DeepAR after
-    the totals and accuracy), never recomputed here."""
-    prose = {}
-    for study in {s for s in ledger.STUDY_OF.values()}:
-        text = answer.study_markdown(a, study)
-        if study == "deepar":
-            text = deepar_analysis.headline_markdown(deepar_analysis.load_trials(profile, store=store), profile) + (
-                "\n\n" + text
-            )
-        prose[study] = [markdown_html(text)]
-    return prose
-
-
+# ---------------------------------------------------------------------------------------------------- figures
 def answer_figure(a: answer.Answer, out: Path) -> dict:
     """The answer's one figure, drawn now from the answer (not by a notebook), into the site's figures/."""
     target = out / "figures"
@@ -187,47 +125,6 @@ def answer_figure(a: answer.Answer, out: Path) -> dict:
     return {"src": None, "caption": caption.split(". ")[0], "name": ANSWER_FIGURE, "reason": reason}
 
 
-def convergence_lines(store: ResultsStore, profile: str) -> list[str]:
-    try:
-        from .analysis import convergence
-    except ImportError:
-        return []
-    return convergence.summary_sentences(profile, store=store)
-
-
-def environment(store: ResultsStore, metas: list[dict]) -> list[tuple[str, str]]:
-    trials = store.trials()
-    env = []
-    if not trials.empty:
-        done = trials[trials.status == "done"]
-        row = done.iloc[-1] if len(done) else trials.iloc[-1]
-        if len(done):
-            env.append(("CPU and frameworks", host_text(done)))
-        for key, label in (
-            ("provenance.os", "OS"),
-            ("provenance.python", "Python"),
-            ("provenance.numpy_version", "NumPy"),
-            ("host", "host"),
-        ):
-            if key in row and pd.notna(row[key]):
-                env.append((label, str(row[key])))
-        if "provenance.git_sha" in done and len(done):
-            env.append(("git SHA of the trials", ", ".join(sorted(set(done["provenance.git_sha"].dropna()))[:3])))
-        env.append(
-            (
-                "trials in the store file (every profile, the harness benchmarks included)",
-                f"{len(done)} done, {int((trials.status == 'failed').sum())} failed",
-            )
-        )
-    env.append(("results store", str(store.path.name)))
-    env.append(("site built with", f"Python {platform.python_version()} on {platform.platform()}"))
-    starts = [m["start_time"] for m in metas if m["start_time"]]
-    if starts:
-        env.append(("notebooks executed", f"{min(starts)[:19]} UTC onwards (papermill)"))
-    return env
-
-
-# ---------------------------------------------------------------------------------------------------- figures
 def _parse_time(value: str | None) -> float | None:
     if not value:
         return None
@@ -267,20 +164,24 @@ def collect_figures(source: Path, out: Path, since: float | None) -> dict:
     return found
 
 
-def study_sections(prose: dict, figures: dict) -> list[dict]:
-    """One post section per registered study: title, arm table, prose lines where the post has them (``prose``:
-    study -> lines), figures."""
-    return [
-        {
-            "name": s.name,
-            "title": s.title,
-            "arms": arm_table(s.name),
-            "has_prose": s.name in prose,
-            "lines": prose.get(s.name, []),
-            "figures": figures.get(s.name, []),
-        }
-        for s in all_studies()
-    ]
+def study_sections(prose: dict, figures: dict, store: ResultsStore, profile: str) -> list[dict]:
+    """One post section per registered study: title, the arms that ran (``arms_that_ran``), prose lines where the
+    post has them (``prose``: study -> lines), figures."""
+    sections = []
+    for s in all_studies():
+        arms, not_run = arms_that_ran(s.name, profile, store)
+        sections.append(
+            {
+                "name": s.name,
+                "title": s.title,
+                "arms": arms,
+                "arms_not_run": not_run,
+                "has_prose": s.name in prose,
+                "lines": prose.get(s.name, []),
+                "figures": figures.get(s.name, []),
+            }
+        )
+    return sections
 
 
 # ---------------------------------------------------------------------------------------------------- the post
@@ -291,25 +192,6 @@ def profile_of(metas: list[dict], default: str | None) -> str:
     if len(found) > 1:
         raise FwbenchError(f"the executed notebooks ran under different profiles {sorted(found)}; pass --profile")
     return found.pop() if found else "quick"
-
-
-def profile_note(profile: str, store: ResultsStore) -> str:
-    """The post's banner: the profile's scale (``readme.scale_note``), and for a small profile what it runs."""
-    if profile == "full":
-        return ""
-    note = scale_note(profile, store, markdown=False)
-    if profile == "paper":
-        return (
-            note + " IMDB timing on epochs of 20 batches (640 to 10,240 reviews, compared per 25,000-review "
-            "epoch), training quality on all 25,000 reviews; DeepAR at the protocol's 100 x 50 batches."
-        )
-    planned = plan("imdb", profile)
-    c = planned[0].config if planned else {}
-    return (
-        f"{note} Profile {profile}: {c.get('n_train')} of the 25,000 training reviews per epoch and "
-        f"{c.get('epochs')} epochs per trial (the 2018 post used all 25,000 and averaged 20 timed epochs); "
-        f"make reproduce PROFILE=paper runs the papers' scale on one machine."
-    )
 
 
 def build(
@@ -330,11 +212,11 @@ def build(
 
     table = ledger.build(store, profile=profile)
     table.to_csv(out / "ledger.csv", index=False)
-    rows = [dict(r._asdict(), estimate_text=ledger_estimate(r)) for r in table.itertuples(index=False)]
+    rows = [dict(r._asdict(), estimate_text=post_text.ledger_estimate(r)) for r in table.itertuples(index=False)]
 
     a = answer.compute(store, profile)
-    imdb_setup, _ = imdb_numbers(profile, store)
-    deepar_setup, _ = deepar_numbers(store, profile)
+    imdb_setup = post_text.imdb_setup(profile, store)
+    deepar_setup = post_text.deepar_setup(store, profile)
     starts = [t for t in (_parse_time(m["start_time"]) for m in metas) if t]
     figs = collect_figures(Path(figures) if figures else figures_dir(), out, min(starts) if starts else None)
 
@@ -345,29 +227,40 @@ def build(
         "profile": profile,
         "built_at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "n_trials_done": Markup(a.trials.markup(ci=False)),
-        "answer": markdown_html(answer.markdown(a, heading=None)),
+        "answer": post_text.markdown_html(answer.markdown(a, heading=None)),
         "answer_figure": answer_figure(a, out),
         "n_trials_failed": int((trials.status == "failed").sum()) if not trials.empty else 0,
         "git_sha": git.get("git_sha"),
         "git_dirty": git.get("git_dirty"),
-        "profile_note": profile_note(profile, store),
+        "profile_note": post_text.profile_note(profile, store),
         "setup": imdb_setup + deepar_setup + [f"Timing: {ledger.conditions(ledger.load(store, profile))}."],
-        "assumptions": assumptions(),
-        "studies": study_sections(study_prose(a, store, profile), figs),
-        "convergence": convergence_lines(store, profile),
+        "assumptions": post_text.assumptions(),
+        "studies": study_sections(post_text.study_prose(a, store, profile), figs, store, profile),
+        "convergence": post_text.convergence_lines(store, profile),
         "figures": figs,
         "ledger": rows,
         "ledger_summary": ledger.render.summary(table, ledger.PRECEDENCE),
+        "ledger_ci_header": CI_HEADER,
+        "ledger_ci_note": CI_NOTE,
         "ledger_tolerance": (
             f"A claimed ratio r counts as matched when the 95 % CI lies inside "
             f"[r / {1 + ledger.TOL:g}, r x {1 + ledger.TOL:g}]."
         ),
         "pages": pages,
-        "environment": environment(store, metas),
+        "environment": post_text.environment(store, metas),
+    }
+    # the files and links of the site (see "Links" above) and the glossary: apart from the numbers
+    repo = site_files.repository(git)
+    terms = glossary.entries()
+    context |= {
+        "repository": repo,
+        "data": site_files.publish(store, profile, out),
+        "glossary": Markup(glossary.section_html(terms, repo["url"], repo["commit"])) if terms else None,
     }
     jenv = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "j2"]))
     index = out / "index.html"
-    index.write_text(jenv.get_template("post.html.j2").render(**context), encoding="utf-8")
+    page = jenv.get_template("post.html.j2").render(**context)
+    index.write_text(glossary.link_first_uses(page, terms), encoding="utf-8")
     return index
 
 

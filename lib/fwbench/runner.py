@@ -4,8 +4,12 @@
 - A trial that raises, crashes (signal) or times out is stored as ``failed`` with its error and stderr tail;
   the sweep goes on.
 - With ``memory_limit_mb`` the child's address space is capped (``RLIMIT_AS``); going over fails the trial.
-- A study may define ``preflight(options)``: it runs here, in the parent, before any trial is launched, so
-  missing or broken data is a one-line error and not N failed trials.
+- A study may define ``preflight(options)``: it runs here, in the parent, before the first trial is launched, so
+  missing or broken data is a one-line error and not N failed trials. It runs only when a trial is about to run
+  (``_Preflight``): a sweep whose every needed trial is stored never opens the study's data, so a post is rebuilt
+  from a complete store (``FWBENCH_RESULTS=results/paper/paper-run.sqlite make reproduce PROFILE=paper``) on a
+  machine without the IMDB archive. With no store file yet every trial will run, and it is checked before the
+  store is created.
 - Trials go to an executor (``fwbench.executors.LocalExecutor``, or with ``scheduler`` the Dask cluster's
   ``fwbench.cluster.DaskExecutor``); each runs ``fwbench.execute.execute`` and hands the outcome back through a
   callback. The store stays on this machine and only the runner writes to it.
@@ -97,6 +101,19 @@ def preflight(study_name: str, profile: str, overrides: dict | None = None) -> l
     return _checked(study_name, profile, overrides)[2]
 
 
+class _Preflight:
+    """The study's ``preflight(options)``, run at most once, when the first trial is about to be handed to the
+    executor; a sweep with nothing to run never calls it."""
+
+    def __init__(self, study, options: dict):
+        self.study, self.options, self.done = study, options, False
+
+    def __call__(self) -> None:
+        if not self.done:
+            self.study.preflight(self.options)
+            self.done = True
+
+
 def _checked(study_name: str, profile: str, overrides: dict | None):
     """(study, options, trials) after the study's preflight check."""
     study, options = _resolve(study_name, profile, overrides)
@@ -168,8 +185,10 @@ def run_sweep(
 ) -> SweepSummary:
     """Run (or resume) every trial of a profile: one at a time on this machine, or on a Dask cluster.
 
-    Everything is validated first (options, the study's data via its ``preflight``, the store, the
-    scheduler), so bad input fails with one line before any trial starts and leaves the store untouched.
+    Everything is validated first (options, the store, the scheduler, and the study's data via its
+    ``preflight`` before the first trial that runs; at once when there is no store file yet), so bad input fails
+    with one line before any trial starts and leaves the store untouched. A sweep whose trials are all stored
+    reads no data.
     ``scheduler``: a Dask scheduler address (``tcp://HOST:8786``, ``tls://...`` with ``security``) or a
     scheduler file; ``trials_per_host``: how many trials may share one machine there (default 1).
     ``rerun_busy``: also rerun the finished trials flagged ``busy_machine`` (other processes took the CPU while
@@ -182,7 +201,11 @@ def run_sweep(
     check_run_args(progress, timeout_s, memory_limit_mb, trials_per_host, scheduler)
     if stop_file is not None and scheduler is not None:
         raise FwbenchError("a stop file works with the local runner only; on a cluster stop the workers instead")
-    _, options, trials = _checked(study_name, profile, overrides)
+    study, options = _resolve(study_name, profile, overrides)
+    trials = _planned(study, options)
+    checked = _Preflight(study, options)
+    if store is None and not results_path().exists():
+        checked()  # nothing stored yet, so every trial runs: check the data before the store file is created
     if scheduler is not None:
         from .cluster import DaskExecutor, connect
 
@@ -197,7 +220,16 @@ def run_sweep(
     try:
         store = store or ResultsStore(results_path())
         return _run(
-            trials, study_name, profile, store, progress, executor, adaptive.spec_of(options), rerun_busy, stop_file
+            trials,
+            study_name,
+            profile,
+            store,
+            progress,
+            executor,
+            adaptive.spec_of(options),
+            rerun_busy,
+            stop_file,
+            checked,
         )
     finally:
         executor.close()
@@ -213,9 +245,11 @@ def _run(
     spec: adaptive.AdaptiveSpec | None = None,
     rerun_busy: bool = False,
     stop_file=None,
+    preflight=None,
 ) -> SweepSummary:
     """Run the trials not done yet (and with ``rerun_busy`` the done ones flagged busy): all at once, or with an
-    adaptive ``spec`` block by block."""
+    adaptive ``spec`` block by block. ``preflight`` (a callable) runs before the first trial is handed over."""
+    preflight = preflight or (lambda: None)
     status = store.status_of(t.trial_id for t in trials)
     busy = busy_trials(store, study_name, [t.trial_id for t in trials]) if rerun_busy else set()
     todo = [t for t in trials if status.get(t.trial_id) != "done" or t.trial_id in busy]
@@ -243,9 +277,23 @@ def _run(
     study = get_study(study_name)
     try:
         if spec is None:
-            executor.run(todo, record, bar)
+            if todo:
+                preflight()
+                executor.run(todo, record, bar)
         else:
-            _run_blocks(study, trials, {t.trial_id for t in todo}, spec, store, executor, record, reasons, bar, summary)
+            _run_blocks(
+                study,
+                trials,
+                {t.trial_id for t in todo},
+                spec,
+                store,
+                executor,
+                record,
+                reasons,
+                bar,
+                summary,
+                preflight,
+            )
     except StopRequested:
         summary.stopped = True
     summary.wall_s = time.perf_counter() - t0
@@ -272,7 +320,17 @@ def busy_trials(store, study_name: str, ids: list[str]) -> set[str]:
 
 
 def _run_blocks(
-    study, trials, todo_ids: set, spec, store, executor: Executor, record, reasons: dict, bar, summary: SweepSummary
+    study,
+    trials,
+    todo_ids: set,
+    spec,
+    store,
+    executor: Executor,
+    record,
+    reasons: dict,
+    bar,
+    summary: SweepSummary,
+    preflight=lambda: None,
 ) -> None:
     """Adaptive repeats: one ``executor.run`` per block, for the settings the rule says still need it, decided
     afresh from the store before each block (a resumed sweep re-derives the same decisions)."""
@@ -291,6 +349,7 @@ def _run_blocks(
         summary.not_needed += sum(1 for t in members if t.trial_id in todo_ids and t.trial_id not in chosen_ids)
         block_todo = [t for t in chosen if t.trial_id in todo_ids]
         if block_todo:  # a resumed sweep skips blocks already done
+            preflight()
             executor.run(block_todo, record, bar)
     if isinstance(bar, NoProgress):
         return

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import sqlite3
 import time
@@ -253,6 +254,26 @@ class ResultsStore:
                 return reader(conn)
 
         return retrying(attempt)
+
+    def backup(self, dest: str | Path) -> Path:
+        """A consistent copy of the whole store at ``dest`` (SQLite's backup API: one snapshot, even while a
+        sweep writes), in rollback-journal mode so the copy is one self-contained file. Only reads this store."""
+        dest = Path(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+        tmp.unlink(missing_ok=True)
+        try:
+            with self._connect() as conn:
+                copy = sqlite3.connect(tmp)
+                try:
+                    conn.backup(copy)
+                    copy.execute("PRAGMA journal_mode=DELETE")
+                finally:
+                    copy.close()
+            os.replace(tmp, dest)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return dest
 
     # -- writing ---------------------------------------------------------------------------------
     def record(

@@ -292,3 +292,24 @@ def gemm_peak_or_none(store: ResultsStore | None = None) -> dict | None:
     """This machine's measured fp32 GEMM peak per (framework, threads) from the ``gemm`` study, or None where
     that study has no rows (then the scaling table shows achieved GFLOP/s only)."""
     return peak_gflops(store or ResultsStore.open_read(results_path())) or None
+
+
+# What a notebook table needs from the plan, for the sentence shown where it has no rows (``absent_note``).
+ABSENT = {
+    "variants": ("variant arms", lambda c: c["arm"] not in CORE_ARMS),
+    "hybrid": ("hybridized MXNet trials", lambda c: _study().arm(c["arm"]).variant.startswith("hybrid")),
+    "onednn": ("oneDNN on/off pairs", lambda c: c.get("onednn") is False),
+    "lifetime": ("per-epoch/persistent pairs", lambda c: c.get("worker_lifetime") == "persistent"),
+    "scaling": ("cost-growth trials", lambda c: c.get("part") == "scaling"),
+}
+
+
+def absent_note(kind: str, profile: str, overrides: dict | None = None) -> str:
+    """The sentence shown where a table of ``kind`` (``ABSENT``) has no rows: the profile does not plan such
+    trials (then no "yet": nothing is missing), or it does and the store lacks them (the run is incomplete)."""
+    what, wanted = ABSENT[kind]
+    study = _study()
+    planned = any(wanted(c) for c in study.grid(study.resolve(profile, overrides)))
+    if not planned:
+        return f"_Profile `{profile}` runs no {what} (its plan has none)._"
+    return f"_No {what} of profile `{profile}` in this store yet: the profile plans them (run its sweep)._"

@@ -1,5 +1,12 @@
 """The ledger as text: one row per claim (``COLUMNS``), our conditions, the host and versions of a set of trials
-(``host_text``: the one place the post, the README and the ledger describe them), and the rules as Markdown."""
+(``host_text``: the one place the post, the README and the ledger describe them), and the rules as Markdown.
+
+One confidence level per table, stated in its header. A claim judged on k > 1 parts has every interval of its row
+(the estimate's and each part's in ``measurement``) at 1 - 0.05/k (Bonferroni, ``judge``), so that the k hold
+together at 95 %: each row's intervals belong to a 95 % family-wise set. Every ledger table says so once, in the
+header of its estimate column (``CI_HEADER``, explained by ``CI_NOTE``), and no row prints a level of its own
+(``Part.text`` writes "[CI lo-hi]"); the per-interval level is data, in the ``ci_level`` column of ledger.csv.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +28,6 @@ COLUMNS = [
     "estimate",
     "ci_low",
     "ci_high",
-    "confidence",
     "measurement",
     "our_conditions",
     "reason",
@@ -32,11 +38,16 @@ COLUMNS = [
     "parts_agree",
     "verdict_band10",
     "min_detectable",
+    "ci_level",
 ]
-# the one wording every ledger table states its intervals in (``fwbench.quantity``: a part of a claim with k
-# judged parts has its interval at 1 - 0.05/k, so that the claim's intervals hold together at 95 %)
-ESTIMATE_HEADER = "our estimate [95 % CI; family-wise for a claim with k > 1 parts: each at 1 - 0.05/k]"
 SHOWN = ["claim_id", "claim", "verdict", "estimate", "ci_low", "ci_high", "n", "our_hardware", "measurement", "reason"]
+CI_LEVEL = "95 % family-wise CI"  # the one level every ledger table states (see the module's doc)
+CI_HEADER = f"our estimate [{CI_LEVEL}]"
+CI_NOTE = (
+    f"Every interval in the ledger is a {CI_LEVEL}: a claim judged on k > 1 parts has each of its intervals at "
+    "1 - 0.05/k (Bonferroni), so that the k hold together at 95 %; a claim with one judged part has a plain 95 % "
+    "CI. The rows print no level of their own (ledger.csv gives each interval's in its ci_level column)."
+)
 
 
 # ---------------------------------------------------------------------------------------------------- host
@@ -83,8 +94,9 @@ def conditions(d: Data) -> str:
     first = t.iloc[0]
     return (
         f"device {d.device or 'cpu'}; {host_text(t)}; {first.get('config.threads')} threads/trial; Python "
-        f"{first.get('provenance.python')}; profile {d.profile or 'all'}: {first.get('config.n_train')} train "
-        f"reviews, epochs {_values(t, 'config.epochs')}, {t['config.seed'].nunique()} seed(s), {len(t)} trials"
+        f"{first.get('provenance.python')}; profile {d.profile or 'all'}: train reviews per epoch "
+        f"{_values(t, 'config.n_train')}, epochs {_values(t, 'config.epochs')}, {t['config.seed'].nunique()} "
+        f"seed(s), {len(t)} trials"
     )
 
 
@@ -154,7 +166,6 @@ def row(claim: Claim, d: Data) -> dict:
         "estimate": deciding.estimate,
         "ci_low": deciding.ci_low,
         "ci_high": deciding.ci_high,
-        "confidence": deciding.confidence,
         "measurement": measurement,
         "our_conditions": CONDITIONS_BY_STUDY[claim.study](d),
         "reason": "; ".join(dict.fromkeys(r for r in reasons if r)),
@@ -165,6 +176,7 @@ def row(claim: Claim, d: Data) -> dict:
         "parts_agree": j["parts_agree"],
         "verdict_band10": j["verdict_band10"],
         "min_detectable": j["min_detectable"],
+        "ci_level": j["confidence"],
     }
 
 
@@ -203,5 +215,9 @@ def summary(table: pd.DataFrame, order=None) -> str:
 
 
 def styled(table: pd.DataFrame):
-    """The table as the notebook shows it (the main columns, 3 significant digits)."""
-    return table[SHOWN].style.format(precision=3, na_rep="-").hide(axis="index")
+    """The table as the notebook shows it (the main columns, 3 significant digits), its intervals' one level in
+    the headers of the estimate and CI columns and ``CI_NOTE`` as its caption."""
+    names = {"estimate": CI_HEADER, "ci_low": f"{CI_LEVEL}: low", "ci_high": f"{CI_LEVEL}: high"}
+    return (
+        table[SHOWN].rename(columns=names).style.format(precision=3, na_rep="-").hide(axis="index").set_caption(CI_NOTE)
+    )

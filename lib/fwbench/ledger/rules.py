@@ -89,25 +89,19 @@ class Part:
     judged: bool = True  # False: shown as a measurement only (a labelled analogue, context)
 
     def analogue(self) -> str:
-        """The part's measurement without a verdict ('on this CPU: ...')."""
+        """The part's measurement without a verdict ('on this CPU: ...'). Neither this nor ``text`` prints the
+        interval's level: a ledger table states one level in its header (``render.CI_HEADER``) and each row's
+        is in its ``ci_level`` column."""
         if math.isnan(self.estimate):
             return f"{self.label}: {self.reason}"
-        ci = (
-            f" [{self.confidence:.1%} CI {self.ci_low:.3g}-{self.ci_high:.3g}]"
-            if not math.isnan(self.ci_low)
-            else " [no CI]"
-        )
+        ci = f" [CI {self.ci_low:.3g}-{self.ci_high:.3g}]" if not math.isnan(self.ci_low) else " [no CI]"
         n = f" ({self.n})" if self.n else ""
         return f"{self.label}: {self.quantity} = {self.estimate:.3g}{ci}{n}"
 
     def text(self) -> str:
         if math.isnan(self.estimate):
             return f"{self.label}: {self.reason}"
-        ci = (
-            f" [{self.confidence:.1%} CI {self.ci_low:.3g}-{self.ci_high:.3g}]"
-            if not math.isnan(self.ci_low)
-            else " [no CI]"
-        )
+        ci = f" [CI {self.ci_low:.3g}-{self.ci_high:.3g}]" if not math.isnan(self.ci_low) else " [no CI]"
         if self.verdict == CONTEXT:
             return f"{self.label}: {self.quantity} = {self.estimate:.3g}{ci} (context)"
         n = f" ({self.n})" if self.n else ""

@@ -1,0 +1,136 @@
+"""The post's words and numbers, from the results store: the setup lines (what ran), each study's prose (quoted
+from ``fwbench.answer``, never recomputed), the convergence sentences, the environment table, the banner and the
+assumptions the code states. ``fwbench.report`` assembles them into the page."""
+
+from __future__ import annotations
+
+import platform
+import re
+
+import pandas as pd
+from markupsafe import Markup
+from nbconvert.filters.markdown import markdown2html
+
+from . import answer, ledger
+from .analysis import convergence
+from .analysis import deepar as deepar_analysis
+from .analysis import imdb as imdb_analysis
+from .ledger.render import host_text
+from .readme import scale_note
+from .runner import plan
+from .store import ResultsStore
+from .studies import imdb as imdb_study
+
+
+def ledger_estimate(row) -> Markup:
+    """A ledger row's estimate as the quantity span the answer and the README quote (``answer.claim_quantity``)."""
+    if pd.isna(row.estimate):
+        return Markup("-")
+    return Markup(answer.claim_quantity(row).markup())
+
+
+def markdown_html(text: str) -> Markup:
+    return Markup(markdown2html(text))
+
+
+def imdb_setup(profile: str, store: ResultsStore) -> list[str]:
+    """The IMDB study's setup line: what ran, from the store."""
+    full = imdb_analysis.load_sweep(profile, store=store)
+    frame = full[full.part != "scaling"] if "part" in full and not full.empty else full
+    if frame.empty:
+        return []
+    return [
+        f"IMDB LSTM (study A): arms {', '.join(sorted(set(frame.arm)))}; batch sizes "
+        f"{sorted(int(b) for b in set(frame.batch_size))}; data-loader workers "
+        f"{sorted(int(w) for w in set(frame.num_workers))}; training reviews per epoch "
+        f"{sorted(int(n) for n in set(frame.n_train))}; "
+        f"epochs per trial {sorted(int(e) for e in set(frame.epochs))}; {frame.seed.nunique()} seed(s); "
+        f"{imdb_study.MODEL['embed_dim']}-d embedding, {imdb_study.MODEL['hidden_size']} LSTM cells, vocabulary "
+        f"{imdb_study.MODEL['num_words']}."
+    ]
+
+
+def assumptions() -> list[str]:
+    """The study modules' own 'Assumptions' bullets (the code states them once, the post quotes them)."""
+    doc = imdb_study.__doc__ or ""
+    part = doc.split("Assumptions", 1)[-1] if "Assumptions" in doc else ""
+    items = re.split(r"\n- ", "\n" + part.split("\n", 1)[-1])
+    return [" ".join(i.split()) for i in items if i.strip()]
+
+
+def deepar_setup(store: ResultsStore, profile: str) -> list[str]:
+    """The DeepAR study's setup line: what ran, from the store."""
+    f = deepar_analysis.load_trials(profile, store=store)
+    if f.empty or "train_time_s" not in f:
+        return []
+    return [
+        f"GluonTS DeepAR (study B): {f.dataset.nunique()} Monash dataset(s) "
+        f"({', '.join(sorted(set(f.dataset))[:8])}{'...' if f.dataset.nunique() > 8 else ''}), arms "
+        f"{', '.join(sorted(set(f.arm)))}, {f.seed.nunique()} seed(s)."
+    ]
+
+
+def study_prose(a: answer.Answer, store: ResultsStore, profile: str) -> dict:
+    """Each study's lines in the post: the ledger's claims on its rows quoted from the answer (for DeepAR after
+    the totals and accuracy), never recomputed here."""
+    prose = {}
+    for study in {s for s in ledger.STUDY_OF.values()}:
+        text = answer.study_markdown(a, study)
+        if study == "deepar":
+            text = deepar_analysis.headline_markdown(deepar_analysis.load_trials(profile, store=store), profile) + (
+                "\n\n" + text
+            )
+        prose[study] = [markdown_html(text)]
+    return prose
+
+
+def convergence_lines(store: ResultsStore, profile: str) -> list[str]:
+    return convergence.summary_sentences(profile, store=store)
+
+
+def environment(store: ResultsStore, metas: list[dict]) -> list[tuple[str, str]]:
+    trials = store.trials()
+    env = []
+    if not trials.empty:
+        done = trials[trials.status == "done"]
+        row = done.iloc[-1] if len(done) else trials.iloc[-1]
+        if len(done):
+            env.append(("CPU and frameworks", host_text(done)))
+        for key, label in (
+            ("provenance.os", "OS"),
+            ("provenance.python", "Python"),
+            ("provenance.numpy_version", "NumPy"),
+            ("host", "host"),
+        ):
+            if key in row and pd.notna(row[key]):
+                env.append((label, str(row[key])))
+        if "provenance.git_sha" in done and len(done):
+            env.append(("git SHA of the trials", ", ".join(sorted(set(done["provenance.git_sha"].dropna()))[:3])))
+        env.append(
+            (
+                "trials in the store file (every profile, the harness benchmarks included)",
+                f"{len(done)} done, {int((trials.status == 'failed').sum())} failed",
+            )
+        )
+    env.append(("results store", str(store.path.name)))
+    env.append(("site built with", f"Python {platform.python_version()} on {platform.platform()}"))
+    starts = [m["start_time"] for m in metas if m["start_time"]]
+    if starts:
+        env.append(("notebooks executed", f"{min(starts)[:19]} UTC onwards (papermill)"))
+    return env
+
+
+def profile_note(profile: str, store: ResultsStore) -> str:
+    """The post's banner: the profile's scale (``readme.scale_note``), and for a small profile what it runs."""
+    if profile == "full":
+        return ""
+    note = scale_note(profile, store, markdown=False)
+    if profile == "paper":  # what it ran is in the answer's limits and the setup lines, computed from the store
+        return note
+    planned = plan("imdb", profile)
+    c = planned[0].config if planned else {}
+    return (
+        f"{note} Profile {profile}: {c.get('n_train')} of the 25,000 training reviews per epoch and "
+        f"{c.get('epochs')} epochs per trial (the 2018 post used all 25,000 and averaged 20 timed epochs); "
+        f"make reproduce PROFILE=paper runs the papers' scale on one machine."
+    )

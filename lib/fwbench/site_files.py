@@ -1,0 +1,134 @@
+"""What the site carries beside the post, so that its links work from any static host, and the repository's
+address.
+
+The decision (issue 22, "Links"): the post links files *inside the site folder*, never paths of a checkout the
+reader does not have. ``publish`` writes them into ``<site>/data/``:
+
+- the results store the post was built from, as one self-contained SQLite file (``ResultsStore.backup``: a
+  consistent copy made by reading the store, which is never written; the paper store is about 2 MB; a store over
+  ``MAX_STORE_MB`` is not copied and the post says so);
+- the profile's tables as ``make publish`` writes them to ``results/<profile>/`` (``fwbench.export.write_tables``:
+  ``measurements.csv``, ``trials.csv``, ``environments.csv``), exported from that same store at build time so
+  they always agree with the page (the committed ``results/paper/*.csv`` are a snapshot of the same rows);
+- ``requirements.lock``, the pins the environment is installed from.
+The claims ledger is ``ledger.csv`` at the site's root, as before.
+
+The repository is linked by its address (``repository``): ``git remote get-url origin`` when the checkout has one
+(credentials stripped, ``git@host:path`` turned into ``https://host/path``), else ``[project.urls]`` of
+``pyproject.toml`` (``Repository``, ``Source`` or ``Homepage``) when set, else no link: a sentence names the commit
+the post was built at, and never a made-up address.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from .export import write_tables
+from .paths import REPO_ROOT
+from .store import ResultsStore
+
+DATA = "data"  # the site's folder for the files below
+MAX_STORE_MB = 200
+URL_KEYS = ("Repository", "Source", "Source Code", "Homepage")
+
+
+def clean_url(url: str | None) -> str | None:
+    """An address a browser can open, without credentials: https/http as given (user and password removed),
+    ``git@host:owner/repo(.git)`` and ``ssh://git@host/owner/repo`` as ``https://host/owner/repo``; else None."""
+    url = (url or "").strip()
+    if not url:
+        return None
+    scp = re.match(r"^[\w.-]+@([\w.-]+):(?!//)(.+)$", url)
+    if scp:
+        url = f"https://{scp.group(1)}/{scp.group(2)}"
+    parts = urlsplit(url)
+    if parts.scheme in ("ssh", "git"):
+        parts = parts._replace(scheme="https")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    host = parts.hostname + (f":{parts.port}" if parts.port and parts.scheme != "https" else "")
+    path = re.sub(r"\.git/?$", "", parts.path).rstrip("/")
+    return urlunsplit((parts.scheme, host, path, "", ""))
+
+
+def _git_remote(root: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "remote", "get-url", "origin"], cwd=root, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _pyproject_url(root: Path) -> str | None:
+    try:
+        urls = tomllib.loads((root / "pyproject.toml").read_text()).get("project", {}).get("urls", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    return next((urls[k] for k in URL_KEYS if urls.get(k)), None)
+
+
+def repository(git: dict, root: Path = REPO_ROOT) -> dict:
+    """``{"url", "commit", "dirty", "source"}``: the repository's address (None when none is known, see the
+    module's doc) and the commit the post is built at."""
+    url, source = clean_url(_git_remote(root)), "git remote origin"
+    if not url:
+        url, source = clean_url(_pyproject_url(root)), "pyproject.toml [project.urls]"
+    return {"url": url, "commit": git.get("git_sha"), "dirty": git.get("git_dirty"), "source": source if url else None}
+
+
+def _size(path: Path) -> str:
+    n = path.stat().st_size
+    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.0f} kB"
+
+
+def publish(store: ResultsStore, profile: str, out: Path, lock: Path = REPO_ROOT / "requirements.lock") -> dict:
+    """Write the store copy, the profile's tables and the lock file into ``out/data``; returns what the post
+    links: ``{"files": [{"href", "name", "what", "size"}], "store_href", "skipped": [sentences]}``."""
+    data = Path(out) / DATA
+    if data.exists():
+        shutil.rmtree(data)  # nothing of an earlier build stays beside this one's files
+    data.mkdir(parents=True)
+    files, skipped, store_href = [], [], None
+    mb = store.path.stat().st_size / 1e6
+    if mb <= MAX_STORE_MB:
+        copy = store.backup(data / store.path.name)
+        store_href = f"{DATA}/{copy.name}"
+        files.append(
+            {
+                "href": store_href,
+                "name": copy.name,
+                "size": _size(copy),
+                "what": "the results store this page was built from (SQLite: every trial's config, provenance and "
+                "raw values; schema in docs/results.md)",
+            }
+        )
+    else:
+        skipped.append(
+            f"The results store ({store.path.name}, {mb:,.0f} MB) is larger than the {MAX_STORE_MB} MB a site "
+            "carries and is not copied here; the tables below hold its rows of this profile."
+        )
+    what = {
+        "measurements": "one row per raw value (trial, step, metric, value, unit)",
+        "trials": "one row per trial: study, arm, status, timings and its config",
+        "environments": "the machines and software the trials ran on, once per distinct environment",
+    }
+    for path in write_tables(store, data, ("csv",), profile=profile):
+        files.append({"href": f"{DATA}/{path.name}", "name": path.name, "size": _size(path), "what": what[path.stem]})
+    if Path(lock).is_file():
+        copy = Path(shutil.copy2(lock, data / "requirements.lock"))
+        files.append(
+            {
+                "href": f"{DATA}/{copy.name}",
+                "name": copy.name,
+                "size": _size(copy),
+                "what": "the pinned package versions the environment is installed from (make setup)",
+            }
+        )
+    return {"files": files, "store_href": store_href, "skipped": skipped}
