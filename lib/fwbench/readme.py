@@ -153,7 +153,7 @@ def details(profile: str, store: ResultsStore, a: answer.Answer | None = None, l
         "the reasons is `reports/ledger.csv` and the post's last section (`notebooks/05_claims_ledger.ipynb` shows "
         "it too)."
     )
-    parts += ["", answer.ledger_markdown(a)]
+    parts += ["", answer.ledger_markdown(a), "", ledger.render.CI_NOTE]
     parts += ["", f"{level} Harness benchmarks", *bench_lines(store)]
     return "\n".join(parts)
 
