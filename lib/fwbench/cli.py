@@ -170,6 +170,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="benchmarks of the harness itself")
     bench.add_argument("what", nargs="?", default="all", choices=["all", "harness", "harness-paired", "deepar", "data"])
+    envs = sub.add_parser("envs", help="the declared environments (envs/NAME/): state, build, lock")
+    envs.add_argument("names", nargs="*", help="environments to act on (default: every declared one but main)")
+    envs.add_argument("--build", action="store_true", help="build the missing and stale ones from their locks")
+    envs.add_argument("--rebuild", action="store_true", help="build them even when built and current")
+    envs.add_argument("--lock", action="store_true", help="regenerate their locks from requirements.in (uv)")
+    envs.add_argument("--tool", choices=["auto", "uv", "pip"], default="auto", help="builder (auto: uv if installed)")
+    envs.add_argument("--profile", default=None, help="only the environments this profile's plans need")
     migrate = sub.add_parser(
         "migrate-fingerprints", help="carry stored trials across a code change that changed no trial's work"
     )
@@ -333,6 +340,30 @@ def _compare(args) -> int:
     return 0 if not summary["disagreeing_claims"] else 1
 
 
+def cmd_envs(args) -> int:
+    from . import environments as E
+
+    declared = E.all_environments()
+    names = list(args.names) or [n for n in declared if n != E.MAIN]
+    if args.profile:
+        names = [n for n in names if n in E.needed_by(profile=args.profile)]
+    chosen = [E.get_environment(n) for n in names]
+    if args.lock:
+        for env in chosen:
+            E.lock(env)
+    if args.build or args.rebuild:
+        for env in chosen:
+            if env.name != E.MAIN and (args.rebuild or env.state() != "built"):
+                wall = E.build(env, tool=args.tool)
+                print(f"{env.name}: built in {wall:.1f} s")
+    if not (args.build or args.rebuild or args.lock) or not args.names:
+        shown = declared.values() if not (args.names or args.profile) else chosen
+        for env in shown:
+            lock = env.lock_hash() if env.lock.exists() else "no lock"
+            print(f"{env.name:<16} {env.state():<8} lock {lock}  {env.purpose}")
+    return 0
+
+
 def cmd_bench(args) -> int:
     if args.what == "harness-paired":  # not in "all": up to 45 minutes of a quiet machine
         from . import bench_paired
@@ -354,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
             "estimate": cmd_estimate,
             "ledger": cmd_ledger,
             "migrate-fingerprints": cmd_migrate,
+            "envs": cmd_envs,
         }[args.command](args)
     except FwbenchError as exc:
         print(f"fwbench: error: {exc}", file=sys.stderr)

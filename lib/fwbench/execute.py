@@ -1,7 +1,9 @@
 """One trial, run in a fresh child process: the bottom layer that every executor calls.
 
-``execute(trial)`` writes the trial's spec (study, study module and the folder it is imported from, config),
-starts ``python -m fwbench.trial`` with the thread settings in its environment before any framework import and
+``execute(trial)`` writes the trial's spec (study, study module and the folder it is imported from, config, its
+environment), starts ``python -m fwbench.trial`` with the interpreter of the trial's environment
+(``fwbench.environments``, resolved on the host that runs it; a non-``main`` one gets the checkout's ``lib`` on
+``PYTHONPATH``) with the thread settings in its environment before any framework import and
 its own scratch working directory (Lightning and friends write logs into the cwd), and returns a framework-free
 outcome record: ``done`` with summary, measurements and provenance, or ``failed`` with the error and the tail of
 stderr (an exception, a crash by signal, a timeout, or going over ``memory_limit_mb``).
@@ -22,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import FwbenchError
 from .provenance import host_info
 
 STDERR_TAIL_LINES = 40
@@ -37,12 +40,26 @@ class PlannedTrial:
     import_root: str | None = None  # where that module is imported from, when it is not installed
     position: int = -1  # index in the sweep's plan (the order trials are handed to the executor)
     code_version: str = ""  # the study's code fingerprint when the plan was made (part of trial_id)
+    env: str = "main"  # the environment it runs in (``fwbench.environments``)
+    env_lock: str | None = None  # that environment's lock hash when the plan was made
+    env_packages: tuple = ()  # its top-level packages: the trial records their versions
 
 
-def child_env(threads: int, import_root: str | None = None) -> dict:
+def interpreter(trial: PlannedTrial) -> tuple[str, str | None]:
+    """(python, extra PYTHONPATH entry) for the trial's environment, resolved on this host."""
+    from .environments import LIB_DIR, MAIN, get_environment
+
+    if trial.env == MAIN:
+        return sys.executable, None
+    return str(get_environment(trial.env).python), str(LIB_DIR)
+
+
+def child_env(threads: int, import_root: str | None = None, lib: str | None = None) -> dict:
     env = dict(os.environ)
-    if import_root:  # a study declared outside the installed package (a plugin, a test)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (import_root, env.get("PYTHONPATH")) if p)
+    # a study declared outside the installed package (a plugin, a test); the checkout's lib for another environment
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (import_root, lib, env.get("PYTHONPATH")) if p)
+    if not env["PYTHONPATH"]:
+        del env["PYTHONPATH"]
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env[var] = str(threads)
     env["PYTHONUNBUFFERED"] = "1"
@@ -76,16 +93,20 @@ def execute(trial: PlannedTrial, timeout_s: float | None = None, memory_limit_mb
     with tempfile.TemporaryDirectory(prefix="fwbench-trial-") as tmp:
         tmp = Path(tmp)
         spec, result, stderr_path = tmp / "spec.json", tmp / "result.json", tmp / "stderr.txt"
-        spec.write_text(json.dumps({"study": trial.study, "module": trial.module, "config": trial.config}))
+        env_spec = {"name": trial.env, "lock": trial.env_lock, "packages": list(trial.env_packages)}
+        spec.write_text(
+            json.dumps({"study": trial.study, "module": trial.module, "config": trial.config, "env": env_spec})
+        )
         threads = int(trial.config.get("threads", os.cpu_count() or 1))
         started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         error = None
         with open(stderr_path, "wb") as err:
             try:
+                python, lib = interpreter(trial)
                 proc = subprocess.run(
-                    [sys.executable, "-m", "fwbench.trial", str(spec), str(result)],
+                    [python, "-m", "fwbench.trial", str(spec), str(result)],
                     cwd=tmp,
-                    env=child_env(threads, trial.import_root),
+                    env=child_env(threads, trial.import_root, lib),
                     stdout=err,
                     stderr=err,
                     timeout=timeout_s,
@@ -94,6 +115,8 @@ def execute(trial: PlannedTrial, timeout_s: float | None = None, memory_limit_mb
                 rc = proc.returncode
             except subprocess.TimeoutExpired:
                 rc, error = None, f"timed out after {timeout_s:.0f} s"
+            except (OSError, FwbenchError) as exc:  # the environment's interpreter is missing on this host
+                rc, error = None, f"environment {trial.env!r}: {exc}"
         tail = stderr_path.read_text(errors="replace").splitlines()[-STDERR_TAIL_LINES:]
         if rc == 0 and result.exists():
             out = json.loads(result.read_text())
@@ -119,7 +142,7 @@ def execute(trial: PlannedTrial, timeout_s: float | None = None, memory_limit_mb
             "status": "failed",
             "summary": {},
             "measurements": [],
-            "provenance": host_info(),
+            "provenance": {**host_info(), "env": trial.env, "env_lock": trial.env_lock},
             "started_at": started,
             "ended_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "error": error,

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .environments import MAIN, get_environment
 from .errors import FwbenchError
 from .execute import PlannedTrial
 from .executors import Executor, LocalExecutor
@@ -71,11 +72,29 @@ def _resolve(study_name: str, profile: str, overrides: dict | None):
     return study, study.resolve(profile, overrides)
 
 
+def _environment(study, config: dict, cache: dict):
+    """The declared environment of a config's trial (an unknown name is a one-line error naming the arm)."""
+    name = study.env_of(config)
+    if name not in cache:
+        try:
+            cache[name] = get_environment(name)
+        except FwbenchError as exc:
+            raise FwbenchError(f"study {study.name}, arm {config.get(study.arm_field)!r}: {exc}") from None
+    return cache[name]
+
+
 def _planned(study, options: dict) -> list[PlannedTrial]:
+    """The plan. A trial outside ``main`` names its environment and that environment's lock hash in its config
+    (so in its id: another environment, or a relocked one, is another trial); a ``main`` trial's config is left as
+    the study made it, so its id is unchanged (see ``fwbench.environments``)."""
     code, root = study.code_version(), study.import_root()
-    trials = []
+    trials, envs = [], {}
     for position, config in enumerate(study.grid(options)):
         study.arm_of(config)  # an arm missing from the study's arm table is an error before anything runs
+        env = _environment(study, config, envs)
+        lock = env.lock_hash() if env.lock.exists() or env.name != MAIN else None
+        if env.name != MAIN:
+            config = {**config, "env": env.name, "env_lock": lock}
         trials.append(
             PlannedTrial(
                 trial_id(study.name, config, code),
@@ -86,9 +105,18 @@ def _planned(study, options: dict) -> list[PlannedTrial]:
                 root,
                 position,
                 code,
+                env.name,
+                lock,
+                tuple(env.packages()),
             )
         )
     return trials
+
+
+def require_environments(trials: list[PlannedTrial]) -> None:
+    """Every environment these trials run in is built and current (else one line naming the command)."""
+    for name in sorted({t.env for t in trials}):
+        get_environment(name).require_built()
 
 
 def plan(study_name: str, profile: str, overrides: dict | None = None) -> list[PlannedTrial]:
@@ -205,7 +233,8 @@ def run_sweep(
     trials = _planned(study, options)
     checked = _Preflight(study, options)
     if store is None and not results_path().exists():
-        checked()  # nothing stored yet, so every trial runs: check the data before the store file is created
+        require_environments(trials)  # nothing stored yet, so every trial runs: its environments and data are
+        checked()  # checked before the store file is created
     if scheduler is not None:
         from .cluster import DaskExecutor, connect
 
@@ -253,6 +282,7 @@ def _run(
     status = store.status_of(t.trial_id for t in trials)
     busy = busy_trials(store, study_name, [t.trial_id for t in trials]) if rerun_busy else set()
     todo = [t for t in trials if status.get(t.trial_id) != "done" or t.trial_id in busy]
+    require_environments(todo)  # a missing or stale environment: one line before any trial, nothing stored
     summary = SweepSummary(
         study_name, profile, planned=len(trials), skipped=len(trials) - len(todo), adaptive=spec is not None
     )

@@ -19,6 +19,19 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def package_versions(names) -> dict:
+    """The installed version of each named distribution in this process's environment (None where absent)."""
+    from importlib import metadata
+
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def main(argv: list[str]) -> int:
     spec_path, result_path = Path(argv[0]), Path(argv[1])
     spec = json.loads(spec_path.read_text())
@@ -36,8 +49,12 @@ def main(argv: list[str]) -> int:
         raise RuntimeError(
             f"isolation broken: {len(frameworks)} frameworks imported in one trial process ({frameworks})"
         )
+    env = spec.get("env") or {}
     result["provenance"] = {
         **host,
+        "env": env.get("name", "main"),
+        "env_lock": env.get("lock"),
+        "env_versions": package_versions(env.get("packages", ())),
         **framework_facts(frameworks),
         **result["provenance"],
         "frameworks_imported": frameworks,

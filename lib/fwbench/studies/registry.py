@@ -63,6 +63,7 @@ class Arm:
     variant: str
     label: str
     colour: str
+    env: str = "main"  # the environment its trials run in (``fwbench.environments``), unless a config names one
 
     def __post_init__(self):
         try:
@@ -151,6 +152,11 @@ class Study:
         if self.arm_field not in config:
             raise FwbenchError(f"a {self.name} config has no {self.arm_field!r} field: {config!r}")
         return self.arm(config[self.arm_field])
+
+    def env_of(self, config: dict) -> str:
+        """The environment a config's trial runs in: the config's ``env`` (a study part that runs its arms
+        elsewhere), else its arm's (default ``main``)."""
+        return config.get("env") or self.arm_of(config).env
 
     def framework_of(self, arm: str) -> str:
         return self.arm(arm).framework

@@ -1,0 +1,306 @@
+"""Declared environments: each trial runs in the Python environment its arm (or its study part) names.
+
+An environment is a declaration, one folder ``envs/NAME/`` holding
+
+- ``requirements.in``: the top-level packages, a ``# purpose: ...`` line (what it is for) and optionally a
+  ``# check: import a, b`` line (what must import once it is built);
+- ``requirements.lock``: every package pinned (made by ``make lock``; the hash of this file is the environment's
+  identity); optional ``constraints.txt`` and ``overrides.txt`` (versions forced past a package's own metadata)
+  used when locking.
+
+It is built into ``envs/NAME/.venv`` (gitignored) by ``fwbench envs --build`` (``make envs``): with ``uv`` where it
+is installed, else ``python -m venv`` and pip, installing the lock with ``--no-deps`` (a lock is complete). After
+the ``check`` imports pass, the lock's hash is stamped into the venv; an environment is ``built`` when its stamp
+matches its lock, ``stale`` when the lock changed since, ``missing`` when it was never built.
+
+``main`` is the project's own environment: the root ``requirements.lock`` / ``constraints.txt`` installed into
+``.venv`` by ``make setup``; a trial in ``main`` runs with the interpreter running fwbench, as before.
+
+Decision (trial identity): a config names its environment only when it is not ``main`` (``env`` and ``env_lock``,
+the lock's hash, are added to the config by the runner), so a ``main`` trial's id is what it was before
+environments existed and the committed paper store stays current; main's lock hash is in every trial's provenance
+(``env``, ``env_lock``, beside the library versions). A relocked non-main environment makes its trials new trials.
+
+The trial's child process gets ``PYTHONPATH`` with the checkout's ``lib`` so it imports this ``fwbench``: an
+environment needs only what a trial process imports (numpy, pandas, scipy, psutil, platformdirs, and its framework).
+Extra declaration folders (a plugin's, a test's) are added with ``FWBENCH_ENVS=dir[:dir]`` (each a folder of
+``NAME/`` folders) or ``register_environment``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import FwbenchError
+from .paths import REPO_ROOT
+
+MAIN = "main"
+ENVS_DIR = REPO_ROOT / "envs"
+STAMP = "fwbench-lock.sha256"
+LIB_DIR = Path(__file__).resolve().parents[1]  # the checkout's lib/: a trial child imports fwbench from here
+
+
+def lock_hash(path: Path) -> str:
+    """The first 12 hex digits of the SHA-256 of a lock file (its identity)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Environment:
+    name: str
+    folder: Path  # where requirements.in / requirements.lock live
+    venv: Path
+
+    @property
+    def requirements_in(self) -> Path:
+        return self.folder / "requirements.in"
+
+    @property
+    def lock(self) -> Path:
+        return self.folder / "requirements.lock"
+
+    @property
+    def constraints(self) -> Path:
+        return self.folder / "constraints.txt"
+
+    @property
+    def overrides(self) -> Path:
+        return self.folder / "overrides.txt"
+
+    def _comment(self, key: str) -> str:
+        if not self.requirements_in.exists():
+            return ""
+        for line in self.requirements_in.read_text().splitlines():
+            m = re.match(rf"#\s*{key}:\s*(.*)", line.strip())
+            if m:
+                return m.group(1).strip()
+        return ""
+
+    @property
+    def purpose(self) -> str:
+        return self._comment("purpose") or ("the project's own environment (.venv)" if self.name == MAIN else "")
+
+    @property
+    def check(self) -> str:
+        """The import statement that must run in the built environment (``# check:`` line)."""
+        return self._comment("check")
+
+    def packages(self) -> list[str]:
+        """The top-level package names of ``requirements.in`` (their versions go into every trial's provenance)."""
+        if not self.requirements_in.exists():
+            return []
+        names = []
+        for line in self.requirements_in.read_text().splitlines():
+            line = line.split("#", 1)[0].strip()
+            m = re.match(r"([A-Za-z0-9][A-Za-z0-9._-]*)", line)
+            if m and not line.startswith("-"):
+                names.append(m.group(1).lower())
+        return names
+
+    def lock_hash(self) -> str:
+        if not self.lock.exists():
+            raise FwbenchError(f"environment {self.name!r} has no lock file {self.lock}; run 'make lock'")
+        return lock_hash(self.lock)
+
+    @property
+    def python(self) -> Path:
+        """The environment's interpreter (for ``main``: the one running fwbench)."""
+        if self.name == MAIN:
+            return Path(sys.executable)
+        return self.venv / "bin" / "python"
+
+    def state(self) -> str:
+        """``built``, ``missing`` (never built, or its interpreter is gone) or ``stale`` (lock changed since)."""
+        if self.name == MAIN:  # the running interpreter; stale only when make setup stamped another lock
+            stamp = self.venv / STAMP
+            if stamp.exists() and self.lock.exists() and stamp.read_text().strip() != self.lock_hash():
+                return "stale"
+            return "built"
+        stamp = self.venv / STAMP
+        if not self.python.exists() or not stamp.exists():
+            return "missing"
+        return "built" if stamp.read_text().strip() == self.lock_hash() else "stale"
+
+    def build_command(self) -> str:
+        if self.name == MAIN:
+            return "make setup"
+        return "make envs" if self.folder.parent == ENVS_DIR else f"fwbench envs --build {self.name}"
+
+    def require_built(self) -> None:
+        """A one-line error naming the command that builds it, unless the environment is built and current."""
+        state = self.state()
+        if state == "missing":
+            raise FwbenchError(f"environment {self.name!r} is not built ({self.venv}); run '{self.build_command()}'")
+        if state == "stale":
+            raise FwbenchError(
+                f"environment {self.name!r} is stale (its lock changed since it was built); "
+                f"run '{self.build_command()}'"
+            )
+
+    def facts(self) -> dict:
+        """What a trial's provenance records of its environment (the parent's view)."""
+        return {"env": self.name, "env_lock": self.lock_hash() if self.lock.exists() else None}
+
+
+_EXTRA: dict[str, Environment] = {}
+
+
+def register_environment(folder: str | Path, name: str | None = None) -> Environment:
+    """Declare the environment in ``folder`` (a plugin's or a test's), built into ``folder/.venv``."""
+    folder = Path(folder).resolve()
+    env = Environment(name or folder.name, folder, folder / ".venv")
+    if env.name == MAIN:
+        raise FwbenchError("the environment name 'main' is the project's own; pick another")
+    _EXTRA[env.name] = env
+    return env
+
+
+def _declared_in(root: Path) -> dict[str, Environment]:
+    if not root.is_dir():
+        return {}
+    return {
+        d.name: Environment(d.name, d.resolve(), d.resolve() / ".venv")
+        for d in sorted(root.iterdir())
+        if d.is_dir() and (d / "requirements.in").exists()
+    }
+
+
+def all_environments() -> dict[str, Environment]:
+    """Name -> environment: ``main``, then ``envs/*``, ``FWBENCH_ENVS`` folders and registered ones."""
+    found = {MAIN: Environment(MAIN, REPO_ROOT, REPO_ROOT / ".venv")}
+    found.update(_declared_in(ENVS_DIR))
+    for root in filter(None, os.environ.get("FWBENCH_ENVS", "").split(os.pathsep)):
+        found.update(_declared_in(Path(root)))
+    found.update(_EXTRA)
+    return found
+
+
+def get_environment(name: str) -> Environment:
+    envs = all_environments()
+    if name not in envs:
+        raise FwbenchError(f"unknown environment {name!r}; declared: {', '.join(envs)} (a folder envs/NAME/ adds one)")
+    return envs[name]
+
+
+# -- building and locking ---------------------------------------------------------------------------------------
+
+
+def uv_path() -> str | None:
+    """``uv`` beside the running interpreter (installed by ``make setup``) or on PATH."""
+    beside = Path(sys.executable).parent / "uv"
+    return str(beside) if beside.exists() else shutil.which("uv")
+
+
+def pip_sources() -> list[str]:
+    """pip's configured find-links and extra index URLs (pip.conf, PIP_* variables) as uv arguments, so uv
+    installs from the same places pip does (e.g. the local CPU torch wheel)."""
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=60
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    args: list[str] = []
+    for line in out.splitlines():
+        key, _, value = line.partition("=")
+        option = key.rpartition(".")[2]
+        if option in ("find-links", "extra-index-url", "index-url"):
+            for item in value.strip().strip("'\"").split():
+                pair = [f"--{option}", item]
+                if not any(args[i : i + 2] == pair for i in range(0, len(args), 2)):
+                    args += pair
+    return args + (["--index-strategy", "unsafe-best-match"] if args else [])
+
+
+def _run(cmd: list[str], what: str, env: dict | None = None) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        last = next((x for x in reversed((proc.stderr + proc.stdout).splitlines()) if x.strip()), "no output")
+        raise FwbenchError(f"{what} failed: {last.strip()}")
+
+
+def build(env: Environment, tool: str = "auto", log=print) -> float:
+    """Build ``env`` from its lock into its venv (replacing it); returns the wall time in seconds.
+    ``tool``: ``uv``, ``pip`` or ``auto`` (uv where installed)."""
+    if env.name == MAIN:
+        raise FwbenchError("'main' is built by 'make setup' (.venv), not by fwbench envs")
+    lock = env.lock
+    if not lock.exists():
+        raise FwbenchError(f"environment {env.name!r} has no lock file {lock}; run 'make lock'")
+    uv = uv_path() if tool in ("auto", "uv") else None
+    if tool == "uv" and uv is None:
+        raise FwbenchError("uv is not installed; 'pip install uv' (it is in requirements.lock) or use --tool pip")
+    t0 = time.perf_counter()
+    if env.venv.exists():
+        shutil.rmtree(env.venv)
+    py = str(env.python)
+    if uv:
+        log(f"{env.name}: uv venv + uv pip install --no-deps -r {lock.name}")
+        _run([uv, "venv", "--quiet", "--python", sys.executable, str(env.venv)], f"uv venv {env.venv}")
+        _run(
+            [uv, "pip", "install", "--quiet", "--python", py, "--no-deps", "-r", str(lock), *pip_sources()],
+            f"installing environment {env.name!r} from {lock}",
+        )
+    else:
+        log(f"{env.name}: python -m venv + pip install --no-deps -r {lock.name}")
+        _run([sys.executable, "-m", "venv", str(env.venv)], f"python -m venv {env.venv}")
+        _run(
+            [py, "-m", "pip", "install", "--quiet", "--no-deps", "-r", str(lock)],
+            f"installing environment {env.name!r} from {lock}",
+        )
+    verify(env)
+    (env.venv / STAMP).write_text(env.lock_hash() + "\n")
+    return time.perf_counter() - t0
+
+
+def verify(env: Environment) -> None:
+    """The built environment imports its ``check`` packages and fwbench's trial entry point."""
+    code = "; ".join(filter(None, [env.check, "import fwbench.trial, fwbench.studies"]))
+    child = dict(os.environ)
+    child["PYTHONPATH"] = os.pathsep.join(p for p in (str(LIB_DIR), child.get("PYTHONPATH")) if p)
+    _run([str(env.python), "-c", code], f"environment {env.name!r}: '{code}'", env=child)
+
+
+def lock(env: Environment, log=print) -> None:
+    """Regenerate ``env``'s lock from its requirements.in (with uv: ``uv pip compile``)."""
+    if env.name == MAIN:
+        raise FwbenchError("main's lock is made by 'make lock' (pip freeze of a fresh venv)")
+    uv = uv_path()
+    if uv is None:
+        raise FwbenchError("locking an environment needs uv; 'pip install uv' (it is in requirements.lock)")
+    cmd = [uv, "pip", "compile", "--quiet", "--no-header", str(env.requirements_in)]
+    cmd += ["--python-version", f"{sys.version_info.major}.{sys.version_info.minor}"]
+    if env.constraints.exists():
+        cmd += ["-c", str(env.constraints)]
+    if env.overrides.exists():
+        cmd += ["--override", str(env.overrides)]
+    proc = subprocess.run(cmd + pip_sources(), capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = next((x for x in reversed(proc.stderr.splitlines()) if x.strip()), "no output")
+        raise FwbenchError(f"locking environment {env.name!r} failed: {last.strip()}")
+    # the local build tag (+cpu) is dropped, as in main's lock: the same lock installs from the registry elsewhere
+    pinned = re.sub(r"^([A-Za-z0-9._-]+==[^\s+]+)\+[A-Za-z0-9.]+", r"\1", proc.stdout, flags=re.M)
+    header = "# Generated by `make lock` (uv pip compile requirements.in with constraints/overrides). Do not edit.\n"
+    env.lock.write_text(header + pinned)
+    log(f"{env.name}: {env.lock} ({lock_hash(env.lock)})")
+
+
+def needed_by(study_names=None, profile: str | None = None) -> set[str]:
+    """The environments the plans of ``profile`` need (every study that has the profile)."""
+    from .studies import all_studies
+
+    names: set[str] = set()
+    for study in all_studies():
+        if (study_names and study.name not in study_names) or profile not in study.profiles:
+            continue
+        options = study.resolve(profile)
+        names |= {study.env_of(c) for c in study.grid(options)}
+    return names
