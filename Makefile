@@ -75,6 +75,7 @@ lint: $(STAMP) ## ruff: lint and format check of lib/ and tests/ (configured in 
 	$(BIN)/ruff format --check lib tests
 
 test: $(STAMP) browser lint ## lint, then the test suite (notebooks included, smoke profile)
+	$(BIN)/fwbench envs --build --profile smoke
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP) ## measure the harness overhead and data preparation

@@ -2,8 +2,9 @@
 
 An environment is a declaration, one folder ``envs/NAME/`` holding
 
-- ``requirements.in``: the top-level packages, a ``# purpose: ...`` line (what it is for) and optionally a
-  ``# check: import a, b`` line (what must import once it is built);
+- ``requirements.in``: the top-level packages, a ``# purpose: ...`` line (what it is for), optionally a
+  ``# check: import a, b`` line (what must import once it is built) and ``# set: NAME=VALUE`` lines (variables
+  every trial process of the environment gets, recorded in its provenance as ``env_variables``);
 - ``requirements.lock``: every package pinned (made by ``make lock``; the hash of this file is the environment's
   identity); optional ``constraints.txt`` and ``overrides.txt`` (versions forced past a package's own metadata)
   used when locking.
@@ -92,6 +93,17 @@ class Environment:
     def check(self) -> str:
         """The import statement that must run in the built environment (``# check:`` line)."""
         return self._comment("check")
+
+    def variables(self) -> dict[str, str]:
+        """The ``# set: NAME=VALUE`` lines: variables set in every trial process of this environment."""
+        if not self.requirements_in.exists():
+            return {}
+        out = {}
+        for line in self.requirements_in.read_text().splitlines():
+            m = re.match(r"#\s*set:\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)", line.strip())
+            if m:
+                out[m.group(1)] = m.group(2).strip()
+        return out
 
     def packages(self) -> list[str]:
         """The top-level package names of ``requirements.in`` (their versions go into every trial's provenance)."""

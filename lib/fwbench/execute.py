@@ -45,13 +45,14 @@ class PlannedTrial:
     env_packages: tuple = ()  # its top-level packages: the trial records their versions
 
 
-def interpreter(trial: PlannedTrial) -> tuple[str, str | None]:
-    """(python, extra PYTHONPATH entry) for the trial's environment, resolved on this host."""
+def interpreter(trial: PlannedTrial) -> tuple[str, str | None, dict]:
+    """(python, extra PYTHONPATH entry, variables) for the trial's environment, resolved on this host."""
     from .environments import LIB_DIR, MAIN, get_environment
 
     if trial.env == MAIN:
-        return sys.executable, None
-    return str(get_environment(trial.env).python), str(LIB_DIR)
+        return sys.executable, None, {}
+    env = get_environment(trial.env)
+    return str(env.python), str(LIB_DIR), env.variables()
 
 
 def child_env(threads: int, import_root: str | None = None, lib: str | None = None) -> dict:
@@ -93,29 +94,35 @@ def execute(trial: PlannedTrial, timeout_s: float | None = None, memory_limit_mb
     with tempfile.TemporaryDirectory(prefix="fwbench-trial-") as tmp:
         tmp = Path(tmp)
         spec, result, stderr_path = tmp / "spec.json", tmp / "result.json", tmp / "stderr.txt"
+        unresolved = None
+        try:
+            python, lib, variables = interpreter(trial)
+        except FwbenchError as exc:  # an environment this host does not declare
+            python, lib, variables, unresolved = "", None, {}, f"environment {trial.env!r}: {exc}"
         env_spec = {"name": trial.env, "lock": trial.env_lock, "packages": list(trial.env_packages)}
+        env_spec["variables"] = variables
         spec.write_text(
             json.dumps({"study": trial.study, "module": trial.module, "config": trial.config, "env": env_spec})
         )
         threads = int(trial.config.get("threads", os.cpu_count() or 1))
         started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        error = None
+        rc, error = None, unresolved
         with open(stderr_path, "wb") as err:
             try:
-                python, lib = interpreter(trial)
-                proc = subprocess.run(
-                    [python, "-m", "fwbench.trial", str(spec), str(result)],
-                    cwd=tmp,
-                    env=child_env(threads, trial.import_root, lib),
-                    stdout=err,
-                    stderr=err,
-                    timeout=timeout_s,
-                    preexec_fn=_child_preexec(memory_limit_mb),
-                )
-                rc = proc.returncode
+                if unresolved is None:
+                    proc = subprocess.run(
+                        [python, "-m", "fwbench.trial", str(spec), str(result)],
+                        cwd=tmp,
+                        env={**child_env(threads, trial.import_root, lib), **variables},
+                        stdout=err,
+                        stderr=err,
+                        timeout=timeout_s,
+                        preexec_fn=_child_preexec(memory_limit_mb),
+                    )
+                    rc = proc.returncode
             except subprocess.TimeoutExpired:
                 rc, error = None, f"timed out after {timeout_s:.0f} s"
-            except (OSError, FwbenchError) as exc:  # the environment's interpreter is missing on this host
+            except OSError as exc:  # the environment's interpreter is missing on this host
                 rc, error = None, f"environment {trial.env!r}: {exc}"
         tail = stderr_path.read_text(errors="replace").splitlines()[-STDERR_TAIL_LINES:]
         if rc == 0 and result.exists():

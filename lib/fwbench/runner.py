@@ -233,8 +233,8 @@ def run_sweep(
     trials = _planned(study, options)
     checked = _Preflight(study, options)
     if store is None and not results_path().exists():
-        require_environments(trials)  # nothing stored yet, so every trial runs: its environments and data are
-        checked()  # checked before the store file is created
+        checked()  # nothing stored yet, so every trial runs: its data and environments are checked before the
+        require_environments(trials)  # store file is created
     if scheduler is not None:
         from .cluster import DaskExecutor, connect
 

@@ -55,6 +55,7 @@ def main(argv: list[str]) -> int:
         "env": env.get("name", "main"),
         "env_lock": env.get("lock"),
         "env_versions": package_versions(env.get("packages", ())),
+        "env_variables": env.get("variables") or {},
         **framework_facts(frameworks),
         **result["provenance"],
         "frameworks_imported": frameworks,

@@ -53,11 +53,18 @@ from gluonts.torch import DeepAREstimator  # noqa: E402
 from gluonts.torch.distributions import StudentTOutput  # noqa: E402
 
 
+def _lightning():
+    """The Lightning that gluonts.torch trains with: ``lightning.pytorch`` (gluonts 0.17) or ``pytorch_lightning``
+    (gluonts 0.13.3, the post's, in the ``gluonts-0.13`` environment)."""
+    from gluonts.torch.model import estimator
+
+    return estimator.pl
+
+
 def framework_info() -> dict:
     import gluonts
-    import lightning
 
-    return {**torch_facts.info(), "gluonts_version": gluonts.__version__, "lightning_version": lightning.__version__}
+    return {**torch_facts.info(), "gluonts_version": gluonts.__version__, "lightning_version": _lightning().__version__}
 
 
 def set_seed(seed: int) -> None:
@@ -86,7 +93,7 @@ def onednn_enabled() -> bool:
 
 
 def _epoch_callback(records: list[EpochRecord]):
-    import lightning.pytorch as pl
+    pl = _lightning()
 
     class EpochLog(pl.Callback):
         def on_train_epoch_start(self, trainer, pl_module):

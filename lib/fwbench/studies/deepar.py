@@ -27,6 +27,11 @@ threads with oneDNN off in both frameworks (part ``onednn``): PyTorch ``torch.ba
 training and forecasting, MXNet ``MXNET_MKLDNN_ENABLED=0`` and ``MXNET_USE_MKLDNN_RNN=0`` before ``import mxnet``.
 Every config says its ``part`` and ``onednn``; the main part's trials are what B, the MASE check and the runtime
 tables read (``analysis.deepar.load_trials``), the other parts only ``analysis.deepar_variants``.
+
+The post's library versions (issue 23): ``versions_part`` (``{"env": NAME}``, or False) runs the main part's
+configs (same datasets, seeds, threads, arms) again in the declared environment NAME (``gluonts-0.13``: the post's
+gluonts 0.13.3; ``fwbench.environments``), as part ``versions``; its configs name the environment (and its lock
+hash), so they are trials of their own, compared only with each other (``analysis.deepar_variants``).
 """
 
 from __future__ import annotations
@@ -85,6 +90,7 @@ PROFILES = {
         "num_batches_per_epoch": 3,
         "threads": 2,
         "breakdown": False,
+        "versions_part": {"env": "gluonts-0.13"},
     },
     # about 5 minutes on 2 cores: five small datasets (yearly original, quarterly rebuilt, cif_2016 with its
     # per-series horizons, tourism_monthly, covid_deaths with its zero-scale series), two short epochs, one seed,
@@ -125,6 +131,8 @@ PROFILES = {
         "threads": 2,
         "breakdown": False,
         "variants_part": {"datasets": ["m1_yearly", "tourism_monthly"], "seeds": [42], "threads": 1},
+        # the main part again under the post's gluonts 0.13.3 (issue 23)
+        "versions_part": {"env": "gluonts-0.13"},
     },
     # the post's scale: every dataset of the post (41 catalogue keys; unavailable ones fail at once with the
     # reason), 100 epochs of 50 batches, 5 seeds: days of CPU, meant for a cluster
@@ -155,11 +163,13 @@ OPTIONS = {
     "variants_part": opt.part_spec(
         datasets=_datasets, seeds=opt.list_of(opt.int_range(0, 2**31 - 1)), threads=opt.int_range(1, 256)
     ),
+    "versions_part": opt.part_spec(env=opt.string),
 }
 
 
 def prepare(options: dict) -> dict:
     options.setdefault("variants_part", False)
+    options.setdefault("versions_part", False)
     if options["datasets"] is None:
         options["datasets"] = _post_datasets()
     from ..data import monash
@@ -234,12 +244,16 @@ def grid(options: dict) -> list[dict]:
             + configs_of(variants["datasets"], variants["seeds"], "onednn", options["threads"], False),
             seed=1,
         )
+    versions = options.get("versions_part")
+    if versions:  # the main part's configs, in another environment
+        configs += [{**c, "part": "versions", "env": versions["env"]} for c in configs if c["part"] == "main"]
     return configs
 
 
 def describe(config: dict) -> str:
     extra = f" threads={config['threads']}" if config.get("part") == "threads" else ""
     extra += "" if config.get("onednn", True) else " oneDNN=off"
+    extra += f" env={config['env']}" if config.get("env") else ""
     return f"deepar {config['dataset']:<18} {config['arm']:<20} seed={config['seed']}{extra}"
 
 
