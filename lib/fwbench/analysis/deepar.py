@@ -45,13 +45,15 @@ def load_trials(
 ) -> pd.DataFrame:
     """One row per finished trial of the profile: config, dataset provenance and every whole-trial value. Only
     the main part's trials by default (what B and the accuracy tables read); ``parts=None`` for every part
-    (``variants_table``: 1 thread, oneDNN off)."""
+    (``variants_table``: 1 thread, oneDNN off; ``versions_table``: the ``versions`` part, run in another declared
+    environment, column ``env``; a main-part trial's ``env`` is ``main``)."""
     long = profile_measurements(STUDY, profile, overrides, store)
     if long.empty:
         return pd.DataFrame()
     long = long[long.step == -1].copy()
     # rows stored before the variants part existed: the main part, oneDNN on
-    for column, default in (("config.part", "main"), ("config.onednn", True), ("config.threads", -1)):
+    defaults = (("config.part", "main"), ("config.onednn", True), ("config.threads", -1), ("config.env", "main"))
+    for column, default in defaults:
         long[column] = long[column].fillna(default) if column in long else default
     if parts is not None:
         long = long[long["config.part"].isin(parts)]
@@ -69,6 +71,7 @@ def load_trials(
         "config.part": "part",
         "config.threads": "threads",
         "config.onednn": "onednn",
+        "config.env": "env",
         "provenance.dataset_kind": "dataset_kind",
         "host": "host",
     }

@@ -3,6 +3,9 @@
 - ``variants_table``: the DeepAR variants part (1 thread, and oneDNN off in both frameworks; ``studies.deepar``'s
   ``variants_part``) set against the main part's trials of the same seeds. Read with
   ``analysis.deepar.load_trials(..., parts=None)``; the variants never enter B or the accuracy tables.
+- ``versions_table``: the post's library versions (``studies.deepar``'s ``versions_part``: the main part's configs
+  run again in the ``gluonts-0.13`` environment) beside the main part: per dataset, the MXNet / PyTorch training
+  ratio under each environment. Rows of two environments meet only in this table, never in one ratio.
 - ``window_model`` / ``post_ratio_from_windows``: how much of the post's 4.5 the window length explains. Per
   framework, training seconds per batch as a line in the unrolled window (context + prediction length), fitted on
   the main part's trials; summed over the windows of the post's datasets (every one trains the same 100 x 50
@@ -52,7 +55,10 @@ def variants_table(trials: pd.DataFrame) -> pd.DataFrame:
         "torch_vs_main",
         "seed_spread",
     ]
-    if trials.empty or "part" not in trials or not (trials.part != "main").any():
+    if trials.empty or "part" not in trials:
+        return pd.DataFrame(columns=cols)
+    trials = trials[trials.part.isin(list(VARIANT_LABELS))]  # the versions part is another environment's
+    if not (trials.part != "main").any():
         return pd.DataFrame(columns=cols)
     mx, pt = reference_arms()
     rows = []
@@ -115,6 +121,53 @@ def variants_markdown(table: pd.DataFrame) -> str:
         f"spread over seeds (largest max/min - 1 per arm): {note or 'n/a (one seed)'}; a change smaller "
         "than that is not told apart from noise.",
     ]
+    return "\n".join(lines)
+
+
+def versions_table(trials: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset with ``versions`` trials and per environment (``main``, then the versions part's): the median
+    MXNet and PyTorch training seconds over the seeds both environments ran, and their ratio. Each ratio is taken
+    within one environment (``load_trials(..., parts=None)``)."""
+    cols = ["dataset", "window", "env", "n_seeds", "mxnet_train_s", "torch_train_s", "train_ratio"]
+    if trials.empty or "part" not in trials or not (trials.part == "versions").any():
+        return pd.DataFrame(columns=cols)
+    mx, pt = reference_arms()
+    rows = []
+    for dataset, g in trials[trials.part.isin(["main", "versions"])].groupby("dataset"):
+        seeds = set(g.loc[g.part == "versions", "seed"]) & set(g.loc[g.part == "main", "seed"])
+        for env, sub in g[g.seed.isin(seeds)].groupby("env", sort=False):
+            med = {arm: sub.loc[sub.arm == arm, "train_time_s"].median() for arm in (mx, pt)}
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "window": int(g.window.iloc[0]),
+                    "env": env,
+                    "n_seeds": int(sub.seed.nunique()),
+                    "mxnet_train_s": med[mx],
+                    "torch_train_s": med[pt],
+                    "train_ratio": med[mx] / med[pt],
+                }
+            )
+    table = pd.DataFrame(rows, columns=cols)
+    table["main_first"] = table.env != "main"
+    table = table.sort_values(["window", "dataset", "main_first"], kind="stable").drop(columns="main_first")
+    return table.reset_index(drop=True)
+
+
+def versions_markdown(table: pd.DataFrame) -> str:
+    """``versions_table`` as Markdown: per dataset, the MXNet / PyTorch training ratio under each environment."""
+    if table.empty:
+        return "_No trials of the versions part (the post's gluonts 0.13.3) stored for this profile._"
+    lines = [
+        "| dataset (window) | environment | seeds | MXNet train | PyTorch train | MXNet / PyTorch train |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in table.itertuples():
+        lines.append(
+            f"| {r.dataset} ({r.window}) | {r.env} | {r.n_seeds} | {r.mxnet_train_s:.1f} s | "
+            f"{r.torch_train_s:.1f} s | {r.train_ratio:.2f} |"
+        )
+    lines += ["", "Each ratio is within one environment; `fwbench envs` lists what each one pins."]
     return "\n".join(lines)
 
 
