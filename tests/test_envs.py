@@ -4,6 +4,7 @@ provenance; a missing, stale or unknown environment stops the run with one line 
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import sqlite3
 
@@ -127,7 +128,6 @@ def test_a_non_main_environment_enters_the_trial_id_and_main_does_not(tmp_path, 
     assert relocked.trial_id != trial.trial_id  # a relocked environment: another trial
 
 
-@pytest.mark.slow
 def test_a_trial_runs_in_its_environment_and_records_its_versions(tmp_path, monkeypatch, tmp_store):
     env = _declare_env(tmp_path, "tiny")
     _declare_study(tmp_path, monkeypatch, "envtoy-run", env.name)
@@ -136,9 +136,8 @@ def test_a_trial_runs_in_its_environment_and_records_its_versions(tmp_path, monk
     summary = run_sweep("envtoy-run", "smoke", progress="none")
     assert summary.ok and summary.done == 1, summary.failed
     with sqlite3.connect(tmp_store) as conn:
-        (provenance, result) = conn.execute("SELECT provenance, summary FROM trials WHERE study='envtoy-run'").fetchone()
-    import json
-
+        row = conn.execute("SELECT provenance, summary FROM trials WHERE study='envtoy-run'").fetchone()
+    provenance, result = row
     provenance, result = json.loads(provenance), json.loads(result)
     assert result["platformdirs"] == TINY_PLATFORMDIRS  # the trial imported the environment's package
     assert provenance["env"] == "tiny" and provenance["env_lock"] == env.lock_hash()
