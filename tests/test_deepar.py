@@ -33,10 +33,20 @@ MX, PT = study.STUDY.reference_arm("mxnet"), study.STUDY.reference_arm("torch")
 
 def test_profiles_plan():
     smoke = plan("deepar", "smoke")
-    assert sorted((t.config["dataset"], t.config["arm"], t.config["seed"]) for t in smoke) == [
-        ("m1_yearly", "mxnet-hybrid-partial", 42),
-        ("m1_yearly", "torch-eager", 42),
+    assert sorted((t.config["dataset"], t.config["arm"], t.config["seed"], t.env) for t in smoke) == [
+        ("m1_yearly", "mxnet-hybrid-partial", 42, "gluonts-0.13"),
+        ("m1_yearly", "mxnet-hybrid-partial", 42, "main"),
+        ("m1_yearly", "torch-eager", 42, "gluonts-0.13"),
+        ("m1_yearly", "torch-eager", 42, "main"),
     ]
+    # the versions part: the main part's configs in the post's gluonts, its own trials (issue 23)
+    main = {t.config["arm"]: t for t in smoke if t.config["part"] == "main"}
+    for t in (t for t in smoke if t.config["part"] == "versions"):
+        assert {k: v for k, v in t.config.items() if k not in ("part", "env", "env_lock")} == {
+            k: v for k, v in main[t.config["arm"]].config.items() if k != "part"
+        }
+        assert t.config["env"] == "gluonts-0.13" and t.trial_id != main[t.config["arm"]].trial_id
+    assert "env" not in main["torch-eager"].config
     quick = plan("deepar", "quick")
     assert {t.config["dataset"] for t in quick} == set(study.QUICK_DATASETS) and len(quick) == 2 * len(
         study.QUICK_DATASETS
@@ -317,7 +327,7 @@ def test_status_covers_deepar(tmp_store, capsys):
     ResultsStore(tmp_store)  # an empty store: status of a missing one is an error
     assert main(["status", "--profile", "smoke"]) == 0
     out = capsys.readouterr().out
-    assert "deepar/smoke: 0 of 2 done, 2 missing or failed" in out
+    assert "deepar/smoke: 0 of 4 done, 4 missing or failed" in out  # the main and the versions part
     assert main(["status", "--profile", "gap"]) == 0  # a profile only deepar has: imdb is left out, no error
     assert "deepar/gap: 0 of 12 done" in capsys.readouterr().out
 
@@ -487,6 +497,8 @@ def _plant_variants(store: ResultsStore) -> dict:
         ("threads", PT): 12.0,
         ("onednn", MX): 40.0,
         ("onednn", PT): 11.0,
+        ("versions", MX): 15.0,  # the versions part (gluonts-0.13): MXNet / PyTorch 1.5 there
+        ("versions", PT): 10.0,
     }
     for t in plan("deepar", "smoke", overrides):
         c = t.config
@@ -522,6 +534,23 @@ def test_variants_stay_out_of_b_and_are_read_apart(tmp_store):
     text = variants.variants_markdown(table.reset_index())
     assert "| m1_yearly (8) | 2 threads, oneDNN off | 1 | 40 s | 11 s | 3.64 |" in text and "m1_yearly 5 %" in text
     assert variants.variants_markdown(variants.variants_table(main)).startswith("_No variant trials")
+
+
+def test_the_versions_part_is_read_apart_one_environment_per_ratio(tmp_store):
+    store = ResultsStore(tmp_store)
+    overrides = _plant_variants(store)
+    assert set(analysis.load_trials("smoke", overrides, store).env) == {"main"}  # B never sees gluonts-0.13
+    everything = analysis.load_trials("smoke", overrides, store, parts=None)
+    table = variants.versions_table(everything).set_index("env")
+    assert list(table.index) == ["main", "gluonts-0.13"] and set(table.n_seeds) == {2}
+    assert table.loc["main", "train_ratio"] == pytest.approx(20.5 / 10.25)  # medians over the seeds both ran
+    assert table.loc["gluonts-0.13", "train_ratio"] == pytest.approx(1.5)
+    assert "| m1_yearly (8) | gluonts-0.13 | 2 | 15.4 s | 10.2 s | 1.50 |" in variants.versions_markdown(
+        table.reset_index()
+    )
+    assert "versions" not in set(variants.variants_table(everything).part)
+    main = analysis.load_trials("smoke", overrides, store)
+    assert variants.versions_markdown(variants.versions_table(main)).startswith("_No trials of the versions part")
 
 
 def _window_trials(mx_cost, pt_cost, windows=(8, 27, 73), seeds=(42, 43)) -> pd.DataFrame:
