@@ -24,7 +24,7 @@ export FWBENCH_DATA_DIR ?= $(abspath ../shared/data)
 endif
 export MPLBACKEND := agg
 
-.PHONY: readme help setup browser reproduce notebooks html lint test bench lab status export publish lock clean
+.PHONY: readme help setup browser reproduce time-reproduce notebooks html lint test bench lab status export publish lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -55,6 +55,9 @@ reproduce: $(STAMP) ## run every notebook headlessly (PROFILE=...) and render th
 	done
 	$(BIN)/python -m fwbench.report --executed $(EXECUTED) --out $(REPORTS)
 	@echo "reports in $(REPORTS)/, figures in figures/"
+
+time-reproduce: $(STAMP) ## time `make reproduce PROFILE=...` cold then warm in a fresh clone of HEAD (run it alone) -> results/benchmarks/
+	$(BIN)/fwbench time-reproduce --profile $(PROFILE) --repo $(CURDIR)
 
 lint: $(STAMP) ## ruff: lint and format check of lib/ and tests/ (configured in pyproject.toml)
 	$(BIN)/ruff check lib tests

@@ -7,6 +7,7 @@
     fwbench export [--format csv|parquet ...] [-o DIR] [--study imdb]   (or -o FILE.csv: the single wide CSV)
     fwbench bench [harness|harness-paired|deepar|data]
     fwbench ledger [-o ledger.csv] [--profile quick|all] [--compare STORE_A STORE_B]
+    fwbench time-reproduce [--profile quick] [--cold-only] [--build-venv] [--record FILE]   (alone on the machine)
 
 Errors in the input are one line (``fwbench: error: ...``) with exit status 2; a sweep in which any trial
 failed ends with exit status 1 after its summary.
@@ -170,6 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="benchmarks of the harness itself")
     bench.add_argument("what", nargs="?", default="all", choices=["all", "harness", "harness-paired", "deepar", "data"])
+    timing = sub.add_parser(
+        "time-reproduce",
+        help="time `make reproduce` cold then warm in a fresh clone of HEAD; append to results/benchmarks/",
+    )
+    from .reproduce_timing import add_arguments
+
+    add_arguments(timing)
     migrate = sub.add_parser(
         "migrate-fingerprints", help="carry stored trials across a code change that changed no trial's work"
     )
@@ -343,6 +351,12 @@ def cmd_bench(args) -> int:
     return bench.main(args.what)
 
 
+def cmd_time_reproduce(args) -> int:
+    from .reproduce_timing import run
+
+    return run(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -354,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
             "estimate": cmd_estimate,
             "ledger": cmd_ledger,
             "migrate-fingerprints": cmd_migrate,
+            "time-reproduce": cmd_time_reproduce,
         }[args.command](args)
     except FwbenchError as exc:
         print(f"fwbench: error: {exc}", file=sys.stderr)
