@@ -145,9 +145,11 @@ _RECORD_LINK = "results/benchmarks/reproduce.csv"  # relative to the repository 
 
 
 def _duration(seconds: float) -> str:
-    """``472.3`` -> ``"7 min 52 s"``; under a minute ``"41 s"``."""
+    """``472.3`` -> ``"7 min 52 s"``, ``600`` -> ``"10 min"``; under a minute ``"41 s"``."""
     whole = int(round(seconds))
-    return f"{whole // 60} min {whole % 60:02d} s" if whole >= 60 else f"{whole} s"
+    if whole < 60:
+        return f"{whole} s"
+    return f"{whole // 60} min" + (f" {whole % 60:02d} s" if whole % 60 else "")
 
 
 def _when(record) -> str:
@@ -221,7 +223,7 @@ def render_reproduce_timings(path=None) -> str:
             rows.append(
                 f"| {name} | **{_duration(r.wall_s)}** ({r.wall_s:.0f} s) | "
                 f"{'<= ' + _duration(goal) if goal else '-'} | {_trials(r)} | {_notebooks(r)} | "
-                f"{_duration(rest) if r.notebooks_s else '-'} |"
+                f"{_duration(rest) if r.notebooks_s and rest >= 0 else '-'} |"
             )
         dirty = (
             " The checkout had uncommitted changes; they were not measured (the clone is of the commit)."
@@ -274,7 +276,7 @@ def render_reproduce_phrase(path=None) -> str:
         warm = f" and {_duration(runs['warm'].wall_s)} warm (nothing changed)" if "warm" in runs else ""
         lines.append(
             f"{head}: **{_duration(cold.wall_s)}** cold (a fresh clone and results store{built}){warm} on "
-            f"{cold.cores or '?'} cores, measured by `make time-reproduce` on {_when(cold)} "
+            f"{_host(cold)}, measured by `make time-reproduce` on {_when(cold)} "
             "([details](docs/benchmarks.md#wall-times-of-make-reproduce))."
         )
     return "\n".join(lines)
