@@ -111,6 +111,7 @@ def test_a_run_beside_other_work_or_from_a_dirty_checkout_says_so(tmp_path):
     assert "`.venv` built inside the cold run" in text
     phrase = readme_timings.render_reproduce_phrase(path)
     assert "**7 min 52 s** cold (a fresh clone and results store including building `.venv`)" in phrase
+    assert "other work took 40 % of the CPUs meanwhile, so this overstates it." in phrase
 
 
 def test_without_a_record_the_blocks_state_no_duration(tmp_path):

@@ -254,6 +254,7 @@ def render_reproduce_timings(path=None) -> str:
 def render_reproduce_phrase(path=None) -> str:
     """The README's list items saying how long `make reproduce` takes under ``REPRODUCE_PROFILES``, each from the
     latest recorded measurement (``render_reproduce_timings`` has the details), or saying none is recorded."""
+    from .provenance import OTHER_BUSY_LIMIT
     from .reproduce_timing import RECORD, latest_measurement, read_records
 
     records = read_records(path or RECORD)
@@ -274,9 +275,14 @@ def render_reproduce_phrase(path=None) -> str:
         cold = runs["cold"]
         built = " including building `.venv`" if cold.venv == "built" else ", `.venv` already built"
         warm = f" and {_duration(runs['warm'].wall_s)} warm (nothing changed)" if "warm" in runs else ""
+        busy = (
+            f"; other work took {cold.other_cpu_pct:.0f} % of the CPUs meanwhile, so this overstates it"
+            if cold.other_cpu_pct is not None and cold.other_cpu_pct > 100 * OTHER_BUSY_LIMIT
+            else ""
+        )
         lines.append(
             f"{head}: **{_duration(cold.wall_s)}** cold (a fresh clone and results store{built}){warm} on "
             f"{_host(cold)}, measured by `make time-reproduce` on {_when(cold)} "
-            "([details](docs/benchmarks.md#wall-times-of-make-reproduce))."
+            f"([details](docs/benchmarks.md#wall-times-of-make-reproduce)){busy}."
         )
     return "\n".join(lines)
