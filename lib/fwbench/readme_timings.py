@@ -1,6 +1,8 @@
 """The README's blocks about what things cost in time: the harness benchmarks (``bench``) and the runtime
 estimates of the ``paper`` and ``full`` profiles (``paper-estimate``, ``estimate``), each computed from the results
-store. ``fwbench.readme`` lists them among its blocks and writes them where they live."""
+store, and the wall times of ``make reproduce`` (``timings``, ``reproduce-time``) from the runs ``fwbench
+time-reproduce`` recorded (``fwbench.reproduce_timing``). ``fwbench.readme`` lists them among its blocks and writes
+them where they live."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from .bench_paired import log_ratio_ci, order_balanced_ci, order_effect_words
 from .errors import FwbenchError
 from .estimate import _human, estimate_full_runtime
 from .paths import results_path
+from .provenance import OTHER_BUSY_LIMIT
+from .reproduce_timing import GOALS_S, RECORD, latest_measurement, read_records
 from .runner import plan
 from .stats import trial_ratio_ci
 from .store import ResultsStore
@@ -172,8 +176,6 @@ def _host(record) -> str:
 
 def _alone(record) -> str:
     """What was running beside the run: the CPU share of other processes and the load averages."""
-    from .provenance import OTHER_BUSY_LIMIT
-
     load = f"load average {record.load_before or '?'} before, {record.load_after or '?'} after (1/5/15 min)"
     if record.other_cpu_pct is None:
         return load
@@ -203,7 +205,6 @@ def render_reproduce_timings(path=None) -> str:
     """docs/benchmarks.md's table of `make reproduce` wall times: the latest measurement of each profile in the
     record (``fwbench.reproduce_timing.RECORD``), cold and warm, each notebook's papermill duration, the host and
     what else ran; an honest sentence when nothing is recorded."""
-    from .reproduce_timing import GOALS_S, RECORD, latest_measurement, read_records
 
     records = read_records(path or RECORD)
     profiles = list(dict.fromkeys([*REPRODUCE_PROFILES[::-1], *(r.profile for r in records)]))  # quick first
@@ -254,8 +255,6 @@ def render_reproduce_timings(path=None) -> str:
 def render_reproduce_phrase(path=None) -> str:
     """The README's list items saying how long `make reproduce` takes under ``REPRODUCE_PROFILES``, each from the
     latest recorded measurement (``render_reproduce_timings`` has the details), or saying none is recorded."""
-    from .provenance import OTHER_BUSY_LIMIT
-    from .reproduce_timing import RECORD, latest_measurement, read_records
 
     records = read_records(path or RECORD)
     what = {
