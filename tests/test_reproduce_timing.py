@@ -229,3 +229,19 @@ def test_measure_refuses_to_reuse_an_environment_that_is_not_built(stand_in, tmp
     (stand_in / ".venv" / ".installed").unlink()
     with pytest.raises(FwbenchError, match="make setup"):
         rt.measure("quick", stand_in, tmp_path / "work")
+
+
+def test_the_command_records_into_the_checkout_and_refreshes_its_pages(stand_in, tmp_path, monkeypatch):
+    from fwbench import cli
+
+    monkeypatch.setenv("GIVEN", str(tmp_path / "given.txt"))
+    (stand_in / "README.md").write_text("# r\n<!-- reproduce-time:start -->\nold\n<!-- reproduce-time:end -->\n")
+    (stand_in / "docs").mkdir()
+    (stand_in / "docs" / "benchmarks.md").write_text("# b\n<!-- timings:start -->\nold\n<!-- timings:end -->\n")
+    code = cli.main(["time-reproduce", "--profile", "quick", "--repo", str(stand_in), "--workdir", str(tmp_path / "w")])
+    assert code == 0
+    runs = rt.read_records(stand_in / "results" / "benchmarks" / "reproduce.csv")
+    assert [r.run for r in runs] == ["cold", "warm"]
+    readme = (stand_in / "README.md").read_text()
+    assert "\nold\n" not in readme and "- `PROFILE=quick` (the default)" in readme and "cold (a fresh clone" in readme
+    assert "| cold | **" in (stand_in / "docs" / "benchmarks.md").read_text()
