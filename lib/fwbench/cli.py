@@ -7,6 +7,7 @@
     fwbench export [--format csv|parquet ...] [-o DIR] [--study imdb]   (or -o FILE.csv: the single wide CSV)
     fwbench bench [harness|harness-paired|deepar|data]
     fwbench ledger [-o ledger.csv] [--profile quick|all] [--compare STORE_A STORE_B]
+    fwbench time-reproduce [--profile quick] [--cold-only] [--build-venv] [--record FILE]   (alone on the machine)
 
 Errors in the input are one line (``fwbench: error: ...``) with exit status 2; a sweep in which any trial
 failed ends with exit status 1 after its summary.
@@ -177,6 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
     envs.add_argument("--lock", action="store_true", help="regenerate their locks from requirements.in (uv)")
     envs.add_argument("--tool", choices=["auto", "uv", "pip"], default="auto", help="builder (auto: uv if installed)")
     envs.add_argument("--profile", default=None, help="only the environments this profile's plans need")
+
+    timing = sub.add_parser(
+        "time-reproduce",
+        help="time `make reproduce` cold then warm in a fresh clone of HEAD; append to results/benchmarks/",
+    )
+    from .reproduce_timing import add_arguments
+
+    add_arguments(timing)
     migrate = sub.add_parser(
         "migrate-fingerprints", help="carry stored trials across a code change that changed no trial's work"
     )
@@ -374,6 +383,23 @@ def cmd_bench(args) -> int:
     return bench.main(args.what)
 
 
+def cmd_time_reproduce(args) -> int:
+    """Measure and record; with the default record (the checkout's own), also refresh the two blocks that state
+    its durations (docs/benchmarks.md's ``timings``, the README's ``reproduce-time``), so the pages never lag it."""
+    from .generated_blocks import write_block
+    from .readme_timings import render_reproduce_phrase, render_reproduce_timings
+    from .reproduce_timing import run
+
+    code = run(args)
+    if args.record is None:
+        repo = Path(args.repo).resolve()
+        record = repo / "results" / "benchmarks" / "reproduce.csv"
+        for name, render in (("timings", render_reproduce_timings), ("reproduce-time", render_reproduce_phrase)):
+            page = write_block(name, render(record), repo / "README.md")
+            print(f"time-reproduce: refreshed the {name} block in {page}")
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -386,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
             "ledger": cmd_ledger,
             "migrate-fingerprints": cmd_migrate,
             "envs": cmd_envs,
+            "time-reproduce": cmd_time_reproduce,
         }[args.command](args)
     except FwbenchError as exc:
         print(f"fwbench: error: {exc}", file=sys.stderr)

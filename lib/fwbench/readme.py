@@ -21,7 +21,14 @@ from .generated_blocks import block_pages, find_block, write_block
 from .paper_progress import paper_progress, paper_progress_by_study, progress_table
 from .paths import REPO_ROOT, results_path
 from .provenance import git_state
-from .readme_timings import bench_lines, render_bench, render_estimate, render_paper_estimate
+from .readme_timings import (
+    bench_lines,
+    render_bench,
+    render_estimate,
+    render_paper_estimate,
+    render_reproduce_phrase,
+    render_reproduce_timings,
+)
 from .status import _stale_counts
 from .store import ResultsStore
 from .studies import all_studies, arm_table, get_study
@@ -234,6 +241,8 @@ BLOCKS = {
     "mase": render_mase,
     "bench": render_bench,
     "arms": arms_markdown,
+    "timings": render_reproduce_timings,  # docs/benchmarks.md: `make reproduce` wall times (fwbench time-reproduce)
+    "reproduce-time": render_reproduce_phrase,  # README: how long each profile takes, from the same record
 }
 
 
