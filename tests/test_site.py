@@ -21,7 +21,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from fwbench import ledger
+from fwbench import first_screen, ledger
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "build" / "test-artifacts"
@@ -69,19 +69,7 @@ next();
 </script></body></html>
 """
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-default-apps",
-    "--disable-extensions",
-    "--hide-scrollbars",
-    "--mute-audio",
-]
+FLAGS = first_screen.FLAGS  # one list of headless-Chromium flags (fwbench.first_screen)
 
 
 @pytest.fixture(scope="session")
