@@ -18,7 +18,8 @@ from fwbench import cli, runner, stats
 from fwbench.analysis.adaptive import adaptive_markdown, adaptive_report
 from fwbench.errors import FwbenchError
 from fwbench.estimate import estimate_full_runtime
-from fwbench.runner import plan, run_sweep
+from fwbench.planning import plan
+from fwbench.runner import run_sweep
 from fwbench.store import ResultsStore
 from fwbench.studies import Arm, Study, adaptive, get_study, register
 from fwbench.studies import options as opt

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from fwbench import runner
+from fwbench import planning, runner
 from fwbench.errors import FwbenchError
 from fwbench.store import ResultsStore
 
@@ -315,7 +315,7 @@ def test_bad_input(case: Case, tmp_path, monkeypatch):
     monkeypatch.setattr("fwbench.cluster.CONNECT_TIMEOUT_S", 3.0)
     monkeypatch.setenv("FWBENCH_CACHE_DIR", str(tmp_path / "cache"))  # broken archives stay out of the real cache
     if case.setup is None:  # a store that already holds a finished trial
-        seed = runner.plan("selftest", "smoke", {"n_trials": 1})[0]
+        seed = planning.plan("selftest", "smoke", {"n_trials": 1})[0]
         runner.store_outcome(
             ResultsStore(store),
             seed,

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from fwbench.estimate import estimate_full_runtime, makespan
-from fwbench.runner import plan, run_sweep
+from fwbench.planning import plan
+from fwbench.runner import run_sweep
 from fwbench.store import ResultsStore
 
 REPO = Path(__file__).resolve().parents[1]

@@ -19,7 +19,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from fwbench.runner import plan, run_sweep
+from fwbench.planning import plan
+from fwbench.runner import run_sweep
 from fwbench.store import ResultsStore
 from fwbench.studies.selftest import METRICS, expected_value
 

@@ -17,7 +17,8 @@ from fwbench.analysis import deepar as analysis
 from fwbench.analysis import deepar_gap as gap
 from fwbench.analysis import deepar_variants as variants
 from fwbench.errors import FwbenchError
-from fwbench.runner import plan, run_sweep
+from fwbench.planning import plan
+from fwbench.runner import run_sweep
 from fwbench.store import ResultsStore
 from fwbench.studies import deepar as study
 

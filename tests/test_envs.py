@@ -13,7 +13,8 @@ from conftest import REPO
 
 from fwbench import cli, environments
 from fwbench.errors import FwbenchError
-from fwbench.runner import plan, run_sweep
+from fwbench.planning import plan
+from fwbench.runner import run_sweep
 from fwbench.studies import get_study
 
 # the tiny environment: what a trial process imports, pinned as in main's lock, but another platformdirs

@@ -254,14 +254,14 @@ def test_onnx_round_trip_parity_and_recorded_errors(onnx_smoke):
     ],
 )
 def test_bad_options_are_one_line_errors(study, overrides, message):
-    from fwbench.runner import plan
+    from fwbench.planning import plan
 
     with pytest.raises(FwbenchError, match=message):
         plan(study, "smoke", overrides)
 
 
 def test_cuda_grid_drops_the_onednn_switch_and_needs_a_gpu():
-    from fwbench.runner import preflight
+    from fwbench.planning import preflight
     from fwbench.studies import vgg16
 
     configs = vgg16.grid(vgg16.STUDY.resolve("smoke", {"device": "cuda"}))
@@ -338,7 +338,7 @@ def test_onnx_runtime_step_rebuilds_missing_artifacts_in_a_separate_process(tmp_
 
 # -- compiled vs eager (claim C4 on a model the compilers trace) -----------------------------------------------
 def test_vgg16_profiles_sweep_compiled_arms_and_batch_sizes():
-    from fwbench.runner import plan
+    from fwbench.planning import plan
     from fwbench.studies import vgg16
 
     full = plan("vgg16", "full")
@@ -362,7 +362,7 @@ def test_vgg16_profiles_sweep_compiled_arms_and_batch_sizes():
     ],
 )
 def test_bad_compiled_part_is_a_one_line_error(value, message):
-    from fwbench.runner import plan
+    from fwbench.planning import plan
 
     with pytest.raises(FwbenchError, match=message):
         plan("vgg16", "smoke", {"compiled": value})

@@ -23,7 +23,7 @@ from fwbench.errors import FwbenchError
 from fwbench.ledger import floors, rules
 from fwbench.ledger.data import named_arm
 from fwbench.ledger.sources import borealis2018, deepar2024, overview
-from fwbench.runner import plan
+from fwbench.planning import plan
 from fwbench.store import ResultsStore, trial_id
 from fwbench.studies import get_study
 

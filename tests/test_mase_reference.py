@@ -14,7 +14,7 @@ from scipy import stats
 
 from fwbench.analysis import mase_reference as mr
 from fwbench.errors import FwbenchError
-from fwbench.runner import plan
+from fwbench.planning import plan
 from fwbench.store import ResultsStore
 
 PT, MX = "torch-eager", "mxnet-hybrid-partial"

@@ -145,7 +145,7 @@ def test_each_mxnet_variant_hybridizes_what_it_says(hybrid):
 
 A9_PROBE = """
 import json, sys
-from fwbench.runner import plan
+from fwbench.planning import plan
 from fwbench.studies import get_study
 
 config = next(t.config for t in plan("imdb", "smoke", {"arms": ["mxnet-imperative"],

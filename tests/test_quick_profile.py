@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from fwbench.planning import plan
 from fwbench.published.borealis2018 import LOSS_SETTING
-from fwbench.runner import plan
 from fwbench.studies import deepar, imdb, vgg16
 
 

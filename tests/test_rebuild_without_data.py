@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from fwbench import runner
+from fwbench import planning, runner
 from fwbench.errors import DataUnavailable
 from fwbench.store import ResultsStore
 
@@ -75,7 +75,7 @@ def no_archive(tmp_path, monkeypatch):
 )
 def test_a_complete_store_needs_no_data(study, overrides, tmp_path, no_archive):
     store = ResultsStore(tmp_path / "complete.sqlite")
-    planned = runner.plan(study, "smoke", overrides)
+    planned = planning.plan(study, "smoke", overrides)
     needed = planned
     if overrides and overrides.get("adaptive"):  # only the minimum blocks: tight ratios stop every setting there
         needed = [t for t in planned if t.config["repeat"] < overrides["adaptive"]["min_blocks"]]
@@ -89,7 +89,7 @@ def test_a_complete_store_needs_no_data(study, overrides, tmp_path, no_archive):
 def test_a_missing_trial_still_checks_the_data_first(tmp_path, no_archive):
     """The control: with one trial to run, the data is checked before it starts and its absence is the error."""
     store = ResultsStore(tmp_path / "partial.sqlite")
-    planned = runner.plan("imdb", "smoke", SMALL)
+    planned = planning.plan("imdb", "smoke", SMALL)
     plant(store, planned[1:], "smoke")
     with pytest.raises(DataUnavailable, match="IMDB dataset not found"):
         runner.run_sweep("imdb", "smoke", SMALL, store=store, progress="none")

@@ -122,7 +122,7 @@ def test_arm_names_follow_one_scheme_in_every_study():
 
 
 def test_trial_ids_change_with_the_code(monkeypatch):
-    from fwbench.runner import plan
+    from fwbench.planning import plan
 
     before = {t.trial_id for t in plan("toy", "smoke")}
     monkeypatch.setattr(Study, "code_version", lambda self: "other-code")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fwbench.execute import execute
-from fwbench.runner import plan
+from fwbench.planning import plan
 from fwbench.studies import get_study
 
 REPO = Path(__file__).resolve().parents[1]

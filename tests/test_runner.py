@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fwbench.runner import plan, run_sweep
+from fwbench.planning import plan
+from fwbench.runner import run_sweep
 from fwbench.store import ResultsStore
 
 OVERRIDES = {

@@ -16,7 +16,7 @@ study ``bench`` (one row per benchmark run, raw values kept) and are printed.
 - ``data``: encoding the 50k IMDB reviews from the archive with a cold cache (goal <= 30 s) and loading the
   cached arrays (goal <= 1 s), each in a fresh process, timing the ``load_imdb`` call only.
 
-The runner's side is the real thing: trials planned by ``fwbench.runner.plan`` (their ids carry the study's code
+The runner's side is the real thing: trials planned by ``fwbench.planning.plan`` (their ids carry the study's code
 version) and run by ``fwbench.execute.execute``.
 """
 
@@ -36,8 +36,8 @@ from pathlib import Path
 from .execute import PlannedTrial, child_env, execute
 from .measure import median
 from .paths import results_path
+from .planning import plan
 from .provenance import host_info
-from .runner import plan
 from .stats import half_width, trial_ratio_ci
 from .store import ResultsStore, trial_id
 from .studies import get_study

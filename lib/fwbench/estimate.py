@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from .data import monash
 from .errors import FwbenchError
-from .runner import plan
+from .planning import plan
 from .studies import adaptive, get_study
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .estimate import _human
-from .runner import plan
+from .planning import plan
 from .store import ResultsStore
 from .studies import adaptive, all_studies, get_study
 

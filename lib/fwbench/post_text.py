@@ -16,8 +16,8 @@ from .analysis import convergence
 from .analysis import deepar as deepar_analysis
 from .analysis import imdb as imdb_analysis
 from .ledger.render import host_text
+from .planning import plan
 from .readme import scale_note
-from .runner import plan
 from .store import ResultsStore
 from .studies import imdb as imdb_study
 

@@ -10,9 +10,9 @@ from .bench_paired import log_ratio_ci, order_balanced_ci, order_effect_words
 from .errors import FwbenchError
 from .estimate import _human, estimate_full_runtime
 from .paths import results_path
+from .planning import plan
 from .provenance import OTHER_BUSY_LIMIT
 from .reproduce_timing import GOALS_S, RECORD, latest_measurement, read_records
-from .runner import plan
 from .stats import trial_ratio_ci
 from .store import ResultsStore
 from .studies import all_studies

@@ -6,7 +6,7 @@
 - With ``memory_limit_mb`` the child's address space is capped (``RLIMIT_AS``); going over fails the trial.
 - A study may define ``preflight(options)``: it runs here, in the parent, before the first trial is launched, so
   missing or broken data is a one-line error and not N failed trials. It runs only when a trial is about to run
-  (``_Preflight``): a sweep whose every needed trial is stored never opens the study's data, so a post is rebuilt
+  (``Preflight``): a sweep whose every needed trial is stored never opens the study's data, so a post is rebuilt
   from a complete store (``FWBENCH_RESULTS=results/paper/paper-run.sqlite make reproduce PROFILE=paper``) on a
   machine without the IMDB archive. With no store file yet every trial will run, and it is checked before the
   store is created.
@@ -26,12 +26,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .environments import MAIN, get_environment
 from .errors import FwbenchError
 from .execute import PlannedTrial
 from .executors import Executor, LocalExecutor
+from .planning import Preflight, check_run_args, planned_trials, require_environments, resolve
 from .progress import NoProgress, Progress, make_progress
-from .store import ResultsStore, trial_id
+from .store import ResultsStore
 from .studies import adaptive, get_study
 
 
@@ -63,119 +63,6 @@ class SweepSummary:
 
 class StopRequested(Exception):
     """Raised after a trial is stored when the stop file exists and that trial completed its group."""
-
-
-def _resolve(study_name: str, profile: str, overrides: dict | None):
-    if overrides is not None and not isinstance(overrides, dict):
-        raise FwbenchError(f"overrides must be a dict of option -> value, got {overrides!r}; e.g. {{'epochs': 3}}")
-    study = get_study(study_name)
-    return study, study.resolve(profile, overrides)
-
-
-def _environment(study, config: dict, cache: dict):
-    """The declared environment of a config's trial (an unknown name is a one-line error naming the arm)."""
-    name = study.env_of(config)
-    if name not in cache:
-        try:
-            cache[name] = get_environment(name)
-        except FwbenchError as exc:
-            raise FwbenchError(f"study {study.name}, arm {config.get(study.arm_field)!r}: {exc}") from None
-    return cache[name]
-
-
-def _planned(study, options: dict) -> list[PlannedTrial]:
-    """The plan. A trial outside ``main`` names its environment and that environment's lock hash in its config
-    (so in its id: another environment, or a relocked one, is another trial); a ``main`` trial's config is left as
-    the study made it, so its id is unchanged (see ``fwbench.environments``)."""
-    code, root = study.code_version(), study.import_root()
-    trials, envs = [], {}
-    for position, config in enumerate(study.grid(options)):
-        study.arm_of(config)  # an arm missing from the study's arm table is an error before anything runs
-        env = _environment(study, config, envs)
-        lock = env.lock_hash() if env.lock.exists() or env.name != MAIN else None
-        if env.name != MAIN:
-            config = {**config, "env": env.name, "env_lock": lock}
-        trials.append(
-            PlannedTrial(
-                trial_id(study.name, config, code),
-                study.name,
-                config,
-                study.describe(config),
-                study.module,
-                root,
-                position,
-                code,
-                env.name,
-                lock,
-                tuple(env.packages()),
-            )
-        )
-    return trials
-
-
-def require_environments(trials: list[PlannedTrial]) -> None:
-    """Every environment these trials run in is built and current (else one line naming the command)."""
-    for name in sorted({t.env for t in trials}):
-        get_environment(name).require_built()
-
-
-def plan(study_name: str, profile: str, overrides: dict | None = None) -> list[PlannedTrial]:
-    """The trials of a profile (validated before anything runs)."""
-    return _planned(*_resolve(study_name, profile, overrides))
-
-
-def preflight(study_name: str, profile: str, overrides: dict | None = None) -> list[PlannedTrial]:
-    """``plan`` plus the study's ``preflight(options)`` check (data present and readable)."""
-    return _checked(study_name, profile, overrides)[2]
-
-
-class _Preflight:
-    """The study's ``preflight(options)``, run at most once, when the first trial is about to be handed to the
-    executor; a sweep with nothing to run never calls it."""
-
-    def __init__(self, study, options: dict):
-        self.study, self.options, self.done = study, options, False
-
-    def __call__(self) -> None:
-        if not self.done:
-            self.study.preflight(self.options)
-            self.done = True
-
-
-def _checked(study_name: str, profile: str, overrides: dict | None):
-    """(study, options, trials) after the study's preflight check."""
-    study, options = _resolve(study_name, profile, overrides)
-    study.preflight(options)
-    return study, options, _planned(study, options)
-
-
-def _check_number(name: str, value, minimum: float, integer: bool = False, flag: str | None = None) -> None:
-    kinds = (int,) if integer else (int, float)
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, kinds) or value < minimum:
-        what = "an integer" if integer else "a number"
-        raise FwbenchError(
-            f"{name} must be {what} >= {minimum} (or None), got {value!r}" + (f"; e.g. {flag}" if flag else "")
-        )
-
-
-def check_run_args(progress, timeout_s, memory_limit_mb, trials_per_host, scheduler) -> None:
-    """Validate the runner's own arguments (notebook parameters arrive here as the user typed them)."""
-    if not isinstance(progress, Progress) and progress not in ("auto", "lines", "bar", "none"):
-        raise FwbenchError(f"progress must be one of auto, lines, bar, none, got {progress!r}")
-    _check_number("timeout_s", timeout_s, 1, flag="timeout_s=3600")
-    _check_number("memory_limit_mb", memory_limit_mb, 64, integer=True, flag="memory_limit_mb=8192")
-    _check_number("trials_per_host", trials_per_host, 1, integer=True, flag="trials_per_host=1")
-    if trials_per_host is not None and trials_per_host > 1 and scheduler is None:
-        raise FwbenchError(
-            f"trials_per_host={trials_per_host} only applies to a Dask run; pass a scheduler "
-            "(--scheduler tcp://HOST:8786) or drop it (one machine runs one trial at a time)"
-        )
-    if scheduler is not None:
-        from .cluster import check_address
-
-        check_address(scheduler)
 
 
 def store_outcome(store: ResultsStore, trial: PlannedTrial, outcome: dict, profile: str, extra: dict) -> None:
@@ -229,9 +116,9 @@ def run_sweep(
     check_run_args(progress, timeout_s, memory_limit_mb, trials_per_host, scheduler)
     if stop_file is not None and scheduler is not None:
         raise FwbenchError("a stop file works with the local runner only; on a cluster stop the workers instead")
-    study, options = _resolve(study_name, profile, overrides)
-    trials = _planned(study, options)
-    checked = _Preflight(study, options)
+    study, options = resolve(study_name, profile, overrides)
+    trials = planned_trials(study, options)
+    checked = Preflight(study, options)
     if store is None and not results_path().exists():
         checked()  # nothing stored yet, so every trial runs: its data and environments are checked before the
         require_environments(trials)  # store file is created

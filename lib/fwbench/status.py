@@ -19,7 +19,7 @@ import pandas as pd
 
 from .analysis.adaptive import adaptive_markdown, adaptive_report, summary_lines
 from .errors import FwbenchError
-from .runner import plan
+from .planning import plan
 from .store import ResultsStore
 from .studies import get_study, study_names
 from .studies.adaptive import spec_of

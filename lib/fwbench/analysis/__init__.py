@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..errors import FwbenchError
 from ..paths import results_path
-from ..runner import plan
+from ..planning import plan
 from ..store import ResultsStore
 from ..studies import arm_table, get_study
 

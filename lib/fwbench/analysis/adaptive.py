@@ -14,7 +14,7 @@ import math
 import pandas as pd
 
 from ..errors import FwbenchError
-from ..runner import plan
+from ..planning import plan
 from ..studies import adaptive, get_study
 
 COLUMNS = [

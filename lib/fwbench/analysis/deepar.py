@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from ..data import monash
+from ..planning import plan
 from ..published.deepar2024 import TOTAL_TRAIN_S, post_ratio
 from ..quantity import Quantity
-from ..runner import plan
 from ..stats import trial_ratio_ci
 from ..store import ResultsStore
 from ..studies import get_study

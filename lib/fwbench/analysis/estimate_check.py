@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import FwbenchError
-from ..runner import plan
+from ..planning import plan
 from ..studies import get_study
 
 FORMAT = "fwbench-estimate-prediction/1"
