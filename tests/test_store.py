@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import sqlite3
 import subprocess
@@ -110,8 +111,18 @@ def test_reading_a_missing_store_creates_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+_NOISE = random.Random(20261125).randbytes(8192)  # fixed: a corrupt file that passes once passes always
+_SQLITE_HEADER = b"SQLite format 3\x00"
+# Bytes 18-19 of the header are the read/write versions: 1 is a rollback journal, 2 is WAL (SQLite then
+# opens -wal/-shm files beside the store, even read-only).
+_ROLLBACK_HEADER_NOISE = _SQLITE_HEADER + b"\x10\x00\x01\x01" + _NOISE[:4000]
+_WAL_HEADER_NOISE = _SQLITE_HEADER + b"\x10\x00\x02\x02" + _NOISE[:4000]
+
+
 @pytest.mark.parametrize(
-    "content", [os.urandom(8192), b"", b"SQLite format 3\x00" + os.urandom(4000)], ids=["random", "empty", "bad-pages"]
+    "content",
+    [_NOISE, b"", _ROLLBACK_HEADER_NOISE, _WAL_HEADER_NOISE],
+    ids=["random", "empty", "bad-pages", "bad-pages-wal-header"],
 )
 def test_reading_a_corrupt_store_changes_nothing(tmp_path, content):
     path = tmp_path / "s.sqlite"

@@ -145,7 +145,7 @@ class ResultsStore:
                     f"no results store at {self.path}; run a study first (fwbench run imdb "
                     "--profile smoke, or a notebook) or set FWBENCH_RESULTS to an existing store"
                 )
-            self._check_readable()
+            self._check_readable_leaving_no_trace()
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._check_and_init()
@@ -219,6 +219,22 @@ class ResultsStore:
             retrying(init)
         except sqlite3.DatabaseError as exc:
             raise self._not_a_store(exc) from None
+
+    def _check_readable_leaving_no_trace(self) -> None:
+        """``_check_readable``; a file that fails it keeps no -wal/-shm this read created.
+
+        SQLite opens a file whose header says WAL through -wal/-shm files it creates beside it, even
+        read-only; a corrupt file can carry that header, and reading must change nothing.
+        """
+        side_files = [self.path.with_name(self.path.name + suffix) for suffix in ("-wal", "-shm")]
+        existed = {side: side.exists() for side in side_files}
+        try:
+            self._check_readable()
+        except FwbenchError:
+            for side in side_files:
+                if not existed[side]:
+                    side.unlink(missing_ok=True)
+            raise
 
     def _check_readable(self) -> None:
         def check() -> None:
