@@ -132,10 +132,8 @@ PROFILES = {
         "threads": 2,
         "breakdown": False,
         "variants_part": {"datasets": ["m1_yearly", "tourism_monthly"], "seeds": [42], "threads": 1},
-        # the main part again under the post's gluonts 0.13.3 (issue 23) joins this profile as the committed paper
-        # run's next piece, once its 20 trials have run on a quiet machine: until then the paper run stays complete
-        # (the README's answer is the complete run's) and the versions part runs in `smoke`
-        "versions_part": False,
+        # the main part again under the post's gluonts 0.13.3 (issue 23): the paper run's next piece, 20 trials
+        "versions_part": {"env": "gluonts-0.13"},
     },
     # the post's scale: every dataset of the post (41 catalogue keys; unavailable ones fail at once with the
     # reason), 100 epochs of 50 batches, 5 seeds: days of CPU, meant for a cluster
