@@ -27,7 +27,7 @@ export MPLBACKEND := agg
 # the committed paper run: the post's first screen is shot from it (docs/first-screen.png)
 PAPER_STORE := results/paper/paper-run.sqlite
 
-.PHONY: envs first-screen time-reproduce readme help setup browser reproduce notebooks html lint test bench lab status export publish lock clean
+.PHONY: envs first-screen time-envs time-reproduce readme help setup browser reproduce notebooks html lint test bench lab status export publish lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -69,6 +69,9 @@ first-screen: $(STAMP) browser ## the paper post's first screen (1280 x 800, hea
 	rm -rf build/paper-post
 	FWBENCH_RESULTS=$(PAPER_STORE) $(BIN)/python -m fwbench.report --executed build/none --out build/paper-post --profile paper --figures build/none
 	$(BIN)/python -m fwbench.first_screen build/paper-post/index.html --png docs/first-screen.png
+
+time-envs: $(STAMP) ## time building the gluonts-0.13 environment from its lock, uv and pip, cold and warm (run it alone) -> results/benchmarks/
+	$(BIN)/fwbench time-envs gluonts-0.13
 
 time-reproduce: $(STAMP) ## time `make reproduce PROFILE=...` cold then warm in a fresh clone of HEAD (run it alone) -> results/benchmarks/
 	$(BIN)/fwbench time-reproduce --profile $(PROFILE) --repo $(CURDIR)

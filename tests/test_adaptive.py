@@ -95,6 +95,9 @@ class InProcess:
     def __init__(self, stop_after: int | None = None):
         self.stop_after, self.calls, self.ran = stop_after, [], []
 
+    def require_environments(self, trials):
+        assert {t.env for t in trials} <= {"main"}
+
     def run(self, trials, record, bar):
         self.calls.append([t.config for t in trials])
         for t in trials:

@@ -13,7 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fwbench import ledger
 from fwbench.analysis import deepar as analysis
+from fwbench.analysis import deepar_coverage as coverage_analysis
 from fwbench.analysis import deepar_gap as gap
 from fwbench.analysis import deepar_variants as variants
 from fwbench.errors import FwbenchError
@@ -296,6 +298,21 @@ def test_smoke_sweep_through_the_runner(tmp_store, monkeypatch):
         ("onednn", MX): False,
     }
     assert set(t.loc[t["config.part"] == "threads", "provenance.thread_env.OMP_NUM_THREADS"].astype(int)) == {1}
+    # the coverage part: training only (no forecast, no accuracy), its per-batch cost set beside the main part
+    coverage = {"coverage_part": {"datasets": ["m1_yearly"], "seeds": [42], "epochs": 3}, **main_only}
+    summary = run_sweep("deepar", "smoke", coverage, progress="none", timeout_s=300)
+    assert summary.ok and summary.done == 2, summary.failed
+    m = store.measurements("deepar")
+    covered = m[m["config.part"] == "coverage"]
+    assert {"train_time_s", "fit_overhead_s"} <= set(covered.metric)
+    assert not {"predict_time_s", "MASE"} & set(covered.metric)
+    assert len(covered[covered.metric == "epoch_time_s"]) == 2 * 3
+    rows = coverage_analysis.cost_rows("smoke", coverage, store)
+    assert len(rows) == 2 and (rows.c_batch > 0).all() and set(rows.arm) == {PT, MX}
+    check = coverage_analysis.check_against_main("smoke", coverage, store)
+    assert len(check) == 2 and np.isfinite(check.error).all() and (check.predicted_train_s > 0).all()
+    text = coverage_analysis.check_markdown(check)
+    assert f"{100 * check.error.abs().max():.1f} %" in text and "trials predicted within 10 %" in text
 
 
 @pytest.mark.slow
@@ -479,7 +496,7 @@ def test_paper_plans_the_variants_part_apart_from_the_main_part():
         assert {(c["threads"], c["onednn"]) for c in part} == {(n_threads, flag)}
         assert sorted({c["dataset"] for c in part}) == sorted(variants["datasets"])
         assert {c["arm"] for c in part} == set(study.CORE_ARMS) and len(part) == 2 * len(variants["datasets"])
-    assert all(c["epochs"] == 100 and c["num_batches_per_epoch"] == 50 for c in paper)
+    assert all(c["epochs"] == 100 and c["num_batches_per_epoch"] == 50 for c in paper if c["part"] != "coverage")
     assert all(t.config["part"] == "main" for t in plan("deepar", "quick"))  # no variants elsewhere
     off = next(c for c in onednn if c["arm"] == MX)
     assert study.describe(off).endswith("seed=42 oneDNN=off")
@@ -502,6 +519,7 @@ def _plant_variants(store: ResultsStore) -> dict:
         ("versions", MX): 15.0,  # the versions part (gluonts-0.13): MXNet / PyTorch 1.5 there
         ("versions", PT): 10.0,
     }
+    gluonts = {False: "0.17.0", True: "0.13.3"}
     for t in plan("deepar", "smoke", overrides):
         c = t.config
         seconds = train[(c["part"], c["arm"])] * (1.05 if c["seed"] == 43 else 1.0)
@@ -511,7 +529,7 @@ def _plant_variants(store: ResultsStore) -> dict:
             study="deepar",
             status="done",
             config=c,
-            provenance={"host": "h", "dataset_kind": "original"},
+            provenance={"host": "h", "dataset_kind": "original", "gluonts_version": gluonts[c["part"] == "versions"]},
             summary={},
             measurements=[(-1, k, v) for k, v in values.items()],
             profile="smoke",
@@ -553,6 +571,13 @@ def test_the_versions_part_is_read_apart_one_environment_per_ratio(tmp_store):
     assert "versions" not in set(variants.variants_table(everything).part)
     main = analysis.load_trials("smoke", overrides, store)
     assert variants.versions_markdown(variants.versions_table(main)).startswith("_No trials of the versions part")
+    # the ledger: B judged on the main part, the versions part beside it as context (never judged)
+    b = next(c for c in ledger.CLAIMS if c.id == "B")
+    parts = b.evaluate(ledger.load(store, "smoke", {"deepar": overrides}))
+    (versions,) = [p for p in parts if "gluonts-0.13" in p.label]
+    assert versions.verdict == "context" and "gluonts 0.13.3" in versions.label and "0.17" not in versions.label
+    assert versions.estimate == pytest.approx((15 + 15.75) / (10 + 10.5)) and versions.n == "2 dataset x seed pairs"
+    assert parts[0].estimate == pytest.approx((20 + 21) / (10 + 10.5))  # the judged part: main only
 
 
 def _window_trials(mx_cost, pt_cost, windows=(8, 27, 73), seeds=(42, 43)) -> pd.DataFrame:
@@ -597,3 +622,72 @@ def test_the_window_model_recovers_planted_lines_and_predicts_the_post_ratio():
 def test_post_windows_come_from_the_catalogue():
     windows = variants.post_windows()
     assert len(windows) == 41 and min(windows) == 6 and 8 in windows and max(windows) > 1000  # solar_10_minutes
+
+
+@needs_staged
+def test_the_coverage_datasets_are_the_staged_datasets_of_the_post():
+    from fwbench.data import monash
+
+    manifest = pd.read_csv(STAGED_MONASH / "MANIFEST.csv")
+    staged = set(manifest.loc[manifest.kind.isin(["original", "rebuilt"]), "dataset_key"])
+    assert set(study.COVERAGE_DATASETS) == staged & set(monash.names(in_2024_post=True))
+    assert len(study.COVERAGE_DATASETS) == len(set(study.COVERAGE_DATASETS)) == 27
+
+
+def test_paper_plans_the_coverage_part_as_training_only_trials():
+    trials = plan("deepar", "paper")
+    coverage = [t.config for t in trials if t.config["part"] == "coverage"]
+    assert len(coverage) == len(study.COVERAGE_DATASETS) * 2 * 2  # datasets x seeds x core arms
+    assert all(c["forecast"] is False and c["epochs"] == 4 and c["num_batches_per_epoch"] == 50 for c in coverage)
+    assert {c["threads"] for c in coverage} == {2}
+    assert all("forecast" not in t.config for t in trials if t.config["part"] != "coverage")  # their ids unchanged
+    with pytest.raises(FwbenchError, match="coverage_part.epochs"):
+        plan("deepar", "smoke", {"coverage_part": {"datasets": ["m1_yearly"], "seeds": [42], "epochs": 1}})
+
+
+def test_coverage_cost_predicts_planted_protocol_trials():
+    rows = pd.DataFrame(
+        [
+            {"trial_id": "a", "dataset": "d", "arm": MX, "seed": 1, "window": 8, "epochs": 4,
+             "num_batches_per_epoch": 50, "c_batch": 0.02, "warmup": 1.0, "fit_fixed": 0.5, "train_time_s": 6.0},
+            {"trial_id": "b", "dataset": "d", "arm": MX, "seed": 2, "window": 8, "epochs": 4,
+             "num_batches_per_epoch": 50, "c_batch": 0.04, "warmup": 3.0, "fit_fixed": 0.5, "train_time_s": 9.0},
+        ]
+    )  # fmt: skip
+    table = coverage_analysis.cost_table(rows)
+    (row,) = table.to_dict("records")
+    assert row["n_trials"] == 2 and row["c_batch"] == pytest.approx(0.03) and row["c_batch_spread"] == pytest.approx(2)
+    assert coverage_analysis.protocol_train_s(row, 100, 50) == pytest.approx(0.5 + 2.0 + 5000 * 0.03)
+
+
+def test_coverage_costs_come_from_the_later_epochs_and_predict_the_main_part(tmp_store):
+    """Planted: MXNet 40 ms per batch with a 2 s first-epoch warm-up and 1 s outside the epochs; the main part's
+    100 x 50 trials measured 201 s (the model's 1 + 2 + 5000 x 0.04 = 203 s: +1 %) and 250 s (-18.8 %); the
+    seed-43 coverage trial's one slow epoch (2.2 s) does not move the median."""
+    store = ResultsStore(tmp_store)
+    provenance = {"host": "h", "dataset_kind": "original"}
+    overrides = {"versions_part": False, "epochs": 100, "num_batches_per_epoch": 50, "seeds": [42, 43],
+                 "coverage_part": {"datasets": ["m1_yearly"], "seeds": [42, 43], "epochs": 4}}  # fmt: skip
+    for t in plan("deepar", "smoke", overrides):
+        c = t.config
+        if c["arm"] != MX:
+            continue
+        if c["part"] == "coverage":
+            epochs = [4.0, 2.0, 2.0 * (1.1 if c["seed"] == 43 else 1.0), 2.0]
+            values = [(-1, "train_time_s", sum(epochs) + 1.0)] + [(i, "epoch_time_s", e) for i, e in enumerate(epochs)]
+        else:
+            values = [(-1, "train_time_s", 201.0 if c["seed"] == 42 else 250.0), (-1, "predict_time_s", 1.0)]
+        store.record(trial_id=t.trial_id, study="deepar", status="done", config=c, provenance=provenance,
+                     summary={}, measurements=values, profile="smoke")  # fmt: skip
+    rows = coverage_analysis.cost_rows("smoke", overrides, store)
+    assert len(rows) == 2 and rows.c_batch.tolist() == pytest.approx([0.04, 0.04])  # the median ignores 2.2 s
+    assert rows.warmup.tolist() == pytest.approx([2.0, 2.0]) and rows.fit_fixed.tolist() == pytest.approx([1.0, 1.0])
+    check = coverage_analysis.check_against_main("smoke", overrides, store)
+    assert check.seed.tolist() == [42, 43] and check.predicted_train_s.tolist() == pytest.approx([203.0, 203.0])
+    assert check.error.tolist() == pytest.approx([203 / 201 - 1, 203 / 250 - 1])
+    text = coverage_analysis.check_markdown(check)
+    assert "1 of 2 protocol trials predicted within 10 % (largest error 18.8 %)" in text
+    assert "| m1_yearly | 8 | 40.0 | - | - | 2, 0 |" in coverage_analysis.cost_markdown(
+        coverage_analysis.cost_table(rows)
+    )
+    assert analysis.load_trials("smoke", overrides, store).part.unique().tolist() == ["main"]  # B never sees them

@@ -144,3 +144,44 @@ def test_a_trial_runs_in_its_environment_and_records_its_versions(tmp_path, monk
     assert provenance["env"] == "tiny" and provenance["env_lock"] == env.lock_hash()
     assert provenance["env_versions"]["platformdirs"] == TINY_PLATFORMDIRS
     assert provenance["env_versions"]["numpy"] == _main_pins()["numpy"]
+
+
+def test_hosts_whose_environment_is_not_ready_are_named_before_any_trial():
+    ready = {"gluonts-0.13": ("built", "aaa")}
+    environments.require_built_where({"a": ready, "b": ready}, {"gluonts-0.13": "aaa"})  # all ready: no error
+    answers = {
+        "a": ready,
+        "b": {"gluonts-0.13": ("missing", "aaa")},
+        "c": {"gluonts-0.13": ("built", "bbb")},  # built from another lock than the plan's
+        "d": {},  # does not declare it
+    }
+    with pytest.raises(FwbenchError) as err:
+        environments.require_built_where(answers, {"gluonts-0.13": "aaa"})
+    line = str(err.value)
+    assert "\n" not in line and "'make envs'" in line and "no trial was sent" in line
+    assert "'gluonts-0.13' missing on b" in line and "locked bbb there, aaa here on c" in line
+    assert "'gluonts-0.13' undeclared on d" in line and " on a" not in line
+
+
+def test_each_host_reports_its_own_environment_states(tmp_path):
+    env = _declare_env(tmp_path, "tiny-states")
+    states = environments.states_here(["main", "tiny-states", "no-such-env"])
+    assert states["main"][0] == "built" and states["tiny-states"] == ("missing", env.lock_hash())
+    assert states["no-such-env"] == ("undeclared", None)
+
+
+def test_a_dask_sweep_is_refused_before_any_trial_when_a_worker_lacks_the_environment(tmp_path, monkeypatch, tmp_store):
+    """The environment is declared here but not on the workers (their checkout does not have it): the sweep stops
+    with one line before a trial is sent, instead of the workers storing every trial as failed."""
+    distributed = pytest.importorskip("distributed")
+    env = _declare_env(tmp_path, "tiny-here-only")
+    _declare_study(tmp_path, monkeypatch, "envtoy-dask", env.name)
+    with distributed.LocalCluster(
+        host="127.0.0.1", processes=True, n_workers=1, threads_per_worker=1, dashboard_address=None
+    ) as cluster:
+        with pytest.raises(
+            FwbenchError,
+            match=r"environment 'tiny-here-only' undeclared on 127\.0\.0\.1: run 'fwbench envs --build tiny-here-only'",
+        ):
+            run_sweep("envtoy-dask", "smoke", progress="none", scheduler=cluster.scheduler_address)
+    assert not tmp_store.exists()  # nothing stored

@@ -243,7 +243,19 @@ def test_headline_comes_from_the_paper_run_when_stored_and_names_older_code(tmp_
     assert readme.headline_profile(store) == "quick"
     assert "Small-scale check" in readme._scale_note("quick", store)
     current = get_study("deepar").code_version()
-    for i, t in enumerate(plan("deepar", "paper", {"datasets": ["m1_yearly"], "seeds": [42], "variants_part": False})):
+    for i, t in enumerate(
+        plan(
+            "deepar",
+            "paper",
+            {
+                "datasets": ["m1_yearly"],
+                "seeds": [42],
+                "variants_part": False,
+                "versions_part": False,
+                "coverage_part": False,
+            },
+        )
+    ):
         store.record(
             trial_id=t.trial_id if i else "old-code-trial",
             study="deepar",
@@ -321,7 +333,10 @@ def test_paper_sofar_block_labels_a_partial_run_and_steps_aside_once_it_is_compl
 
     store = ResultsStore(tmp_store)
     text = readme.render_paper_sofar(store)
-    assert text.startswith("**In progress, partial: 0 of the ") and "| deepar | 0 of 28 | - | - |" in text
+    deepar_planned = len(plan("deepar", "paper"))
+    assert (
+        text.startswith("**In progress, partial: 0 of the ") and f"| deepar | 0 of {deepar_planned} | - | - |" in text
+    )
     assert "#### Claims ledger" in text and "#### Arms" not in text and "## Headline numbers" not in text
     first = plan("deepar", "paper")[0]
     store.record(
@@ -346,7 +361,10 @@ def test_paper_sofar_block_labels_a_partial_run_and_steps_aside_once_it_is_compl
         ended_at="2026-11-24T10:30:00+00:00",
     )
     text = readme.render_paper_sofar(store)
-    assert text.startswith("**In progress, partial: 1 of the ") and "| deepar | 1 of 28 | 30.0 min | 1 |" in text
+    assert (
+        text.startswith("**In progress, partial: 1 of the ")
+        and f"| deepar | 1 of {deepar_planned} | 30.0 min | 1 |" in text
+    )
     for study in ("imdb", "deepar", "vgg16", "gemm", "onnx"):
         s = get_study(study)
         spec = adaptive.spec_of(s.resolve("paper", None))
@@ -369,10 +387,32 @@ def test_deepar_headline_says_where_the_ratio_comes_from_once_two_windows_are_me
     from fwbench import readme
 
     store = ResultsStore(tmp_store)
-    plant(store, "paper", {"datasets": ["m1_yearly"], "seeds": [42], "variants_part": False}, mase=4.0)
+    plant(
+        store,
+        "paper",
+        {
+            "datasets": ["m1_yearly"],
+            "seeds": [42],
+            "variants_part": False,
+            "versions_part": False,
+            "coverage_part": False,
+        },
+        mase=4.0,
+    )
     one_window = readme.details("paper", store)
     assert "**Training time, the post's measure.**" in one_window and "Where the ratio comes from" not in one_window
-    plant(store, "paper", {"datasets": ["m1_yearly", "cif_2016"], "seeds": [42], "variants_part": False}, mase=4.0)
+    plant(
+        store,
+        "paper",
+        {
+            "datasets": ["m1_yearly", "cif_2016"],
+            "seeds": [42],
+            "variants_part": False,
+            "versions_part": False,
+            "coverage_part": False,
+        },
+        mase=4.0,
+    )
     two_windows = readme.details("paper", store)
     assert "**Where the ratio comes from.** Seconds per training batch on this CPU" in two_windows
     assert "Summed over the windows of the post's 41 datasets" in two_windows

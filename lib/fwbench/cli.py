@@ -174,11 +174,12 @@ def _compare(args) -> int:
 
 def cmd_envs(args) -> int:
     from . import environments as E
+    from .planning import environments_needed
 
     declared = E.all_environments()
     names = list(args.names) or [n for n in declared if n != E.MAIN]
     if args.profile:
-        names = [n for n in names if n in E.needed_by(profile=args.profile)]
+        names = [n for n in names if n in environments_needed(profile=args.profile)]
     chosen = [E.get_environment(n) for n in names]
     if args.lock:
         for env in chosen:
@@ -223,6 +224,18 @@ def cmd_time_reproduce(args) -> int:
     return code
 
 
+def cmd_time_envs(args) -> int:
+    """Measure and record; with the default record, also refresh the README's ``env-build-time`` block."""
+    from .env_build_timing import RECORD, render_phrase, run
+    from .generated_blocks import write_block
+
+    code = run(args)
+    if args.record is None:
+        page = write_block("env-build-time", render_phrase(RECORD), Path(RECORD).parents[2] / "README.md")
+        print(f"time-envs: refreshed the env-build-time block in {page}")
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -236,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
             "migrate-fingerprints": cmd_migrate,
             "envs": cmd_envs,
             "time-reproduce": cmd_time_reproduce,
+            "time-envs": cmd_time_envs,
         }[args.command](args)
     except FwbenchError as exc:
         print(f"fwbench: error: {exc}", file=sys.stderr)

@@ -21,6 +21,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from .environments import require_built_where, states_here
 from .errors import FwbenchError
 from .execute import execute
 
@@ -145,6 +146,25 @@ class DaskExecutor:
 
     def close(self) -> None:
         self.client.close()
+
+    def require_environments(self, trials: list) -> None:
+        """Each worker host reports the state of the environments these trials need, resolved in its own
+        checkout (``environments.states_here``); any host where one is missing, stale or locked otherwise than
+        here stops the sweep before a trial is sent (else the worker would store each trial as failed)."""
+        planned = {t.env: t.env_lock for t in trials}
+        if not planned:
+            return
+        try:
+            by_worker = self.client.run(states_here, sorted(planned))  # workers joining later are not asked
+        except Exception as exc:  # noqa: BLE001 - e.g. a worker that cannot import fwbench
+            raise FwbenchError(
+                f"asking the Dask workers for their environments failed ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else 'no message'}); can every worker import fwbench?"
+            ) from None
+        hosts = _slots(self.client)
+        host_of = {worker: host for host, workers in hosts.items() for worker in workers}
+        answers = {host_of.get(worker, worker): states for worker, states in by_worker.items()}
+        require_built_where(answers, planned)
 
     def run(self, todo: list, record, bar) -> None:
         run_trials(

@@ -203,20 +203,21 @@ def _deepar_predictor(measured):
         steady = statistics.median(epochs[1:]) if len(epochs) > 1 else float(epochs[0])
         breakdown = float(whole.get("data_time_s", 0.0)) + float(whole.get("cprofile_train_wall_s", 0.0))
         n_batches = nb * float(c["config.epochs"])
+        forecast = "predict_time_s" in whole  # a coverage trial (``forecast`` False) trains only
         train, predict = float(whole["train_time_s"]), float(whole.get("predict_time_s", 0.0))
         rows[(c["config.arm"], c["config.dataset"])].append(
             {
                 "c_batch": steady / nb,
                 "warmup": float(epochs[0]) - steady if len(epochs) > 1 else 0.0,
                 "fit_fixed": max(train - float(epochs.sum()), 0.0),
-                "predict": predict,
+                "predict": predict if forecast else None,
                 "series": float(whole.get("n_series", 1.0)),
                 "window": _window({k[7:]: v for k, v in c.items() if k.startswith("config.")}),
                 "breakdown_per_batch": breakdown / n_batches if breakdown else 0.0,
                 "overhead": max(float(c["provenance.trial_wall_s"]) - train - predict - breakdown, 0.0),
             }
         )
-    parts = {key: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for key, rs in rows.items()}
+    parts = {key: {k: _median_or_none([r[k] for r in rs]) for k in rs[0]} for key, rs in rows.items()}
 
     def predict(config):
         arm, dataset = config["arm"], config["dataset"]
@@ -237,12 +238,28 @@ def _deepar_predictor(measured):
             series_scale = scale * _n_series(dataset, p["series"]) / p["series"]
         n_batches = config["epochs"] * config["num_batches_per_epoch"]
         total = p["overhead"] + p["fit_fixed"] + scale * (p["warmup"] + n_batches * p["c_batch"])
-        total += series_scale * p["predict"]
+        if config.get("forecast", True):
+            if p["predict"] is None:  # only coverage trials stored here: forecasting from the nearest that has it
+                near = min(
+                    (k for k in parts if k[0] == arm and parts[k]["predict"] is not None),
+                    key=lambda k: (abs(parts[k]["window"] - window), k[1]),
+                    default=None,
+                )
+                q = parts[near] if near else {"predict": 0.0, "window": window, "series": 1.0}
+                w_scale = window / q["window"] if q["window"] else 1.0
+                series_scale = w_scale * _n_series(dataset, q["series"]) / q["series"]
+                p = {**p, "predict": q["predict"]}
+            total += series_scale * p["predict"]
         if config.get("breakdown"):
             total += scale * n_batches * p["breakdown_per_batch"]
         return total
 
     return predict, (lambda config: config["arm"]), {k[0] for k in parts}
+
+
+def _median_or_none(values: list):
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def _n_series(dataset: str, default: float) -> float:

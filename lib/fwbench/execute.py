@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .environments import LIB_DIR, MAIN, get_environment
 from .errors import FwbenchError
 from .provenance import host_info
 
@@ -47,8 +48,6 @@ class PlannedTrial:
 
 def interpreter(trial: PlannedTrial) -> tuple[str, str | None, dict]:
     """(python, extra PYTHONPATH entry, variables) for the trial's environment, resolved on this host."""
-    from .environments import LIB_DIR, MAIN, get_environment
-
     if trial.env == MAIN:
         return sys.executable, None, {}
     env = get_environment(trial.env)

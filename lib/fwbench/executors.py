@@ -5,7 +5,9 @@ into the runner. Both executors run each trial with ``fwbench.execute.execute`` 
 - ``fwbench.cluster.DaskExecutor``: the trials of a sweep on a Dask cluster, at most ``trials_per_host`` per
   machine.
 
-An executor's ``run(trials, record, bar)`` calls ``record(trial, outcome, placement)`` as each trial ends, where
+An executor's ``require_environments(trials)`` stops a sweep, before any trial is sent, when an environment the
+trials need is not built and current where they would run (one line naming the command and the hosts).
+Its ``run(trials, record, bar)`` calls ``record(trial, outcome, placement)`` as each trial ends, where
 ``placement`` is what the store keeps about where it ran (runner, host sharing, memory cap).
 """
 
@@ -14,12 +16,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from .environments import get_environment
 from .execute import PlannedTrial, execute
 
 Record = Callable[[PlannedTrial, dict, dict], None]
 
 
 class Executor(Protocol):
+    def require_environments(self, trials: list[PlannedTrial]) -> None: ...
+
     def run(self, trials: list[PlannedTrial], record: Record, bar) -> None: ...
 
     def close(self) -> None: ...
@@ -30,6 +35,10 @@ class LocalExecutor:
 
     def __init__(self, timeout_s: float | None = None, memory_limit_mb: int | None = None):
         self.timeout_s, self.memory_limit_mb = timeout_s, memory_limit_mb
+
+    def require_environments(self, trials: list[PlannedTrial]) -> None:
+        for name in sorted({t.env for t in trials}):
+            get_environment(name).require_built()
 
     def run(self, trials: list[PlannedTrial], record: Record, bar) -> None:
         for trial in trials:

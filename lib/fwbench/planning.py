@@ -1,8 +1,8 @@
 """What a sweep will run, checked before anything runs: a study's profile and overrides resolved into its planned
 trials (each with its environment, and the environment's lock in the identity when it is not ``main``), the
-study's data check (``preflight``, once, when a trial is about to run: ``Preflight``), the declared environments
-built, and the run's arguments sane. ``fwbench.runner`` runs what this plans; the status, estimates and pages read
-``plan`` without running anything."""
+study's data check (``preflight``, once, when a trial is about to run: ``Preflight``) and the run's arguments
+sane. Whether the trials' environments are built is asked where they will run (``Executor.require_environments``).
+``fwbench.runner`` runs what this plans; the status, estimates and pages read ``plan`` without running anything."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .errors import FwbenchError
 from .execute import PlannedTrial
 from .progress import Progress
 from .store import trial_id
-from .studies import get_study
+from .studies import all_studies, get_study
 
 
 def resolve(study_name: str, profile: str, overrides: dict | None):
@@ -62,10 +62,15 @@ def planned_trials(study, options: dict) -> list[PlannedTrial]:
     return trials
 
 
-def require_environments(trials: list[PlannedTrial]) -> None:
-    """Every environment these trials run in is built and current (else one line naming the command)."""
-    for name in sorted({t.env for t in trials}):
-        get_environment(name).require_built()
+def environments_needed(study_names=None, profile: str | None = None) -> set[str]:
+    """The environments the plans of ``profile`` need (every study that has the profile, or those named)."""
+    names: set[str] = set()
+    for study in all_studies():
+        if (study_names and study.name not in study_names) or profile not in study.profiles:
+            continue
+        options = study.resolve(profile)
+        names |= {study.env_of(c) for c in study.grid(options)}
+    return names
 
 
 def plan(study_name: str, profile: str, overrides: dict | None = None) -> list[PlannedTrial]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import answer, ledger
 from .analysis import deepar, deepar_variants, mase_reference
+from .env_build_timing import render_phrase as render_env_build_phrase
 from .generated_blocks import block_pages, find_block, write_block
 from .paper_progress import paper_progress, paper_progress_by_study, progress_table
 from .paths import REPO_ROOT, results_path
@@ -243,6 +244,7 @@ BLOCKS = {
     "arms": arms_markdown,
     "timings": render_reproduce_timings,  # docs/benchmarks.md: `make reproduce` wall times (fwbench time-reproduce)
     "reproduce-time": render_reproduce_phrase,  # README: how long each profile takes, from the same record
+    "env-build-time": render_env_build_phrase,  # README: building an environment from its lock (fwbench time-envs)
 }
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from .errors import FwbenchError
 from .execute import PlannedTrial
 from .executors import Executor, LocalExecutor
-from .planning import Preflight, check_run_args, planned_trials, require_environments, resolve
+from .planning import Preflight, check_run_args, planned_trials, resolve
 from .progress import NoProgress, Progress, make_progress
 from .store import ResultsStore
 from .studies import adaptive, get_study
@@ -119,9 +119,6 @@ def run_sweep(
     study, options = resolve(study_name, profile, overrides)
     trials = planned_trials(study, options)
     checked = Preflight(study, options)
-    if store is None and not results_path().exists():
-        checked()  # nothing stored yet, so every trial runs: its data and environments are checked before the
-        require_environments(trials)  # store file is created
     if scheduler is not None:
         from .cluster import DaskExecutor, connect
 
@@ -134,6 +131,9 @@ def run_sweep(
     else:
         executor = LocalExecutor(timeout_s=timeout_s, memory_limit_mb=memory_limit_mb)
     try:
+        if store is None and not results_path().exists():
+            checked()  # nothing stored yet, so every trial runs: its data and environments (where the trials
+            executor.require_environments(trials)  # will run) are checked before the store file is created
         store = store or ResultsStore(results_path())
         return _run(
             trials,
@@ -169,7 +169,7 @@ def _run(
     status = store.status_of(t.trial_id for t in trials)
     busy = busy_trials(store, study_name, [t.trial_id for t in trials]) if rerun_busy else set()
     todo = [t for t in trials if status.get(t.trial_id) != "done" or t.trial_id in busy]
-    require_environments(todo)  # a missing or stale environment: one line before any trial, nothing stored
+    executor.require_environments(todo)  # missing or stale where it would run: one line before any trial
     summary = SweepSummary(
         study_name, profile, planned=len(trials), skipped=len(trials) - len(todo), adaptive=spec is not None
     )

@@ -77,6 +77,8 @@ def load_trials(
     }
     wide = long.pivot_table(index=list(keys), columns="metric", values="value").reset_index().rename(columns=keys)
     wide.columns.name = None
+    if "predict_time_s" not in wide:  # only coverage trials (training only) selected
+        wide["predict_time_s"] = np.nan
     wide["total_time_s"] = wide["train_time_s"] + wide["predict_time_s"]
     wide["window"] = wide["context_length"] + wide["prediction_length"]  # steps MXNet unrolls per training window
     for key in ("n_series_dropped", "epochs_run"):  # rows stored before these were measured: unknown
@@ -113,7 +115,7 @@ def unavailable(profile: str, overrides: dict | None = None, store: ResultsStore
     if not trials.empty:
         bad = trials[(trials.status == "failed") & trials.error.fillna("").str.contains("unavailable")]
         failed_unavail = set(bad["config.dataset"])
-    finished = load_trials(profile, overrides, store)
+    finished = load_trials(profile, overrides, store, parts=None)  # a dataset any part ran is not unavailable
     done = set(finished["dataset"]) if not finished.empty else set()
     rows = []
     for name in datasets:

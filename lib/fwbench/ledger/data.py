@@ -144,6 +144,19 @@ class Data:
         )
 
     @property
+    def deepar_versions(self) -> pd.DataFrame:
+        """The DeepAR ``versions`` part: the main part's configs run under the post's library versions (another
+        declared environment, column ``env``); never pooled with ``deepar``."""
+        return self._cached(
+            "deepar_versions",
+            lambda: (
+                deepar_analysis.load_trials(*self._args("deepar"), parts=("versions",))
+                if self.has("deepar")
+                else pd.DataFrame()
+            ),
+        )
+
+    @property
     def vgg16(self) -> pd.DataFrame:
         """The VGG16 latencies on one device (``device_of``): a GPU's and a CPU's are never pooled."""
 

@@ -28,6 +28,12 @@ training and forecasting, MXNet ``MXNET_MKLDNN_ENABLED=0`` and ``MXNET_USE_MKLDN
 Every config says its ``part`` and ``onednn``; the main part's trials are what B, the MASE check and the runtime
 tables read (``analysis.deepar.load_trials``), the other parts only ``analysis.deepar_variants``.
 
+Per-batch training cost over the post's datasets (issue 24): ``coverage_part`` (``{"datasets", "seeds",
+"epochs"}``, or False) adds, per dataset x seed x core arm, a trial of ``epochs`` epochs of the protocol's 50
+batches at the profile's threads that trains and does not forecast (``forecast`` False in its config; part
+``coverage``): what each framework costs per batch on every staged dataset of the post's list
+(``COVERAGE_DATASETS``), read by ``analysis.deepar_coverage`` only.
+
 The post's library versions (issue 23): ``versions_part`` (``{"env": NAME}``, or False) runs the main part's
 configs (same datasets, seeds, threads, arms) again in the declared environment NAME (``gluonts-0.13``: the post's
 gluonts 0.13.3; ``fwbench.environments``), as part ``versions``; its configs name the environment (and its lock
@@ -79,6 +85,15 @@ SMOKE_DATASETS = ["m1_yearly"]
 QUICK_DATASETS = ["m1_yearly", "m1_quarterly", "cif_2016", "covid_deaths"]
 GAP_DATASETS = ["m1_yearly", "cif_2016", "nn5_weekly"]
 PAPER_DATASETS = ["m1_yearly", "cif_2016", "m1_monthly", "tourism_monthly", "electricity_weekly"]
+# Every dataset of the post's list staged in the shared data (original or rebuilt; MANIFEST.csv), for the coverage
+# part (issue 24). Declared, not discovered, so a plan does not depend on the machine; a test holds it against the
+# manifest. Windows (context + prediction) 6 to 258 steps.
+COVERAGE_DATASETS = [
+    "m1_yearly", "m1_quarterly", "m1_monthly", "m3_yearly", "m3_quarterly", "m3_monthly", "m4_weekly", "m4_hourly",
+    "tourism_yearly", "tourism_quarterly", "tourism_monthly", "cif_2016", "bitcoin", "vehicle_trips", "nn5_daily",
+    "nn5_weekly", "kaggle_web_traffic", "solar_weekly", "electricity_weekly", "car_parts", "fred_md",
+    "traffic_weekly", "hospital", "covid_deaths", "sunspot", "saugeen_river_flow", "us_births",
+]  # fmt: skip
 
 PROFILES = {
     # seconds: for tests and CI (one tiny dataset, one epoch of a few batches, one seed, both frameworks)
@@ -134,6 +149,9 @@ PROFILES = {
         "variants_part": {"datasets": ["m1_yearly", "tourism_monthly"], "seeds": [42], "threads": 1},
         # the main part again under the post's gluonts 0.13.3 (issue 23): the paper run's next piece, 20 trials
         "versions_part": {"env": "gluonts-0.13"},
+        # per-batch training cost on every staged dataset of the post's list (issue 24): 4 epochs of 50 batches
+        # (the first excluded), no forecasting, 2 seeds, both core arms
+        "coverage_part": {"datasets": COVERAGE_DATASETS, "seeds": [42, 43], "epochs": 4},
     },
     # the post's scale: every dataset of the post (41 catalogue keys; unavailable ones fail at once with the
     # reason), 100 epochs of 50 batches, 5 seeds: days of CPU, meant for a cluster
@@ -165,23 +183,33 @@ OPTIONS = {
         datasets=_datasets, seeds=opt.list_of(opt.int_range(0, 2**31 - 1)), threads=opt.int_range(1, 256)
     ),
     "versions_part": opt.part_spec(env=opt.string),
+    "coverage_part": opt.part_spec(
+        datasets=_datasets, seeds=opt.list_of(opt.int_range(0, 2**31 - 1)), epochs=opt.int_range(2, 10000)
+    ),
 }
 
 
 def prepare(options: dict) -> dict:
     options.setdefault("variants_part", False)
     options.setdefault("versions_part", False)
+    options.setdefault("coverage_part", False)
     if options["datasets"] is None:
         options["datasets"] = _post_datasets()
     from ..data import monash
 
-    for name in options["datasets"]:
+    for name in all_datasets(options):
         if monash.info(name).context_length is None:
             raise FwbenchError(
                 f"dataset {name!r} has no Monash lag (context length) in the catalogue; "
                 "it cannot be run under the protocol"
             )
     return options
+
+
+def all_datasets(options: dict) -> list[str]:
+    """The main part's datasets, then those only the coverage part trains on."""
+    coverage = options.get("coverage_part") or {"datasets": []}
+    return list(dict.fromkeys(list(options["datasets"]) + list(coverage["datasets"])))
 
 
 def preflight(options: dict) -> None:
@@ -193,7 +221,7 @@ def preflight(options: dict) -> None:
     from ..data import monash
     from ..errors import DataUnavailable
 
-    for name in options["datasets"]:
+    for name in all_datasets(options):
         try:
             monash.load(name)
         except DataUnavailable:
@@ -207,7 +235,7 @@ def grid(options: dict) -> list[dict]:
     from ..data import monash
     from ..forecast import HYPERPARAMETERS
 
-    def configs_of(datasets, seeds, part, threads, onednn):
+    def configs_of(datasets, seeds, part, threads, onednn, epochs=None):
         out = []
         for seed in seeds:
             for name in datasets:
@@ -220,7 +248,7 @@ def grid(options: dict) -> list[dict]:
                             "arm": arm.name,
                             **hybridization(arm.name),
                             "seed": seed,
-                            "epochs": options["epochs"],
+                            "epochs": epochs or options["epochs"],
                             "num_batches_per_epoch": options["num_batches_per_epoch"],
                             "threads": threads,
                             "breakdown": options["breakdown"],
@@ -248,6 +276,17 @@ def grid(options: dict) -> list[dict]:
     versions = options.get("versions_part")
     if versions:  # the main part's configs, in another environment
         configs += [{**c, "part": "versions", "env": versions["env"]} for c in configs if c["part"] == "main"]
+    coverage = options.get("coverage_part")
+    if coverage:  # training cost only: few epochs, no forecast
+        configs += interleave(
+            [
+                {**c, "forecast": False, "breakdown": False}
+                for c in configs_of(
+                    coverage["datasets"], coverage["seeds"], "coverage", options["threads"], True, coverage["epochs"]
+                )
+            ],
+            seed=2,
+        )
     return configs
 
 
@@ -255,6 +294,7 @@ def describe(config: dict) -> str:
     extra = f" threads={config['threads']}" if config.get("part") == "threads" else ""
     extra += "" if config.get("onednn", True) else " oneDNN=off"
     extra += f" env={config['env']}" if config.get("env") else ""
+    extra += f" coverage ({config['epochs']} epochs, no forecast)" if config.get("part") == "coverage" else ""
     return f"deepar {config['dataset']:<18} {config['arm']:<20} seed={config['seed']}{extra}"
 
 

@@ -53,7 +53,8 @@ def estimator_kwargs(config: dict, data) -> dict:
 
 def run_trial(config: dict, report=None) -> dict:
     """Load the data (failing before any framework import if it is unavailable or broken), train, forecast the
-    test windows, score them; returns summary, measurements and provenance."""
+    test windows, score them; returns summary, measurements and provenance. A config with ``forecast`` False (the
+    coverage part: training cost only) stops after training: no forecast, no accuracy."""
     os.environ.setdefault("TQDM_DISABLE", "1")
     from .. import forecast as fc
     from ..data import monash
@@ -78,6 +79,8 @@ def run_trial(config: dict, report=None) -> dict:
     say(f"trained {len(epochs)} epochs in {train_time:.1f} s")
     if len(epochs) < config["epochs"]:
         say(f"WARNING: stopped early after {len(epochs)} of {config['epochs']} epochs (learning-rate floor)")
+    if not config.get("forecast", True):
+        return _training_only(config, epochs, train_time, onednn_active, be, data, kwargs)
     with be.onednn(onednn):
         t1 = time.perf_counter()
         forecasts = be.predict(predictor, data.train, hybridize=bool(config["hybridize_predict"]))
@@ -90,9 +93,7 @@ def run_trial(config: dict, report=None) -> dict:
         f"{scores['n_series_scored'] - scores['n_series_dropped']} series ({scores['n_series_dropped']} dropped)"
     )
 
-    measurements = []
-    for rec in epochs:
-        measurements += [(rec.epoch, "train_loss", rec.loss), (rec.epoch, "epoch_time_s", rec.time_s)]
+    measurements = epoch_measurements(epochs)
     whole = {
         "train_time_s": train_time,
         "predict_time_s": predict_time,
@@ -117,6 +118,38 @@ def run_trial(config: dict, report=None) -> dict:
             "mean_wQL": scores["mean_wQL"],
             "n_series_dropped": scores["n_series_dropped"],
             "predictor_hybridized": hybridized,
+            "median_epoch_s": median(timed),
+            **epochs_run(len(epochs), config["epochs"]),
+            "final_train_loss": epochs[-1].loss if epochs else None,
+            "onednn_active": onednn_active,
+        },
+        "measurements": measurements,
+        "provenance": {**be.framework_info(), **data.provenance(), "lags_seq": kwargs["lags_seq"]},
+    }
+
+
+def epoch_measurements(epochs: list) -> list[tuple]:
+    """Per epoch (step = epoch): ``train_loss`` and ``epoch_time_s``."""
+    out = []
+    for rec in epochs:
+        out += [(rec.epoch, "train_loss", rec.loss), (rec.epoch, "epoch_time_s", rec.time_s)]
+    return out
+
+
+def _training_only(config: dict, epochs: list, train_time: float, onednn_active, be, data, kwargs: dict) -> dict:
+    """The record of a trial that measures training cost only (``forecast`` False)."""
+    measurements = epoch_measurements(epochs)
+    whole = {
+        "train_time_s": train_time,
+        "fit_overhead_s": train_time - sum(r.time_s for r in epochs),
+        "n_series": len(data.train),
+        "epochs_run": len(epochs),
+    }
+    measurements += [(-1, k, v) for k, v in whole.items()]
+    timed = [r.time_s for r in epochs[1:]] or [r.time_s for r in epochs]
+    return {
+        "summary": {
+            "train_time_s": train_time,
             "median_epoch_s": median(timed),
             **epochs_run(len(epochs), config["epochs"]),
             "final_train_loss": epochs[-1].loss if epochs else None,

@@ -1,5 +1,10 @@
 """Source B: the 2024 blog post comparing GluonTS DeepAR in MXNet and PyTorch on the Monash archive.
 
+Decision (the post's library versions): B's verdict is drawn on the study's main environment. The ``versions``
+part (the same datasets x seeds under the post's gluonts 0.13.3, ``studies.deepar``) is a condition that may
+explain part of the gap to the post, so its total ratio is a context part of B, shown beside the judged one: it
+does not split B's confidence between two tests of one claim.
+
 Its numbers (the total training seconds per framework and the "4.5x" they were summarised as) live in
 ``fwbench.published.deepar2024``, which the DeepAR analysis and the post read too. "MXNet" and "PyTorch" are the
 deepar study's reference arms (GluonTS' default hybridized MXNet training, eager PyTorch).
@@ -87,7 +92,42 @@ def eval_b(d: Data) -> list[Part]:
                 n=f"{t['n']} dataset x seed pairs",
             )
         )
+    out += versions_parts(d)
     return out
+
+
+def versions_parts(d: Data) -> list[Part]:
+    """The total train ratio of the ``versions`` part per environment it ran in (context; see the docstring)."""
+    frame = d.deepar_versions
+    if frame.empty:
+        return []
+    out = []
+    for env, trials in frame.groupby("env", sort=True):
+        r = total_ratio(trials)
+        if r is None:
+            continue
+        out.append(
+            Part(
+                f"the same datasets x seeds in environment {env} (the post's library versions: "
+                f"{_versions_text(d, trials)})",
+                "total train time MXNet / PyTorch (context: a condition of the gap, not judged)",
+                r["ratio"],
+                r["ci_low"],
+                r["ci_high"],
+                CONTEXT,
+                n=f"{r['n']} dataset x seed pairs",
+            )
+        )
+    return out
+
+
+def _versions_text(d: Data, trials: pd.DataFrame) -> str:
+    """'gluonts 0.13.3' (the GluonTS versions these trials ran, from their provenance)."""
+    stored = d.study_trials(STUDY)
+    column = "provenance.gluonts_version"
+    ran = stored[stored.trial_id.isin(trials.trial_id)] if column in stored else stored.iloc[0:0]
+    versions = sorted({str(v) for v in ran.get(column, pd.Series(dtype=str)).dropna()})
+    return "gluonts " + ", ".join(versions) if versions else "versions not recorded"
 
 
 CLAIMS = [

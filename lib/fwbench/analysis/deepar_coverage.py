@@ -1,0 +1,163 @@
+"""What DeepAR training costs per batch on every staged dataset of the 2024 post's list (the ``coverage`` part of
+``studies.deepar``, issue 24), and whether that cost predicts the protocol-scale trials.
+
+- ``cost_rows``: one row per finished coverage trial: ``c_batch`` (the median of its later epochs' times / the
+  batches per epoch: the first epoch is excluded as warm-up), ``warmup`` (the first epoch's excess over the
+  steady one), ``fit_fixed`` (train time outside the epochs), the window (context + prediction steps).
+- ``cost_table``: per dataset x arm the median of those over the coverage trials (independent processes), with
+  the trial count and the spread (max / min of ``c_batch``).
+- ``protocol_train_s``: the training time a dataset x arm costs at ``epochs x batches`` from its coverage cost:
+  ``fit_fixed + warmup + epochs * batches * c_batch`` (the model ``fwbench.estimate`` uses for whole trials).
+- ``check_against_main``: that prediction beside every main-part trial of the same profile (the protocol's
+  100 x 50), with the relative error per trial. The coverage trials never see the main part's times: nothing is
+  fitted to what they are checked against.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..store import ResultsStore
+from . import profile_measurements
+from .deepar import STUDY, load_trials, reference_arms
+
+COVERAGE = "coverage"
+COST_COLUMNS = ["trial_id", "dataset", "arm", "seed", "window", "epochs", "num_batches_per_epoch", "c_batch",
+                "warmup", "fit_fixed", "train_time_s"]  # fmt: skip
+TOLERANCE = 0.10  # the issue's bar: the coverage cost predicts a protocol trial's training time within 10 %
+
+
+def cost_rows(profile: str | None, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
+    """One row per finished coverage trial of the profile (columns ``COST_COLUMNS``)."""
+    long = profile_measurements(STUDY, profile, overrides, store)
+    if long.empty or "config.part" not in long:
+        return pd.DataFrame(columns=COST_COLUMNS)
+    long = long[long["config.part"] == COVERAGE]
+    rows = []
+    for tid, g in long.groupby("trial_id"):
+        first = g.iloc[0]
+        epochs = g[(g.metric == "epoch_time_s") & (g.step >= 0)].sort_values("step").value.to_numpy(float)
+        whole = g[g.step == -1].set_index("metric").value
+        if len(epochs) < 2 or "train_time_s" not in whole:
+            continue
+        steady = float(np.median(epochs[1:]))
+        nb = float(first["config.num_batches_per_epoch"])
+        rows.append(
+            {
+                "trial_id": tid,
+                "dataset": first["config.dataset"],
+                "arm": first["config.arm"],
+                "seed": int(first["config.seed"]),
+                "window": int(first["config.context_length"]) + int(first["config.prediction_length"]),
+                "epochs": int(first["config.epochs"]),
+                "num_batches_per_epoch": int(nb),
+                "c_batch": steady / nb,
+                "warmup": float(epochs[0]) - steady,
+                "fit_fixed": max(float(whole["train_time_s"]) - float(epochs.sum()), 0.0),
+                "train_time_s": float(whole["train_time_s"]),
+            }
+        )
+    return pd.DataFrame(rows, columns=COST_COLUMNS)
+
+
+def cost_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset x arm: median ``c_batch``, ``warmup``, ``fit_fixed`` over the coverage trials, their count and
+    the spread of ``c_batch`` (max / min), ordered by window."""
+    cols = ["dataset", "arm", "window", "n_trials", "c_batch", "c_batch_spread", "warmup", "fit_fixed"]
+    if rows.empty:
+        return pd.DataFrame(columns=cols)
+    out = (
+        rows.groupby(["dataset", "arm"])
+        .agg(
+            window=("window", "first"),
+            n_trials=("trial_id", "count"),
+            c_batch=("c_batch", "median"),
+            c_batch_spread=("c_batch", lambda v: float(v.max() / v.min()) if v.min() > 0 else np.nan),
+            warmup=("warmup", "median"),
+            fit_fixed=("fit_fixed", "median"),
+        )
+        .reset_index()
+    )
+    return out.sort_values(["window", "dataset", "arm"], kind="stable").reset_index(drop=True)[cols]
+
+
+def protocol_train_s(cost: pd.Series | dict, epochs: int, batches: int) -> float:
+    """Training seconds at ``epochs x batches`` from one dataset x arm's coverage cost."""
+    return float(cost["fit_fixed"] + cost["warmup"] + epochs * batches * cost["c_batch"])
+
+
+def check_against_main(
+    profile: str | None, overrides: dict | None = None, store: ResultsStore | None = None
+) -> pd.DataFrame:
+    """Every main-part trial of the profile whose dataset x arm has coverage trials: its measured training time,
+    the coverage prediction at its epochs x batches, and ``error`` (predicted / measured - 1)."""
+    cols = ["dataset", "arm", "seed", "window", "epochs", "measured_train_s", "predicted_train_s", "error"]
+    cost = cost_table(cost_rows(profile, overrides, store)).set_index(["dataset", "arm"])
+    main = load_trials(profile, overrides, store)
+    if cost.empty or main.empty:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for _, t in main.iterrows():
+        key = (t.dataset, t.arm)
+        if key not in cost.index:
+            continue
+        predicted = protocol_train_s(cost.loc[key], int(t.epochs), int(t.num_batches_per_epoch))
+        rows.append(
+            {
+                "dataset": t.dataset,
+                "arm": t.arm,
+                "seed": int(t.seed),
+                "window": int(t.window),
+                "epochs": int(t.epochs),
+                "measured_train_s": float(t.train_time_s),
+                "predicted_train_s": predicted,
+                "error": predicted / float(t.train_time_s) - 1.0,
+            }
+        )
+    out = pd.DataFrame(rows, columns=cols)
+    return out.sort_values(["window", "dataset", "arm", "seed"], kind="stable").reset_index(drop=True)
+
+
+def check_markdown(check: pd.DataFrame) -> str:
+    """The prediction check as Markdown: per trial, and how many fall within ``TOLERANCE``."""
+    if check.empty:
+        return "_No coverage trials beside main-part trials of the same datasets in this profile yet._"
+    within = int((check.error.abs() <= TOLERANCE).sum())
+    lines = [
+        "| dataset | window | arm | seed | measured train s | predicted from coverage s | error |",
+        "|---|---:|---|---:|---:|---:|---:|",
+    ]
+    for _, r in check.iterrows():
+        lines.append(
+            f"| {r.dataset} | {r.window} | {r.arm} | {r.seed} | {r.measured_train_s:.1f} | "
+            f"{r.predicted_train_s:.1f} | {100 * r.error:+.1f} % |"
+        )
+    lines.append("")
+    lines.append(
+        f"{within} of {len(check)} protocol trials predicted within {100 * TOLERANCE:.0f} % "
+        f"(largest error {100 * check.error.abs().max():.1f} %)."
+    )
+    return "\n".join(lines)
+
+
+def cost_markdown(table: pd.DataFrame) -> str:
+    """``cost_table`` as Markdown, one row per dataset with both frameworks' cost per batch and their ratio."""
+    if table.empty:
+        return "_No coverage trials (per-batch cost over the post's datasets) stored for this profile._"
+    mx, pt = reference_arms()
+    wide = table.pivot_table(index=["dataset", "window"], columns="arm", values=["c_batch", "n_trials"])
+    lines = [
+        "| dataset | window | MXNet ms / batch | PyTorch ms / batch | MXNet / PyTorch | trials (MXNet, PyTorch) |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for (dataset, window), r in wide.sort_index(level=["window", "dataset"]).iterrows():
+        c_mx, c_pt = r.get(("c_batch", mx), np.nan), r.get(("c_batch", pt), np.nan)
+        n = [r.get(("n_trials", arm), 0) for arm in (mx, pt)]
+        ratio = f"{c_mx / c_pt:.2f}" if np.isfinite(c_mx) and np.isfinite(c_pt) and c_pt > 0 else "-"
+        ms = [f"{1000 * c:.1f}" if np.isfinite(c) else "-" for c in (c_mx, c_pt)]
+        lines.append(
+            f"| {dataset} | {window} | {ms[0]} | {ms[1]} | {ratio} | "
+            f"{int(np.nan_to_num(n[0]))}, {int(np.nan_to_num(n[1]))} |"
+        )
+    return "\n".join(lines)
