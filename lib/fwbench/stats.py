@@ -101,6 +101,37 @@ def sum_ratio_ci(num, den, confidence: float = CONFIDENCE, seed: int = 0) -> dic
     return {"ratio": point, "ci_low": low, "ci_high": high, "n": int(a.size)}
 
 
+def sum_of_means_ratio_ci(num_groups, den_groups, confidence: float = CONFIDENCE) -> dict:
+    """Σ over groups of the mean of each group's trials, numerator / denominator (e.g. per dataset: the trials of
+    each framework, each trial reduced to one total), with a t-interval on the log ratio: each total's variance
+    is Σ var(group) / n(group) over its groups (independent trials, ddof 1), carried to the log by the delta
+    method, with Welch-Satterthwaite degrees of freedom (few trials per group: no bootstrap). No interval when
+    a group of either side has fewer than 2 trials."""
+    sides = []
+    for groups in (num_groups, den_groups):
+        arrays = [_clean(g) for g in groups]
+        total = float(sum(a.mean() for a in arrays if a.size))
+        if any(a.size < 2 for a in arrays):
+            sides.append((total, math.nan, []))
+            continue
+        parts = [a.var(ddof=1) / a.size for a in arrays]
+        sides.append((total, float(sum(parts)), [(p, a.size - 1) for p, a in zip(parts, arrays)]))
+    (t_num, v_num, d_num), (t_den, v_den, d_den) = sides
+    out = {"ratio": t_num / t_den if t_den > 0 else math.nan, "ci_low": math.nan, "ci_high": math.nan,
+           "n_groups": len(num_groups), "confidence": confidence}  # fmt: skip
+    if math.isnan(v_num) or math.isnan(v_den) or not (t_num > 0 and t_den > 0):
+        return out
+    v_log = v_num / t_num**2 + v_den / t_den**2
+    if v_log == 0:
+        out["ci_low"] = out["ci_high"] = out["ratio"]
+        return out
+    terms = [(p / t_num**2) ** 2 / dof for p, dof in d_num] + [(p / t_den**2) ** 2 / dof for p, dof in d_den]
+    dof = v_log**2 / sum(terms) if sum(terms) else math.inf
+    half = t_quantile(dof, confidence) * math.sqrt(v_log)
+    out["ci_low"], out["ci_high"] = out["ratio"] * math.exp(-half), out["ratio"] * math.exp(half)
+    return out
+
+
 def bonferroni(parts: int, confidence: float = CONFIDENCE) -> float:
     """The confidence each of ``parts`` intervals needs so that all hold together at ``confidence``."""
     return 1 - (1 - confidence) / max(int(parts), 1)

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import deepar as deepar_analysis
+from ..analysis import deepar_coverage, inference, profile_measurements, profile_trials
 from ..analysis import imdb as imdb_analysis
-from ..analysis import inference, profile_measurements, profile_trials
 from ..store import ResultsStore
 from ..studies import get_study
 from .rules import Part, missing, ratio_part
@@ -141,6 +141,14 @@ class Data:
         return self._cached(
             "deepar",
             lambda: deepar_analysis.load_trials(*self._args("deepar")) if self.has("deepar") else pd.DataFrame(),
+        )
+
+    @property
+    def deepar_coverage(self) -> pd.DataFrame:
+        """The DeepAR ``coverage`` part's trials, one row each with its per-batch cost (``deepar_coverage``)."""
+        return self._cached(
+            "deepar_coverage",
+            lambda: deepar_coverage.cost_rows(*self._args("deepar")) if self.has("deepar") else pd.DataFrame(),
         )
 
     @property

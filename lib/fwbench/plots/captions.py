@@ -41,6 +41,11 @@ CAPTIONS = {
     "prediction length, log scale): training (filled) and training + forecasting (hollow), "
     "with the Spearman rank correlation. Bars: 95 % CI over the n independent "
     "trials per arm (one per seed; n in the legend).",
+    "deepar_post_prediction": "DeepAR: the 2024 post's total training seconds per dataset (read off its chart, "
+    "about +-135 s per pixel) against our prediction from the coverage part's per-batch cost on this CPU (log axes; "
+    "grey: identity). Filled: measured here, each the median over the n = 2 independent coverage trials (fresh "
+    "processes) of its dataset and framework, no interval; hollow: from the window line; labels: predicted / "
+    "published. The prediction uses no value of the chart.",
     "deepar_breakdown": "DeepAR: where the time of a trial goes, per dataset and arm: the data pipeline alone, the "
     "network steps (forward, backward, update), set-up outside the epochs, and forecasting. Bars: "
     "medians over n independent trials (one per seed; n in the axis label); no interval.",

@@ -1,0 +1,62 @@
+"""The 2024 post's per-dataset totals predicted from the coverage part, against the values read off its chart."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..analysis.deepar import STUDY, reference_arms
+from . import NothingToDraw, arm_style, legend_outside
+
+
+def prediction_figure(merged: pd.DataFrame):
+    """Predicted against published total per dataset and framework (log axes), the identity line, and each point's
+    predicted / published factor; measured datasets filled, modelled (window line) hollow."""
+    if merged.empty:
+        raise NothingToDraw(
+            "no dataset of the post's chart has a prediction yet (the coverage part has not run), so there is no "
+            "point to show."
+        )
+    fig, ax = plt.subplots(figsize=(8, 6))
+    for arm, side, name in zip(reference_arms(), ("mxnet", "pytorch"), ("MXNet", "PyTorch")):
+        color = arm_style(STUDY, arm)["color"]
+        for measured, face in ((True, color), (False, "white")):
+            part = merged[merged.measured == measured]
+            if part.empty:
+                continue
+            ax.scatter(
+                part[f"post_{side}_s"],
+                part[f"predicted_post_{side}_s"],
+                facecolor=face,
+                edgecolor=color,
+                label=f"{name}, {'measured here' if measured else 'modelled (window line)'}",
+            )
+            for _, r in part.iterrows():
+                ax.annotate(
+                    f"{r.dataset} {r[f'predicted_over_post_{side}']:.2f}x",
+                    (r[f"post_{side}_s"], r[f"predicted_post_{side}_s"]),
+                    textcoords="offset points",
+                    xytext=(4, 3),
+                    fontsize=6,
+                    color=color,
+                )
+    values = np.concatenate(
+        [
+            merged[c].to_numpy(float)
+            for c in ("post_mxnet_s", "post_pytorch_s", "predicted_post_mxnet_s", "predicted_post_pytorch_s")
+        ]  # fmt: skip
+    )
+    values = values[np.isfinite(values) & (values > 0)]
+    lo, hi = values.min() / 1.5, values.max() * 1.5
+    ax.plot([lo, hi], [lo, hi], color="grey", lw=1, label="identity: predicted = published")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("the post's total training seconds per dataset (read off its chart, 5 seeds x 100 x 50)")
+    ax.set_ylabel("predicted from this CPU's per-batch cost (s)")
+    legend_outside(ax, title="framework")
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    return fig

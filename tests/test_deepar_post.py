@@ -1,0 +1,98 @@
+"""Claim B over the post's datasets from the coverage part (issue 24): the weighted total, the prediction of the
+post's per-dataset totals, and the comparison with its chart, on planted per-batch costs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fwbench.analysis import deepar_post as post
+from fwbench.data import monash
+from fwbench.stats import sum_of_means_ratio_ci
+from fwbench.studies import deepar as study
+
+MX, PT = study.STUDY.reference_arm("mxnet"), study.STUDY.reference_arm("torch")
+
+
+def _window(name: str) -> int:
+    meta = monash.info(name)
+    return int(meta.context_length + meta.horizon)
+
+
+def planted_rows(datasets=("m1_yearly", "m1_monthly", "nn5_weekly"), noise=0.02) -> pd.DataFrame:
+    """Coverage trials: MXNet 1 ms + 0.4 ms per window step per batch, PyTorch 10 ms flat; 2 trials each, the
+    second `noise` slower; 1 s warm-up and 0.5 s outside the epochs."""
+    rows = []
+    for name in datasets:
+        w = _window(name)
+        for arm, c in ((MX, 0.001 + 0.0004 * w), (PT, 0.010)):
+            for k in range(2):
+                rows.append({"trial_id": f"{name}-{arm}-{k}", "dataset": name, "arm": arm, "seed": 42 + k,
+                             "window": w, "epochs": 4, "num_batches_per_epoch": 50, "c_batch": c * (1 + noise * k),
+                             "warmup": 1.0, "fit_fixed": 0.5, "train_time_s": 0.0})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_the_sum_of_means_ratio_and_its_interval():
+    r = sum_of_means_ratio_ci([[10.0, 12.0], [100.0, 100.0]], [[5.0, 5.0], [50.0, 50.0]])
+    assert r["ratio"] == pytest.approx(111 / 55) and r["ci_low"] < r["ratio"] < r["ci_high"]
+    exact = sum_of_means_ratio_ci([[2.0, 2.0]], [[1.0, 1.0]])
+    assert exact["ci_low"] == exact["ci_high"] == pytest.approx(2.0)  # no spread: a point
+    assert math.isnan(sum_of_means_ratio_ci([[2.0]], [[1.0, 1.0]])["ci_low"])  # one trial: no interval
+    wide = sum_of_means_ratio_ci([[10.0, 14.0], [100.0, 100.0]], [[5.0, 5.0], [50.0, 50.0]])
+    assert wide["ci_high"] - wide["ci_low"] > r["ci_high"] - r["ci_low"]  # more spread, wider
+
+
+def test_the_weighted_total_sums_datasets_at_the_protocols_scale():
+    rows = planted_rows(noise=0.0)
+    total = post.weighted_total(rows)
+    mx = sum(1.5 + 5000 * (0.001 + 0.0004 * _window(d)) for d in ("m1_yearly", "m1_monthly", "nn5_weekly"))
+    assert total["n_datasets"] == 3 and total["mxnet_s"] == pytest.approx(mx)
+    assert total["pytorch_s"] == pytest.approx(3 * (1.5 + 50.0)) and total["ratio"] == pytest.approx(mx / 154.5)
+    assert total["ci_low"] == pytest.approx(total["ratio"])  # identical trials: no spread
+    text = post.weighted_total_markdown(total)
+    assert f"MXNet / PyTorch {total['ratio']:.2f}" in text and "over the 3 datasets" in text
+    one_side = post.weighted_total(rows[~((rows.dataset == "nn5_weekly") & (rows.arm == PT))])
+    assert one_side["n_datasets"] == 2 and one_side["datasets"] == ["m1_monthly", "m1_yearly"]
+
+
+def test_the_prediction_covers_the_posts_list_and_models_only_what_was_not_measured():
+    rows = planted_rows()
+    table = post.comparison(rows)
+    assert list(table.columns) == post.COMPARISON_COLUMNS
+    assert sorted(table.dataset) == sorted(monash.names(in_2024_post=True)) and len(table) == 41
+    assert set(table.loc[table.measured, "dataset"]) == {"m1_yearly", "m1_monthly", "nn5_weekly"}
+    # the window line recovers the planted MXNet cost where nothing was measured (m4_hourly: window 258)
+    m4h = table.set_index("dataset").loc["m4_hourly"]
+    assert not m4h.measured and "window line" in m4h.condition
+    assert m4h.ours_mxnet_s_per_batch == pytest.approx(0.001 + 0.0004 * 258, rel=0.02)
+    assert m4h.predicted_post_pytorch_s == pytest.approx(5 * (1.5 + 5000 * 0.0101), rel=0.02)
+    assert (table.predicted_post_ratio == table.predicted_post_mxnet_s / table.predicted_post_pytorch_s).all()
+    estimate = post.archive_estimate(table)
+    assert estimate["n_datasets"] == 41 and estimate["n_modelled"] == 38
+
+
+def test_against_the_chart_says_which_framework_differs():
+    table = post.comparison(planted_rows(noise=0.0))
+    # a planted chart: the post's MXNet batches 3x ours, its PyTorch batches as ours
+    chart = table[["dataset"]].assign(
+        post_mxnet_s=3 * post.POST_BATCHES * table.ours_mxnet_s_per_batch,
+        post_pytorch_s=post.POST_BATCHES * table.ours_pytorch_s_per_batch,
+    )
+    merged = post.against_chart(table, chart.head(12))
+    summary = post.against_chart_summary(merged)
+    assert summary["post_over_ours_mxnet"] == pytest.approx(3.0) and summary["post_over_ours_pytorch"] == pytest.approx(
+        1.0
+    )
+    assert np.isfinite(summary["post_ratio_vs_window"])
+    text = post.against_chart_markdown(merged)
+    assert "a batch cost the post's machine 3.00x ours in MXNet and 1.00x in PyTorch" in text
+
+
+def test_the_chart_is_read_from_the_reference_folder():
+    chart = post.chart()
+    assert len(chart) == 21 and {"dataset", "post_mxnet_s", "post_pytorch_s"} <= set(chart.columns)
+    assert set(chart.dataset) <= set(monash.names(in_2024_post=True))
