@@ -162,7 +162,17 @@ def _limits(a: Answer, d: ledger.Data) -> list[str]:
             f"IMDB timing epochs of {int(imdb.n_train.min()):,}-{int(imdb.n_train.max()):,} reviews, scaled to the "
             "post's 25,000-review epoch; accuracy on all 25,000."
         )
-    if not d.deepar.empty:
+    coverage = d.deepar_coverage
+    if not coverage.empty:
+        out.append(
+            f"DeepAR's B over the {coverage.dataset.nunique()} datasets of the post's list staged here, from "
+            f"{int(coverage.epochs.max())}-epoch trials (the cost per batch, checked against "
+            f"{d.deepar.dataset.nunique()} datasets run at the full 100 x 50); the post's other datasets only "
+            "estimated."
+            if not d.deepar.empty
+            else f"DeepAR's B over {coverage.dataset.nunique()} datasets, from short trials."
+        )
+    elif not d.deepar.empty:
         out.append(
             f"DeepAR on {d.deepar.dataset.nunique()} of the post's {deepar2024.N_DATASETS} datasets, "
             f"{d.deepar.seed.nunique()} seed(s) each."
@@ -186,7 +196,8 @@ def compute(store: ResultsStore | None, profile: str) -> Answer:
         if q is None or math.isnan(q.value):
             continue
         row = table[table.claim_id == w.claim].iloc[0]
-        a.speed.append({"workload": w, "quantity": q, "verdict": row.verdict, "what": row.quantity})
+        beside = [(k, p) for k, p in enumerate(a.parts.get(w.claim, []), start=1) if p.beside]
+        a.speed.append({"workload": w, "quantity": q, "verdict": row.verdict, "what": row.quantity, "beside": beside})
     a.favour = _favour(d)
     acc = convergence.accuracy_bar_table(d.imdb_quality) if not d.imdb_quality.empty else pd.DataFrame()
     a.accuracy = [convergence.accuracy_quantity(r) for r in acc.itertuples()]
@@ -212,9 +223,10 @@ def compute(store: ResultsStore | None, profile: str) -> Answer:
 def _speed_line(s: dict) -> str:
     w, q = s["workload"], s["quantity"]
     verdict = "not testable here (needs a GPU): an analogue" if s["verdict"] == GPU_VERDICT else s["verdict"]
+    beside = "".join(f" Beside it, {p.label}: {part_quantity(w.claim, k, p).markup()}." for k, p in s.get("beside", []))
     return (
         f"- **{w.title}: {reading(q, label(w.num), label(w.den))}.** {s['what']}: {q.markup()}; "
-        f"{w.source} found {w.claimed:.2f} (claim {w.claim}: {verdict})."
+        f"{w.source} found {w.claimed:.2f} (claim {w.claim}: {verdict}).{beside}"
     )
 
 

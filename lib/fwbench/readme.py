@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from . import answer, ledger
-from .analysis import deepar, deepar_variants, mase_reference
+from .analysis import deepar, deepar_coverage, deepar_post, deepar_variants, mase_reference
 from .env_build_timing import render_phrase as render_env_build_phrase
 from .generated_blocks import block_pages, find_block, write_block
 from .paper_progress import paper_progress, paper_progress_by_study, progress_table
@@ -52,7 +52,18 @@ def _details(profile: str, store: ResultsStore, a: answer.Answer) -> dict:
         if not main.empty and main.arm.nunique() > 1 and main.window.nunique() > 1:
             text += "\n\n**Where the ratio comes from.** " + deepar_variants.window_explanation(main)
         variants = deepar_variants.variants_table(deepar.load_trials(profile, store=store, parts=None))
-        return text + (f"\n\n{deepar_variants.variants_markdown(variants)}" if not variants.empty else "")
+        text += f"\n\n{deepar_variants.variants_markdown(variants)}" if not variants.empty else ""
+        coverage = deepar_coverage.cost_rows(profile, None, store)
+        if not coverage.empty:  # B over the post's datasets: how far the short trials are trusted, the post's machine
+            check = deepar_coverage.check_summary(deepar_coverage.check_against_main(profile, None, store))
+            merged = deepar_post.against_chart(deepar_post.comparison(coverage), deepar_post.chart())
+            text += (
+                "\n\n**Over the post's datasets.** B's first part sums each dataset's cost per batch, measured in "
+                f"short trials, at the protocol's scale; against the full-scale trials: {check} "
+                f"{deepar_post.chart_sentence(merged)} (per dataset: notebook 02 and "
+                "`results/paper/deepar_post_comparison.csv`.)"
+            )
+        return text
 
     return {"imdb": imdb_paragraph, "deepar": deepar_paragraph}
 

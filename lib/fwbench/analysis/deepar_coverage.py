@@ -123,7 +123,6 @@ def check_markdown(check: pd.DataFrame) -> str:
     """The prediction check as Markdown: per trial, and how many fall within ``TOLERANCE``."""
     if check.empty:
         return "_No coverage trials beside main-part trials of the same datasets in this profile yet._"
-    within = int((check.error.abs() <= TOLERANCE).sum())
     lines = [
         "| dataset | window | arm | seed | measured train s | predicted from coverage s | error |",
         "|---|---:|---|---:|---:|---:|---:|",
@@ -133,12 +132,19 @@ def check_markdown(check: pd.DataFrame) -> str:
             f"| {r.dataset} | {r.window} | {r.arm} | {r.seed} | {r.measured_train_s:.1f} | "
             f"{r.predicted_train_s:.1f} | {100 * r.error:+.1f} % |"
         )
-    lines.append("")
-    lines.append(
+    lines += ["", check_summary(check)]
+    return "\n".join(lines)
+
+
+def check_summary(check: pd.DataFrame) -> str:
+    """One sentence: how many protocol trials the coverage cost predicts within ``TOLERANCE``."""
+    if check.empty:
+        return "No coverage trials beside main-part trials of the same datasets yet."
+    within = int((check.error.abs() <= TOLERANCE).sum())
+    return (
         f"{within} of {len(check)} protocol trials predicted within {100 * TOLERANCE:.0f} % "
         f"(largest error {100 * check.error.abs().max():.1f} %)."
     )
-    return "\n".join(lines)
 
 
 def cost_markdown(table: pd.DataFrame) -> str:

@@ -26,7 +26,8 @@ import pandas as pd
 from ..data import monash
 from ..paths import reference_dir
 from ..stats import CONFIDENCE, sum_of_means_ratio_ci
-from .deepar import reference_arms
+from ..studies import get_framework, get_study
+from .deepar import STUDY, reference_arms
 from .deepar_coverage import cost_table, protocol_train_s
 
 CHART_FILE = "deepar_runtime_chart_2024_part.csv"
@@ -44,6 +45,13 @@ COMPARISON_COLUMNS = [
     "predicted_post_pytorch_s",
     "predicted_post_ratio",
 ]
+
+
+def sides() -> tuple[str, ...]:
+    """The column prefix of each reference arm's framework (MXNet's, then PyTorch's): its label in lower case, as
+    the issue names the comparison's columns (``ours_mxnet_s_per_batch``, ``ours_pytorch_s_per_batch``)."""
+    study = get_study(STUDY)
+    return tuple(get_framework(study.arm(arm).framework).label.lower() for arm in reference_arms())
 
 
 def _trial_totals(rows: pd.DataFrame) -> pd.Series:
@@ -141,7 +149,8 @@ def against_chart(table: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
     cost over ours (``post_over_ours_*``: above 1, the framework was slower per batch on the post's machine)."""
     merged = table.merge(published[["dataset", "post_mxnet_s", "post_pytorch_s"]], on="dataset", how="inner")
     merged["post_ratio"] = merged.post_mxnet_s / merged.post_pytorch_s
-    for side, ours in (("mxnet", "ours_mxnet_s_per_batch"), ("pytorch", "ours_pytorch_s_per_batch")):
+    for side in sides():
+        ours = f"ours_{side}_s_per_batch"
         merged[f"predicted_over_post_{side}"] = merged[f"predicted_post_{side}_s"] / merged[f"post_{side}_s"]
         merged[f"post_over_ours_{side}"] = merged[f"post_{side}_s"] / POST_BATCHES / merged[ours]
     return merged.sort_values("window", kind="stable").reset_index(drop=True)
@@ -223,16 +232,19 @@ def against_chart_markdown(merged: pd.DataFrame) -> str:
             f"{r.post_ratio:.2f} | {r.predicted_post_ratio:.2f} | {r.post_over_ours_mxnet:.2f} | "
             f"{r.post_over_ours_pytorch:.2f} |"
         )
+    return "\n".join(lines + ["", chart_sentence(merged)])
+
+
+def chart_sentence(merged: pd.DataFrame) -> str:
+    """Which framework differs on the post's machine, and by how much (``against_chart_summary`` in words)."""
     s = against_chart_summary(merged)
-    lines += [
-        "",
+    return (
         f"Over the {s['n_measured']} charted datasets measured here, a batch cost the post's machine "
         f"{s['post_over_ours_mxnet']:.2f}x ours in MXNet and {s['post_over_ours_pytorch']:.2f}x in PyTorch "
         f"(geometric means; over the {s['n_big']} with MXNet bars of 2,000 s or more: "
         f"{s['post_over_ours_mxnet_big']:.2f}x and {s['post_over_ours_pytorch_big']:.2f}x). The post's ratio "
-        f"against the window: correlation {s['post_ratio_vs_window']:.2f} over its {s['n_charted']} charted datasets.",
-    ]
-    return "\n".join(lines)
+        f"against the window: correlation {s['post_ratio_vs_window']:.2f} over its {s['n_charted']} charted datasets."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -87,6 +87,7 @@ class Part:
     n: str = ""
     confidence: float = CONFIDENCE
     judged: bool = True  # False: shown as a measurement only (a labelled analogue, context)
+    beside: bool = False  # a context part the answer quotes beside the claim's estimate (never in its place)
 
     def analogue(self) -> str:
         """The part's measurement without a verdict ('on this CPU: ...'). Neither this nor ``text`` prints the

@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.deepar import STUDY, reference_arms
+from ..analysis.deepar_post import sides
+from ..studies import get_framework, get_study
 from . import NothingToDraw, arm_style, legend_outside
 
 
@@ -19,7 +21,8 @@ def prediction_figure(merged: pd.DataFrame):
             "point to show."
         )
     fig, ax = plt.subplots(figsize=(8, 6))
-    for arm, side, name in zip(reference_arms(), ("mxnet", "pytorch"), ("MXNet", "PyTorch")):
+    for arm, side in zip(reference_arms(), sides()):
+        name = get_framework(get_study(STUDY).arm(arm).framework).label
         color = arm_style(STUDY, arm)["color"]
         for measured, face in ((True, color), (False, "white")):
             part = merged[merged.measured == measured]

@@ -89,6 +89,7 @@ def coverage_parts(d: Data) -> list[Part]:
                 "estimated total train time (context: partly modelled, not judged), MXNet / PyTorch",
                 archive["ratio"],
                 verdict=CONTEXT,
+                beside=True,
             )
         )
     return out
