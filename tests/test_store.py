@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from fwbench import sqlite_access
 from fwbench import store as store_module
 from fwbench.errors import FwbenchError
 from fwbench.store import SCHEMA_VERSION, ResultsStore, trial_id
@@ -142,9 +143,9 @@ def test_retrying_waits_out_a_locked_store():
             raise sqlite3.OperationalError("database is locked")
         return "ok"
 
-    assert store_module.retrying(flaky, deadline_s=10) == "ok" and len(calls) == 3
+    assert sqlite_access.retrying(flaky, deadline_s=10) == "ok" and len(calls) == 3
     with pytest.raises(sqlite3.OperationalError, match="no such table"):
-        store_module.retrying(lambda: (_ for _ in ()).throw(sqlite3.OperationalError("no such table: x")))
+        sqlite_access.retrying(lambda: (_ for _ in ()).throw(sqlite3.OperationalError("no such table: x")))
 
 
 def test_a_write_blocked_past_the_busy_timeout_is_retried(tmp_path, monkeypatch):

@@ -18,7 +18,7 @@ One store, many users at once (decisions):
 - Every write is one ``BEGIN IMMEDIATE`` transaction (it takes the write lock up front, so two writers never
   deadlock upgrading a read lock); SQLite's busy timeout (``BUSY_TIMEOUT_S``) waits for the lock, and on top
   of it an operation that still fails with "database is locked"/"busy" (WAL recovery, a checkpoint, the busy
-  handler not being called) is retried with backoff for up to ``RETRY_DEADLINE_S`` seconds.
+  handler not being called) is retried with backoff for up to ``sqlite_access.RETRY_DEADLINE_S`` seconds.
 - Two sweeps of different studies, readers and an export can share one store at the same time
   (``tests/test_concurrency.py``). The same trial run by two sweeps at once is run twice and stored once (the
   later row replaces the earlier).
@@ -45,9 +45,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import random
 import sqlite3
-import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,10 +54,10 @@ from typing import TypeVar
 import pandas as pd
 
 from .errors import FwbenchError
+from .sqlite_access import header_says_wal, is_busy, retrying
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 60.0
-RETRY_DEADLINE_S = 120.0
 T = TypeVar("T")
 
 _SCHEMA = [
@@ -98,35 +96,6 @@ def trial_id(study: str, config: dict, code_version: str) -> str:
     but are no longer part of any plan (``fwbench status`` counts them as stale)."""
     key = {"study": study, "config": config, "code_version": code_version}
     return hashlib.sha256(canonical_json(key).encode()).hexdigest()[:16]
-
-
-def is_busy(exc: BaseException) -> bool:
-    """SQLite's "database is locked" / "database table is locked" / "busy" errors: worth another try."""
-    text = str(exc).lower()
-    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
-
-
-def retrying(operation: Callable[[], T], deadline_s: float = RETRY_DEADLINE_S) -> T:
-    """Run ``operation``, again after a jittered, growing pause while SQLite says the store is busy."""
-    stop, pause = time.monotonic() + deadline_s, 0.05
-    while True:
-        try:
-            return operation()
-        except sqlite3.OperationalError as exc:
-            if not is_busy(exc) or time.monotonic() >= stop:
-                raise
-        time.sleep(pause * (0.5 + random.random()))
-        pause = min(pause * 2, 2.0)
-
-
-def _header_says_wal(path: Path) -> bool:
-    """Bytes 18-19 of an SQLite file are 2 in WAL mode."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(20)
-    except OSError:
-        return False
-    return len(head) == 20 and head[18] == 2 and head[19] == 2
 
 
 class ResultsStore:
@@ -251,7 +220,7 @@ class ResultsStore:
         except sqlite3.OperationalError as exc:
             wal = self.path.with_name(self.path.name + "-wal")
             pending = wal.exists() and wal.stat().st_size > 0  # frames not yet copied into the store
-            if self._immutable or is_busy(exc) or not _header_says_wal(self.path) or pending:
+            if self._immutable or is_busy(exc) or not header_says_wal(self.path) or pending:
                 raise FwbenchError(
                     f"cannot read results store {self.path} ({exc}); a WAL store is read through its -wal/-shm "
                     "files, which need a folder you can write: copy the store with its -wal file to such a "
