@@ -496,7 +496,8 @@ def test_paper_plans_the_variants_part_apart_from_the_main_part():
         assert {(c["threads"], c["onednn"]) for c in part} == {(n_threads, flag)}
         assert sorted({c["dataset"] for c in part}) == sorted(variants["datasets"])
         assert {c["arm"] for c in part} == set(study.CORE_ARMS) and len(part) == 2 * len(variants["datasets"])
-    assert all(c["epochs"] == 100 and c["num_batches_per_epoch"] == 50 for c in paper if c["part"] != "coverage")
+    protocol = [c for c in paper if c["part"] not in ("coverage", "contention")]
+    assert all(c["epochs"] == 100 and c["num_batches_per_epoch"] == 50 for c in protocol)
     assert all(t.config["part"] == "main" for t in plan("deepar", "quick"))  # no variants elsewhere
     off = next(c for c in onednn if c["arm"] == MX)
     assert study.describe(off).endswith("seed=42 oneDNN=off")
@@ -640,7 +641,7 @@ def test_paper_plans_the_coverage_part_as_training_only_trials():
     assert len(coverage) == len(study.COVERAGE_DATASETS) * 2 * 2  # datasets x seeds x core arms
     assert all(c["forecast"] is False and c["epochs"] == 4 and c["num_batches_per_epoch"] == 50 for c in coverage)
     assert {c["threads"] for c in coverage} == {2}
-    assert all("forecast" not in t.config for t in trials if t.config["part"] != "coverage")  # their ids unchanged
+    assert all("forecast" not in t.config for t in trials if t.config["part"] not in ("coverage", "contention"))
     with pytest.raises(FwbenchError, match="coverage_part.epochs"):
         plan("deepar", "smoke", {"coverage_part": {"datasets": ["m1_yearly"], "seeds": [42], "epochs": 1}})
 
@@ -691,3 +692,20 @@ def test_coverage_costs_come_from_the_later_epochs_and_predict_the_main_part(tmp
         coverage_analysis.cost_table(rows)
     )
     assert analysis.load_trials("smoke", overrides, store).part.unique().tolist() == ["main"]  # B never sees them
+
+
+def test_paper_plans_the_contention_part_seed_by_seed_with_every_condition():
+    trials = plan("deepar", "paper")
+    contention = [t.config for t in trials if t.config["part"] == "contention"]
+    part = study.CONTENTION_PART
+    conditions = {(t, 0) for t in part["threads"]} | {(t, 1) for t in part["loaded_threads"]}
+    assert {(4, 0), (8, 0), (2, 1)} <= conditions  # oversubscription and the background load are both there
+    assert len(contention) == len(part["datasets"]) * len(part["seeds"]) * len(conditions) * 2
+    assert {(c["threads"], c["background_load"]) for c in contention} == conditions
+    assert all(c["forecast"] is False and c["epochs"] == part["epochs"] for c in contention)
+    # every (seed, dataset) block holds all its conditions before the next block starts
+    blocks = [(c["seed"], c["dataset"]) for c in contention]
+    assert blocks == sorted(blocks, key=lambda b: (part["seeds"].index(b[0]), part["datasets"].index(b[1])))
+    # no other part's config gains the key (their trial ids are unchanged)
+    assert all("background_load" not in t.config for t in trials if t.config["part"] != "contention")
+    assert "+1 burner" in study.describe(next(c for c in contention if c["background_load"]))

@@ -189,6 +189,12 @@ def _window(config: dict) -> int:
     return int(config.get("context_length") or 0) + int(config.get("prediction_length") or 0)
 
 
+def _condition(config: dict) -> tuple[int, int]:
+    """(threads, background load) of a DeepAR trial config (dotted ``config.`` keys)."""
+    load = config.get("config.background_load")
+    return int(config.get("config.threads") or 0), int(0 if load is None or load != load else load)
+
+
 def _deepar_predictor(measured):
     """Per (arm, dataset) cost parts from the stored DeepAR trials (``measured``: their measurements)."""
     rows = defaultdict(list)
@@ -205,7 +211,7 @@ def _deepar_predictor(measured):
         n_batches = nb * float(c["config.epochs"])
         forecast = "predict_time_s" in whole  # a coverage trial (``forecast`` False) trains only
         train, predict = float(whole["train_time_s"]), float(whole.get("predict_time_s", 0.0))
-        rows[(c["config.arm"], c["config.dataset"])].append(
+        rows[(c["config.arm"], c["config.dataset"], _condition(c))].append(
             {
                 "c_batch": steady / nb,
                 "warmup": float(epochs[0]) - steady if len(epochs) > 1 else 0.0,
@@ -221,19 +227,26 @@ def _deepar_predictor(measured):
 
     def predict(config):
         arm, dataset = config["arm"], config["dataset"]
-        key = (arm, dataset)
+        condition = _condition({f"config.{k}": v for k, v in config.items()})
         window = _window(config)
-        if key in parts:
-            p, scale, series_scale = parts[key], 1.0, 1.0
+        same_arm = [k for k in parts if k[0] == arm]
+        if not same_arm:
+            raise FwbenchError(
+                f"no stored deepar trials of arm {arm!r} to extrapolate from; run "
+                f"`fwbench run deepar --profile quick --set arms=['{arm}']` first"
+            )
+        # the same condition (threads, background load) first, then the same dataset, then the nearest window:
+        # a condition never stored is estimated at another's cost (no model of contention: the check says how
+        # far off that was)
+        near = min(
+            same_arm,
+            key=lambda k: (k[2] != condition, k[1] != dataset, abs(parts[k]["window"] - window),
+                           abs(k[2][0] - condition[0]), k[1], k[2]),
+        )  # fmt: skip
+        p = parts[near]
+        if near[1] == dataset:
+            scale, series_scale = 1.0, 1.0
         else:
-            same_arm = [k for k in parts if k[0] == arm]
-            if not same_arm:
-                raise FwbenchError(
-                    f"no stored deepar trials of arm {arm!r} to extrapolate from; run "
-                    f"`fwbench run deepar --profile quick --set arms=['{arm}']` first"
-                )
-            near = min(same_arm, key=lambda k: (abs(parts[k]["window"] - window), k[1]))
-            p = parts[near]
             scale = window / p["window"] if p["window"] else 1.0
             series_scale = scale * _n_series(dataset, p["series"]) / p["series"]
         n_batches = config["epochs"] * config["num_batches_per_epoch"]
@@ -242,7 +255,7 @@ def _deepar_predictor(measured):
             if p["predict"] is None:  # only coverage trials stored here: forecasting from the nearest that has it
                 near = min(
                     (k for k in parts if k[0] == arm and parts[k]["predict"] is not None),
-                    key=lambda k: (abs(parts[k]["window"] - window), k[1]),
+                    key=lambda k: (abs(parts[k]["window"] - window), k[1], k[2]),
                     default=None,
                 )
                 q = parts[near] if near else {"predict": 0.0, "window": window, "series": 1.0}

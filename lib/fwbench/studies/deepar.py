@@ -19,7 +19,9 @@ Measurements: per epoch (step = epoch) ``train_loss`` and ``epoch_time_s``; per 
 ``mxnet-hybrid-full`` it includes building the graph on the first batch), ``MASE``, ``sMAPE``, ``mean_wQL`` (and
 ``ND``, ``RMSE``) over the series where each is finite, ``n_series_dropped`` (series left out of MASE: zero
 seasonal-naive scale; ``n_series_dropped_sMAPE``, ``n_series_dropped_wQL`` likewise), ``fit_overhead_s`` (train
-time outside the epochs), ``epochs_run``, ``predictor_hybridized`` (1/0, MXNet arms).
+time outside the epochs), ``epochs_run``, ``predictor_hybridized`` (1/0, MXNet arms), ``train_cpu_s`` and
+``train_cpus_busy`` (the trial process's CPU time in training, and over the training wall time), ``burners``,
+``burner_cpu_s``, ``burner_wall_s``, ``burner_cpu_frac`` (the background load; zero without one).
 
 Where B's ratio comes from (issue 14): ``variants_part`` (``{"datasets", "seeds", "threads"}``, or False) adds, per
 dataset x seed x arm, a trial at ``threads`` threads (oneDNN on; part ``threads``) and one at the profile's
@@ -34,6 +36,15 @@ batches at the profile's threads that trains and does not forecast (``forecast``
 ``coverage``): what each framework costs per batch on every staged dataset of the post's list
 (``COVERAGE_DATASETS``), read by ``analysis.deepar_coverage`` only.
 
+Threads and a busy machine (issue 24): ``contention_part`` (``{"datasets", "seeds", "epochs", "threads",
+"loaded_threads"}``, or False) adds, per dataset x seed x core arm, a training-only trial (as the coverage part's)
+at each of ``threads`` threads with the machine otherwise idle, and at each of ``loaded_threads`` threads with a
+controlled background load (``background_load`` 1 in the config: one busy-loop process pinned to one CPU,
+``fwbench.background_load``), as part ``contention``. Threads above the core count are oversubscription, on
+purpose. These trials measure contention: they are read by ``analysis.deepar_conditions`` only, never beside
+another part's trials. Every trial records the CPUs its training kept busy (``train_cpus_busy``: its process CPU
+time over the training wall time) and, under a load, what the burner got (``burner_cpu_frac``).
+
 The post's library versions (issue 23): ``versions_part`` (``{"env": NAME}``, or False) runs the main part's
 configs (same datasets, seeds, threads, arms) again in the declared environment NAME (``gluonts-0.13``: the post's
 gluonts 0.13.3; ``fwbench.environments``), as part ``versions``; its configs name the environment (and its lock
@@ -41,6 +52,8 @@ hash), so they are trials of their own, compared only with each other (``analysi
 """
 
 from __future__ import annotations
+
+import random
 
 from ..errors import FwbenchError
 from . import options as opt
@@ -94,6 +107,14 @@ COVERAGE_DATASETS = [
     "nn5_weekly", "kaggle_web_traffic", "solar_weekly", "electricity_weekly", "car_parts", "fred_md",
     "traffic_weekly", "hospital", "covid_deaths", "sunspot", "saugeen_river_flow", "us_births",
 ]  # fmt: skip
+
+CONTENTION_PART = {
+    "datasets": ["m1_yearly", "tourism_monthly"],
+    "seeds": [42, 43, 44],
+    "epochs": 3,
+    "threads": [1, 2, 4, 8],
+    "loaded_threads": [2],
+}
 
 PROFILES = {
     # seconds: for tests and CI (one tiny dataset, one epoch of a few batches, one seed, both frameworks)
@@ -152,6 +173,9 @@ PROFILES = {
         # per-batch training cost on every staged dataset of the post's list (issue 24): 4 epochs of 50 batches
         # (the first excluded), no forecasting, 2 seeds, both core arms
         "coverage_part": {"datasets": COVERAGE_DATASETS, "seeds": [42, 43], "epochs": 4},
+        # threads and a busy machine (issue 24): 1 and 2 threads, oversubscribed 4 and 8, and 2 threads beside one
+        # burner, on the variants part's short and middle window, 3 seeds, 3 epochs of 50 batches, training only
+        "contention_part": CONTENTION_PART,
     },
     # the post's scale: every dataset of the post (41 catalogue keys; unavailable ones fail at once with the
     # reason), 100 epochs of 50 batches, 5 seeds: days of CPU, meant for a cluster
@@ -186,6 +210,13 @@ OPTIONS = {
     "coverage_part": opt.part_spec(
         datasets=_datasets, seeds=opt.list_of(opt.int_range(0, 2**31 - 1)), epochs=opt.int_range(2, 10000)
     ),
+    "contention_part": opt.part_spec(
+        datasets=_datasets,
+        seeds=opt.list_of(opt.int_range(0, 2**31 - 1)),
+        epochs=opt.int_range(2, 10000),
+        threads=opt.list_of(opt.int_range(1, 256)),
+        loaded_threads=opt.list_of(opt.int_range(1, 256)),
+    ),
 }
 
 
@@ -193,6 +224,7 @@ def prepare(options: dict) -> dict:
     options.setdefault("variants_part", False)
     options.setdefault("versions_part", False)
     options.setdefault("coverage_part", False)
+    options.setdefault("contention_part", False)
     if options["datasets"] is None:
         options["datasets"] = _post_datasets()
     from ..data import monash
@@ -207,9 +239,9 @@ def prepare(options: dict) -> dict:
 
 
 def all_datasets(options: dict) -> list[str]:
-    """The main part's datasets, then those only the coverage part trains on."""
-    coverage = options.get("coverage_part") or {"datasets": []}
-    return list(dict.fromkeys(list(options["datasets"]) + list(coverage["datasets"])))
+    """The main part's datasets, then those only the coverage or contention part trains on."""
+    extra = [d for part in ("coverage_part", "contention_part") for d in (options.get(part) or {}).get("datasets", [])]
+    return list(dict.fromkeys(list(options["datasets"]) + extra))
 
 
 def preflight(options: dict) -> None:
@@ -287,14 +319,31 @@ def grid(options: dict) -> list[dict]:
             ],
             seed=2,
         )
+    contention = options.get("contention_part")
+    if contention:  # training cost only, at each thread count idle and beside the background load
+        conditions = [(t, 0) for t in contention["threads"]] + [(t, 1) for t in contention["loaded_threads"]]
+        blocks = []
+        # seed by seed and dataset by dataset, every condition in a seeded random order, so a drift of the
+        # machine over the part's half hour falls on all conditions alike
+        for seed in contention["seeds"]:
+            for name in contention["datasets"]:
+                order = random.Random(f"contention:{seed}:{name}").sample(conditions, len(conditions))
+                blocks += [
+                    {**c, "forecast": False, "breakdown": False, "background_load": load}
+                    for threads, load in order
+                    for c in configs_of([name], [seed], "contention", threads, True, contention["epochs"])
+                ]
+        configs += interleave(blocks, seed=3)
     return configs
 
 
 def describe(config: dict) -> str:
-    extra = f" threads={config['threads']}" if config.get("part") == "threads" else ""
+    extra = f" threads={config['threads']}" if config.get("part") in ("threads", "contention") else ""
+    extra += f" +{config['background_load']} burner" if config.get("background_load") else ""
     extra += "" if config.get("onednn", True) else " oneDNN=off"
     extra += f" env={config['env']}" if config.get("env") else ""
-    extra += f" coverage ({config['epochs']} epochs, no forecast)" if config.get("part") == "coverage" else ""
+    if config.get("part") in ("coverage", "contention"):
+        extra += f" {config['part']} ({config['epochs']} epochs, no forecast)"
     return f"deepar {config['dataset']:<18} {config['arm']:<20} seed={config['seed']}{extra}"
 
 
@@ -312,7 +361,7 @@ STUDY = register(
         preflight=preflight,
         arms=ARM_TABLE,
         reference={"torch": "torch-eager", "mxnet": "mxnet-hybrid-partial"},
-        code=("fwbench.forecast", "fwbench.data.monash", "fwbench.measure"),
+        code=("fwbench.forecast", "fwbench.data.monash", "fwbench.measure", "fwbench.background_load"),
         figure_prefix="deepar_",
     )
 )

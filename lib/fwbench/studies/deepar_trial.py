@@ -12,6 +12,9 @@ from __future__ import annotations
 import os
 import time
 
+import psutil
+
+from ..background_load import BackgroundLoad
 from ..measure import median
 from .registry import get_study
 
@@ -70,17 +73,22 @@ def run_trial(config: dict, report=None) -> dict:
     be.set_seed(config["seed"])
     kwargs = estimator_kwargs(config, data)
 
-    with be.onednn(onednn):
+    me = psutil.Process()
+    with be.onednn(onednn), BackgroundLoad(config.get("background_load", 0)) as load:
         onednn_active = be.onednn_enabled()
-        t0 = time.perf_counter()
+        cpu0, t0 = sum(me.cpu_times()[:2]), time.perf_counter()
         predictor, epochs = be.train(data.train, **kwargs)
         be.synchronize()
         train_time = time.perf_counter() - t0
-    say(f"trained {len(epochs)} epochs in {train_time:.1f} s")
+        train_cpu = sum(me.cpu_times()[:2]) - cpu0  # this process's threads only: the burners are children
+    say(f"trained {len(epochs)} epochs in {train_time:.1f} s, {train_cpu / train_time:.2f} CPUs busy")
+    if load.burners:
+        say(f"background load: {load.burners} burner(s) got {load.record['burner_cpu_frac']:.2f} of their CPU")
+    usage = {"train_cpu_s": train_cpu, "train_cpus_busy": train_cpu / train_time, **load.record}
     if len(epochs) < config["epochs"]:
         say(f"WARNING: stopped early after {len(epochs)} of {config['epochs']} epochs (learning-rate floor)")
     if not config.get("forecast", True):
-        return _training_only(config, epochs, train_time, onednn_active, be, data, kwargs)
+        return _training_only(config, epochs, train_time, onednn_active, be, data, kwargs, usage)
     with be.onednn(onednn):
         t1 = time.perf_counter()
         forecasts = be.predict(predictor, data.train, hybridize=bool(config["hybridize_predict"]))
@@ -101,6 +109,7 @@ def run_trial(config: dict, report=None) -> dict:
         "fit_overhead_s": train_time - sum(r.time_s for r in epochs),
         "n_series": len(data.train),
         "epochs_run": len(epochs),
+        **usage,
     }
     if hybridized is not None:
         whole["predictor_hybridized"] = float(hybridized)
@@ -136,7 +145,9 @@ def epoch_measurements(epochs: list) -> list[tuple]:
     return out
 
 
-def _training_only(config: dict, epochs: list, train_time: float, onednn_active, be, data, kwargs: dict) -> dict:
+def _training_only(
+    config: dict, epochs: list, train_time: float, onednn_active, be, data, kwargs: dict, usage: dict
+) -> dict:
     """The record of a trial that measures training cost only (``forecast`` False)."""
     measurements = epoch_measurements(epochs)
     whole = {
@@ -144,6 +155,7 @@ def _training_only(config: dict, epochs: list, train_time: float, onednn_active,
         "fit_overhead_s": train_time - sum(r.time_s for r in epochs),
         "n_series": len(data.train),
         "epochs_run": len(epochs),
+        **usage,
     }
     measurements += [(-1, k, v) for k, v in whole.items()]
     timed = [r.time_s for r in epochs[1:]] or [r.time_s for r in epochs]
