@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from . import ledger
-from .analysis import convergence, deepar, mase_reference
+from .analysis import convergence, deepar, deepar_conditions, mase_reference
 from .frameworks import get_framework
 from .ledger.render import host_text
 from .ledger.rules import verdict_above
@@ -113,6 +113,7 @@ class Answer:
     accuracy_note: str = ""
     mase: dict | None = None
     limits: list[str] = field(default_factory=list)
+    gap: dict | None = None  # B's gap to the post: ``analysis.deepar_conditions.load``
 
     def quantity(self, claim_id: str) -> Quantity | None:
         rows = self.ledger[self.ledger.claim_id == claim_id]
@@ -216,6 +217,8 @@ def compute(store: ResultsStore | None, profile: str) -> Answer:
                 "n": int(table_mase.dataset.nunique()),
                 "median": deepar.median_mase(d.deepar),
             }
+    if not d.deepar_coverage.empty:
+        a.gap = deepar_conditions.load(profile, store=store)
     a.limits = _limits(a, d)
     return a
 
@@ -269,6 +272,14 @@ def markdown(a: Answer, heading: str = "## The answer") -> str:
             f"- DeepAR MASE, ours / the Monash paper's: {m['low'].markup(ci=False)} to {m['high'].markup(ci=False)} "
             f"over {m['n']} dataset(s) with a published value; median MASE over datasets: {med}."
         )
+    if a.gap is not None and not a.gap["factors"].empty:
+        lines += [
+            "",
+            "**Why DeepAR's ratio is not the post's 4.5** (claim B; every condition measured here in both frameworks "
+            "alike, one at a time; notebook 02 has each per dataset):",
+            "",
+            deepar_conditions.factor_markdown(a.gap["factors"], a.gap["total"]),
+        ]
     return "\n".join(lines)
 
 

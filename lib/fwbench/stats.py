@@ -132,6 +132,32 @@ def sum_of_means_ratio_ci(num_groups, den_groups, confidence: float = CONFIDENCE
     return out
 
 
+def log_contrast_ci(terms, confidence: float = CONFIDENCE) -> dict:
+    """``exp(Σ w · mean(log x))`` over ``terms`` = [(w, x), ...], each ``x`` the per-trial statistics of one group
+    of independent trials, with a Welch-Satterthwaite t-interval (variance Σ w² var(log x) / n). With weights
+    (1, a), (-1, b) it is ``trial_ratio_ci``'s Welch ratio; with (1, a), (-1, b), (-1, c), (1, d) the ratio of two
+    ratios (how much a condition moves one framework's time against the other's: (a / b) / (c / d)); weights 1/k
+    average k such contrasts. No interval when a group has fewer than 2 trials."""
+    groups = [(float(w), np.log(_clean(x))) for w, x in terms]
+    out = {"ratio": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n_min": min((g.size for _, g in groups),
+           default=0), "confidence": confidence}  # fmt: skip
+    if not groups or any(g.size == 0 for _, g in groups):
+        return out
+    estimate = sum(w * g.mean() for w, g in groups)
+    out["ratio"] = math.exp(estimate)
+    if any(g.size < 2 for _, g in groups):
+        return out
+    parts = [(w * w * g.var(ddof=1) / g.size, g.size - 1) for w, g in groups]
+    var = sum(p for p, _ in parts)
+    if var == 0:
+        out["ci_low"] = out["ci_high"] = out["ratio"]
+        return out
+    dof = var**2 / sum(p * p / d for p, d in parts if p)
+    half = t_quantile(dof, confidence) * math.sqrt(var)
+    out["ci_low"], out["ci_high"] = math.exp(estimate - half), math.exp(estimate + half)
+    return out
+
+
 def bonferroni(parts: int, confidence: float = CONFIDENCE) -> float:
     """The confidence each of ``parts`` intervals needs so that all hold together at ``confidence``."""
     return 1 - (1 - confidence) / max(int(parts), 1)

@@ -24,16 +24,21 @@ from .deepar import STUDY, load_trials, reference_arms
 
 COVERAGE = "coverage"
 COST_COLUMNS = ["trial_id", "dataset", "arm", "seed", "window", "epochs", "num_batches_per_epoch", "c_batch",
-                "warmup", "fit_fixed", "train_time_s"]  # fmt: skip
+                "warmup", "fit_fixed", "train_time_s", "threads", "background_load", "cpus_busy",
+                "burner_cpu_frac"]  # fmt: skip
 TOLERANCE = 0.10  # the issue's bar: the coverage cost predicts a protocol trial's training time within 10 %
 
 
-def cost_rows(profile: str | None, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
-    """One row per finished coverage trial of the profile (columns ``COST_COLUMNS``)."""
+def cost_rows(
+    profile: str | None, overrides: dict | None = None, store: ResultsStore | None = None, part: str = COVERAGE
+) -> pd.DataFrame:
+    """One row per finished trial of a training-only ``part`` of the profile (the coverage part by default; the
+    contention part's too), columns ``COST_COLUMNS``: with the trial's threads and background load, the CPUs
+    its training kept busy (``cpus_busy``, NaN where not recorded) and the share of its CPU the burner got."""
     long = profile_measurements(STUDY, profile, overrides, store)
     if long.empty or "config.part" not in long:
         return pd.DataFrame(columns=COST_COLUMNS)
-    long = long[long["config.part"] == COVERAGE]
+    long = long[long["config.part"] == part]
     rows = []
     for tid, g in long.groupby("trial_id"):
         first = g.iloc[0]
@@ -56,9 +61,18 @@ def cost_rows(profile: str | None, overrides: dict | None = None, store: Results
                 "warmup": float(epochs[0]) - steady,
                 "fit_fixed": max(float(whole["train_time_s"]) - float(epochs.sum()), 0.0),
                 "train_time_s": float(whole["train_time_s"]),
+                "threads": int(first["config.threads"]),
+                "background_load": int(_or_zero(first.get("config.background_load"))),
+                "cpus_busy": float(whole.get("train_cpus_busy", np.nan)),
+                "burner_cpu_frac": float(whole.get("burner_cpu_frac", 0.0)),
             }
         )
     return pd.DataFrame(rows, columns=COST_COLUMNS)
+
+
+def _or_zero(value) -> float:
+    """A config value absent from older configs (NaN in the wide frame) as 0."""
+    return 0.0 if value is None or value != value else float(value)
 
 
 def cost_table(rows: pd.DataFrame) -> pd.DataFrame:

@@ -46,6 +46,11 @@ CAPTIONS = {
     "grey: identity). Filled: measured here, each the median over the n = 2 independent coverage trials (fresh "
     "processes) of its dataset and framework, no interval; hollow: from the window line; labels: predicted / "
     "published. The prediction uses no value of the chart.",
+    "deepar_conditions": "DeepAR: each framework's training time per batch under a condition over its own at the "
+    "baseline (the profile's 2 threads, machine otherwise idle; log scale), per dataset: 1 thread, more threads than "
+    "the 2 cores (4, 8), and 2 threads beside one busy-loop process pinned to a core. Bars: 95 % CI over the n = 3 "
+    "independent trials (fresh processes) per framework and condition; numbers under the line: the MXNet / "
+    "PyTorch ratio under that condition. Contention measured on purpose: these trials enter no other comparison.",
     "deepar_breakdown": "DeepAR: where the time of a trial goes, per dataset and arm: the data pipeline alone, the "
     "network steps (forward, backward, update), set-up outside the epochs, and forecasting. Bars: "
     "medians over n independent trials (one per seed; n in the axis label); no interval.",

@@ -1,0 +1,90 @@
+"""What explains B's gap to the post (issue 24): the contention part's conditions and the factor table, on planted
+per-batch costs whose effects are known."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from fwbench.analysis import deepar_conditions as conditions
+from fwbench.published.deepar2024 import CLAIMED_SPEEDUP
+from fwbench.stats import log_contrast_ci, trial_ratio_ci
+from fwbench.studies import deepar as study
+
+MX, PT = study.STUDY.reference_arm("mxnet"), study.STUDY.reference_arm("torch")
+# planted cost per batch (s) at the baseline, and each condition's slowdown per framework
+BASE = {MX: 0.020, PT: 0.010}
+SLOW = {(1, 0): {MX: 1.5, PT: 1.8}, (2, 0): {MX: 1.0, PT: 1.0}, (8, 0): {MX: 5.0, PT: 2.0}, (2, 1): {MX: 1.8, PT: 1.2}}
+NOISE = (1.0, 1.03, 0.97)  # three independent trials, the same spread in every group
+
+
+def planted(datasets=(("m1_yearly", 8), ("tourism_monthly", 39))) -> pd.DataFrame:
+    rows = []
+    for name, window in datasets:
+        for (threads, load), slow in SLOW.items():
+            for arm in (MX, PT):
+                for k, n in enumerate(NOISE):
+                    rows.append({"trial_id": f"{name}-{threads}-{load}-{arm}-{k}", "dataset": name, "arm": arm,
+                                 "seed": 42 + k, "window": window, "threads": threads, "background_load": load,
+                                 "c_batch": BASE[arm] * slow[arm] * n, "cpus_busy": min(threads, 2) * 0.9,
+                                 "burner_cpu_frac": 0.8 if load else 0.0})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_log_contrast_is_the_welch_ratio_and_a_ratio_of_ratios():
+    a, b = [2.0, 2.2, 1.9], [1.0, 1.1, 0.95]
+    two = log_contrast_ci([(1, a), (-1, b)])
+    welch = trial_ratio_ci(a, b)
+    assert two["ratio"] == pytest.approx(welch["ratio"]) and two["ci_low"] == pytest.approx(welch["ci_low"])
+    assert two["ci_high"] == pytest.approx(welch["ci_high"])
+    four = log_contrast_ci([(1, a), (-1, b), (-1, b), (1, b)])  # (a / b) / (b / b)
+    assert (
+        four["ratio"] == pytest.approx(welch["ratio"])
+        and four["ci_high"] - four["ci_low"] > two["ci_high"] - two["ci_low"]
+    )  # more groups, more variance
+    assert math.isnan(log_contrast_ci([(1, [2.0]), (-1, b)])["ci_low"])  # one trial: no interval
+
+
+def test_each_condition_moves_each_framework_and_the_ratio_as_planted():
+    table = conditions.conditions_table(planted(), baseline=2)
+    assert len(table) == 2 * len(SLOW) and table.window.tolist() == sorted(table.window.tolist())
+    for r in table.itertuples():
+        slow = SLOW[(r.threads, r.background_load)]
+        assert r.mxnet_slowdown == pytest.approx(slow[MX]) and r.pytorch_slowdown == pytest.approx(slow[PT])
+        assert r.effect == pytest.approx(slow[MX] / slow[PT])
+        assert r.ratio == pytest.approx(2.0 * slow[MX] / slow[PT])
+        assert r.effect_low < r.effect < r.effect_high and r.n_trials == 3
+        assert (r.burner_cpu_frac == pytest.approx(0.8)) if r.background_load else math.isnan(r.burner_cpu_frac)
+    base = table[(table.threads == 2) & (table.background_load == 0)]
+    assert base.condition.str.contains("baseline").all() and base.effect.tolist() == pytest.approx([1.0, 1.0])
+    assert "oversubscribed 4x" in table.loc[table.threads == 8, "condition"].iloc[0]
+    assert "busy core" in table.loc[table.background_load == 1, "condition"].iloc[0]
+
+
+def test_the_factor_table_reads_each_effect_against_the_gap():
+    coverage = pd.DataFrame(
+        [{"trial_id": f"{arm}{k}", "dataset": "m1_yearly", "arm": arm, "seed": 42 + k, "window": 8, "epochs": 4,
+          "num_batches_per_epoch": 50, "c_batch": c * (1 + 0.01 * k), "warmup": 0.0, "fit_fixed": 0.0,
+          "train_time_s": 0.0} for arm, c in ((MX, 0.02), (PT, 0.01)) for k in range(2)]
+    )  # fmt: skip
+    factors, total = conditions.factor_table(pd.DataFrame(), coverage, planted(), baseline=2)
+    gap = CLAIMED_SPEEDUP / total["ratio"]
+    assert total["gap"] == pytest.approx(gap)
+    eight = factors.set_index("key").loc["threads_8"]
+    assert eight.effect == pytest.approx(2.5) and eight.mxnet_slowdown == pytest.approx(5.0)
+    assert eight.gap_share == pytest.approx(math.log(2.5) / math.log(gap))
+    assert eight.effect_low < 2.5 < eight.effect_high
+    one = factors.set_index("key").loc["threads_1"]
+    assert one.gap_share < 0  # PyTorch loses more at 1 thread: it widens the gap
+    assert "threads_2" not in set(factors.key)  # the baseline is no factor
+    assert "post_machine" in set(factors.key) and factors.set_index("key").loc["post_machine", "kind"] == "inferred"
+    text = conditions.factor_markdown(factors, total)
+    assert 'data-q="deepar.gap_factor.threads_8"' in text and "share of the gap" in text
+
+
+def test_no_contention_trials_says_so():
+    assert "No contention trials" in conditions.conditions_markdown(conditions.conditions_table(pd.DataFrame(), 2))
+    assert conditions.condition_label(1, 0, 2) == "1 thread"
+    assert conditions.condition_label(4, 0, 2) == "4 threads (oversubscribed 2x)"
