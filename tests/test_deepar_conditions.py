@@ -65,7 +65,7 @@ def test_each_condition_moves_each_framework_and_the_ratio_as_planted():
 
 def test_the_factor_table_reads_each_effect_against_the_gap():
     coverage = pd.DataFrame(
-        [{"trial_id": f"{arm}{k}", "dataset": "m1_yearly", "arm": arm, "seed": 42 + k, "window": 8, "epochs": 4,
+        [{"trial_id": f"{arm}{k}", "dataset": "m1_monthly", "arm": arm, "seed": 42 + k, "window": 33, "epochs": 4,
           "num_batches_per_epoch": 50, "c_batch": c * (1 + 0.01 * k), "warmup": 0.0, "fit_fixed": 0.0,
           "train_time_s": 0.0} for arm, c in ((MX, 0.02), (PT, 0.01)) for k in range(2)]
     )  # fmt: skip
@@ -88,3 +88,20 @@ def test_no_contention_trials_says_so():
     assert "No contention trials" in conditions.conditions_markdown(conditions.conditions_table(pd.DataFrame(), 2))
     assert conditions.condition_label(1, 0, 2) == "1 thread"
     assert conditions.condition_label(4, 0, 2) == "4 threads (oversubscribed 2x)"
+
+
+def test_the_sentences_read_the_tables():
+    rows = planted().assign(c_batch_worst=lambda f: f.c_batch * 1.5)
+    table = conditions.conditions_table(rows, baseline=2)
+    stall = conditions.conditions_markdown(table, rows).splitlines()[-1]
+    # the worst: 20 ms x 1.8 (the load) x 1.03 (the slowest trial) x 1.5 (its slowest epoch)
+    assert stall.startswith("Beside the background load") and "MXNet 56 ms (median 36 ms)" in stall
+    factors, _ = conditions.factor_table(pd.DataFrame(), pd.DataFrame(), rows, baseline=2)
+    assert "**8 threads (oversubscribed 4x)** moves the ratio most" in conditions.factor_sentence(factors)
+
+
+def test_the_conditions_figure_draws_a_panel_per_dataset():
+    from fwbench.plots import deepar_conditions as plots
+
+    fig = plots.conditions_figure(conditions.conditions_table(planted(), baseline=2))
+    assert len(fig.axes) == 2 and fig.axes[0].get_yscale() == "log"

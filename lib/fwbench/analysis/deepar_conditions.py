@@ -267,6 +267,7 @@ def factor_markdown(table: pd.DataFrame, total: dict) -> str:
             f"| {r.factor}{kind} | {r.source}; {r.n} | {_x(r.mxnet_slowdown)} | {_x(r.pytorch_slowdown)} | "
             f"{effect_quantity(r).markup()} | {_pct(r.gap_share)} |"
         )
+    lines += ["", factor_sentence(table)] if factor_sentence(table) else []
     lines += [
         "",
         "Share of the gap: log(effect) / log(gap), what the factor would close alone if it held on every dataset; "
@@ -274,6 +275,31 @@ def factor_markdown(table: pd.DataFrame, total: dict) -> str:
         "A CI needs 2 or more independent trials in every group (the oneDNN variant ran one seed).",
     ]
     return "\n".join(lines)
+
+
+def factor_sentence(table: pd.DataFrame) -> str:
+    """The measured factor that moves the ratio most, set beside what the post's chart implies of its machine
+    (per framework): whether they point the same way. A reading of the table, not a fit."""
+    measured = table[(table.kind == "measured") & np.isfinite(table.effect)]
+    if measured.empty:
+        return ""
+    top = measured.loc[measured.effect.map(lambda e: abs(math.log(e))).idxmax()]
+    text = (
+        f"Of the measured conditions, **{top.factor}** moves the ratio most: {effect_quantity(top).markup()} "
+        f"(MXNet {top.mxnet_slowdown:.2f}x slower, PyTorch {top.pytorch_slowdown:.2f}x)"
+    )
+    post = table[table.key == "post_machine"]
+    if post.empty:
+        return text + "."
+    p = post.iloc[0]
+    same = (top.mxnet_slowdown > top.pytorch_slowdown) == (p.mxnet_slowdown > p.pytorch_slowdown)
+    return text + (
+        f"; the post's chart implies a batch cost its machine {p.mxnet_slowdown:.2f}x ours in MXNet and "
+        f"{p.pytorch_slowdown:.2f}x in PyTorch: "
+        + ("the same pattern (MXNet slowed more)" if same else "another pattern")
+        + ", which is consistent with that condition on the post's laptop, not a proof of it (its thread count "
+        "and load are not published)."
+    )
 
 
 def effect_quantity(row) -> Quantity:
@@ -289,8 +315,9 @@ def _pct(value: float) -> str:
     return f"{100 * value:.0f} %" if value == value else "-"
 
 
-def conditions_markdown(table: pd.DataFrame) -> str:
-    """``conditions_table`` as Markdown: per dataset and condition, the costs, slowdowns, ratio and effect."""
+def conditions_markdown(table: pd.DataFrame, rows: pd.DataFrame | None = None) -> str:
+    """``conditions_table`` as Markdown: per dataset and condition, the costs, slowdowns, ratio and effect; with
+    the part's ``rows``, whether any batch stalled beside the load (``stall_sentence``)."""
     if table.empty:
         return "_No contention trials stored for this profile._"
     lines = [
@@ -313,7 +340,24 @@ def conditions_markdown(table: pd.DataFrame) -> str:
         "time in training over its wall time (the burner is another process); burner got: the share of its own "
         "core the burner used. These trials measure contention on purpose and enter no other comparison.",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines + ([stall_sentence(rows)] if rows is not None and not rows.empty else []))
+
+
+def stall_sentence(rows: pd.DataFrame) -> str:
+    """Whether a framework stalled for seconds per batch beside the background load: the slowest later epoch's
+    mean per batch of each framework under the load, against its median."""
+    loaded = rows[rows.background_load > 0]
+    if loaded.empty:
+        return ""
+    parts = []
+    for arm, side in zip(reference_arms(), ("MXNet", "PyTorch")):
+        g = loaded[loaded.arm == arm]
+        if len(g):
+            parts.append(f"{side} {1000 * g.c_batch_worst.max():.0f} ms (median {1000 * g.c_batch.median():.0f} ms)")
+    return (
+        "Beside the background load, the slowest epoch's mean time per batch: " + ", ".join(parts) + "; a stall of "
+        "seconds per batch would show there."
+    )
 
 
 def _range(low: float, high: float) -> str:
@@ -328,6 +372,7 @@ def load(profile: str, overrides: dict | None = None, store: ResultsStore | None
     baseline = baseline_threads(profile, overrides)
     factors, total = factor_table(trials, coverage, contention, baseline)
     return {
+        "rows": contention,
         "conditions": conditions_table(contention, baseline),
         "factors": factors,
         "total": total,

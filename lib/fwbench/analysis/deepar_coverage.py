@@ -25,7 +25,7 @@ from .deepar import STUDY, load_trials, reference_arms
 COVERAGE = "coverage"
 COST_COLUMNS = ["trial_id", "dataset", "arm", "seed", "window", "epochs", "num_batches_per_epoch", "c_batch",
                 "warmup", "fit_fixed", "train_time_s", "threads", "background_load", "cpus_busy",
-                "burner_cpu_frac"]  # fmt: skip
+                "burner_cpu_frac", "c_batch_worst"]  # fmt: skip
 TOLERANCE = 0.10  # the bar: the coverage cost predicts a protocol trial's training time within 10 %
 
 
@@ -65,6 +65,7 @@ def cost_rows(
                 "background_load": int(_or_zero(first.get("config.background_load"))),
                 "cpus_busy": float(whole.get("train_cpus_busy", np.nan)),
                 "burner_cpu_frac": float(whole.get("burner_cpu_frac", 0.0)),
+                "c_batch_worst": float(epochs[1:].max()) / nb,  # the slowest later epoch: a stall shows here
             }
         )
     return pd.DataFrame(rows, columns=COST_COLUMNS)
