@@ -104,6 +104,7 @@ publish: $(STAMP) ## the profile's results as small text files to commit: result
 	$(BIN)/fwbench export --profile $(PROFILE) --format csv -o results/$(PROFILE)
 	$(BIN)/fwbench ledger --profile $(PROFILE) -o results/$(PROFILE)/ledger.csv
 	$(BIN)/python -m fwbench.analysis.deepar_post --profile $(PROFILE) -o results/$(PROFILE)/deepar_post_comparison.csv
+	$(BIN)/python -m fwbench.analysis.deepar_conditions --profile $(PROFILE) -o results/$(PROFILE)/deepar_gap_factors.csv
 	cp requirements.lock results/$(PROFILE)/requirements.lock
 
 lock: ## regenerate requirements.lock from requirements.in, and every envs/NAME/requirements.lock (needs the registry)
