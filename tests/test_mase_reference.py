@@ -22,7 +22,8 @@ PT, MX = "torch-eager", "mxnet-hybrid-partial"
 PAPER = {"m1_yearly": 2.0, "m1_quarterly": 1.5, "cif_2016": 1.0, "tourism_monthly": 1.4, "electricity_weekly": 1.0}
 
 # the paper profile narrowed to its main part (one seed): the other parts plant nothing in these tests
-MAIN_PART_ONLY = {"seeds": [42], "variants_part": False, "versions_part": False, "coverage_part": False}
+MAIN_PART_ONLY = {"seeds": [42], "variants_part": False, "versions_part": False, "coverage_part": False,
+                  "contention_part": False}  # fmt: skip
 
 
 @pytest.fixture

@@ -32,10 +32,18 @@ from ..published.deepar2024 import CLAIMED_SPEEDUP
 from ..quantity import Quantity
 from ..stats import CONFIDENCE, log_contrast_ci
 from ..store import ResultsStore
-from ..studies import get_study
+from ..studies import get_framework, get_study
 from .deepar import STUDY, load_trials, reference_arms
 from .deepar_coverage import cost_rows
-from .deepar_post import against_chart, against_chart_summary, archive_estimate, chart, comparison, weighted_total
+from .deepar_post import (
+    against_chart,
+    against_chart_summary,
+    archive_estimate,
+    chart,
+    comparison,
+    sides,
+    weighted_total,
+)
 
 CONTENTION = "contention"
 BASELINE_LOAD = 0
@@ -145,7 +153,7 @@ def pooled_condition(rows: pd.DataFrame, threads: int, load: int, baseline: int,
             f"{side}_slowdown": log_contrast_ci(
                 [t for c, b in per_dataset for t in ((w, c[arm]), (-w, b[arm]))], confidence
             )  # fmt: skip
-            for side, arm in (("mxnet", mx), ("pytorch", pt))
+            for side, arm in zip(sides(), (mx, pt))
         },
         "effect": log_contrast_ci([t for c, b in per_dataset for t in _contrast(c, b, w)], confidence),
     }
@@ -180,7 +188,7 @@ def _pooled_parts(trials: pd.DataFrame, part: str, confidence: float) -> dict | 
             f"{side}_slowdown": log_contrast_ci(
                 [t for c, b in pairs for t in ((w, c[arm]), (-w, b[arm]))], confidence
             )  # fmt: skip
-            for side, arm in (("mxnet", mx), ("pytorch", pt))
+            for side, arm in zip(sides(), (mx, pt))
         },
         "effect": log_contrast_ci([t for c, b in pairs for t in _contrast(c, b, w)], confidence),
     }
@@ -258,7 +266,7 @@ def factor_markdown(table: pd.DataFrame, total: dict) -> str:
         f"B here: **{total['ratio']:.2f}** (the judged subset total); the post: {CLAIMED_SPEEDUP:g}; the gap: "
         f"{total['gap']:.2f}x. Each factor alone, both frameworks under it:",
         "",
-        "| factor | from | MXNet time x | PyTorch time x | effect on MXNet / PyTorch | share of the gap |",
+        "| factor | from | MXNet time x | PyTorch time x | effect on MXNet / PyTorch (95 % CI) | share of the gap |",
         "|---|---|---:|---:|---:|---:|",
     ]
     for r in table.itertuples():
@@ -350,7 +358,8 @@ def stall_sentence(rows: pd.DataFrame) -> str:
     if loaded.empty:
         return ""
     parts = []
-    for arm, side in zip(reference_arms(), ("MXNet", "PyTorch")):
+    for arm in reference_arms():
+        side = get_framework(get_study(STUDY).arm(arm).framework).label
         g = loaded[loaded.arm == arm]
         if len(g):
             parts.append(f"{side} {1000 * g.c_batch_worst.max():.0f} ms (median {1000 * g.c_batch.median():.0f} ms)")
