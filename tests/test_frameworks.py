@@ -11,8 +11,10 @@ framework in its logic.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import sqlite3
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -130,13 +132,13 @@ label = study.reference_arm("mxnet")
 
 # -- the table -------------------------------------------------------------------------------------------------
 def test_the_table_declares_every_framework_an_arm_uses():
-    assert [f.name for f in all_frameworks()][:4] == ["torch", "mxnet", "onnxruntime", "none"]
+    assert [f.name for f in all_frameworks()][:5] == ["torch", "mxnet", "jax", "onnxruntime", "none"]
     assert get_framework("mxnet").label == "MXNet" and get_framework("none").import_name is None
     for study in [get_study(name) for name in ("imdb", "deepar", "vgg16", "gemm", "onnx", "selftest")]:
         for arm in study.arms:
             assert get_framework(arm.framework).name == arm.framework
-    with pytest.raises(FwbenchError, match="unknown framework 'jax'"):
-        get_framework("jax")
+    with pytest.raises(FwbenchError, match="unknown framework 'tensorflow'"):
+        get_framework("tensorflow")
     with pytest.raises(FwbenchError, match="declared twice"):
         register_framework(Framework("torch", "Torch", "torch", None, "#000000"))
 
@@ -144,7 +146,7 @@ def test_the_table_declares_every_framework_an_arm_uses():
 def test_facts_modules_are_twins_and_import_no_framework_at_top():
     """Imported in the parent process too: their framework only inside functions."""
     facts = {f.name: f.facts() for f in all_frameworks() if f.module and f.module.startswith("fwbench.")}
-    assert set(facts) == {"torch", "mxnet"}
+    assert set(facts) == {"torch", "mxnet", "jax"}
     for module in facts.values():
         assert {"info", "onednn_env", "describe_build"} <= set(module.__all__)
         tree = ast.parse(Path(module.__file__).read_text())
@@ -161,6 +163,23 @@ def test_facts_modules_are_twins_and_import_no_framework_at_top():
     recorded = {"features_enabled": ["MKLDNN", "OPENMP", "CUDA"], "build_config": ["- oneDNN v3.1"]}
     assert get_framework("mxnet").describe_build(recorded.get) == "features MKLDNN, OPENMP"
     assert get_framework("torch").describe_build(recorded.get) == "oneDNN v3.1"
+    assert get_framework("jax").onednn_env(True) == {}  # XLA's CPU kernels are its own
+    versions = {"jax_version": "0.10.2", "jaxlib_version": "0.10.2", "numpy_version": "2.4.6"}
+    assert get_framework("jax").describe_build(versions.get) == "XLA CPU; jax 0.10.2, jaxlib 0.10.2, numpy 2.4.6"
+
+
+def test_jax_threads_are_pinned_cpus_and_an_impossible_count_is_refused():
+    from fwbench.frameworks import jax as jax_facts
+
+    cpus = sorted(os.sched_getaffinity(0))
+    script = (
+        "import json, os; from fwbench.frameworks.jax import pin_to_cpus; "
+        "print(json.dumps([pin_to_cpus(1), sorted(os.sched_getaffinity(0))]))"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == [cpus[:1], cpus[:1]]  # pinned, in a child process
+    with pytest.raises(FwbenchError, match="CPU\\(s\\) available"):
+        jax_facts.pin_to_cpus(len(cpus) + 1)
 
 
 # -- a toy framework, declared here with one register_framework: this module is its facts module ----------------

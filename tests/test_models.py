@@ -335,7 +335,11 @@ def test_the_twins_learn_alike_step_by_step():
     from fwbench import twin_check
 
     same = twin_check.check(TINY_TWIN_SPEC)
-    assert same["first_apart"] is None and max(same["relative_difference"]) < 1e-3
+    assert len(same["losses"]) == 3  # PyTorch, MXNet and JAX (its own environment, numpy 2)
+    for arm, answer in same["against_first"].items():
+        assert answer["first_apart"] is None and max(answer["relative_difference"]) < 1e-3, arm
+    jax_arm = next(a for a in same["losses"] if get_study("imdb").arm(a).framework == "jax")
+    assert max(same["against_first"][jax_arm]["relative_difference"][:20]) < 1e-4  # issue 25's bar
     torch_arm = ARMS[0]
     other = twin_check.run_arm(torch_arm, {**TINY_TWIN_SPEC, "lr": 0.012})
     moved = twin_check.compare(same["losses"][torch_arm], other)

@@ -89,8 +89,8 @@ def test_hidden_studies_stay_out_of_the_public_list():
 
 
 def test_unknown_framework_arm_or_study_is_an_error():
-    with pytest.raises(FwbenchError, match="unknown framework 'jax'"):
-        Arm("jax-eager", "jax", None, "eager", "JAX", "#000")
+    with pytest.raises(FwbenchError, match="unknown framework 'tensorflow'"):
+        Arm("tf-eager", "tensorflow", None, "eager", "TensorFlow", "#000")
     with pytest.raises(FwbenchError, match="unknown arm 'mxnet'"):
         get_study("imdb").arm("mxnet")
     with pytest.raises(FwbenchError, match="unknown study 'nope'"):

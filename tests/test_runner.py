@@ -74,8 +74,8 @@ def test_rerun_skips_finished_trials(swept):
 def test_profiles_have_the_documented_grid():
     smoke = plan("imdb", "smoke")
     main = [t.config for t in smoke if t.config["part"] == "main"]
-    # 3 arms x (0 workers + 1 worker per-epoch + 1 worker persistent); 2 extra arms; 2 scaling trials
-    assert len(main) == 9 and len(smoke) == 13
+    # 3 arms x (0 workers + 1 worker per-epoch + 1 worker persistent); 3 extra arms (JAX the third); 2 scaling trials
+    assert len(main) == 9 and len(smoke) == 14
     assert sorted((c["num_workers"], c["worker_lifetime"]) for c in main if c["arm"] == "torch-eager") == [
         (0, "per-epoch"),
         (1, "per-epoch"),
@@ -84,6 +84,7 @@ def test_profiles_have_the_documented_grid():
     assert {t.config["arm"] for t in smoke if t.config["part"] == "extra"} == {
         "mxnet-hybrid-partial",
         "mxnet-hybrid-full",
+        "jax-jit",
     }
     full = plan("imdb", "full")
     assert {t.config["arm"] for t in full} == {
@@ -93,6 +94,7 @@ def test_profiles_have_the_documented_grid():
         "mxnet-hybrid-partial",
         "mxnet-hybrid-full",
         "torch-compile",
+        "jax-jit",
     }
     settings = {(t.config["batch_size"], t.config["num_workers"]) for t in full if t.config["part"] == "main"}
     assert {b for b, _ in settings} == {64, 128, 256, 512, 1024} and {w for _, w in settings} == {0, 1, 2, 4}

@@ -48,9 +48,15 @@ class PlannedTrial:
 
 def interpreter(trial: PlannedTrial) -> tuple[str, str | None, dict]:
     """(python, extra PYTHONPATH entry, variables) for the trial's environment, resolved on this host."""
-    if trial.env == MAIN:
+    return interpreter_of(trial.env)
+
+
+def interpreter_of(env_name: str) -> tuple[str, str | None, dict]:
+    """(python, extra PYTHONPATH entry, variables) of a declared environment: this interpreter for ``main``,
+    else the environment's, with this checkout's ``lib`` on its path."""
+    if env_name == MAIN:
         return sys.executable, None, {}
-    env = get_environment(trial.env)
+    env = get_environment(env_name)
     return str(env.python), str(LIB_DIR), env.variables()
 
 

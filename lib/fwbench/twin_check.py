@@ -17,6 +17,7 @@ import json
 import subprocess
 import sys
 
+from .execute import child_env, interpreter_of
 from .studies import get_study
 
 _CHILD = """
@@ -63,15 +64,14 @@ def _train_steps(spec: dict) -> list[float]:
 
 
 def run_arm(arm: str, spec: dict) -> list[float]:
-    """One arm's per-step losses, in a fresh process that imports only its framework."""
-    from .execute import child_env
-
+    """One arm's per-step losses, in a fresh process of the arm's environment that imports only its framework."""
     spec = {**spec, "arm": arm}
+    python, lib, variables = interpreter_of(get_study("imdb").arm(arm).env)
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, json.dumps(spec)],
+        [python, "-c", _CHILD, json.dumps(spec)],
         capture_output=True,
         text=True,
-        env=child_env(spec["threads"]),
+        env={**child_env(spec["threads"], None, lib), **variables},
         timeout=3600,
     )  # threads as a trial sets them
     if proc.returncode != 0:
@@ -86,12 +86,21 @@ def compare(a: list[float], b: list[float], tolerance: float = 1e-3) -> dict:
     return {"relative_difference": rel, "first_apart": first, "tolerance": tolerance}
 
 
-def check(spec: dict, tolerance: float = 1e-3) -> dict:
-    """The IMDB study's reference arms (one per framework, in declared order: PyTorch dense, MXNet) on ``spec``;
-    their losses and ``compare``'s answer for each arm against the first (``against_first``), the first such
-    answer also at the top level (with two twins, the only one)."""
+def twin_arms() -> list[str]:
+    """One IMDB arm per framework with a twin: the study's reference arm where it names one (PyTorch dense, MXNet),
+    else the framework's first declared arm (JAX's ``jax-jit``), PyTorch's first."""
     study = get_study("imdb")
-    losses = {arm: run_arm(arm, spec) for arm in study.reference.values()}
+    arms = list(study.reference.values())
+    for arm in study.arms:
+        if arm.framework not in study.reference and all(study.arm(a).framework != arm.framework for a in arms):
+            arms.append(arm.name)
+    return arms
+
+
+def check(spec: dict, tolerance: float = 1e-3, arms: list[str] | None = None) -> dict:
+    """Every twin (``twin_arms``, or ``arms``) on ``spec``; their losses and ``compare``'s answer for each arm
+    against the first (``against_first``), the first such answer also at the top level."""
+    losses = {arm: run_arm(arm, spec) for arm in arms or twin_arms()}
     first, *others = losses
     answers = {arm: compare(losses[first], losses[arm], tolerance=tolerance) for arm in others}
     return {"spec": spec, "losses": losses, "against_first": answers, **answers[others[0]]}

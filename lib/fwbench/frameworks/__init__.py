@@ -103,5 +103,6 @@ def all_frameworks() -> list[Framework]:
 
 register_framework(Framework("torch", "PyTorch", "torch", "fwbench.frameworks.torch", "#1f77b4"))
 register_framework(Framework("mxnet", "MXNet", "mxnet", "fwbench.frameworks.mxnet", "#d62728"))
+register_framework(Framework("jax", "JAX", "jax", "fwbench.frameworks.jax", "#e377c2"))
 register_framework(Framework("onnxruntime", "ONNX Runtime", "onnxruntime", None, "#2ca02c"))
 register_framework(Framework("none", "no framework", None, None, "#7f7f7f"))

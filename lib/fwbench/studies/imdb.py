@@ -36,7 +36,7 @@ from .blocks import interleave
 from .imdb_trial import DEFAULT_LIFETIME, LIFETIMES, run_trial
 from .registry import Arm, Study, register
 
-_TORCH, _MXNET = "fwbench.sentiment.torch", "fwbench.sentiment.mxnet"
+_TORCH, _MXNET, _JAX = "fwbench.sentiment.torch", "fwbench.sentiment.mxnet", "fwbench.sentiment.jax"
 ARM_TABLE = (
     Arm("torch-eager", "torch", _TORCH, "eager", "PyTorch (dense embedding gradients)", "#1f77b4"),
     Arm("torch-sparse", "torch", _TORCH, "sparse", "PyTorch (sparse embedding gradients)", "#17becf"),
@@ -46,6 +46,9 @@ ARM_TABLE = (
     Arm("torch-compile", "torch", _TORCH, "compiled", "PyTorch (torch.compile)", "#9467bd"),
     # claim A9 as stated: the whole model, gluon.rnn.LSTM included, hybridized
     Arm("mxnet-hybrid-full", "mxnet", _MXNET, "hybrid-full", "MXNet (whole model hybridized)", "#8c564b"),
+    # beyond the sources (issue 25): JAX, what a reader leaving MXNet would weigh today; its own environment
+    # (current jax, flax and optax need numpy 2)
+    Arm("jax-jit", "jax", _JAX, "jit", "JAX (Flax module, optax Adam, jit-compiled step)", "#e377c2", env="jax"),
 )
 ARMS = tuple(a.name for a in ARM_TABLE)
 CORE_ARMS = ["torch-eager", "torch-sparse", "mxnet-imperative"]
@@ -71,11 +74,12 @@ _COMMON = {
     "quality_part": False,
 }
 PROFILES = {
-    # seconds: for tests and CI (both worker lifetimes at 1 worker: 3 trials more; both hybrid arms: 2 trials)
+    # seconds: for tests and CI (both worker lifetimes at 1 worker: 3 trials more; both hybrid arms and the JAX arm,
+    # in its own environment: 3 trials)
     "smoke": {
         **_COMMON,
         "arms": CORE_ARMS,
-        "extra_arms": ["mxnet-hybrid-partial", "mxnet-hybrid-full"],
+        "extra_arms": ["mxnet-hybrid-partial", "mxnet-hybrid-full", "jax-jit"],
         "batch_sizes": [32],
         "workers": [0, 1],
         "worker_lifetime": list(LIFETIMES),

@@ -24,6 +24,7 @@ MODEL_VARIANT = {
     "imperative": ("imperative", False),
     "hybrid-partial": ("hybrid-partial", False),
     "hybrid-full": ("hybrid-full", False),
+    "jit": ("jit", False),
 }
 HYBRID_VARIANTS = ("hybrid-partial", "hybrid-full")  # their trials record hybridize_ok / hybridize_error
 LIFETIMES = ("per-epoch", "persistent")
