@@ -259,3 +259,20 @@ def test_a_trial_loading_a_second_framework_fails(tmp_store, capsys):
             "SELECT status, error, stderr_tail FROM trials WHERE study='toyfw-study'"
         ).fetchone()
     assert status == "failed" and "isolation broken" in error and "['torch', 'toyfw']" in error, (error, tail)
+
+
+def test_the_thread_check_reads_each_arms_measured_cpu(tmp_path):
+    from fwbench.analysis import inference
+    from fwbench.planning import plan
+    from fwbench.store import ResultsStore
+
+    store = ResultsStore(tmp_path / "r.sqlite")
+    busy = {("torch-eager", 1): 1.0, ("torch-eager", 2): 1.9, ("jax-jit", 1): 0.99, ("jax-jit", 2): 1.4}
+    for t in plan("gemm", "quick", {"arms": ["torch-eager", "jax-jit"]}):
+        store.record(trial_id=t.trial_id, study="gemm", status="done", config=t.config, provenance={"host": "h"},
+                     summary={}, measurements=[(-1, "cpus_busy", busy[(t.config["arm"], t.config["threads"])])],
+                     profile="quick")  # fmt: skip
+    table = inference.thread_check("quick", {"arms": ["torch-eager", "jax-jit"]}, store)
+    got = {(r.arm, r.threads): r.cpus_busy for r in table.itertuples()}
+    assert got == pytest.approx(busy) and set(table.framework) == {"torch", "jax"}
+    assert "| `jax-jit` | 1 | 1 | 0.99 | 0.99 |" in inference.thread_check_markdown(table)

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from . import answer, ledger
-from .analysis import deepar, deepar_coverage, deepar_post, deepar_variants, mase_reference
+from .analysis import deepar, deepar_coverage, deepar_post, deepar_variants, inference, mase_reference
 from .env_build_timing import render_phrase as render_env_build_phrase
 from .generated_blocks import block_pages, find_block, write_block
 from .paper_progress import paper_progress, paper_progress_by_study, progress_table
@@ -239,6 +239,19 @@ def render_mase(store: ResultsStore | None = None) -> str:
     )
 
 
+def render_threads() -> str:
+    """Whether the thread settings held, from the GEMM trials' measured CPU (the headline's store and profile)."""
+    profile, store = headline_source()
+    table = inference.thread_check(profile, store=store)
+    return (
+        f"Measured in the GEMM trials of profile `{profile}` (dense fp32 products, the timed repeats): the CPUs "
+        "each trial process kept busy against the threads it was set to. PyTorch and MXNet take "
+        "`OMP_NUM_THREADS`/`MKL_NUM_THREADS` before import (and `torch.set_num_threads`); JAX reads neither, so a "
+        "JAX trial pins itself to that many CPUs before its first computation.\n\n"
+        + inference.thread_check_markdown(table)
+    )
+
+
 def rules_block() -> str:
     """The ledger's rules, per claim with its source's hardware, what it depends on and its scale floor."""
     return ledger.rules_markdown()
@@ -256,6 +269,7 @@ BLOCKS = {
     "timings": render_reproduce_timings,  # docs/benchmarks.md: `make reproduce` wall times (fwbench time-reproduce)
     "reproduce-time": render_reproduce_phrase,  # README: how long each profile takes, from the same record
     "env-build-time": render_env_build_phrase,  # README: building an environment from its lock (fwbench time-envs)
+    "threads": render_threads,  # README: the CPUs each framework's trials kept busy against their thread setting
 }
 
 

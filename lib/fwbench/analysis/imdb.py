@@ -173,9 +173,14 @@ def ratio_table(
 # -- beyond the post ---------------------------------------------------------------------------------------
 def variant_baselines() -> dict[str, str]:
     """Each arm beyond the post (not in ``CORE_ARMS``) -> its framework's reference arm (e.g. hybridized MXNet ->
-    imperative MXNet, compiled PyTorch -> eager PyTorch)."""
+    imperative MXNet, compiled PyTorch -> eager PyTorch). A framework the post did not compare (JAX) has no
+    reference arm here, so its arm is no variant of one: it is left out."""
     study = _study()
-    return {a.name: study.reference_arm(a.framework) for a in study.arms if a.name not in CORE_ARMS}
+    return {
+        a.name: study.reference_arm(a.framework)
+        for a in study.arms
+        if a.name not in CORE_ARMS and a.framework in study.reference
+    }
 
 
 def variant_effects(frame: pd.DataFrame) -> pd.DataFrame:

@@ -82,6 +82,44 @@ def gemm_table(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def thread_check(
+    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
+) -> pd.DataFrame:
+    """Whether each framework's thread setting held: per GEMM arm and thread count set, the CPUs its timed matrix
+    products kept busy (``cpus_busy``: the trial process's CPU time over wall time), median and largest over its
+    trials (matrix sizes). A framework busier than its setting would win by the extra cores."""
+    cols = ["arm", "framework", "threads", "n_trials", "cpus_busy", "cpus_busy_max"]
+    long = _long("gemm", profile, overrides, store)
+    if long.empty or not (long.metric == "cpus_busy").any():
+        return pd.DataFrame(columns=cols)
+    long = long[long.metric == "cpus_busy"]
+    frame = pd.DataFrame(
+        {"arm": long["config.arm"], "threads": long["config.threads"].astype(int), "value": long.value}
+    )
+    table = (
+        frame.groupby(["arm", "threads"])
+        .agg(n_trials=("value", "size"), cpus_busy=("value", "median"), cpus_busy_max=("value", "max"))
+        .reset_index()
+    )
+    table["framework"] = _frameworks("gemm", table.arm)
+    return table[cols].sort_values(["framework", "arm", "threads"]).reset_index(drop=True)
+
+
+def thread_check_markdown(table: pd.DataFrame) -> str:
+    """``thread_check`` as Markdown, with how each framework's threads are set."""
+    if table.empty:
+        return "_No GEMM trial with its CPU use stored for this profile._"
+    lines = [
+        "| arm | threads set | trials | CPUs busy, median | largest |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| `{r.arm}` | {r.threads} | {r.n_trials} | {r.cpus_busy:.2f} | {r.cpus_busy_max:.2f} |"
+        for r in table.itertuples()
+    ]
+    return "\n".join(lines)
+
+
 def gemm_peak(
     store: ResultsStore | None = None, device: str = "cpu", profile: str | None = None, overrides: dict | None = None
 ) -> pd.DataFrame:

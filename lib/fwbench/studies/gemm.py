@@ -16,6 +16,8 @@ from .registry import Arm, Study, register
 ARM_TABLE = (
     Arm("torch-eager", "torch", "fwbench.vision.torch", "eager", "PyTorch (torch.matmul)", "#1f77b4"),
     Arm("mxnet-imperative", "mxnet", "fwbench.vision.mxnet", "imperative", "MXNet (mx.nd.dot)", "#d62728"),
+    # beyond the sources (issue 25): JAX in its own environment (numpy 2)
+    Arm("jax-jit", "jax", "fwbench.vision.jax", "jit", "JAX (jitted jnp.matmul)", "#e377c2", env="jax"),
 )
 ARMS = tuple(a.name for a in ARM_TABLE)
 

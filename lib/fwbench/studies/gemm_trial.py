@@ -9,6 +9,10 @@ table (hashed too) and the code hashed here.
 
 from __future__ import annotations
 
+import time
+
+import psutil
+
 from ..measure import median, time_calls
 from ..vision import gemm_flops
 from .registry import get_study
@@ -26,17 +30,27 @@ def run_trial(config: dict, report=None) -> dict:
     device, n = config["device"], config["n"]
     a = be.random_matrix(n, device, seed=config["seed"])
     b = be.random_matrix(n, device, seed=config["seed"] + 1)
-    warm, timed = time_calls(
-        lambda: be.matmul(a, b), lambda: be.synchronize(device), config["warmup"], config["repeats"]
-    )
+    warm, _ = time_calls(lambda: be.matmul(a, b), lambda: be.synchronize(device), config["warmup"], 0)
+    me = psutil.Process()
+    cpu0, t0 = sum(me.cpu_times()[:2]), time.perf_counter()
+    _, timed = time_calls(lambda: be.matmul(a, b), lambda: be.synchronize(device), 0, config["repeats"])
+    # the CPUs the timed products kept busy (this process): whether the thread setting held, since a framework
+    # using more cores than set would win by it
+    cpus_busy = (sum(me.cpu_times()[:2]) - cpu0) / (time.perf_counter() - t0)
     flops = gemm_flops(n)
     gflops = [flops / t / 1e9 for t in timed]
     if report:
         report(f"{describe(config)}: median {median(gflops):.1f} GFLOP/s")
     return {
-        "summary": {"median_gflops": median(gflops), "max_gflops": max(gflops), "median_s": median(timed)},
+        "summary": {
+            "median_gflops": median(gflops),
+            "max_gflops": max(gflops),
+            "median_s": median(timed),
+            "cpus_busy": cpus_busy,
+        },
         "measurements": (
-            [(i, "warmup_s", v) for i, v in enumerate(warm)]
+            [(-1, "cpus_busy", cpus_busy)]
+            + [(i, "warmup_s", v) for i, v in enumerate(warm)]
             + [(i, "seconds", v) for i, v in enumerate(timed)]
             + [(i, "gflops", v) for i, v in enumerate(gflops)]
         ),

@@ -21,7 +21,7 @@ from .registry import get_study
 
 STUDY_NAME = "vgg16"
 
-COMPILED_VARIANTS = ("script", "compile", "hybrid-full")
+COMPILED_VARIANTS = ("script", "compile", "hybrid-full", "jit")
 
 
 def describe(config: dict) -> str:
