@@ -238,3 +238,22 @@ def test_the_committed_paper_store_is_current_with_this_checkout():
         and (reason := stale_reason(study, json.loads(config), json.loads(provenance).get("code_version")))
     ]
     assert len(rows) >= 175 and not stale, stale[:5]
+
+
+def test_migration_of_named_studies_only(tmp_path, monkeypatch, capsys):
+    """``--study`` moves only the named studies: here the gemm trials stay stale when only vgg16 may move."""
+    from fwbench import cli, migrate
+
+    path = tmp_path / "store.sqlite"
+    _store_with(path, "oldcode", [{"arm": "torch-eager", "n": 64, "seed": 0}])
+    monkeypatch.setattr(migrate, "fingerprints_at", lambda commit: {"gemm": "oldcode", "vgg16": "oldvgg"})
+    args = ["migrate-fingerprints", "--from-commit", "abc", "--reason", "test", "--store", str(path)]
+    assert cli.main([*args, "--study", "vgg16"]) != 0
+    assert "no stored trial" in capsys.readouterr().err
+    assert ResultsStore.open_read(path).trials("gemm").trial_id.tolist() == [
+        trial_id("gemm", {"arm": "torch-eager", "n": 64, "seed": 0}, "oldcode")
+    ]
+    assert cli.main([*args, "--study", "nosuch"]) != 0
+    assert "no such study" in capsys.readouterr().err
+    assert cli.main([*args, "--study", "gemm"]) == 0
+    assert "gemm: 1 trial(s) moved" in capsys.readouterr().out

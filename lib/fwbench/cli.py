@@ -28,6 +28,11 @@ def cmd_migrate(args) -> int:
 
     store = args.store or results_path()
     old, new = fingerprints_at(args.from_commit), current_fingerprints()
+    if args.study:  # only these studies move; another study's trials stay stale, to be rerun
+        unknown = sorted(set(args.study) - set(new))
+        if unknown:
+            raise FwbenchError(f"--study {', '.join(unknown)}: no such study; known: {', '.join(sorted(new))}")
+        old = {k: v for k, v in old.items() if k in args.study}
     moved = migrate_fingerprints(store, old, new, from_commit=args.from_commit, reason=args.reason)
     for study, count in moved.items():
         if count:

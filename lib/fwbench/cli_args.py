@@ -192,5 +192,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the git commit whose code measured the trials (its fingerprints are recomputed)",
     )
     migrate.add_argument("--reason", required=True, help="which change, and why it changes no trial's work")
+    migrate.add_argument(
+        "--study",
+        action="append",
+        default=None,
+        help="move only this study's trials (repeatable; default: every study whose fingerprint changed)",
+    )
     migrate.add_argument("--store", default=None, help="the results store (default: FWBENCH_RESULTS)")
     return parser
