@@ -44,7 +44,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from . import answer, glossary, ledger, post_text, site_files
-from .analysis import arms_that_ran
+from .analysis import arms_that_ran, leaving_mxnet
 from .errors import FwbenchError
 from .ledger.render import CI_HEADER, CI_NOTE
 from .paths import figures_dir, results_path
@@ -246,6 +246,7 @@ def build(
             f"A claimed ratio r counts as matched when the 95 % CI lies inside "
             f"[r / {1 + ledger.TOL:g}, r x {1 + ledger.TOL:g}]."
         ),
+        "leaving_mxnet": post_text.markdown_html(leaving_mxnet.markdown(profile, store)),
         "pages": pages,
         "environment": post_text.environment(store, metas),
     }

@@ -46,12 +46,23 @@ def _settings(long: pd.DataFrame) -> dict:
     }
 
 
+def _beside_or_not(long: pd.DataFrame, beside: bool) -> pd.DataFrame:
+    """The beside part's rows (JAX and the eager arms on one machine's blocks), or every other part's: the two are
+    never pooled (the beside trials repeat settings of the main part on another boot of the VM)."""
+    flagged = long["config.beside"].eq(True) if "config.beside" in long else pd.Series(False, index=long.index)
+    return long[flagged] if beside else long[~flagged]
+
+
 def vgg16_latencies(
-    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
+    profile: str | None = None,
+    overrides: dict | None = None,
+    store: ResultsStore | None = None,
+    beside: bool = False,
 ) -> pd.DataFrame:
     """One row per timed forward pass: arm, framework, batch size, image size, oneDNN, device, threads, repeat,
-    latency in ms and ms per image."""
+    latency in ms and ms per image; the beside part's trials with ``beside``, else every other part's."""
     long = profile_measurements(STUDY, profile, overrides, store)
+    long = _beside_or_not(long, beside) if not long.empty else long
     if long.empty:
         return pd.DataFrame()
     long = long[long.metric == "latency_s"]
@@ -61,11 +72,15 @@ def vgg16_latencies(
 
 
 def vgg16_compile_times(
-    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
+    profile: str | None = None,
+    overrides: dict | None = None,
+    store: ResultsStore | None = None,
+    beside: bool = False,
 ) -> pd.DataFrame:
     """One row per trial of a compiled arm: its setting and ``compile_s`` (seconds to compile, first call
-    included)."""
+    included); the beside part's trials with ``beside``, else every other part's."""
     long = profile_measurements(STUDY, profile, overrides, store)
+    long = _beside_or_not(long, beside) if not long.empty else long
     if long.empty or not (long.metric == "compile_time_s").any():
         return pd.DataFrame(columns=["trial_id", *VGG16_SETTING, "compile_s"])
     long = long[long.metric == "compile_time_s"]

@@ -72,6 +72,7 @@ _COMMON = {
     "adaptive": False,
     "batches_per_epoch": None,
     "quality_part": False,
+    "beside_part": False,
 }
 PROFILES = {
     # seconds: for tests and CI (both worker lifetimes at 1 worker: 3 trials more; both hybrid arms and the JAX arm,
@@ -108,7 +109,8 @@ PROFILES = {
     # of 20 batches (2 timed) at batch 32 / 128 / 512 (1024 would cost as much again as the rest), 0 and 2
     # workers (4 workers on 2 cores measures contention, not the loader), adaptive repeat blocks (4 at least:
     # one chooses the best setting, three judge it; up to 6 while a ratio's CI is wider than +-3 %), the oneDNN
-    # part, and the training-quality part: the core arms on all 25k reviews, scored on all 25k test reviews
+    # part, and the training-quality part: the core arms and JAX on all 25k reviews, scored on all 25k test
+    # reviews; JAX's timings come from the beside part (its own trials of the reference arms, on one machine)
     "paper": {
         **_COMMON,
         "arms": CORE_ARMS,
@@ -121,8 +123,17 @@ PROFILES = {
         "n_test": 512,
         "adaptive": {"min_blocks": 4, "max_blocks": 6, "target": 0.03},
         "onednn_part": {"batch_size": 128, "epochs": 3, "n_train": 2560},
-        "quality_part": {"batch_size": 64, "epochs": 4, "blocks": 2},
+        "quality_part": {"batch_size": 64, "epochs": 4, "blocks": 2, "arms": [*CORE_ARMS, "jax-jit"]},
         "init": "keras",
+        # issue 25: JAX beside the reference arms at the core batch sizes, all three in each of 3 blocks. 0 workers
+        # only: JAX has no DataLoader processes (its loader threads slice in-memory arrays), so a 2-worker setting
+        # would time other machinery under the same name (and 2 workers on 2 cores time contention)
+        "beside_part": {
+            "arms": ["jax-jit", "torch-eager", "mxnet-imperative"],
+            "batch_sizes": [32, 128, 512],
+            "workers": [0],
+            "blocks": 3,
+        },
     },
     # the post's scale: days of CPU, meant for a cluster
     "full": {
@@ -176,7 +187,17 @@ OPTIONS = {
     "adaptive": adaptive.adaptive_option,
     "batches_per_epoch": opt.optional(opt.int_range(1, 25000)),
     "quality_part": opt.part_spec(
-        batch_size=opt.int_range(1, 65536), epochs=opt.int_range(1, 1000), blocks=opt.int_range(1, 100)
+        batch_size=opt.int_range(1, 65536),
+        epochs=opt.int_range(1, 1000),
+        blocks=opt.int_range(1, 100),
+        arms=opt.list_of(opt.string, ARMS),
+    ),
+    # an arm beyond every source (JAX) timed beside the reference arms (``beside_part``)
+    "beside_part": opt.part_spec(
+        arms=opt.list_of(opt.string, ARMS),
+        batch_sizes=opt.list_of(opt.int_range(1, 65536)),
+        workers=opt.list_of(opt.int_range(0, 64), WORKER_CHOICES),
+        blocks=opt.int_range(1, 100),
     ),
 }
 # How cost grows (beyond the post), and oneDNN on/off: the reference arms at one batch size / 0 workers (the
@@ -208,9 +229,12 @@ def grid(options: dict) -> list[dict]:
     ``extra_arms`` run only at the largest batch size with the fewest workers (a cheap look at them in small
     profiles); with ``convergence``, the post's convergence runs are added (``CONVERGENCE_SETTINGS`` for
     ``max(epochs, CONVERGENCE_EPOCHS)`` epochs); ``onednn_part`` adds ``ONEDNN_ARMS`` at one batch size, 0 workers,
-    oneDNN on and off, every repeat block; ``quality_part`` adds the arms on all 25k reviews (its own blocks);
-    ``batches_per_epoch`` sizes main and extra epochs by batches (n_train = batches x batch size, at most 25k).
-    Worker lifetimes apply to settings with workers (0 workers records
+    oneDNN on and off, every repeat block; ``quality_part`` adds its arms on all 25k reviews (its own blocks);
+    ``beside_part`` times its arms (JAX and the reference arms) on
+    the settings it names for its own blocks, as trials of their own (``beside: True`` in the config: a JAX
+    comparison stands on trials that ran on one machine in the same blocks, whatever machine the main grid ran
+    on); ``batches_per_epoch`` sizes main, beside and extra epochs by batches (n_train = batches x batch size,
+    at most 25k). Worker lifetimes apply to settings with workers (0 workers records
     ``DEFAULT_LIFETIME``); parts other than main use the first listed lifetime and oneDNN value. Duplicates are
     merged, so a setting in two parts is one trial (labelled with the part that lists it first). Odd repeat blocks
     run their settings in reverse order (settings compared across, such as worker lifetime, alternate)."""
@@ -267,6 +291,14 @@ def grid(options: dict) -> list[dict]:
         (arm, setting(max(options["batch_sizes"]), min(options["workers"]), part="extra"))
         for arm in options.get("extra_arms", [])
     ]
+    beside = options.get("beside_part")
+    if beside:  # its own trials (``beside`` in the config): every arm of it on one machine, in its own blocks
+        plan += [
+            (arm, setting(b, w, part="beside"))
+            for arm in beside["arms"]
+            for b in beside["batch_sizes"]
+            for w in beside["workers"]
+        ]
     per_batch = options.get("batches_per_epoch")
 
     def n_train(batch_size):
@@ -318,7 +350,7 @@ def grid(options: dict) -> list[dict]:
                 REVIEWS_PER_SPLIT,
                 REVIEWS_PER_SPLIT,
             )
-            for arm in options["arms"]
+            for arm in quality["arms"]
         ]
     configs, seen = [], set()
     for repeat in range(options["repeats"]):
@@ -327,6 +359,8 @@ def grid(options: dict) -> list[dict]:
             if s["part"] == "scaling" and repeat:  # the cost-growth curves feed no verdict: one block
                 continue
             if s["part"] == "quality" and repeat >= quality["blocks"]:
+                continue
+            if s["part"] == "beside" and repeat >= beside["blocks"]:
                 continue
             config = {
                 "arm": arm,
@@ -348,6 +382,7 @@ def grid(options: dict) -> list[dict]:
                 "onednn": s["onednn"] if options["device"] == "cpu" else True,
                 "init": options["init"],
                 "clip_norm": options["clip_norm"],
+                **({"beside": True} if s["part"] == "beside" else {}),
             }
             key = repr(sorted((k, v) for k, v in config.items() if k != "part"))
             if key not in seen:
@@ -368,6 +403,7 @@ def describe(config: dict) -> str:
     extra += "" if config.get("onednn", True) else " oneDNN=off"
     extra += "" if config.get("init", "uniform") == "uniform" else f" init={config['init']}"
     extra += "" if config.get("clip_norm") is None else f" clip_norm={config['clip_norm']}"
+    extra += " beside" if config.get("beside") else ""
     return (
         f"imdb {config['arm']:<20} batch={config['batch_size']:<5} workers={config['num_workers']} "
         f"epochs={config['epochs']} seed={config['seed']}{schedule}{extra}"

@@ -55,6 +55,7 @@ PROFILES = {
         "blocks": 1,
         # the JAX arm (issue 25): compiled by nature, so in the compiled part (oneDNN on only: XLA has none)
         "compiled": {"arms": ["jax-jit"], "batch_sizes": [1], "image_size": 32, "blocks": 1},
+        "beside": None,
         "adaptive": False,
     },
     # about 2 min on an idle 2-core CPU: the claim's setting (batch 1, 224x224), oneDNN on and off, 2 blocks (the
@@ -74,6 +75,7 @@ PROFILES = {
         "device": "cpu",
         "blocks": 2,
         "compiled": {"arms": TORCH_COMPILED, "batch_sizes": [1], "image_size": 112, "blocks": 1},
+        "beside": None,
         "adaptive": False,
     },
     # issue 14 (~25 min here): C1's setting and batch 8, oneDNN on and off (C3), 3 to 5 adaptive blocks while the
@@ -91,6 +93,14 @@ PROFILES = {
         # with JAX's jitted forward pass beside them (issue 25; it enters no claim of the sources)
         "compiled": {"arms": TORCH_COMPILED + ["jax-jit"], "batch_sizes": [1, 8], "image_size": 224, "blocks": 3},
         "adaptive": {"min_blocks": 3, "max_blocks": 5, "target": 0.03},
+        # JAX beside the eager reference arms, its own trials in the same blocks on one machine (the compiled
+        # part's JAX trials ran on another boot of the VM than PyTorch's and MXNet's): what "leaving MXNet" reads
+        "beside": {
+            "arms": ["jax-jit", "torch-eager", "mxnet-imperative"],
+            "batch_sizes": [1, 8],
+            "image_size": 224,
+            "blocks": 3,
+        },
     },
     # hours on 2 cores (batch 32 at 224x224 is ~1 TFLOP a pass): batch 1, 8 and 32, every arm, oneDNN on and
     # off, enough repeats for tight CIs
@@ -105,12 +115,13 @@ PROFILES = {
         "device": "cpu",
         "blocks": 5,
         "compiled": None,
+        "beside": None,
         "adaptive": False,
     },
 }
 
 
-def _compiled_part(name, value):
+def _arm_part(name, value):
     """``None`` or ``{"arms": [...], "batch_sizes": [...], "image_size": n, "blocks": n}``."""
     if value is None:
         return None
@@ -136,11 +147,17 @@ OPTIONS = {
     "threads": opt.int_range(1, 256),
     "device": device_option,
     "blocks": opt.int_range(1, 100),
-    "compiled": _compiled_part,
+    "compiled": _arm_part,
+    "beside": _arm_part,
     "adaptive": adaptive_option,
 }
 
 SEED = 0
+
+
+def describe_trial(config: dict) -> str:
+    """The trial module's label, marked ``beside`` for the beside part's trials (the same setting otherwise)."""
+    return describe(config) + (" beside" if config.get("beside") else "")
 
 
 def preflight(options: dict) -> None:
@@ -150,12 +167,17 @@ def preflight(options: dict) -> None:
 def grid(options: dict) -> list[dict]:
     """``blocks`` independent trials (fresh processes) per setting; in each block the arms of a setting run back
     to back in a seeded random order (``blocks.interleave``). ``repeats`` are timed calls inside one trial. The
-    ``compiled`` part adds its settings (oneDNN on); a setting already in the main part is not run twice."""
+    ``compiled`` part adds its settings (oneDNN on); a setting already in the main part is not run twice. The
+    ``beside`` part (oneDNN on) runs its arms as trials of their own (``beside: True`` in the config), so that a
+    comparison with JAX stands on trials of one machine's blocks."""
     onednn = options["onednn"] if options["device"] == "cpu" else [True]  # a CPU library: no GPU arm
     parts = [("main", options["arms"], options["batch_sizes"], options["image_size"], onednn, options["blocks"])]
     if options["compiled"]:
         c = options["compiled"]
         parts.append(("compiled", c["arms"], c["batch_sizes"], c["image_size"], [True], c["blocks"]))
+    if options.get("beside"):
+        b = options["beside"]
+        parts.append(("beside", b["arms"], b["batch_sizes"], b["image_size"], [True], b["blocks"]))
     configs, seen = [], set()
     for part, arms, batch_sizes, image_size, flags, blocks in parts:
         for block in range(blocks):
@@ -175,6 +197,7 @@ def grid(options: dict) -> list[dict]:
                             "seed": SEED,
                             "block": block,
                             "part": part,
+                            **({"beside": True} if part == "beside" else {}),
                         }
                         key = repr(sorted((k, v) for k, v in config.items() if k != "part"))
                         if key not in seen:
@@ -192,7 +215,7 @@ STUDY = register(
         options=OPTIONS,
         grid=grid,
         run_trial=run_trial,
-        describe=describe,
+        describe=describe_trial,
         preflight=preflight,
         arms=ARM_TABLE,
         reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"},

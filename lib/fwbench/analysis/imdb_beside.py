@@ -1,0 +1,119 @@
+"""JAX beside PyTorch and MXNet on the IMDB sweep's core settings (issue 25): context for a reader leaving MXNet,
+never a verdict on a claim (no source measured JAX).
+
+Every number here comes from the beside part (``part == "beside"``): JAX and the two reference arms timed back to
+back in each of the part's repeat blocks, on the machine that block ran on. A JAX ratio is never taken against the
+main grid's trials, which ran on other boots of the VM at other speeds. Each trial is reduced to the median of its
+timed epochs (``epoch_25k_s``; the first epoch is warm-up and excluded, as everywhere); a ratio's 95 % CI is over
+independent trials (``stats.trial_ratio_ci``). JAX compiles its training step in ``prepare`` (one jitted step,
+stored as ``prepare_time_s``): the wait before the first batch, reported apart and never inside an epoch time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..quantity import Quantity
+from ..stats import trial_medians, trial_ratio_ci
+from ..studies import get_study
+from .imdb import part, timed_epochs
+
+BESIDE = "beside"
+SETTING = ["batch_size", "num_workers"]
+COLUMNS = [
+    *SETTING,
+    "arm",
+    "reference",
+    "arm_s",
+    "reference_s",
+    "ratio",
+    "ci_low",
+    "ci_high",
+    "n_arm",
+    "n_reference",
+]
+
+
+def newcomers() -> list[str]:
+    """The study's arms of a framework without a reference arm (JAX): what the beside part sets beside them."""
+    study = get_study("imdb")
+    return [a.name for a in study.arms if a.framework not in study.reference]
+
+
+def beside_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per setting of the beside part and per reference arm (PyTorch's, MXNet's): the newcomer's and the
+    reference's median epoch time (seconds per 25k-review epoch, the median over trials of each trial's median
+    timed epoch) and ``ratio`` = newcomer / reference (>1: the newcomer is slower) with its 95 % CI over trials."""
+    timed = timed_epochs(part(frame, BESIDE))
+    if timed.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    study = get_study("imdb")
+    rows = []
+    for key, group in timed.groupby(SETTING):
+        for arm in newcomers():
+            mine = trial_medians(group[group.arm == arm], "epoch_25k_s").to_numpy(float)
+            for fw in study.reference:
+                ref = study.reference_arm(fw)
+                theirs = trial_medians(group[group.arm == ref], "epoch_25k_s").to_numpy(float)
+                if not (len(mine) and len(theirs)):
+                    continue
+                r = trial_ratio_ci(mine, theirs)
+                rows.append(
+                    {
+                        **dict(zip(SETTING, key)),
+                        "arm": arm,
+                        "reference": ref,
+                        "arm_s": float(np.median(mine)),
+                        "reference_s": float(np.median(theirs)),
+                        "ratio": r["ratio"],
+                        "ci_low": r["ci_low"],
+                        "ci_high": r["ci_high"],
+                        "n_arm": r["n_num"],
+                        "n_reference": r["n_den"],
+                    }
+                )
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def prepare_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per arm of the beside part: the median and largest wait before the first batch (``prepare_time_s``: JAX's
+    jit compilation of the training step; the eager arms' one warm-up step), over its trials."""
+    rows = part(frame, BESIDE)
+    if rows.empty or "prepare_time_s" not in rows:
+        return pd.DataFrame(columns=["arm", "prepare_s_median", "prepare_s_max", "n"])
+    per_trial = rows.groupby(["arm", "trial_id"])["prepare_time_s"].first().reset_index()
+    return (
+        per_trial.groupby("arm")["prepare_time_s"]
+        .agg(prepare_s_median="median", prepare_s_max="max", n="count")
+        .reset_index()
+    )
+
+
+def ratio_quantity(row) -> Quantity:
+    """A row of ``beside_table`` as the named quantity every page quotes."""
+    return Quantity(
+        f"imdb.beside.{row.arm}.{row.reference}.b{int(row.batch_size)}w{int(row.num_workers)}",
+        row.ratio,
+        ci_low=row.ci_low,
+        ci_high=row.ci_high,
+        n=f"{int(row.n_arm)} + {int(row.n_reference)} trials",
+    )
+
+
+def beside_markdown(frame: pd.DataFrame) -> str:
+    """The beside part as a Markdown table (a line saying none ran when the profile has no beside part)."""
+    table = beside_table(frame)
+    if table.empty:
+        return "_No beside part in this profile (JAX beside the reference arms): the `paper` profile runs it._"
+    labels = get_study("imdb").labels()
+    lines = [
+        "| batch | workers | arm | reference | arm s / 25k epoch | reference s / 25k epoch | arm / reference |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in table.itertuples():
+        lines.append(
+            f"| {int(r.batch_size)} | {int(r.num_workers)} | {labels[r.arm]} | {labels[r.reference]} "
+            f"| {r.arm_s:.1f} | {r.reference_s:.1f} | {ratio_quantity(r).markup()} |"
+        )
+    return "\n".join(lines)

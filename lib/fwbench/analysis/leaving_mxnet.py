@@ -1,0 +1,217 @@
+"""If you are leaving MXNet today: per workload, the three frameworks side by side (issue 25), from the store.
+
+What each row reads, and why:
+- **IMDB LSTM training**: the IMDB beside part (``analysis.imdb_beside``): JAX and both reference arms timed in
+  the same blocks on one machine. Epoch time per 25k reviews at each batch size (median over trials), and each
+  framework's time over MXNet's pooled over the batch sizes, with a 95 % CI over trials.
+- **Wait before the first batch**: the IMDB beside trials' ``prepare_time_s`` (JAX: compiling the training step;
+  the eager arms: one warm-up step), median over trials.
+- **IMDB test accuracy**: the quality part (all 25k reviews in, all 25k scored), median over seeds.
+- **VGG16 inference**: the VGG16 beside part (eager PyTorch, imperative MXNet, jitted JAX, the same blocks on one
+  machine): median latency per batch size and each framework over MXNet with a 95 % CI over trials; JAX's compile
+  time is its first call's.
+- **GEMM peak**: the best median fp32 GFLOP/s at 2 threads (``inference.gemm_peak``; every framework's GEMM
+  trials of the profile ran on one machine).
+- **Code**: the lines of each framework's backend modules (the twins ``sentiment/``, ``vision/``, ``forecast/``,
+  ``frameworks/``): lines holding code, without blank lines, comments or docstrings.
+- **DeepAR**: GluonTS has no JAX backend; the study does not write one (a third DeepAR would be ours, not
+  GluonTS's, and measure our port).
+A framework without a number for a row shows "-" (not measured in this profile).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import math
+import tokenize
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..paths import results_path
+from ..quantity import Quantity
+from ..stats import trial_medians, trial_ratio_ci
+from ..store import ResultsStore
+from ..studies import get_study
+from . import imdb as imdb_analysis
+from . import imdb_beside
+from .convergence import accuracy_bar_table
+from .inference import gemm_peak
+from .vgg16 import vgg16_compile_times, vgg16_latencies
+
+FRAMEWORKS = ("mxnet", "torch", "jax")  # MXNet first: the framework the reader leaves
+NAMES = {"mxnet": "MXNet 1.9.1", "torch": "PyTorch", "jax": "JAX"}
+BACKEND_PACKAGES = ("sentiment", "vision", "forecast", "frameworks")
+GEMM_THREADS = 2
+LIB = Path(__file__).resolve().parents[1]
+
+
+def arm_of(study: str, framework: str) -> str | None:
+    """The arm that stands for ``framework`` in ``study``: its reference arm, else its only arm (JAX's ``jax-jit``);
+    None where the study has none."""
+    s = get_study(study)
+    if framework in s.reference:
+        return s.reference_arm(framework)
+    arms = [a.name for a in s.arms if a.framework == framework]
+    return arms[0] if len(arms) == 1 else None
+
+
+def code_lines(path: Path) -> int:
+    """Lines of ``path`` that hold code: not blank, not only a comment, not part of a docstring."""
+    source = path.read_text(encoding="utf-8")
+    docstrings = set()
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            value = body[0].value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                docstrings.update(range(body[0].lineno, body[0].end_lineno + 1))
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+    lines = set()
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type not in skip:
+            lines.update(range(tok.start[0], tok.end[0] + 1))
+    return len(lines - docstrings)
+
+
+def backend_lines(lib: Path = LIB) -> pd.DataFrame:
+    """Per backend package and framework: the code lines of ``<package>/<framework>.py`` (0 where it has none)."""
+    files = {"torch": "torch.py", "mxnet": "mxnet.py", "jax": "jax.py"}
+    rows = [
+        {
+            "package": package,
+            "framework": fw,
+            "lines": code_lines(lib / package / name) if (lib / package / name).exists() else 0,
+        }
+        for package in BACKEND_PACKAGES
+        for fw, name in files.items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def _pooled_over_settings(frame: pd.DataFrame, setting: list[str], arm_col: str, value: str, arm: str, ref: str):
+    """``arm`` / ``ref`` over every setting: each trial over its setting's ``ref`` geometric mean, then
+    ``trial_ratio_ci`` (a 95 % CI over trials)."""
+    mine, theirs = [], []
+    for _, group in frame.groupby(setting):
+        a = trial_medians(group[group[arm_col] == arm], value).to_numpy(float)
+        b = trial_medians(group[group[arm_col] == ref], value).to_numpy(float)
+        if len(a) and len(b):
+            scale = float(np.exp(np.mean(np.log(b))))
+            mine += list(a / scale)
+            theirs += list(b / scale)
+    return trial_ratio_ci(mine, theirs)
+
+
+def _ratio(name: str, r: dict) -> Quantity:
+    return Quantity(name, r["ratio"], r["ci_low"], r["ci_high"], n=f"{r['n_num']} + {r['n_den']} trials")
+
+
+def compute(profile: str, store: ResultsStore | None = None) -> dict:
+    """Everything the section shows: ``{"rows": {row: {framework: text or Quantity}}}`` (default store: the
+    results store)."""
+    store = store or ResultsStore.open_read(results_path())
+    rows: dict[str, dict] = {}
+    imdb = imdb_analysis.load_sweep(profile, store=store)
+    beside = imdb_analysis.timed_epochs(imdb_analysis.part(imdb, imdb_beside.BESIDE))
+    mx_imdb = arm_of("imdb", "mxnet")
+    if not beside.empty:
+        for batch, group in beside.groupby("batch_size"):
+            rows[f"IMDB epoch, batch {int(batch)} (s per 25k reviews)"] = {
+                fw: f"{trial_medians(group[group.arm == arm_of('imdb', fw)], 'epoch_25k_s').median():.1f}"
+                for fw in FRAMEWORKS
+                if (group.arm == arm_of("imdb", fw)).any()
+            }
+        rows["IMDB epoch time / MXNet's (all batch sizes)"] = {
+            fw: _ratio(
+                f"leaving.imdb_epoch.{fw}",
+                _pooled_over_settings(beside, imdb_beside.SETTING, "arm", "epoch_25k_s", arm_of("imdb", fw), mx_imdb),
+            )
+            for fw in FRAMEWORKS
+            if fw != "mxnet" and (beside.arm == arm_of("imdb", fw)).any()
+        }
+        waits = imdb_beside.prepare_table(imdb).set_index("arm")
+        rows["IMDB wait before the first batch (s)"] = {
+            fw: f"{waits.loc[arm_of('imdb', fw), 'prepare_s_median']:.1f}"
+            for fw in FRAMEWORKS
+            if arm_of("imdb", fw) in waits.index
+        }
+    accuracy = accuracy_bar_table(imdb) if not imdb.empty else pd.DataFrame()
+    if len(accuracy):
+        acc = accuracy.set_index("arm")
+        rows["IMDB test accuracy (25k reviews, median over seeds)"] = {
+            fw: f"{acc.loc[arm_of('imdb', fw), 'test_acc_median']:.3f} ({int(acc.loc[arm_of('imdb', fw), 'seeds'])})"
+            for fw in FRAMEWORKS
+            if arm_of("imdb", fw) in acc.index
+        }
+    vgg = vgg16_latencies(profile, store=store, beside=True)
+    if not vgg.empty:
+        for batch, group in vgg.groupby("batch_size"):
+            rows[f"VGG16 latency, batch {int(batch)} (ms)"] = {
+                fw: f"{trial_medians(group[group.framework == fw], 'latency_ms').median():.0f}"
+                for fw in FRAMEWORKS
+                if (group.framework == fw).any()
+            }
+        rows["VGG16 latency / MXNet's (all batch sizes)"] = {
+            fw: _ratio(
+                f"leaving.vgg16_latency.{fw}",
+                _pooled_over_settings(vgg, ["batch_size"], "framework", "latency_ms", fw, "mxnet"),
+            )
+            for fw in FRAMEWORKS
+            if fw != "mxnet" and (vgg.framework == fw).any()
+        }
+        compiles = vgg16_compile_times(profile, store=store, beside=True)
+        if len(compiles):
+            rows["VGG16 compile, first call (s)"] = {
+                fw: f"{g.compile_s.median():.1f}" for fw, g in compiles.groupby("framework")
+            }
+    peak = gemm_peak(store, profile=profile)
+    peak = peak[peak.threads == GEMM_THREADS]
+    if len(peak):
+        rows[f"GEMM peak, {GEMM_THREADS} threads (GFLOP/s)"] = {
+            r.framework: f"{r.gflops:.0f}" for r in peak.itertuples()
+        }
+    lines = backend_lines()
+    for package, group in lines.groupby("package", sort=False):
+        rows[f"Backend code lines: {package}/"] = {
+            r.framework: (str(r.lines) if r.lines else "none") for r in group.itertuples()
+        }
+    return {"rows": rows}
+
+
+def _cell(value) -> str:
+    if isinstance(value, Quantity):
+        return value.markup() if not math.isnan(value.value) else "-"
+    return value if value is not None else "-"
+
+
+def markdown(profile: str, store: ResultsStore | None = None) -> str:
+    """The section's table and its reading notes (Markdown with quantity spans)."""
+    rows = compute(profile, store)["rows"]
+    head = "| | " + " | ".join(NAMES[fw] for fw in FRAMEWORKS) + " |"
+    lines = [head, "|---|" + "---|" * len(FRAMEWORKS)]
+    for label, cells in rows.items():
+        mxnet_is_one = "/ MXNet" in label
+        lines.append(
+            f"| {label} | "
+            + " | ".join(
+                ("1 (the reference)" if mxnet_is_one and fw == "mxnet" else _cell(cells.get(fw, "-")))
+                for fw in FRAMEWORKS
+            )
+            + " |"
+        )
+    notes = [
+        "",
+        f"Profile `{profile}`. Ratios are each framework's time over MXNet's (>1: slower than MXNet), geometric "
+        "means over the batch sizes with a 95 % CI over independent trials; the IMDB and VGG16 rows come from the "
+        "beside parts, where the three frameworks ran in the same blocks on one machine. Accuracy: median over seeds "
+        "(their number in brackets). The code lines count each framework's twin modules (the same functions in "
+        "each; blank lines, comments and docstrings left out).",
+        "",
+        "**DeepAR has no JAX backend in GluonTS** (`gluonts.mx` and `gluonts.torch` only), so the forecasting "
+        "workload has no JAX column here: porting DeepAR would measure our port, not GluonTS. For a GluonTS user "
+        "the move is `gluonts.mx` -> `gluonts.torch` (the DeepAR section's numbers).",
+    ]
+    return "\n".join(lines + notes)
