@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from fwbench.analysis import deepar_conditions as conditions
+from fwbench.analysis import deepar_conditions_markdown as markdown
 from fwbench.published.deepar2024 import CLAIMED_SPEEDUP
 from fwbench.stats import log_contrast_ci, trial_ratio_ci
 from fwbench.studies import deepar as study
@@ -80,12 +81,12 @@ def test_the_factor_table_reads_each_effect_against_the_gap():
     assert one.gap_share < 0  # PyTorch loses more at 1 thread: it widens the gap
     assert "threads_2" not in set(factors.key)  # the baseline is no factor
     assert "post_machine" in set(factors.key) and factors.set_index("key").loc["post_machine", "kind"] == "inferred"
-    text = conditions.factor_markdown(factors, total)
+    text = markdown.factor_markdown(factors, total)
     assert 'data-q="deepar.gap_factor.threads_8"' in text and "share of the gap" in text
 
 
 def test_no_contention_trials_says_so():
-    assert "No contention trials" in conditions.conditions_markdown(conditions.conditions_table(pd.DataFrame(), 2))
+    assert "No contention trials" in markdown.conditions_markdown(conditions.conditions_table(pd.DataFrame(), 2))
     assert conditions.condition_label(1, 0, 2) == "1 thread"
     assert conditions.condition_label(4, 0, 2) == "4 threads (oversubscribed 2x)"
 
@@ -93,11 +94,11 @@ def test_no_contention_trials_says_so():
 def test_the_sentences_read_the_tables():
     rows = planted().assign(c_batch_worst=lambda f: f.c_batch * 1.5)
     table = conditions.conditions_table(rows, baseline=2)
-    stall = conditions.conditions_markdown(table, rows).splitlines()[-1]
+    stall = markdown.conditions_markdown(table, rows).splitlines()[-1]
     # the worst: 20 ms x 1.8 (the load) x 1.03 (the slowest trial) x 1.5 (its slowest epoch)
     assert stall.startswith("Beside the background load") and "MXNet 56 ms (median 36 ms)" in stall
     factors, _ = conditions.factor_table(pd.DataFrame(), pd.DataFrame(), rows, baseline=2)
-    assert "**8 threads (oversubscribed 4x)** moves the ratio most" in conditions.factor_sentence(factors)
+    assert "**8 threads (oversubscribed 4x)** moves the ratio most" in markdown.factor_sentence(factors)
 
 
 def test_the_conditions_figure_draws_a_panel_per_dataset():

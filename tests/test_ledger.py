@@ -91,6 +91,7 @@ def add_imdb(
     part="main",
     provenance=None,
     onednn=True,
+    beside=False,
 ):
     """One IMDB trial (repeat block ``block``, seed 42 + block): ``epoch_s`` per epoch with jitter (the first
     epoch 1.4x: warm-up), or exactly ``epoch_times``; ``timed=False`` records no measurements (a trial that ran
@@ -108,6 +109,7 @@ def add_imdb(
         "repeat": block,
         "device": device,
         "onednn": onednn,
+        **({"beside": True} if beside else {}),
     }
     rows = []
     for e in range(epochs if timed else 0):

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from . import ledger
-from .analysis import convergence, deepar, deepar_conditions, mase_reference
+from .analysis import convergence, deepar, deepar_conditions, deepar_conditions_markdown, mase_reference
 from .frameworks import get_framework
 from .ledger.render import host_text
 from .ledger.rules import verdict_above
@@ -30,6 +30,7 @@ from .paths import results_path
 from .published import borealis2018, deepar2024, overview
 from .quantity import Quantity, from_row
 from .store import ResultsStore
+from .studies import get_study
 
 FULL_HYBRID_ARM = "mxnet-hybrid-full"  # the arm the 2018 post could not build (claim A9)
 GPU_VERDICT = ledger.NOT_TESTABLE
@@ -201,6 +202,9 @@ def compute(store: ResultsStore | None, profile: str) -> Answer:
         a.speed.append({"workload": w, "quantity": q, "verdict": row.verdict, "what": row.quantity, "beside": beside})
     a.favour = _favour(d)
     acc = convergence.accuracy_bar_table(d.imdb_quality) if not d.imdb_quality.empty else pd.DataFrame()
+    if len(acc):  # the sources' frameworks: JAX's accuracy is context ("leaving MXNet"), not the answer's
+        imdb_study = get_study("imdb")
+        acc = acc[acc.arm.map(imdb_study.framework_of).isin(set(imdb_study.reference))]
     a.accuracy = [convergence.accuracy_quantity(r) for r in acc.itertuples()]
     if len(acc):
         a.accuracy_note = (
@@ -278,7 +282,7 @@ def markdown(a: Answer, heading: str = "## The answer") -> str:
             "**Why DeepAR's ratio is not the post's 4.5** (claim B; every condition measured here in both frameworks "
             "alike, one at a time; notebook 02 has each per dataset):",
             "",
-            deepar_conditions.factor_markdown(a.gap["factors"], a.gap["total"]),
+            deepar_conditions_markdown.factor_markdown(a.gap["factors"], a.gap["total"]),
         ]
     return "\n".join(lines)
 

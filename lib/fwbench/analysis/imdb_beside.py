@@ -78,7 +78,8 @@ def beside_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 def prepare_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Per arm of the beside part: the median and largest wait before the first batch (``prepare_time_s``: JAX's
-    jit compilation of the training step; the eager arms' one warm-up step), over its trials."""
+    jit compilation of its training and evaluation steps; the eager arms have nothing to prepare: 0), over its
+    trials."""
     rows = part(frame, BESIDE)
     if rows.empty or "prepare_time_s" not in rows:
         return pd.DataFrame(columns=["arm", "prepare_s_median", "prepare_s_max", "n"])

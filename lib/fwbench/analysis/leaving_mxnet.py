@@ -4,8 +4,9 @@ What each row reads, and why:
 - **IMDB LSTM training**: the IMDB beside part (``analysis.imdb_beside``): JAX and both reference arms timed in
   the same blocks on one machine. Epoch time per 25k reviews at each batch size (median over trials), and each
   framework's time over MXNet's pooled over the batch sizes, with a 95 % CI over trials.
-- **Wait before the first batch**: the IMDB beside trials' ``prepare_time_s`` (JAX: compiling the training step;
-  the eager arms: one warm-up step), median over trials.
+- **Wait before the first batch**: the IMDB beside trials' ``prepare_time_s`` (JAX: compiling its training and
+  evaluation steps; the eager arms prepare nothing: 0), median over trials; process start and imports are not in
+  it (for every framework alike).
 - **IMDB test accuracy**: the quality part (all 25k reviews in, all 25k scored), median over seeds.
 - **VGG16 inference**: the VGG16 beside part (eager PyTorch, imperative MXNet, jitted JAX, the same blocks on one
   machine): median latency per batch size and each framework over MXNet with a 95 % CI over trials; JAX's compile

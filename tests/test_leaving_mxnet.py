@@ -1,0 +1,142 @@
+"""JAX beside PyTorch and MXNet (issue 25): the beside parts' tables and the "leaving MXNet" section, on planted
+stores whose answers are known."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from test_ledger import MX, PT, _template, add_imdb, add_other
+
+from fwbench.analysis import imdb as imdb_analysis
+from fwbench.analysis import imdb_beside, leaving_mxnet
+from fwbench.analysis.convergence import accuracy_bar_table
+from fwbench.analysis.vgg16 import vgg16_latencies
+from fwbench.store import ResultsStore
+
+JAX = "jax-jit"
+BLOCKS = (0, 1, 2)
+TIMES = {PT: 1.0, MX: 1.5, JAX: 0.8}  # seconds per epoch; JAX / MXNet = 0.533, JAX / PyTorch = 0.8
+
+
+def plant_beside(store, machine="boot-b"):
+    for arm, t in TIMES.items():
+        for batch in (32, 128):
+            for block in BLOCKS:
+                add_imdb(
+                    store,
+                    arm,
+                    batch,
+                    0,
+                    t * batch / 32,
+                    block=block,
+                    device="cpu",
+                    part="beside",
+                    beside=True,
+                    provenance={"boot_id": machine},
+                    summary={},
+                )
+
+
+def test_the_beside_table_sets_jax_against_each_reference_on_the_beside_trials_only(tmp_path):
+    store = ResultsStore(tmp_path / "s.sqlite")
+    plant_beside(store)
+    for block in BLOCKS:  # the main grid on another machine, PyTorch 5x slower there: never in a JAX ratio
+        for arm, t in ((PT, 5.0), (MX, 6.0)):
+            add_imdb(store, arm, 32, 0, t, block=block, device="cpu", provenance={"boot_id": "boot-a"})
+    frame = imdb_analysis.load_sweep(None, store=store)
+    assert frame.attrs["machine_dropped_trials"] == 0  # the beside trials are their own machine cell
+    assert set(frame.loc[frame.part == "main", "arm"]) == {PT, MX}
+    table = imdb_beside.beside_table(frame)
+    assert len(table) == 4 and set(table.arm) == {JAX}
+    for r in table.itertuples():
+        expected = TIMES[JAX] / TIMES[r.reference]
+        assert r.ratio == pytest.approx(expected, rel=0.02)
+        assert r.ci_low < r.ratio < r.ci_high and r.ci_high / r.ci_low < 1.1
+        assert r.n_arm == r.n_reference == len(BLOCKS)
+    md = imdb_beside.beside_markdown(frame)
+    assert md.count("data-q=") == 4 and "JAX" in md
+
+
+def test_quality_rows_are_kept_whichever_machines_their_arms_ran_on(tmp_path):
+    """Accuracy is not a timing: JAX's quality seeds on a later machine neither drop nor move the others'."""
+    store = ResultsStore(tmp_path / "s.sqlite")
+    for arm, machine, acc in ((PT, "boot-a", 0.87), (MX, "boot-a", 0.85), (JAX, "boot-b", 0.86)):
+        for block in (0, 1):
+            add_imdb(
+                store,
+                arm,
+                64,
+                0,
+                10.0,
+                block=block,
+                epochs=4,
+                device="cpu",
+                part="quality",
+                acc=acc,
+                provenance={"boot_id": machine},
+            )
+    frame = imdb_analysis.load_sweep(None, store=store)
+    table = accuracy_bar_table(frame).set_index("arm")
+    assert set(table.index) == {PT, MX, JAX}
+    assert table.loc[JAX, "test_acc_median"] == pytest.approx(0.86) and table.loc[JAX, "seeds"] == 2
+
+
+def plant_vgg(store, arm, latency_s, beside):
+    for block in BLOCKS:
+        config = {
+            **_template("vgg16"),
+            "arm": arm,
+            "batch_size": 1,
+            "image_size": 224,
+            "onednn": True,
+            "block": block,
+            "part": "beside" if beside else "main",
+            **({"beside": True} if beside else {}),
+        }
+        metrics = {"latency_s": [latency_s] * 5}
+        if arm == JAX:
+            metrics["compile_time_s"] = [2.5]
+        add_other(store, "vgg16", config, metrics)
+
+
+def test_vgg16_beside_trials_stay_out_of_every_other_table(tmp_path):
+    store = ResultsStore(tmp_path / "s.sqlite")
+    plant_vgg(store, "torch-eager", 0.030, beside=False)
+    plant_vgg(store, "torch-eager", 0.060, beside=True)
+    main = vgg16_latencies(store=store)
+    beside = vgg16_latencies(store=store, beside=True)
+    assert main.latency_ms.median() == pytest.approx(30, rel=0.02)
+    assert beside.latency_ms.median() == pytest.approx(60, rel=0.02)
+
+
+def test_the_leaving_section_reads_the_beside_parts_and_says_deepar_has_no_jax(tmp_path):
+    store = ResultsStore(tmp_path / "s.sqlite")
+    plant_beside(store)
+    for arm, latency in (("torch-eager", 0.030), ("mxnet-imperative", 0.020), (JAX, 0.040)):
+        plant_vgg(store, arm, latency, beside=True)
+    rows = leaving_mxnet.compute(None, store)["rows"]
+    epoch = rows["IMDB epoch time / MXNet's (all batch sizes)"]
+    assert epoch["jax"].value == pytest.approx(TIMES[JAX] / TIMES[MX], rel=0.02)
+    assert epoch["torch"].value == pytest.approx(TIMES[PT] / TIMES[MX], rel=0.02)
+    assert epoch["jax"].has_ci and "mxnet" not in epoch
+    latency = rows["VGG16 latency / MXNet's (all batch sizes)"]
+    assert latency["jax"].value == pytest.approx(2.0, rel=0.02) and latency["torch"].value == pytest.approx(
+        1.5, rel=0.02
+    )
+    assert rows["VGG16 compile, first call (s)"] == {"jax": "2.5"}
+    assert rows["Backend code lines: forecast/"]["jax"] == "none"  # GluonTS has no JAX DeepAR: none written
+    md = leaving_mxnet.markdown(None, store)
+    assert "DeepAR has no JAX backend in GluonTS" in md and "1 (the reference)" in md
+    assert re.search(r'data-q="leaving.imdb_epoch.jax" data-v="0\.5[0-9]+', md)
+
+
+def test_code_lines_leave_out_blank_lines_comments_and_docstrings(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text(
+        '"""Module\ndocstring."""\n\n# a comment\nimport os  # why\n\n\ndef f(x):\n    """Doc."""\n'
+        "    return (x +\n            1)\n"
+    )
+    assert leaving_mxnet.code_lines(source) == 4  # import, def, and the two lines of the return
+    twins = leaving_mxnet.backend_lines()
+    assert set(twins.framework) == {"torch", "mxnet", "jax"} and (twins.lines > 0).sum() >= 11
