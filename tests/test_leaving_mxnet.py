@@ -124,7 +124,7 @@ def test_the_leaving_section_reads_the_beside_parts_and_says_deepar_has_no_jax(t
     assert latency["jax"].value == pytest.approx(2.0, rel=0.02) and latency["torch"].value == pytest.approx(
         1.5, rel=0.02
     )
-    assert rows["VGG16 compile, first call (s)"] == {"jax": "2.5"}
+    assert rows["VGG16 compile, first call (s)"] == {"jax": "2.5", "torch": "0 (eager)", "mxnet": "0 (eager)"}
     assert rows["Backend code lines: forecast/"]["jax"] == "none"  # GluonTS has no JAX DeepAR: none written
     md = leaving_mxnet.markdown(None, store)
     assert "DeepAR has no JAX backend in GluonTS" in md and "1 (the reference)" in md

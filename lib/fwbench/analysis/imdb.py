@@ -75,9 +75,10 @@ def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore 
         MACHINE: MACHINE,
         "step": "epoch",
     }
-    # rows from before the options; every part but the beside part
-    defaults = {"config.worker_lifetime": DEFAULT_LIFETIME, "config.onednn": True, "config.beside": False}
+    defaults = {"config.worker_lifetime": DEFAULT_LIFETIME, "config.onednn": True}  # rows from before the options
     long = long.assign(**{c: long[c].fillna(v) if c in long else v for c, v in defaults.items()})
+    # only the beside part's configs carry ``beside``
+    long["config.beside"] = long["config.beside"].eq(True) if "config.beside" in long else False
     long[MACHINE] = long["provenance.boot_id"].map(machine_of) if "provenance.boot_id" in long else NOT_RECORDED
     long = long.assign(
         lr_schedule=long["config.lr_schedule.factor"].notna() if "config.lr_schedule.factor" in long else False

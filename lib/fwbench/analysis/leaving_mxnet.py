@@ -164,9 +164,10 @@ def compute(profile: str, store: ResultsStore | None = None) -> dict:
             if fw != "mxnet" and (vgg.framework == fw).any()
         }
         compiles = vgg16_compile_times(profile, store=store, beside=True)
-        if len(compiles):
+        if len(compiles):  # an eager arm compiles nothing: 0, not "not measured"
             rows["VGG16 compile, first call (s)"] = {
-                fw: f"{g.compile_s.median():.1f}" for fw, g in compiles.groupby("framework")
+                **{fw: "0 (eager)" for fw in set(vgg.framework)},
+                **{fw: f"{g.compile_s.median():.1f}" for fw, g in compiles.groupby("framework")},
             }
     peak = gemm_peak(store, profile=profile)
     peak = peak[peak.threads == GEMM_THREADS]

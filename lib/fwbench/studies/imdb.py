@@ -109,8 +109,8 @@ PROFILES = {
     # of 20 batches (2 timed) at batch 32 / 128 / 512 (1024 would cost as much again as the rest), 0 and 2
     # workers (4 workers on 2 cores measures contention, not the loader), adaptive repeat blocks (4 at least:
     # one chooses the best setting, three judge it; up to 6 while a ratio's CI is wider than +-3 %), the oneDNN
-    # part, and the training-quality part: the core arms on all 25k reviews, scored on all 25k test reviews;
-    # JAX's timings come from the beside part (its own trials of the reference arms, on one machine)
+    # part, and the training-quality part: the core arms and JAX on all 25k reviews, scored on all 25k test
+    # reviews; JAX's timings come from the beside part (its own trials of the reference arms, on one machine)
     "paper": {
         **_COMMON,
         "arms": CORE_ARMS,
@@ -123,7 +123,7 @@ PROFILES = {
         "n_test": 512,
         "adaptive": {"min_blocks": 4, "max_blocks": 6, "target": 0.03},
         "onednn_part": {"batch_size": 128, "epochs": 3, "n_train": 2560},
-        "quality_part": {"batch_size": 64, "epochs": 4, "blocks": 2, "arms": CORE_ARMS},
+        "quality_part": {"batch_size": 64, "epochs": 4, "blocks": 2, "arms": [*CORE_ARMS, "jax-jit"]},
         "init": "keras",
         # issue 25: JAX beside the reference arms, all three in each of 3 blocks. 0 workers only: JAX has no
         # DataLoader processes (its loader threads slice in-memory arrays), so a 2-worker setting would time other
