@@ -61,16 +61,19 @@ def vgg16_smoke(tmp_path_factory):
 
 @pytest.mark.slow
 def test_vgg16_smoke_records_raw_latencies_and_onednn_state(vgg16_smoke):
-    """Each trial is its own process importing one framework: both VGG16s have 138,357,544 parameters there."""
+    """Each trial is its own process importing one framework: every VGG16 (JAX's in the compiled part too) has
+    138,357,544 parameters there; oneDNN is on where the config asks for it, except in JAX (XLA has none)."""
     from fwbench.analysis import inference
     from fwbench.studies import vgg16
 
     summary, store, _ = vgg16_smoke
     options = vgg16.STUDY.resolve("smoke")
-    assert summary.ok and summary.done == len(vgg16.grid(options)) == 4
+    assert summary.ok and summary.done == len(vgg16.grid(options)) == 5  # 2 arms x oneDNN on/off, JAX compiled
     trials = store.trials("vgg16")
     assert (trials["summary.n_parameters"] == VGG16_PARAMETERS).all()
-    assert (trials["summary.onednn_active"] == trials["config.onednn"]).all()
+    jax = trials["config.arm"] == "jax-jit"
+    assert jax.sum() == 1 and not trials.loc[jax, "summary.onednn_active"].any()
+    assert (trials.loc[~jax, "summary.onednn_active"] == trials.loc[~jax, "config.onednn"]).all()
     assert all(len(f) == 1 for f in trials["provenance.frameworks_imported"])
     mx_off = trials[(trials["config.arm"] == ref("vgg16", "mxnet")) & ~trials["config.onednn"].astype(bool)]
     assert (mx_off["provenance.mxnet_mkldnn_enabled_env"] == "0").all()
@@ -78,7 +81,7 @@ def test_vgg16_smoke_records_raw_latencies_and_onednn_state(vgg16_smoke):
     counts = long.groupby(["trial_id", "metric"]).size().unstack()
     assert (counts["latency_s"] == options["repeats"]).all() and (counts["warmup_latency_s"] == options["warmup"]).all()
     frame = inference.vgg16_latencies("smoke", store=store)
-    assert len(frame) == 4 * options["repeats"] and (frame.latency_ms > 0).all()
+    assert len(frame) == 5 * options["repeats"] and (frame.latency_ms > 0).all()
     ratios = inference.vgg16_ratios(frame)
     assert set(ratios.comparison) == {"torch / mxnet", "oneDNN off / on"}
     text = inference.summary_markdown("smoke", store=store)
@@ -133,7 +136,7 @@ def test_gemm_smoke_gflops_match_the_timings(tmp_path_factory):
     from fwbench.analysis import inference
 
     summary, store, _ = _run_smoke("gemm", tmp_path_factory)
-    assert summary.ok and summary.done == 2
+    assert summary.ok and summary.done == 3  # PyTorch, MXNet and JAX
     long = store.measurements("gemm")
     for _, g in long.groupby("trial_id"):
         n = int(g["config.n"].iloc[0])
@@ -141,7 +144,7 @@ def test_gemm_smoke_gflops_match_the_timings(tmp_path_factory):
         gflops = g[g.metric == "gflops"].sort_values("step").value.to_numpy()
         assert len(secs) == 3 and np.allclose(gflops, 2 * n**3 / secs / 1e9)
     peak = inference.gemm_peak(store)
-    assert set(peak.framework) == {"torch", "mxnet"} and (peak.gflops > 0).all() and (peak.threads == 1).all()
+    assert set(peak.framework) == {"torch", "mxnet", "jax"} and (peak.gflops > 0).all() and (peak.threads == 1).all()
 
 
 def test_gemm_peak_is_the_best_median_over_sizes(tmp_path):

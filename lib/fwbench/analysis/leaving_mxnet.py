@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..frameworks import all_frameworks, get_framework
 from ..paths import results_path
 from ..quantity import Quantity
 from ..stats import trial_medians, trial_ratio_ci
@@ -42,11 +43,16 @@ from .convergence import accuracy_bar_table
 from .inference import gemm_peak
 from .vgg16 import vgg16_compile_times, vgg16_latencies
 
-FRAMEWORKS = ("mxnet", "torch", "jax")  # MXNet first: the framework the reader leaves
-NAMES = {"mxnet": "MXNet 1.9.1", "torch": "PyTorch", "jax": "JAX"}
+LEAVING = get_framework("mxnet").name  # the framework the reader leaves: the first column, every ratio's reference
 BACKEND_PACKAGES = ("sentiment", "vision", "forecast", "frameworks")
 GEMM_THREADS = 2
 LIB = Path(__file__).resolve().parents[1]
+
+
+def frameworks() -> list[str]:
+    """The frameworks of the IMDB study's arms, the one being left first, then in the framework table's order."""
+    used = {a.framework for a in get_study("imdb").arms}
+    return [LEAVING] + [f.name for f in all_frameworks() if f.name in used and f.name != LEAVING]
 
 
 def arm_of(study: str, framework: str) -> str | None:
@@ -79,15 +85,14 @@ def code_lines(path: Path) -> int:
 
 def backend_lines(lib: Path = LIB) -> pd.DataFrame:
     """Per backend package and framework: the code lines of ``<package>/<framework>.py`` (0 where it has none)."""
-    files = {"torch": "torch.py", "mxnet": "mxnet.py", "jax": "jax.py"}
     rows = [
         {
             "package": package,
             "framework": fw,
-            "lines": code_lines(lib / package / name) if (lib / package / name).exists() else 0,
+            "lines": code_lines(lib / package / f"{fw}.py") if (lib / package / f"{fw}.py").exists() else 0,
         }
         for package in BACKEND_PACKAGES
-        for fw, name in files.items()
+        for fw in frameworks()
     ]
     return pd.DataFrame(rows)
 
@@ -117,26 +122,26 @@ def compute(profile: str, store: ResultsStore | None = None) -> dict:
     rows: dict[str, dict] = {}
     imdb = imdb_analysis.load_sweep(profile, store=store)
     beside = imdb_analysis.timed_epochs(imdb_analysis.part(imdb, imdb_beside.BESIDE))
-    mx_imdb = arm_of("imdb", "mxnet")
+    mx_imdb = arm_of("imdb", LEAVING)
     if not beside.empty:
         for batch, group in beside.groupby("batch_size"):
             rows[f"IMDB epoch, batch {int(batch)} (s per 25k reviews)"] = {
                 fw: f"{trial_medians(group[group.arm == arm_of('imdb', fw)], 'epoch_25k_s').median():.1f}"
-                for fw in FRAMEWORKS
+                for fw in frameworks()
                 if (group.arm == arm_of("imdb", fw)).any()
             }
-        rows["IMDB epoch time / MXNet's (all batch sizes)"] = {
+        rows[f"IMDB epoch time / {_over()} (all batch sizes)"] = {
             fw: _ratio(
                 f"leaving.imdb_epoch.{fw}",
                 _pooled_over_settings(beside, imdb_beside.SETTING, "arm", "epoch_25k_s", arm_of("imdb", fw), mx_imdb),
             )
-            for fw in FRAMEWORKS
-            if fw != "mxnet" and (beside.arm == arm_of("imdb", fw)).any()
+            for fw in frameworks()
+            if fw != LEAVING and (beside.arm == arm_of("imdb", fw)).any()
         }
         waits = imdb_beside.prepare_table(imdb).set_index("arm")
         rows["IMDB wait before the first batch (s)"] = {
             fw: f"{waits.loc[arm_of('imdb', fw), 'prepare_s_median']:.1f}"
-            for fw in FRAMEWORKS
+            for fw in frameworks()
             if arm_of("imdb", fw) in waits.index
         }
     accuracy = accuracy_bar_table(imdb) if not imdb.empty else pd.DataFrame()
@@ -144,7 +149,7 @@ def compute(profile: str, store: ResultsStore | None = None) -> dict:
         acc = accuracy.set_index("arm")
         rows["IMDB test accuracy (25k reviews, median over seeds)"] = {
             fw: f"{acc.loc[arm_of('imdb', fw), 'test_acc_median']:.3f} ({int(acc.loc[arm_of('imdb', fw), 'seeds'])})"
-            for fw in FRAMEWORKS
+            for fw in frameworks()
             if arm_of("imdb", fw) in acc.index
         }
     vgg = vgg16_latencies(profile, store=store, beside=True)
@@ -152,16 +157,16 @@ def compute(profile: str, store: ResultsStore | None = None) -> dict:
         for batch, group in vgg.groupby("batch_size"):
             rows[f"VGG16 latency, batch {int(batch)} (ms)"] = {
                 fw: f"{trial_medians(group[group.framework == fw], 'latency_ms').median():.0f}"
-                for fw in FRAMEWORKS
+                for fw in frameworks()
                 if (group.framework == fw).any()
             }
-        rows["VGG16 latency / MXNet's (all batch sizes)"] = {
+        rows[f"VGG16 latency / {_over()} (all batch sizes)"] = {
             fw: _ratio(
                 f"leaving.vgg16_latency.{fw}",
-                _pooled_over_settings(vgg, ["batch_size"], "framework", "latency_ms", fw, "mxnet"),
+                _pooled_over_settings(vgg, ["batch_size"], "framework", "latency_ms", fw, LEAVING),
             )
-            for fw in FRAMEWORKS
-            if fw != "mxnet" and (vgg.framework == fw).any()
+            for fw in frameworks()
+            if fw != LEAVING and (vgg.framework == fw).any()
         }
         compiles = vgg16_compile_times(profile, store=store, beside=True)
         if len(compiles):  # an eager arm compiles nothing: 0, not "not measured"
@@ -183,6 +188,11 @@ def compute(profile: str, store: ResultsStore | None = None) -> dict:
     return {"rows": rows}
 
 
+def _over() -> str:
+    """How a ratio row names its reference: "MXNet's"."""
+    return f"{get_framework(LEAVING).label}'s"
+
+
 def _cell(value) -> str:
     if isinstance(value, Quantity):
         return value.markup() if not math.isnan(value.value) else "-"
@@ -192,15 +202,15 @@ def _cell(value) -> str:
 def markdown(profile: str, store: ResultsStore | None = None) -> str:
     """The section's table and its reading notes (Markdown with quantity spans)."""
     rows = compute(profile, store)["rows"]
-    head = "| | " + " | ".join(NAMES[fw] for fw in FRAMEWORKS) + " |"
-    lines = [head, "|---|" + "---|" * len(FRAMEWORKS)]
+    names = frameworks()
+    head = "| workload (ratios: 95 % CI over trials) | " + " | ".join(get_framework(fw).label for fw in names) + " |"
+    lines = [head, "|---|" + "---|" * len(names)]
     for label, cells in rows.items():
-        mxnet_is_one = "/ MXNet" in label
+        mxnet_is_one = f"/ {_over()}" in label
         lines.append(
             f"| {label} | "
             + " | ".join(
-                ("1 (the reference)" if mxnet_is_one and fw == "mxnet" else _cell(cells.get(fw, "-")))
-                for fw in FRAMEWORKS
+                ("1 (the reference)" if mxnet_is_one and fw == LEAVING else _cell(cells.get(fw, "-"))) for fw in names
             )
             + " |"
         )

@@ -33,7 +33,8 @@ def vgg16_latency_figure(frame: pd.DataFrame):
     if frame.empty:
         raise NothingToDraw("no VGG16 trial of this profile has finished, so there is no latency to show.")
     settings = sorted(frame[["batch_size", "image_size"]].drop_duplicates().itertuples(index=False))
-    fig, axes = plt.subplots(1, len(settings), figsize=(4.2 * len(settings) + 2.6, 4.0), squeeze=False)
+    panel = max(4.2, 1.0 * frame.arm.nunique() + 0.6)  # room for each arm's wrapped label (six with JAX)
+    fig, axes = plt.subplots(1, len(settings), figsize=(panel * len(settings) + 2.6, 4.0), squeeze=False)
     table = vgg16_table(frame)
     study = get_study("vgg16")
     width = 0.38
