@@ -353,3 +353,57 @@ def test_tls_scheduler_with_certificates_from_env(tmp_path, store_env, monkeypat
     assert summary.ok and summary.done == 2
     trials = ResultsStore(store_env).trials("selftest")
     assert (trials["provenance.scheduler"].str.startswith("tls://")).all()
+
+
+def test_trial_needing_two_slots_reserves_both_and_survives_a_lost_worker(cluster, store_env):
+    """A trial that starts 2 processes holds 2 slots of one host: with trials_per_host=2 two such trials still
+    never overlap on the 2-slot cluster. Killing the worker that runs one requeues it; nothing lost or doubled.
+    (After the lost-worker test above: the nanny has restarted that worker.)"""
+    import signal
+    import threading
+
+    from distributed import Client
+
+    with Client(cluster.scheduler_address, set_as_default=False) as probe:
+        probe.wait_for_workers(2, timeout=60)
+        pids = probe.run(os.getpid)
+    killed = threading.Event()
+
+    def kill_later():
+        time.sleep(2.0)  # inside the first trial (3 s sleeps); whichever worker runs it, one of the two dies
+        os.kill(sorted(pids.values())[0], signal.SIGKILL)
+        killed.set()
+
+    killer = threading.Thread(target=kill_later)
+    killer.start()
+    overrides = {"n_trials": 3, "sleep_s": 3.0, "slots": 2}
+    try:
+        summary = run_sweep(
+            "selftest", "smoke", overrides, progress="none", scheduler=cluster.scheduler_address, trials_per_host=2
+        )
+    finally:
+        killer.join()
+    assert killed.is_set()
+    assert summary.ok and summary.done == 3
+    trials = ResultsStore(store_env).trials("selftest")
+    assert sorted(trials.trial_id) == sorted(t.trial_id for t in plan("selftest", "smoke", overrides))
+    peak = _overlaps(trials.to_dict("records"))
+    assert peak == 1  # two 2-slot trials never ran at once on the 2-slot host
+    assert set(trials["provenance.reserved_slots"]) == {2}
+
+
+def test_trial_needing_more_slots_than_any_host_fails_with_the_reason(cluster, store_env, monkeypatch):
+    import fwbench.cluster as cluster_mod
+
+    monkeypatch.setattr(cluster_mod, "WORKER_WAIT_S", 1.0)
+    summary = run_sweep(
+        "selftest",
+        "smoke",
+        {"n_trials": 1, "sleep_s": 0.0, "slots": 3},
+        progress="none",
+        scheduler=cluster.scheduler_address,
+    )
+    assert len(summary.failed) == 1
+    trials = ResultsStore(store_env).trials("selftest")
+    assert "needs 3 slots on one host" in trials.error.iloc[0]
+    assert "largest host has offered 2" in trials.error.iloc[0]
