@@ -15,8 +15,8 @@ Every child also gets SIGKILL if the trial process dies (``PR_SET_PDEATHSIG``), 
 Layouts, by the arm's variant (the sync mechanism):
 
 - ``ddp``: ``world`` workers that meet at ``tcp://127.0.0.1:PORT`` (gloo over loopback);
-- ``dist-sync``: MXNet's ps-lite: one scheduler at the port, one server, ``world`` workers, each told its role and
-  the scheduler's address through ``DMLC_*`` variables.
+- ``dist-sync`` and ``dist-sync-local``: MXNet's ps-lite: one scheduler at the port, one server, ``world``
+  workers, each told its role and the scheduler's address through ``DMLC_*`` variables.
 
 The group spans one host: its ranks talk over loopback. On a Dask cluster the executor reserves the trial's
 ``world`` slots on one host (``fwbench.cluster``); a group across hosts would need reachable addresses and is not
@@ -87,7 +87,7 @@ def _dist_sync(world: int, port: int) -> list[Member]:
     return helpers + [Member("worker", r, {**env, "DMLC_ROLE": "worker"}) for r in range(world)]
 
 
-LAYOUTS = {"ddp": _ddp, "dist-sync": _dist_sync}
+LAYOUTS = {"ddp": _ddp, "dist-sync": _dist_sync, "dist-sync-local": _dist_sync}
 
 
 def layout(variant: str, world: int, port: int) -> list[Member]:
@@ -149,8 +149,8 @@ def _stop(running: list[_Running]) -> None:
 def run_group(variant: str, spec: dict, world: int, timeout_s: float, report=None) -> dict:
     """Run one group; returns ``{"workers": [result per worker], "cpu_s": {process: seconds}, "wall_s": s}``.
 
-    ``spec`` is what every worker gets (backend, threads, model, steps, sync sweep); the launcher adds role,
-    rank, world, address, port and the timeout."""
+    ``spec`` is what every worker gets (backend, threads, model, steps, sync sweep); the launcher adds the
+    variant, role, rank, world, address, port and the timeout."""
     port = free_port()
     members = layout(variant, world, port)
     running: list[_Running] = []
@@ -162,6 +162,7 @@ def run_group(variant: str, spec: dict, world: int, timeout_s: float, report=Non
                 own = {
                     **spec,
                     "role": m.role,
+                    "variant": variant,
                     "rank": m.rank,
                     "world": world,
                     "address": LOOPBACK,

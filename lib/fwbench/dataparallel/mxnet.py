@@ -2,8 +2,9 @@
 
 A ``dist_sync`` key-value store (ps-lite parameter server): every worker pushes its gradients to the server, which
 sums them, applies the SGD step (``update_on_kvstore``, the default for a distributed store) and returns the new
-weights on pull. The server and scheduler are processes of their own (``fwbench.dataparallel.group``); importing
-MXNet with ``DMLC_ROLE=server`` or ``scheduler`` runs that role and exits, so the same entry point starts them.
+weights on pull; variant ``dist-sync-local`` returns the summed gradients instead and each worker updates. The
+server and scheduler are processes of their own (``fwbench.dataparallel.group``); importing MXNet with
+``DMLC_ROLE=server`` or ``scheduler`` runs that role and exits, so the same entry point starts them.
 Threads: the OpenMP pool is sized by ``OMP_NUM_THREADS`` at import (set by the launcher). MXNet is asynchronous:
 every step and every timed push + pull ends with a wait.
 """
@@ -39,6 +40,7 @@ __all__ = [
 ]
 
 
+UPDATE_ON_SERVER = {"dist-sync": True, "dist-sync-local": False}  # variant -> Trainer's update_on_kvstore
 SYNC_KEY_BASE = 1_000_000_000  # above any parameter index the trainer uses as a key
 
 
@@ -123,12 +125,18 @@ class Trainer:
     loss: gluon.loss.Loss
 
 
-def trainer(group: Group, model: SmallVGG, lr: float, global_batch: int) -> Trainer:
+def trainer(group: Group, model: SmallVGG, lr: float, global_batch: int, variant: str) -> Trainer:
     """The server sums the workers' gradients; ``step(global_batch)`` rescales each by 1 / global batch, so the sum
-    is the global mean (the same step as DDP's average of per-rank means). The first ``step`` sets that factor
-    before it sends the optimizer to the server, which keeps it: the batch must not change later."""
+    is the global mean (the same step as DDP's average of per-rank means). ``dist-sync``: the server also applies
+    the update and the workers pull the new weights (MXNet's default for a distributed store; the first ``step``
+    sets the factor before it sends the optimizer to the server, which keeps it: the batch must not change).
+    ``dist-sync-local``: the workers pull the summed gradients and each updates its replica, as DDP's ranks do."""
+    if variant not in UPDATE_ON_SERVER:
+        raise ValueError(f"no MXNet trainer for variant {variant!r}; known: {', '.join(UPDATE_ON_SERVER)}")
     opt = {"learning_rate": lr}
-    sgd = gluon.Trainer(model.collect_params(), "sgd", opt, kvstore=group.store)
+    sgd = gluon.Trainer(
+        model.collect_params(), "sgd", opt, kvstore=group.store, update_on_kvstore=UPDATE_ON_SERVER[variant]
+    )
     return Trainer(model, sgd, global_batch, gluon.loss.SoftmaxCrossEntropyLoss())
 
 

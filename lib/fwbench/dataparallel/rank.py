@@ -28,7 +28,7 @@ def run_worker(spec: dict) -> dict:
     rank, world, per_rank = be.rank_of(group), spec["world"], spec["per_rank_batch"]
     sync = {str(n): be.sync_seconds(group, n, spec["sync_warmup"], spec["sync_repeats"]) for n in spec["sync_sizes"]}
     model = be.build(spec["hidden"], initial_weights(spec["hidden"], spec["seed"]))
-    trainer = be.trainer(group, model, spec["lr"], per_rank * world)
+    trainer = be.trainer(group, model, spec["lr"], per_rank * world, spec["variant"])
     be.barrier(group)
     me = psutil.Process()
     step_s, losses, checksums, cpu0, t0 = [], [], [], None, None

@@ -113,8 +113,11 @@ class Trainer:
     optimizer: torch.optim.Optimizer
 
 
-def trainer(group: Group, model: SmallVGG, lr: float, global_batch: int) -> Trainer:
-    """DDP around the model; each rank's loss is its batch mean, and DDP averages over ranks: the global mean."""
+def trainer(group: Group, model: SmallVGG, lr: float, global_batch: int, variant: str) -> Trainer:
+    """DDP around the model; each rank's loss is its batch mean, and DDP averages over ranks: the global mean.
+    Each rank applies the SGD step itself (DDP's only way)."""
+    if variant != "ddp":
+        raise ValueError(f"no PyTorch trainer for variant {variant!r}; known: ddp")
     ddp = nn.parallel.DistributedDataParallel(model)
     return Trainer(ddp, torch.optim.SGD(ddp.parameters(), lr=lr))
 

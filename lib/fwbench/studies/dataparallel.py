@@ -14,7 +14,10 @@ Arms (the variant names the sync mechanism; plain SGD, no momentum, in both):
   rank updates its own replica;
 - ``mxnet-dist-sync``: Gluon ``Trainer`` on a ``dist_sync`` key-value store: workers push gradients to one server,
   which sums them, updates the weights (``update_on_kvstore``, MXNet's default for a distributed store) and
-  returns them on pull. Its scheduler and server are processes beside the workers.
+  returns them on pull. Its scheduler and server are processes beside the workers;
+- ``mxnet-dist-sync-local``: the same store with ``update_on_kvstore=False``: the server only sums, the workers
+  pull the summed gradients and each updates its replica (as DDP's ranks do). The frameworks' defaults differ in
+  where the update runs, so both MXNet settings are timed; C2's analogue uses MXNet's default.
 
 On 2 cores, 2 workers of 1 thread are the most that is not oversubscription; MXNet's server then shares the cores
 with its workers (as it would share a GPU host's CPUs): that is part of what a parameter server costs on one host,
@@ -39,6 +42,16 @@ ARM_TABLE = (
         "dist-sync",
         "MXNet kvstore dist_sync (parameter server)",
         "#d62728",
+    ),
+    # the same store with the update on the workers (update_on_kvstore=False), as DDP's ranks update: where the
+    # frameworks' defaults differ, both settings are timed
+    Arm(
+        "mxnet-dist-sync-local",
+        "mxnet",
+        "fwbench.dataparallel.mxnet",
+        "dist-sync-local",
+        "MXNet kvstore dist_sync, update on workers",
+        "#ff7f0e",
     ),
 )
 ARMS = tuple(a.name for a in ARM_TABLE)
