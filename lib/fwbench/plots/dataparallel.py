@@ -21,10 +21,11 @@ def dataparallel_figure(frame: pd.DataFrame):
         raise NothingToDraw("no data-parallel trial of this profile has finished, so there is no rate to show.")
     fig, (rate, sync) = plt.subplots(1, 2, figsize=(10.5, 3.8))
     worlds = sorted(set(frame.world_size))
-    for k, arm in enumerate(arm_order(STUDY, frame.arm)):
+    arms = arm_order(STUDY, frame.arm)
+    for k, arm in enumerate(arms):
         look = arm_style(STUDY, arm)
         f = frame[frame.arm == arm]
-        offset = (k - 0.5) * 0.06  # side by side at each world size
+        offset = (k - (len(arms) - 1) / 2) * 0.06  # the arms' dots side by side at each world size
         rate.scatter(f.world_size + offset, f.samples_per_s, color=look["color"], s=14, alpha=0.6)
         med = f.groupby("world_size").samples_per_s.median()
         rate.plot(med.index, med.values, "-o", color=look["color"], label=wrap(look["label"], 30))
