@@ -227,27 +227,26 @@ def test_makespan_schedules_longest_first():
     assert makespan([], 3) == 0.0
 
 
-def test_lost_worker_trial_is_resubmitted(cluster, store_env):
-    """Kill a worker process while it runs a trial: the trial is rerun elsewhere, nothing lost or doubled.
-    (Last in the module: the nanny restarts the worker under a new address.)"""
+def _sweep_killing_a_worker(cluster, overrides: dict, pick, delay_s: float):
+    """Run the self-test sweep on the cluster (2 trials per host) while a thread SIGKILLs the worker process
+    ``pick(pids by worker address)`` after ``delay_s``; returns the sweep's summary once the kill has happened."""
     import signal
     import threading
 
     from distributed import Client
 
     with Client(cluster.scheduler_address, set_as_default=False) as probe:
+        probe.wait_for_workers(2, timeout=60)
         pids = probe.run(os.getpid)
-    victim = sorted(pids.items())[0]
     killed = threading.Event()
 
     def kill_later():
-        time.sleep(3.0)  # both workers are inside their first trial by then (4 s sleeps)
-        os.kill(victim[1], signal.SIGKILL)
+        time.sleep(delay_s)
+        os.kill(pick(pids), signal.SIGKILL)
         killed.set()
 
     killer = threading.Thread(target=kill_later)
     killer.start()
-    overrides = {"n_trials": 4, "sleep_s": 4.0}
     try:
         summary = run_sweep(
             "selftest", "smoke", overrides, progress="none", scheduler=cluster.scheduler_address, trials_per_host=2
@@ -255,12 +254,26 @@ def test_lost_worker_trial_is_resubmitted(cluster, store_env):
     finally:
         killer.join()
     assert killed.is_set()
+    return summary
+
+
+def test_lost_worker_trial_is_resubmitted(cluster, store_env):
+    """Kill a worker process while it runs a trial: the trial is rerun elsewhere, nothing lost or doubled.
+    (Last in the module: the nanny restarts the worker under a new address.)"""
+    overrides = {"n_trials": 4, "sleep_s": 4.0}
+    victim = []
+
+    def first_worker(pids):  # both workers are inside their first trial after 3 s (4 s sleeps)
+        victim.append(sorted(pids.items())[0])
+        return victim[0][1]
+
+    summary = _sweep_killing_a_worker(cluster, overrides, first_worker, 3.0)
     assert summary.ok and summary.done == 4
     trials = ResultsStore(store_env).trials("selftest")
     assert sorted(trials.trial_id) == sorted(t.trial_id for t in plan("selftest", "smoke", overrides))
     assert (trials.status == "done").all()
     # the killed worker finished nothing: its trial was rerun on another worker
-    assert victim[0] not in set(trials["provenance.dask_worker"])
+    assert victim[0][0] not in set(trials["provenance.dask_worker"])
     write_evidence("cluster_lost_worker", {"trials": 4, "stored": int(len(trials)), "workers_killed": 1, "lost": 0})
 
 
@@ -353,3 +366,35 @@ def test_tls_scheduler_with_certificates_from_env(tmp_path, store_env, monkeypat
     assert summary.ok and summary.done == 2
     trials = ResultsStore(store_env).trials("selftest")
     assert (trials["provenance.scheduler"].str.startswith("tls://")).all()
+
+
+def test_trial_needing_two_slots_reserves_both_and_survives_a_lost_worker(cluster, store_env):
+    """A trial that starts 2 processes holds 2 slots of one host: with trials_per_host=2 two such trials still
+    never overlap on the 2-slot cluster. Killing the worker that runs one requeues it; nothing lost or doubled.
+    (After the lost-worker test above: the nanny has restarted that worker.)"""
+    overrides = {"n_trials": 3, "sleep_s": 3.0, "slots": 2}
+    # inside the first trial (3 s sleeps) after 2 s; whichever worker runs it, one of the two dies
+    summary = _sweep_killing_a_worker(cluster, overrides, lambda pids: sorted(pids.values())[0], 2.0)
+    assert summary.ok and summary.done == 3
+    trials = ResultsStore(store_env).trials("selftest")
+    assert sorted(trials.trial_id) == sorted(t.trial_id for t in plan("selftest", "smoke", overrides))
+    peak = _overlaps(trials.to_dict("records"))
+    assert peak == 1  # two 2-slot trials never ran at once on the 2-slot host
+    assert set(trials["provenance.reserved_slots"]) == {2}
+
+
+def test_trial_needing_more_slots_than_any_host_fails_with_the_reason(cluster, store_env, monkeypatch):
+    import fwbench.cluster as cluster_mod
+
+    monkeypatch.setattr(cluster_mod, "WORKER_WAIT_S", 1.0)
+    summary = run_sweep(
+        "selftest",
+        "smoke",
+        {"n_trials": 1, "sleep_s": 0.0, "slots": 3},
+        progress="none",
+        scheduler=cluster.scheduler_address,
+    )
+    assert len(summary.failed) == 1
+    trials = ResultsStore(store_env).trials("selftest")
+    assert "needs 3 slots on one host" in trials.error.iloc[0]
+    assert "largest host has offered 2" in trials.error.iloc[0]

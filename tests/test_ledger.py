@@ -160,17 +160,6 @@ def add_vgg(store, arm, latency_s, *, onednn=True, batch=1, image=224, device="c
         add_other(store, "vgg16", config, {"latency_s": [latency_s] * 20})
 
 
-def add_vgg_8gpu(store, framework, train_s, trials=3):
-    """C2's hypothetical 8-GPU VGG16 training trials (no study runs them; they would run on cuda)."""
-    for block in range(trials):
-        add_other(
-            store,
-            "vgg16",
-            {"arm": VGG.reference_arm(framework), "gpus": 8, "device": "cuda", "block": block},
-            {"train_time_s": [train_s] * 5},
-        )
-
-
 def add_deepar(
     store, factor, *, datasets=("m1_yearly", "cif_2016", "nn5_weekly"), seeds=(42, 43), epochs=100, batches=50
 ):
@@ -307,7 +296,7 @@ def test_every_rule_gives_both_outcomes_on_planted_rows(store_pair):
     expected_bad = {c.id: L.CONTRADICTED for c in L.CLAIMS}
     # C1 is a GPU claim (20-30 ms for VGG16 implies a GPU's rate): on these CPU VGG16 rows it is a labelled
     # analogue, never a verdict (matched hardware); C1 and C2 get verdicts on GPU rows in test_ledger_rules.py.
-    # C2 needs trials on >= 8 GPUs, which this plant has none of.
+    # C2 (8 GPUs) has no GPU study and this plant no data-parallel rows: not testable.
     for expected in (expected_good, expected_bad):
         expected.update({"C1": L.NOT_TESTABLE, "C2": L.NOT_TESTABLE})
     assert good == expected_good

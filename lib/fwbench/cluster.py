@@ -8,6 +8,14 @@
   ``trials_per_host`` trials run on one machine at a time (default 1, so timings never share a host), and every
   row records how many did in ``provenance.trials_sharing_host``.
   A worker that disappears has its trial resubmitted elsewhere (twice at most, then it is failed).
+- Trials that start a group of processes (``Study.slots``: the data-parallel study's world size) get that many
+  slots reserved on one host before they are sent: worker threads of that host that no other trial may take
+  while it runs. The task runs on the first reserved worker and the trial hands its processes their ranks itself
+  (``fwbench.dataparallel.group``). Dask has no gang scheduling, so the reservation is the client's: the head of
+  the queue waits until one host has the slots free (trials behind it wait too, so a large trial is not starved);
+  if no host has had that many slots for ``WORKER_WAIT_S``, the trial is failed with the reason. Losing the worker
+  the task runs on requeues the trial (its processes die with it); losing another reserved worker does not stop
+  it (its processes live on the first worker's host) and is recorded (``reserved_workers_lost``).
 
 ``distributed`` is imported lazily: without ``--scheduler`` nothing here is loaded.
 """
@@ -18,7 +26,7 @@ import os
 import time
 import uuid
 from collections import defaultdict, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .environments import require_built_where, states_here
@@ -135,6 +143,30 @@ class _InFlight:
     t0: float
     sharing: int = 1
     resubmits: int = 0
+    reserved: dict = field(default_factory=dict)  # worker -> threads held for the trial (the task's worker first)
+    lost: list = field(default_factory=list)  # reserved workers that left while it ran
+
+
+def reserve(hosts: dict, busy_host: dict, busy_worker: dict, slots: int, trials_per_host: int) -> tuple | None:
+    """(host, {worker: threads}) holding ``slots`` free worker threads on one host whose trials are below
+    ``trials_per_host``, or None when no host has them free now."""
+    for host, workers in sorted(hosts.items()):
+        if busy_host[host] >= trials_per_host:
+            continue
+        taken, need = {}, slots
+        for worker, n in sorted(workers.items()):
+            free = n - busy_worker[worker]
+            if free > 0 and need > 0:
+                taken[worker] = min(free, need)
+                need -= taken[worker]
+        if need == 0:
+            return host, taken
+    return None
+
+
+def largest_host(hosts: dict) -> int:
+    """The most worker threads any one host offers (0 with no workers)."""
+    return max((sum(workers.values()) for workers in hosts.values()), default=0)
 
 
 class DaskExecutor:
@@ -198,6 +230,7 @@ def run_trials(
     inflight: dict = {}  # future -> _InFlight
     ac = as_completed(loop=client.loop)
     last_refresh, hosts, workers_seen = 0.0, {}, time.monotonic()
+    unplaceable_since = None  # since when the head trial has needed more slots than any host offers
     try:
         while queue or inflight:
             now = time.monotonic()
@@ -211,28 +244,48 @@ def run_trials(
                         "trials are in the store: start workers and rerun to resume"
                     )
                 for fut, item in list(inflight.items()):  # a worker went away: run its trial elsewhere
-                    if item.worker not in hosts.get(item.host, {}):
+                    present = hosts.get(item.host, {})
+                    if item.worker not in present:
                         fut.cancel()
                         del inflight[fut]
                         queue.appendleft((item.trial, item.resubmits + 1))
+                        continue
+                    for worker in list(item.reserved):  # a reserved slot's worker left: its processes did not
+                        if worker not in present:
+                            item.lost.append(worker)
+                            del item.reserved[worker]
             busy_host, busy_worker = defaultdict(int), defaultdict(int)
             for item in inflight.values():
                 busy_host[item.host] += 1
-                busy_worker[item.worker] += 1
-            while queue:  # fill free slots: a worker with a free thread on a host below its share
-                free = next(
-                    (
-                        (h, w)
-                        for h, workers in sorted(hosts.items())
-                        for w, n in sorted(workers.items())
-                        if busy_host[h] < trials_per_host and busy_worker[w] < n
-                    ),
-                    None,
-                )
-                if free is None:
+                for worker, n in item.reserved.items():
+                    busy_worker[worker] += n
+            while queue:  # fill free slots: a host below its share with the head trial's slots free
+                trial, resubmits = queue[0]
+                need = getattr(trial, "slots", 1)
+                found = reserve(hosts, busy_host, busy_worker, need, trials_per_host)
+                if found is None:
+                    if largest_host(hosts) >= need:
+                        unplaceable_since = None
+                    elif unplaceable_since is None:
+                        unplaceable_since = now
+                    elif now - unplaceable_since > WORKER_WAIT_S:
+                        queue.popleft()
+                        unplaceable_since = None
+                        _record_failure(
+                            record,
+                            trial,
+                            bar,
+                            f"needs {need} slots on one host; for {WORKER_WAIT_S:.0f} s the largest host has offered "
+                            f"{largest_host(hosts)}: start workers with more threads (dask worker --nthreads {need})",
+                            None,
+                            scheduler,
+                        )
+                        continue
                     break
-                host, worker = free
-                trial, resubmits = queue.popleft()
+                unplaceable_since = None
+                host, reserved = found
+                worker = next(iter(reserved))
+                queue.popleft()
                 if resubmits > MAX_RESUBMITS:
                     _record_failure(record, trial, bar, f"worker lost {resubmits} times", host, scheduler)
                     continue
@@ -247,8 +300,9 @@ def run_trials(
                     key=f"fwbench-{trial.trial_id}-{uuid.uuid4().hex[:8]}",
                 )
                 busy_host[host] += 1
-                busy_worker[worker] += 1
-                item = _InFlight(trial, worker, host, time.perf_counter(), busy_host[host], resubmits)
+                for w, n in reserved.items():
+                    busy_worker[w] += n
+                item = _InFlight(trial, worker, host, time.perf_counter(), busy_host[host], resubmits, dict(reserved))
                 for other in inflight.values():  # everyone on that host now shares it with one more
                     if other.host == host:
                         other.sharing = max(other.sharing, busy_host[host])
@@ -279,6 +333,8 @@ def run_trials(
                         "trials_sharing_host": item.sharing,
                         "trials_per_host": trials_per_host,
                         "memory_limit_mb": memory_limit_mb,
+                        **({"reserved_slots": item.trial.slots} if getattr(item.trial, "slots", 1) > 1 else {}),
+                        **({"reserved_workers_lost": item.lost} if item.lost else {}),
                     },
                 )
                 if hasattr(bar, "t_trial"):  # LineProgress times the trial from this attribute

@@ -44,6 +44,7 @@ class PlannedTrial:
     env: str = "main"  # the environment it runs in (``fwbench.environments``)
     env_lock: str | None = None  # that environment's lock hash when the plan was made
     env_packages: tuple = ()  # its top-level packages: the trial records their versions
+    slots: int = 1  # executor slots it occupies (a trial that starts a group of processes: their cores)
 
 
 def interpreter(trial: PlannedTrial) -> tuple[str, str | None, dict]:

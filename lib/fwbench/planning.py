@@ -57,6 +57,7 @@ def planned_trials(study, options: dict) -> list[PlannedTrial]:
                 env.name,
                 lock,
                 tuple(env.packages()),
+                study.slots(config),
             )
         )
     return trials

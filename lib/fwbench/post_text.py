@@ -12,7 +12,7 @@ from markupsafe import Markup
 from nbconvert.filters.markdown import markdown2html
 
 from . import answer, ledger
-from .analysis import convergence
+from .analysis import convergence, dataparallel
 from .analysis import deepar as deepar_analysis
 from .analysis import imdb as imdb_analysis
 from .ledger.render import host_text
@@ -80,6 +80,8 @@ def study_prose(a: answer.Answer, store: ResultsStore, profile: str) -> dict:
             text = deepar_analysis.headline_markdown(deepar_analysis.load_trials(profile, store=store), profile) + (
                 "\n\n" + text
             )
+        if study == dataparallel.STUDY:  # its tables and what two cores can show, before the ledger's C2
+            text = dataparallel.markdown(profile, store=store) + "\n\n" + text
         prose[study] = [markdown_html(text)]
     return prose
 

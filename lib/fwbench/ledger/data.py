@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..analysis import dataparallel, deepar_coverage, inference, profile_measurements, profile_trials
 from ..analysis import deepar as deepar_analysis
-from ..analysis import deepar_coverage, inference, profile_measurements, profile_trials
 from ..analysis import imdb as imdb_analysis
 from ..store import ResultsStore
 from ..studies import get_study
@@ -176,6 +176,18 @@ class Data:
             return f[f.device.fillna("cpu") == device].reset_index(drop=True)
 
         return self._cached("vgg16", make)
+
+    @property
+    def dataparallel(self) -> pd.DataFrame:
+        """One row per data-parallel trial (C2's CPU analogue; ``analysis.dataparallel.per_trial``)."""
+        return self._cached(
+            "dataparallel",
+            lambda: (
+                dataparallel.per_trial(*self._args(dataparallel.STUDY))
+                if self.has(dataparallel.STUDY)
+                else pd.DataFrame()
+            ),
+        )
 
     def device_of(self, study: str) -> str | None:
         """The device a study's judged rows ran on ("cuda" or "cpu"; None without rows)."""

@@ -129,11 +129,23 @@ def onnx_conditions(d: Data) -> str:
     return f"{host_text(t)}; profile {d.profile or 'all'}: steps {_values(t, 'config.step')}"
 
 
+def dataparallel_conditions(d: Data) -> str:
+    t = _done(d.study_trials("dataparallel"))
+    if t.empty:
+        return "no data-parallel trials"
+    return (
+        f"{host_text(t)}; profile {d.profile or 'all'}: a VGG-style net on synthetic 32x32 images, world sizes "
+        f"{_values(t, 'config.world_size')} x {_values(t, 'config.threads')} thread(s), batch "
+        f"{_values(t, 'config.per_rank_batch')} per worker, {_values(t, 'config.steps')} timed steps per trial"
+    )
+
+
 CONDITIONS_BY_STUDY = {
     "imdb": conditions,
     "deepar": deepar_conditions,
     "vgg16": vgg16_conditions,
     "onnx": onnx_conditions,
+    "dataparallel": dataparallel_conditions,
 }
 
 

@@ -49,6 +49,7 @@ BUILTIN_MODULES = (
     "fwbench.studies.vgg16",
     "fwbench.studies.gemm",
     "fwbench.studies.onnx",
+    "fwbench.studies.dataparallel",
     "fwbench.studies.selftest",
 )
 
@@ -87,6 +88,11 @@ def _no_preflight(options: dict) -> None:
     """Nothing to check before the trials."""
 
 
+def _one_slot(config: dict) -> int:
+    """A trial is one process of ``threads`` threads: one slot of an executor."""
+    return 1
+
+
 @dataclass(frozen=True)
 class Study:
     """One study, declared once. ``grid(options) -> [config]``, ``run_trial(config, report) -> result``
@@ -99,7 +105,10 @@ class Study:
     Repeat blocks: ``block_field`` is the config field numbering a setting's block, ``block_option`` the option
     that sets how many blocks the grid makes. A study that can run adaptive repeats (``studies.adaptive``)
     declares ``adaptive_pairs`` ((numerator arm, denominator arm), ...: the ratios a setting feeds) and
-    ``adaptive_metric(summary) -> float`` (the per-trial number those ratios are taken of)."""
+    ``adaptive_metric(summary) -> float`` (the per-trial number those ratios are taken of).
+
+    ``slots(config) -> int``: how many executor slots (Dask worker threads on one host) a trial occupies; 1 unless
+    a trial starts a group of processes itself (the data-parallel study: its world size)."""
 
     name: str
     title: str
@@ -121,6 +130,7 @@ class Study:
     block_option: str = "repeats"
     adaptive_pairs: tuple | None = None
     adaptive_metric: Callable[[dict], float] | None = None
+    slots: Callable[[dict], int] = _one_slot
 
     def __post_init__(self):
         names = [a.name for a in self.arms]

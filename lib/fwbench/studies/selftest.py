@@ -27,10 +27,10 @@ from .registry import Arm, Study, register
 MODES = ("ok", "raise", "abort", "exit", "oom", "flaky")
 
 PROFILES = {
-    "smoke": {"n_trials": 6, "modes": ["ok"], "sleep_s": 0.05, "epochs": 3, "alloc_mb": 0},
-    "faults": {"n_trials": 6, "modes": list(MODES), "sleep_s": 0.05, "epochs": 3, "alloc_mb": 4096},
-    "quick": {"n_trials": 40, "modes": ["ok"], "sleep_s": 0.1, "epochs": 3, "alloc_mb": 0},
-    "full": {"n_trials": 200, "modes": ["ok"], "sleep_s": 0.2, "epochs": 5, "alloc_mb": 0},
+    "smoke": {"n_trials": 6, "modes": ["ok"], "sleep_s": 0.05, "epochs": 3, "alloc_mb": 0, "slots": 1},
+    "faults": {"n_trials": 6, "modes": list(MODES), "sleep_s": 0.05, "epochs": 3, "alloc_mb": 4096, "slots": 1},
+    "quick": {"n_trials": 40, "modes": ["ok"], "sleep_s": 0.1, "epochs": 3, "alloc_mb": 0, "slots": 1},
+    "full": {"n_trials": 200, "modes": ["ok"], "sleep_s": 0.2, "epochs": 5, "alloc_mb": 0, "slots": 1},
 }
 
 
@@ -46,6 +46,8 @@ OPTIONS = {
     "sleep_s": _nonnegative,
     "epochs": opt.int_range(1, 1000),
     "alloc_mb": opt.int_range(0, 1 << 20),
+    # executor slots each trial occupies (as a data-parallel trial's world size): tests the Dask reservation
+    "slots": opt.int_range(1, 1024),
 }
 
 
@@ -60,6 +62,7 @@ def grid(options: dict) -> list[dict]:
             "epochs": options["epochs"],
             "alloc_mb": options["alloc_mb"],
             "threads": 1,
+            **({"slots": options["slots"]} if options["slots"] > 1 else {}),  # ids of 1-slot trials unchanged
         }
         for i in range(options["n_trials"])
     ]
@@ -136,5 +139,6 @@ STUDY = register(
         arms=ARM_TABLE,
         arm_field="mode",
         hidden=True,
+        slots=lambda config: config.get("slots", 1),
     )
 )
