@@ -1,6 +1,6 @@
-"""Twin backends are twins: each pair (``sentiment``, ``forecast``, ``vision``) declares the same ``__all__``, every
-name in it is defined, no public top-level function or class is left out of it, and each twin imports only its own
-framework. Read from the source with ``ast``: no framework is imported here."""
+"""Twin backends are twins: each pair (``sentiment``, ``forecast``, ``vision``, ``dataparallel``) declares the same
+``__all__``, every name in it is defined, no public top-level function or class is left out of it, and each twin
+imports only its own framework. Read from the source with ``ast``: no framework is imported here."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 import fwbench
 
 LIB = Path(fwbench.__file__).resolve().parent
-PACKAGES = ("sentiment", "forecast", "vision")
+PACKAGES = ("sentiment", "forecast", "vision", "dataparallel")
 FRAMEWORKS = ("torch", "mxnet", "jax")
-# every (package, framework) twin that exists: torch and mxnet in all three, jax in sentiment and vision (issue 25)
+# every (package, framework) twin that exists: torch and mxnet in all four, jax in sentiment and vision (issue 25)
 TWINS = [(p, fw) for p in PACKAGES for fw in FRAMEWORKS if (LIB / p / f"{fw}.py").exists()]
 
 

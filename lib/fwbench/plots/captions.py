@@ -70,4 +70,9 @@ CAPTIONS = {
     "onnx_latency": "The IMDB LSTM exported to ONNX: inference latency per call in PyTorch and ONNX Runtime per "
     "batch size (log scale; MXNet's import fails, see the ledger's A10). Bars: median over the timed "
     "calls of the one trial per runtime; whiskers: IQR of those calls.",
+    "dataparallel_rate_and_sync": "Data-parallel training on this CPU (claim C2's mechanism, not its 8 GPUs), "
+    "synthetic images. Left: samples/s of the whole group against the number of workers (1 thread each); dots: "
+    "independent trials (fresh groups of processes), line: their median. Right: milliseconds of one sync "
+    "(PyTorch's all-reduce, MXNet's push + pull) against the float32 values synced, the slowest worker's median "
+    "(solid: the most workers, dotted: 1); band: the range over trials, not a confidence interval.",
 }
