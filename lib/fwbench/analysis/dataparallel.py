@@ -1,5 +1,6 @@
-"""Data-parallel training (claim C2's CPU analogue) from the store: one row per trial, the ratios between the two
-sync mechanisms per world size with CIs over trials, each arm's scaling from 1 to 2 workers, and the sync sweep.
+"""Data-parallel training (claim C2's CPU analogue) from the store: one row per trial, each arm's scaling from 1 to
+2 workers, and the sync sweep. The PyTorch / MXNet ratios are C2's parts: the ledger takes them of
+``reference_sides`` once, and every page quotes the ledger.
 
 Every number is per independent trial first (the median of its timed steps, the median of its timed syncs at one
 size), then compared across trials (``stats.trial_ratio_ci``). The group of a trial ran on one boot and all of a
@@ -68,26 +69,12 @@ def sync_sizes(frame: pd.DataFrame) -> list[int]:
     return sorted(int(c[len(SYNC_PREFIX) :]) for c in frame.columns if c.startswith(SYNC_PREFIX))
 
 
-def _sides(frame: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:
-    """PyTorch's and MXNet's per-trial values of ``column`` (the study's reference arms)."""
+def reference_sides(frame: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:
+    """PyTorch's and MXNet's per-trial values of ``column`` (the study's reference arms): what C2's ratios in the
+    ledger are taken of (the ledger computes them once; this module shows no PyTorch / MXNet ratio itself)."""
     study = get_study(STUDY)
     torch_arm, mxnet_arm = study.reference_arm("torch"), study.reference_arm("mxnet")
     return frame.loc[frame.arm == torch_arm, column].dropna(), frame.loc[frame.arm == mxnet_arm, column].dropna()
-
-
-def ratio_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per world size: step time PyTorch / MXNet (above 1: MXNet faster, C2's direction) and, at every swept size,
-    sync time PyTorch / MXNet; each with its 95 % CI over trials."""
-    rows = []
-    for world, f in frame.groupby("world_size"):
-        for quantity, column in [("step time", "median_step_s")] + [
-            (f"sync time, {n:,} values", f"{SYNC_PREFIX}{n}") for n in sync_sizes(frame)
-        ]:
-            if column not in f:
-                continue
-            r = trial_ratio_ci(*_sides(f, column))
-            rows.append({"world_size": int(world), "quantity": quantity, "column": column, **r})
-    return pd.DataFrame(rows)
 
 
 def scaling_rows(frame: pd.DataFrame) -> pd.DataFrame:

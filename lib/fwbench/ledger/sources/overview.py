@@ -99,22 +99,25 @@ def eval_c2(d: Data) -> list[Part]:
     for world, m in f.groupby("world_size"):
         threads = int(m.threads.iloc[0])
         where = f"{world} worker{'s' if world > 1 else ''} x {threads} thread{'s' if threads > 1 else ''}"
-        parts.append(ratio_part(where, "step time PyTorch DDP / MXNet dist_sync", *_dp_sides(m, "median_step_s"), band))
+        parts.append(
+            ratio_part(
+                where,
+                "step time PyTorch DDP / MXNet dist_sync",
+                *dataparallel.reference_sides(m, "median_step_s"),
+                band,
+            )
+        )
         if sizes and gradient:
             n = min(sizes, key=lambda s: abs(math.log(s / gradient)))
             parts.append(
                 ratio_part(
                     f"{where}, sync of {n:,} values",
                     "all-reduce / push + pull time",
-                    *_dp_sides(m, f"{dataparallel.SYNC_PREFIX}{n}"),
+                    *dataparallel.reference_sides(m, f"{dataparallel.SYNC_PREFIX}{n}"),
                     band,
                 )
             )
     return parts
-
-
-def _dp_sides(m: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:
-    return m.loc[m.arm == reference(DP, "torch"), column], m.loc[m.arm == reference(DP, "mxnet"), column]
 
 
 def _onednn_speedups(d: Data) -> list[Part]:
