@@ -195,16 +195,17 @@ def test_odd_repeat_blocks_run_their_settings_in_reverse_order():
 
 def test_paper_profile_sizes_epochs_by_batches_and_adds_the_quality_part():
     """Issue 14's profile: every main/extra epoch is 20 batches at its own batch size; the quality part trains
-    the core arms and JAX on all 25k reviews, scored on all 25k, for its own 2 blocks (seeds); init is the same
-    in all."""
+    the core arms and JAX on all 25k reviews, scored on all 25k, for its own 5 blocks (seeds), each seed at its
+    declared thread count; init is the same in all."""
     paper = plan_configs("paper")
     timed = [c for c in paper if c["part"] in ("main", "extra")]
     assert timed and all(c["n_train"] == 20 * c["batch_size"] for c in timed)
     assert {c["batch_size"] for c in timed} == {32, 128, 512} and {c["num_workers"] for c in timed} == {0, 2}
     quality = [c for c in paper if c["part"] == "quality"]
     assert {(c["n_train"], c["n_test"], c["batch_size"]) for c in quality} == {(25000, 25000, 64)}
-    assert sorted((c["arm"], c["seed"]) for c in quality) == sorted(
-        (a, s) for a in ("torch-eager", "torch-sparse", "mxnet-imperative", "jax-jit") for s in (42, 43)
+    threads = {42: 2, 43: 2, 44: 2, 45: 1, 46: 1}
+    assert sorted((c["arm"], c["seed"], c["threads"]) for c in quality) == sorted(
+        (a, s, t) for a in ("torch-eager", "torch-sparse", "mxnet-imperative", "jax-jit") for s, t in threads.items()
     )
     assert {c["init"] for c in paper} == {"keras"} and {c["clip_norm"] for c in paper} == {None}
     # without batches_per_epoch, n_train is the profile's whatever the batch size (the other profiles)
@@ -215,6 +216,9 @@ def test_paper_profile_sizes_epochs_by_batches_and_adds_the_quality_part():
     assert max(t.config["n_train"] for t in capped) == 25000  # never more reviews than there are
     with pytest.raises(Exception, match="quality_part"):
         plan("imdb", "paper", {"quality_part": {"batch_size": 64}})
+    with pytest.raises(Exception, match="one thread count per block"):
+        short = {"batch_size": 64, "epochs": 4, "blocks": 3, "threads": [1], "arms": ["torch-eager"]}
+        plan("imdb", "paper", {"quality_part": short})
     with pytest.raises(Exception, match="init"):
         plan("imdb", "paper", {"init": "he"})
 
