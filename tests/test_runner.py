@@ -216,6 +216,8 @@ def test_paper_profile_sizes_epochs_by_batches_and_adds_the_quality_part():
     assert max(t.config["n_train"] for t in capped) == 25000  # never more reviews than there are
     with pytest.raises(Exception, match="quality_part"):
         plan("imdb", "paper", {"quality_part": {"batch_size": 64}})
+    five = {"batch_size": 64, "epochs": 4, "blocks": 5, "threads": [2, 2, 2, 1, 1], "arms": ["torch-eager"]}
+    assert len(plan("imdb", "paper", {"quality_part": five})) < len(plan("imdb", "paper"))  # a list that repeats
     with pytest.raises(Exception, match="one thread count per block"):
         short = {"batch_size": 64, "epochs": 4, "blocks": 3, "threads": [1], "arms": ["torch-eager"]}
         plan("imdb", "paper", {"quality_part": short})

@@ -202,7 +202,7 @@ OPTIONS = {
         batch_size=opt.int_range(1, 65536),
         epochs=opt.int_range(1, 1000),
         blocks=opt.int_range(1, 100),
-        threads=opt.list_of(opt.int_range(1, 256)),  # one per block (seed)
+        threads=opt.list_of(opt.int_range(1, 256), distinct=False),  # one per block (seed)
         arms=opt.list_of(opt.string, ARMS),
     ),
     # an arm beyond every source (JAX) timed beside the reference arms (``beside_part``)

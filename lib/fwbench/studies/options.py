@@ -47,7 +47,11 @@ def boolean(name: str, value: Any) -> bool:
     return value
 
 
-def list_of(item: Validator, choices: Iterable | None = None, allow_empty: bool = False) -> Validator:
+def list_of(
+    item: Validator, choices: Iterable | None = None, allow_empty: bool = False, distinct: bool = True
+) -> Validator:
+    """A list of ``item`` values (a single value is a one-element list); ``distinct`` (a grid axis) refuses a value
+    listed twice, which a per-block list (one value per seed) may repeat."""
     allowed = None if choices is None else list(choices)
 
     def check(name: str, value: Any) -> list:
@@ -60,7 +64,7 @@ def list_of(item: Validator, choices: Iterable | None = None, allow_empty: bool 
             bad = [v for v in out if v not in allowed]
             if bad:
                 raise FwbenchError(f"unknown {name} value(s) {bad}; choose from {allowed}")
-        if len(set(map(repr, out))) != len(out):
+        if distinct and len(set(map(repr, out))) != len(out):
             raise FwbenchError(f"{name} lists a value twice: {value!r}")
         return out
 
