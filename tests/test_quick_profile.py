@@ -8,7 +8,7 @@ from collections import Counter
 
 from fwbench.planning import plan
 from fwbench.published.borealis2018 import LOSS_SETTING
-from fwbench.studies import deepar, imdb, vgg16
+from fwbench.studies import deepar, imdb, imdb_profiles, vgg16
 
 
 def configs(study):
@@ -20,7 +20,7 @@ def test_imdb_quick_feeds_every_table_and_figure():
     main = [c for c in quick if c["part"] == "main"]
     # the ratio figure and the ledger's analogues: a CI over >= 2 trials for every arm and setting
     per_setting = Counter((c["arm"], c["batch_size"], c["num_workers"]) for c in main)
-    assert set(a for a, _, _ in per_setting) == set(imdb.CORE_ARMS) and min(per_setting.values()) >= 2
+    assert set(a for a, _, _ in per_setting) == set(imdb_profiles.CORE_ARMS) and min(per_setting.values()) >= 2
     assert {c["num_workers"] for c in main} >= {0, 2}  # A4 / A7: workers vs none
     assert LOSS_SETTING in {(c["batch_size"], c["num_workers"]) for c in main}  # A8 reads the main grid there
     assert min(c["epochs"] for c in quick if c["part"] != "scaling") >= 3  # 2 timed epochs; convergence curves

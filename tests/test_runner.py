@@ -122,7 +122,7 @@ def test_every_config_records_worker_lifetime_and_onednn():
 
 
 def test_quick_times_the_reference_arms_with_onednn_on_and_off():
-    from fwbench.studies.imdb import PROFILES
+    from fwbench.studies.imdb_profiles import PROFILES
 
     quick = [t.config for t in plan("imdb", "quick")]
     off = [c for c in quick if not c["onednn"]]
@@ -209,7 +209,7 @@ def test_paper_profile_sizes_epochs_by_batches_and_adds_the_quality_part():
     )
     assert {c["init"] for c in paper} == {"keras"} and {c["clip_norm"] for c in paper} == {None}
     # without batches_per_epoch, n_train is the profile's whatever the batch size (the other profiles)
-    from fwbench.studies.imdb import PROFILES
+    from fwbench.studies.imdb_profiles import PROFILES
 
     assert {c["n_train"] for c in plan_configs("quick") if c["part"] == "main"} == {PROFILES["quick"]["n_train"]}
     capped = plan("imdb", "paper", {"batches_per_epoch": 1000})

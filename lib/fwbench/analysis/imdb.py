@@ -17,7 +17,8 @@ from ..paths import results_path
 from ..stats import summarize, trial_ratio_ci
 from ..store import ResultsStore
 from ..studies import get_study
-from ..studies.imdb import CORE_ARMS, DEFAULT_LIFETIME
+from ..studies.imdb import DEFAULT_LIFETIME
+from ..studies.imdb_profiles import CORE_ARMS
 from . import arm_order, profile_measurements, profile_trials
 from .inference import peak_gflops
 
