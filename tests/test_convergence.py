@@ -101,9 +101,12 @@ def test_accuracy_bar_reads_the_quality_part_only():
 
     from fwbench.analysis import convergence as conv
 
-    def rows(part, arm, seed, acc, n_train=25000):
+    def rows(part, arm, seed, acc, n_train=25000, threads=2, sharing=1):
         return [
             {
+                "trial_id": f"{part}-{arm}-{seed}",
+                "threads": threads,
+                "trials_sharing_host": sharing,
                 "part": part,
                 "arm": arm,
                 "seed": seed,
@@ -127,7 +130,7 @@ def test_accuracy_bar_reads_the_quality_part_only():
         + rows("main", "torch-eager", 42, 0.2, 640)
         + rows("quality", "torch-sparse", 42, 0.86)
         + rows("quality", "torch-sparse", 43, 0.84)
-        + rows("quality", "torch-sparse", 44, 0.87)
+        + rows("quality", "torch-sparse", 44, 0.87, threads=1, sharing=2)
     )
     table = conv.accuracy_bar_table(frame).set_index("arm")
     assert table.loc["torch-eager", "passes_bar"] and not table.loc["mxnet-imperative", "passes_bar"]
@@ -138,4 +141,13 @@ def test_accuracy_bar_reads_the_quality_part_only():
     assert "below the bar: mxnet-imperative;" in text
     assert "single seeds below it: mxnet-imperative seed 42 (0.840), torch-sparse seed 43 (0.840)" in text
     assert "No training-quality runs" in conv.accuracy_bar_markdown(frame[frame.part == "main"])
+    # how each seed ran, from the trials' configs and placement records (the main part's trial is not counted)
+    assert conv.seed_runs(frame) == [
+        {"threads": 1, "sharing": 2, "seeds": [44], "trials": 1},
+        {"threads": 2, "sharing": 1, "seeds": [42, 43], "trials": 5},
+    ]
+    assert (
+        "seed(s) 44 ran up to 2 trials at once at 1 thread each (1 trial); seed(s) 42, 43 ran one trial at a time"
+        " at 2 threads (5 trials)"
+    ) in text
     assert conv.curve_settings(frame) == (["batch 64"], True)

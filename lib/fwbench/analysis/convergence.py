@@ -252,6 +252,35 @@ def accuracy_quantity(row) -> Quantity:
     return Quantity(f"imdb.test_accuracy.{row.arm}", row.test_acc_median, n=f"{row.seeds} seed(s)")
 
 
+def seed_runs(frame: pd.DataFrame) -> list[dict]:
+    """How the training-quality trials ran, from their configs and placement records: per (threads, most trials
+    that shared the machine) the seeds and the number of trials. An accuracy is not a timing, so seeds may run two
+    at once (issue 25); the post says which did."""
+    if frame.empty or "part" not in frame:
+        return []
+    q = frame[frame.part == "quality"].drop_duplicates("trial_id")
+    sharing = q.trials_sharing_host if "trials_sharing_host" in q else pd.Series(1, index=q.index)
+    return [
+        {"threads": int(threads), "sharing": int(shared), "seeds": sorted(set(g.seed)), "trials": len(g)}
+        for (threads, shared), g in q.assign(sharing=sharing.fillna(1)).groupby(["threads", "sharing"])
+    ]
+
+
+def seed_runs_sentence(frame: pd.DataFrame) -> str:
+    """One sentence from ``seed_runs``, e.g. "seeds 42, 43, 44 ran one trial at a time at 2 threads (12 trials);
+    seeds 45, 46 ran up to 2 trials at once at 1 thread each (8 trials)"."""
+
+    def clause(run: dict) -> str:
+        seeds = ", ".join(map(str, run["seeds"]))
+        plural = "s" if run["threads"] > 1 else ""
+        at_once = "one trial at a time" if run["sharing"] <= 1 else f"up to {run['sharing']} trials at once"
+        each = " each" if run["sharing"] > 1 else ""
+        trials = f"{run['trials']} trial{'s' if run['trials'] != 1 else ''}"
+        return f"seed(s) {seeds} ran {at_once} at {run['threads']} thread{plural}{each} ({trials})"
+
+    return "; ".join(clause(run) for run in seed_runs(frame))
+
+
 def accuracy_bar_markdown(frame: pd.DataFrame) -> str:
     table = accuracy_bar_table(frame)
     if table.empty:
@@ -270,5 +299,5 @@ def accuracy_bar_markdown(frame: pd.DataFrame) -> str:
         f"Training quality on all {table.n_train.max():,} training reviews, scored on all 25,000 test reviews "
         f"after {table.epochs.max()} epochs: {passed}; {ACCURACY_BAR:.0%} bar (median over seeds): {verdict}"
         + (f"; single seeds below it: {', '.join(below)}" if below else "")
-        + "."
+        + f". How they ran (an accuracy is not a timing): {seed_runs_sentence(frame)}."
     )

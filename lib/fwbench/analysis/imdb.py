@@ -72,11 +72,13 @@ def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore 
         "config.encoding.maxlen": "seq_len",
         "config.threads": "threads",
         "config.beside": "beside",
+        "provenance.trials_sharing_host": "trials_sharing_host",
         "host": "host",
         MACHINE: MACHINE,
         "step": "epoch",
     }
-    defaults = {"config.worker_lifetime": DEFAULT_LIFETIME, "config.onednn": True}  # rows from before the options
+    # rows from before the options; a trial of the local runner had the machine alone (no Dask placement record)
+    defaults = {"config.worker_lifetime": DEFAULT_LIFETIME, "config.onednn": True, "provenance.trials_sharing_host": 1}
     long = long.assign(**{c: long[c].fillna(v) if c in long else v for c, v in defaults.items()})
     # only the beside part's configs carry ``beside``
     long["config.beside"] = long["config.beside"].eq(True) if "config.beside" in long else False
