@@ -550,3 +550,22 @@ def test_the_check_has_a_row_per_machine_where_trials_record_it(tmp_path, monkey
     assert fast.error > slow.error + 0.5  # the fast machine took half the time: the prediction is far too long there
     assert check.loc["machine not recorded"].measured_trials == 2
     assert check.loc["all"].measured_trials == fast.measured_trials + slow.measured_trials + 2
+
+
+def test_a_part_with_its_own_blocks_runs_every_block_whatever_its_timings(store, monkeypatch):
+    """imdb's training-quality part: its blocks are seeds of an accuracy, so the rule never stops them (before,
+    its fifth seed could have been skipped as "futile" on the spread of its epoch times)."""
+    import dataclasses
+
+    sweep(store, overrides={"adaptive": FUTILE}, monkeypatch=monkeypatch)  # noisy stops at the minimum: futile
+    planned = plan("adaptive-toy", "adaptive", {"adaptive": FUTILE})
+    seeds = dataclasses.replace(TOY, fixed_block_parts=("main",))  # the toy's main part declares its blocks
+    spec = adaptive.AdaptiveSpec(**FUTILE)
+    records = adaptive.observe_store(store, seeds, planned)
+    by_setting = {adaptive.setting_key(TOY, t.config): t.config["setting"] for t in planned}
+    decisions = adaptive.decide(seeds, planned, records, spec)
+    runs = {by_setting[k]: sorted(b for b, d in v.items() if d.run) for k, v in decisions.items()}
+    assert runs == {"tight": [0, 1, 2, 3, 4], "noisy": [0, 1, 2, 3, 4], "solo": [0, 1]}
+    expected = {by_setting[k]: n for k, n in adaptive.expected_blocks(seeds, planned, records, spec).items()}
+    assert expected == {"tight": 5, "noisy": 5, "solo": 2}
+    assert get_study("imdb").fixed_block_parts == ("quality", "beside")

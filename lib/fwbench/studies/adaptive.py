@@ -11,6 +11,8 @@ t}``. The grid is then planned with ``M`` blocks (``Study.resolve`` sets the stu
   The CI is the one the ratio's verdict uses (``fwbench.stats.trial_ratio_ci`` on the per-trial numbers
   ``Study.adaptive_metric(summary)``), so a setting stops exactly when its claim is resolved to +-t.
   A stopped setting stays stopped; a setting with no pair (a part with one framework) runs the minimum only.
+- a setting of a part in ``Study.fixed_block_parts`` (imdb's training-quality part: its blocks are seeds of an
+  accuracy, not repeats of a timing) runs every block it plans, whatever the rule would say of its timings.
 - with ``"futility"`` (optional, default True; ``False`` gives the pure rule above) a setting also stops once
   more blocks cannot reach the target: when the widest pair's half-width projected to ``M`` trials a side (the
   same Welch t-interval on the log ratio, with the spread of the trials stored so far) is still wider than
@@ -261,10 +263,16 @@ def _layout(study, planned) -> tuple[dict, dict]:
     return blocks, arms
 
 
+def fixed_settings(study, planned) -> set[str]:
+    """The settings of ``Study.fixed_block_parts``: every planned block of them runs."""
+    return {setting_key(study, t.config) for t in planned if t.config.get("part") in study.fixed_block_parts}
+
+
 def decide(study, planned, records: list[TrialRecord], spec: AdaptiveSpec) -> dict[str, dict[int, BlockDecision]]:
     """For every setting of the plan and every block ``k`` of it (plus the block after its last), whether block
     ``k`` runs and why. Reads only the done trials of blocks ``< k``: the same store gives the same decisions."""
     blocks, arms = _layout(study, planned)
+    fixed = fixed_settings(study, planned)
     values: dict[str, dict] = {}
     for r in adjust_records(records, arms):
         if r.status == "done" and not math.isnan(r.value):
@@ -272,6 +280,10 @@ def decide(study, planned, records: list[TrialRecord], spec: AdaptiveSpec) -> di
     target = percent(spec.target)
     out: dict[str, dict[int, BlockDecision]] = {}
     for key, planned_blocks in blocks.items():
+        if key in fixed:  # its part declares its blocks: each runs, whatever the timings say
+            out[key] = {k: BlockDecision(True, f"block {k + 1}: its part declares its blocks") for k in planned_blocks}
+            out[key][max(planned_blocks) + 1] = BlockDecision(False, "every block its part declares is planned")
+            continue
         pairs, decisions, stopped = pairs_in(study, arms[key]), {}, None
         last, seen, measured = max(planned_blocks), values.get(key, {}), (None, None)
         for k in range(last + 2):
@@ -340,8 +352,11 @@ def expected_blocks(study, planned, records: list[TrialRecord], spec: AdaptiveSp
             stored[r.setting] = max(stored.get(r.setting, 0), r.block + 1)
             if not math.isnan(r.value):
                 logs.setdefault((r.setting, r.arm), []).append(r.value)
-    out = {}
+    out, fixed = {}, fixed_settings(study, planned)
     for key, planned_blocks in blocks.items():
+        if key in fixed:
+            out[key] = len(planned_blocks)
+            continue
         need = spec.min_blocks
         for pair in pairs_in(study, arms[key]):
             sides = [logs.get((key, a), []) for a in pair]

@@ -278,5 +278,6 @@ STUDY = register(
         code=("fwbench.sentiment", "fwbench.data.imdb", "fwbench.sampling", "fwbench.measure"),
         adaptive_metric=lambda s: s["median_epoch_s"],
         adaptive_pairs=(("torch-eager", "mxnet-imperative"), ("torch-sparse", "mxnet-imperative")),
+        fixed_block_parts=("quality", "beside"),
     )
 )

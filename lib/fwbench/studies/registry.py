@@ -107,6 +107,10 @@ class Study:
     declares ``adaptive_pairs`` ((numerator arm, denominator arm), ...: the ratios a setting feeds) and
     ``adaptive_metric(summary) -> float`` (the per-trial number those ratios are taken of).
 
+    ``fixed_block_parts``: the grid parts (config ``part``) whose number of blocks the profile declares (the
+    seeds of an accuracy part): the adaptive rule runs every planned block of their settings, whatever their
+    timings say.
+
     ``slots(config) -> int``: how many executor slots (Dask worker threads on one host) a trial occupies; 1 unless
     a trial starts a group of processes itself (the data-parallel study: its world size)."""
 
@@ -130,6 +134,7 @@ class Study:
     block_option: str = "repeats"
     adaptive_pairs: tuple | None = None
     adaptive_metric: Callable[[dict], float] | None = None
+    fixed_block_parts: tuple = ()
     slots: Callable[[dict], int] = _one_slot
 
     def __post_init__(self):
