@@ -203,9 +203,10 @@ def test_paper_profile_sizes_epochs_by_batches_and_adds_the_quality_part():
     assert {c["batch_size"] for c in timed} == {32, 128, 512} and {c["num_workers"] for c in timed} == {0, 2}
     quality = [c for c in paper if c["part"] == "quality"]
     assert {(c["n_train"], c["n_test"], c["batch_size"]) for c in quality} == {(25000, 25000, 64)}
-    threads = {42: 2, 43: 2, 44: 2, 45: 1, 46: 1}
+    threads = {42: 2, 43: 2, 44: 2, 45: 1, 46: 1}  # seeds per arm as the profile declares them (issue 25)
+    seeds = {"torch-eager": 5, "mxnet-imperative": 5, "torch-sparse": 3, "jax-jit": 3}
     assert sorted((c["arm"], c["seed"], c["threads"]) for c in quality) == sorted(
-        (a, s, t) for a in ("torch-eager", "torch-sparse", "mxnet-imperative", "jax-jit") for s, t in threads.items()
+        (a, s, threads[s]) for a, n in seeds.items() for s in range(42, 42 + n)
     )
     assert {c["init"] for c in paper} == {"keras"} and {c["clip_norm"] for c in paper} == {None}
     # without batches_per_epoch, n_train is the profile's whatever the batch size (the other profiles)
@@ -218,6 +219,10 @@ def test_paper_profile_sizes_epochs_by_batches_and_adds_the_quality_part():
         plan("imdb", "paper", {"quality_part": {"batch_size": 64}})
     five = {"batch_size": 64, "epochs": 4, "blocks": 5, "threads": [2, 2, 2, 1, 1], "arms": ["torch-eager"]}
     assert len(plan("imdb", "paper", {"quality_part": five})) < len(plan("imdb", "paper"))  # a list that repeats
+    with pytest.raises(Exception, match=r"no number of seeds for \['torch-sparse'\]"):
+        plan("imdb", "paper", {"quality_part": {**five, "arms": ["torch-sparse"], "blocks": {"torch-eager": 5}}})
+    with pytest.raises(Exception, match="unknown quality_part.blocks key"):
+        plan("imdb", "paper", {"quality_part": {**five, "blocks": {"keras": 5}}})
     with pytest.raises(Exception, match="one thread count per block"):
         short = {"batch_size": 64, "epochs": 4, "blocks": 3, "threads": [1], "arms": ["torch-eager"]}
         plan("imdb", "paper", {"quality_part": short})

@@ -55,11 +55,19 @@ def prepare(options: dict) -> dict:
         if not isinstance(options[key], list):
             options[key] = [options[key]]
     quality = options.get("quality_part")
-    if quality and len(quality["threads"]) != quality["blocks"]:
-        raise FwbenchError(
-            f"quality_part.threads must give one thread count per block: {quality['blocks']} block(s), "
-            f"got {quality['threads']!r}"
-        )
+    if quality:  # blocks (seeds): one count for every arm, or one per arm; threads: one per block
+        blocks = quality["blocks"]
+        blocks = dict.fromkeys(quality["arms"], blocks) if isinstance(blocks, int) else blocks
+        missing = [arm for arm in quality["arms"] if arm not in blocks]
+        if missing:
+            raise FwbenchError(f"quality_part.blocks gives no number of seeds for {missing}")
+        most = max(blocks[arm] for arm in quality["arms"])
+        if len(quality["threads"]) != most:
+            raise FwbenchError(
+                f"quality_part.threads must give one thread count per block: {most} block(s), "
+                f"got {quality['threads']!r}"
+            )
+        options["quality_part"] = {**quality, "blocks": blocks}
     return options
 
 
@@ -199,7 +207,7 @@ def grid(options: dict) -> list[dict]:
             if s["part"] == "scaling" and repeat:  # the cost-growth curves feed no verdict: one block
                 continue
             if s["part"] == "quality":
-                if repeat >= quality["blocks"]:
+                if repeat >= quality["blocks"][arm]:
                     continue
                 threads = quality["threads"][repeat]
             if s["part"] == "beside" and repeat >= beside["blocks"]:

@@ -98,14 +98,16 @@ PROFILES = {
         "n_test": 512,
         "adaptive": {"min_blocks": 4, "max_blocks": 6, "target": 0.03},
         "onednn_part": {"batch_size": 128, "epochs": 3, "n_train": 2560},
-        # 5 seeds (issue 25: A8 was inconclusive at 2). An accuracy is not a timing, so seeds 45 and 46 run two
-        # trials at once (a local Dask worker, --trials-per-host 2) at 1 thread each, for about half their serial
-        # time; seeds 42-44 ran one at a time at 2 threads. A trial's config records its threads and its provenance
-        # how many trials shared the host
+        # Seeds per arm (issue 25: A8 was inconclusive at 2; the goal is 5 for every arm). The plan lists the seeds
+        # each arm has stored or in flight, so a run that resumes never leaves the headline on a partial plan: the
+        # A8 pair has 5, torch-sparse and JAX 3 so far (their seeds 45-46 are the next piece: raise them to 5).
+        # An accuracy is not a timing, so seeds 45 and 46 run two trials at once (a local Dask worker,
+        # --trials-per-host 2) at 1 thread each, for about half their serial time; seeds 42-44 ran one at a time at
+        # 2 threads. A trial's config records its threads and its provenance how many trials shared the host
         "quality_part": {
             "batch_size": 64,
             "epochs": 4,
-            "blocks": 5,
+            "blocks": {"torch-eager": 5, "mxnet-imperative": 5, "torch-sparse": 3, "jax-jit": 3},
             "threads": [2, 2, 2, 1, 1],
             "arms": [*CORE_ARMS, "jax-jit"],
         },
@@ -175,7 +177,7 @@ OPTIONS = {
     "quality_part": opt.part_spec(
         batch_size=opt.int_range(1, 65536),
         epochs=opt.int_range(1, 1000),
-        blocks=opt.int_range(1, 100),
+        blocks=opt.one_or_per_key(opt.int_range(1, 100), ARMS),  # seeds: one count, or {arm: count}
         threads=opt.list_of(opt.int_range(1, 256), distinct=False),  # one per block (seed)
         arms=opt.list_of(opt.string, ARMS),
     ),

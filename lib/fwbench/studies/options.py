@@ -71,6 +71,21 @@ def list_of(
     return check
 
 
+def one_or_per_key(item: Validator, keys: Iterable) -> Validator:
+    """One ``item`` value, or a dict giving one per key (each key one of ``keys``)."""
+    allowed = list(keys)
+
+    def check(name: str, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return item(name, value)
+        unknown = [k for k in value if k not in allowed]
+        if unknown:
+            raise FwbenchError(f"unknown {name} key(s) {unknown}; choose from {allowed}")
+        return {k: item(f"{name}.{k}", v) for k, v in value.items()}
+
+    return check
+
+
 def choice(choices: Iterable) -> Validator:
     allowed = list(choices)
 
