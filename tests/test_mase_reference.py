@@ -275,26 +275,24 @@ def test_headline_comes_from_the_paper_run_when_stored_and_names_older_code(tmp_
 
 
 def _complete_paper_run(store) -> None:
-    """Every trial the paper profile needs (adaptive studies: their minimum blocks), recorded as done."""
-    from fwbench.studies import adaptive, all_studies
+    """Every trial the paper profile needs (``paper_progress.required_trials``), recorded as done."""
+    from fwbench.paper_progress import required_trials
+    from fwbench.studies import all_studies
 
     for s in all_studies():  # every study the paper profile runs (one declaration adds one)
         if "paper" not in s.profiles:
             continue
-        study = s.name
-        spec = adaptive.spec_of(s.resolve("paper", None))
-        for t in plan(study, "paper"):
-            if spec is None or adaptive.block_of(s, t.config) < spec.min_blocks:
-                store.record(
-                    trial_id=t.trial_id,
-                    study=study,
-                    status="done",
-                    config=t.config,
-                    provenance={"code_version": s.code_version()},
-                    summary={},
-                    measurements=[],
-                    profile="paper",
-                )
+        for t in required_trials(s):
+            store.record(
+                trial_id=t.trial_id,
+                study=s.name,
+                status="done",
+                config=t.config,
+                provenance={"code_version": s.code_version()},
+                summary={},
+                measurements=[],
+                profile="paper",
+            )
 
 
 def test_readme_headline_falls_back_to_the_committed_paper_run_once_it_is_complete(tmp_store, tmp_path):

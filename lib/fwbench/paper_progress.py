@@ -9,23 +9,28 @@ import pandas as pd
 from .estimate import _human
 from .planning import plan
 from .store import ResultsStore
-from .studies import adaptive, all_studies, get_study
+from .studies import adaptive, all_studies
+
+
+def required_trials(study) -> list:
+    """The trials ``study``'s ``paper`` profile needs: every planned trial, but for adaptive studies only the
+    blocks every setting runs (below ``min_blocks``, and every block of a part that declares its own,
+    ``Study.fixed_block_parts``); later blocks are optional."""
+    spec = adaptive.spec_of(study.resolve("paper", None))
+    return [
+        t
+        for t in plan(study.name, "paper")
+        if spec is None
+        or adaptive.block_of(study, t.config) < spec.min_blocks
+        or t.config.get("part") in study.fixed_block_parts
+    ]
 
 
 def paper_progress_by_study(store: ResultsStore) -> dict[str, tuple[int, int]]:
-    """Per study, (done, needed) trials of its ``paper`` profile with this checkout's code: every planned trial,
-    but for adaptive studies only the blocks every setting runs (below ``min_blocks``, and every block of a part
-    that declares its own, ``Study.fixed_block_parts``); later blocks are optional."""
+    """Per study, (done, needed) trials of its ``paper`` profile with this checkout's code (``required_trials``)."""
     progress = {}
     for study in (s for s in all_studies() if "paper" in s.profiles):
-        spec = adaptive.spec_of(study.resolve("paper", None))
-        trials = [
-            t
-            for t in plan(study.name, "paper")
-            if spec is None
-            or adaptive.block_of(get_study(study.name), t.config) < spec.min_blocks
-            or t.config.get("part") in study.fixed_block_parts
-        ]
+        trials = required_trials(study)
         status = store.status_of(t.trial_id for t in trials)
         progress[study.name] = (sum(status.get(t.trial_id) == "done" for t in trials), len(trials))
     return progress
