@@ -22,7 +22,7 @@ def required_trials(study) -> list:
         for t in plan(study.name, "paper")
         if spec is None
         or adaptive.block_of(study, t.config) < spec.min_blocks
-        or t.config.get("part") in study.fixed_block_parts
+        or adaptive.in_fixed_part(study, t.config)
     ]
 
 

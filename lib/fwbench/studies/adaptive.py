@@ -263,9 +263,14 @@ def _layout(study, planned) -> tuple[dict, dict]:
     return blocks, arms
 
 
+def in_fixed_part(study, config: dict) -> bool:
+    """Whether a trial belongs to a part that declares its own blocks (``Study.fixed_block_parts``)."""
+    return config.get("part") in study.fixed_block_parts
+
+
 def fixed_settings(study, planned) -> set[str]:
     """The settings of ``Study.fixed_block_parts``: every planned block of them runs."""
-    return {setting_key(study, t.config) for t in planned if t.config.get("part") in study.fixed_block_parts}
+    return {setting_key(study, t.config) for t in planned if in_fixed_part(study, t.config)}
 
 
 def decide(study, planned, records: list[TrialRecord], spec: AdaptiveSpec) -> dict[str, dict[int, BlockDecision]]:
