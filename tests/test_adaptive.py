@@ -569,3 +569,16 @@ def test_a_part_with_its_own_blocks_runs_every_block_whatever_its_timings(store,
     expected = {by_setting[k]: n for k, n in adaptive.expected_blocks(seeds, planned, records, spec).items()}
     assert expected == {"tight": 5, "noisy": 5, "solo": 2}
     assert get_study("imdb").fixed_block_parts == ("quality", "beside")
+
+
+def test_the_expected_blocks_of_imdb_paper_keep_every_quality_seed():
+    """The quality part's seeds 45-46 run at 1 thread, 42-44 at 2: two settings, the second of blocks 3 and 4. The
+    paper estimate once expected 11 of its 15 trials, counting that setting's blocks from 0."""
+    study = get_study("imdb")
+    planned = plan("imdb", "paper")
+    spec = adaptive.spec_of(study.resolve("paper", {}))
+    need = adaptive.expected_blocks(study, planned, [], spec)
+    quality = [t.config for t in planned if t.config.get("part") == "quality"]
+    assert {c["threads"] for c in quality} == {1, 2}  # else this test no longer covers a split setting
+    kept = [c for c in quality if adaptive.block_of(study, c) < need[adaptive.setting_key(study, c)]]
+    assert len(kept) == len(quality)

@@ -348,7 +348,10 @@ def expected_blocks(study, planned, records: list[TrialRecord], spec: AdaptiveSp
     """Blocks each setting is expected to need: the minimum, or where stored trials show the spread of a pair's
     per-trial numbers, the trials per side a Welch t-interval on the log ratio needs to reach the target
     (``half_width_at``; never fewer than the blocks already stored), capped by the plan. With ``futility`` a
-    setting that cannot reach the target by the cap is expected to stop at the minimum."""
+    setting that cannot reach the target by the cap is expected to stop at the minimum. A count ``n`` means the
+    setting's blocks numbered below ``n``: a setting of a part that declares its blocks gets one past its last
+    block, since its blocks need not start at 0 (imdb's quality seeds 45-46 run at other threads than 42-44, so they
+    are a setting of their own, of blocks 3 and 4)."""
     blocks, arms = _layout(study, planned)
     logs: dict[tuple, list] = {}
     stored: dict[str, int] = {}
@@ -360,7 +363,7 @@ def expected_blocks(study, planned, records: list[TrialRecord], spec: AdaptiveSp
     out, fixed = {}, fixed_settings(study, planned)
     for key, planned_blocks in blocks.items():
         if key in fixed:
-            out[key] = len(planned_blocks)
+            out[key] = max(planned_blocks) + 1
             continue
         need = spec.min_blocks
         for pair in pairs_in(study, arms[key]):
