@@ -309,6 +309,8 @@ def test_ledger_rows_carry_measurement_ci_and_conditions(store_pair):
     assert a1.ci_low <= a1.estimate <= a1.ci_high
     assert 1.10 / 1.05 <= a1.ci_low and a1.ci_high <= 1.10 * 1.05
     assert "Planted CPU" in a1.our_conditions and "device cuda" in a1.our_conditions
+    threads = sorted(set(store_pair[0].trials("imdb")["config.threads"].dropna()))
+    assert f"threads per trial {threads};" in a1.our_conditions  # every value the trials used, not the first's
     assert "V100" in a1.source_conditions and "V100" in a1.source_hardware and a1.our_hardware == "GPU"
     assert "batch 64" in a1.measurement and "batch 1024" in a1.measurement and "batch 256" in a1.measurement
     # n counts independent trials (4 repeat blocks a side), not epochs

@@ -84,7 +84,8 @@ def _values(t: pd.DataFrame, col: str) -> list:
 
 # ---------------------------------------------------------------------------------------------------- conditions
 def conditions(d: Data) -> str:
-    """Where our IMDB numbers come from: host, versions, profile, scale (from the trials' provenance)."""
+    """Where our IMDB numbers come from: host, versions, threads, profile, scale (from the trials' provenance).
+    Threads are every value the trials used (the quality seeds that ran two at once ran at 1), not the first's."""
     t = d.imdb_trials
     if t.empty:
         return "no IMDB trials"
@@ -93,7 +94,7 @@ def conditions(d: Data) -> str:
         return "no finished IMDB trials"
     first = t.iloc[0]
     return (
-        f"device {d.device or 'cpu'}; {host_text(t)}; {first.get('config.threads')} threads/trial; Python "
+        f"device {d.device or 'cpu'}; {host_text(t)}; threads per trial {_values(t, 'config.threads')}; Python "
         f"{first.get('provenance.python')}; profile {d.profile or 'all'}: train reviews per epoch "
         f"{_values(t, 'config.n_train')}, epochs {_values(t, 'config.epochs')}, {t['config.seed'].nunique()} "
         f"seed(s), {len(t)} trials"
