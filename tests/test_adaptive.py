@@ -98,6 +98,9 @@ class InProcess:
     def require_environments(self, trials):
         assert {t.env for t in trials} <= {"main"}
 
+    def require_preflight(self, study, options):
+        pass  # the toy needs no data
+
     def run(self, trials, record, bar):
         self.calls.append([t.config for t in trials])
         for t in trials:

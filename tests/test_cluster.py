@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from fwbench.errors import FwbenchError
 from fwbench.estimate import estimate_full_runtime, makespan
 from fwbench.planning import plan
 from fwbench.runner import run_sweep
@@ -398,3 +399,27 @@ def test_trial_needing_more_slots_than_any_host_fails_with_the_reason(cluster, s
     trials = ResultsStore(store_env).trials("selftest")
     assert "needs 3 slots on one host" in trials.error.iloc[0]
     assert "largest host has offered 2" in trials.error.iloc[0]
+
+
+def test_a_worker_without_the_data_stops_the_sweep_before_any_trial(tmp_path, store_env):
+    """The client has the IMDB data; the worker was started with a FWBENCH_DATA_DIR that does not exist (as a
+    worker started without the client's variable looks elsewhere). The study's own check runs on the worker too:
+    one line naming the host and the reason, no trial sent, no store written (before, each trial was stored as
+    failed seconds in)."""
+    distributed = pytest.importorskip("distributed")
+    missing = tmp_path / "no-data-here"
+    with distributed.LocalCluster(
+        host="127.0.0.1",
+        processes=True,
+        n_workers=1,
+        threads_per_worker=1,
+        dashboard_address="127.0.0.1:0",
+        scheduler_port=0,
+        env={"FWBENCH_DATA_DIR": str(missing)},
+    ) as lc:
+        with pytest.raises(FwbenchError) as caught:
+            run_sweep("imdb", "smoke", {"arms": ["torch-eager"]}, progress="none", scheduler=lc.scheduler_address)
+    message = str(caught.value)
+    assert "imdb's check failed where its trials would run (on 127.0.0.1: DataUnavailable:" in message
+    assert f"FWBENCH_DATA_DIR={missing} does not exist" in message and "no trial was sent" in message
+    assert not store_env.exists()

@@ -32,6 +32,7 @@ from pathlib import Path
 from .environments import require_built_where, states_here
 from .errors import FwbenchError
 from .execute import execute
+from .studies import get_study
 
 CONNECT_TIMEOUT_S = float(os.environ.get("FWBENCH_CONNECT_TIMEOUT", "5"))
 WORKER_WAIT_S = float(os.environ.get("FWBENCH_WORKER_WAIT", "60"))
@@ -169,6 +170,17 @@ def largest_host(hosts: dict) -> int:
     return max((sum(workers.values()) for workers in hosts.values()), default=0)
 
 
+def preflight_here(study_name: str, module: str, options: dict) -> str | None:
+    """Runs on a Dask worker: the study's own check (``Study.preflight``) there, and what it found wrong (one
+    line: the error's type and first line), or None."""
+    try:
+        get_study(study_name, module).preflight(options)
+    except Exception as exc:  # noqa: BLE001 - every failure is reported to the client, one line per host
+        first = str(exc).splitlines()[0] if str(exc) else "no message"
+        return f"{type(exc).__name__}: {first}"
+    return None
+
+
 class DaskExecutor:
     """Trials on a Dask cluster (``fwbench.executors`` explains the interface); owns the client."""
 
@@ -197,6 +209,30 @@ class DaskExecutor:
         host_of = {worker: host for host, workers in hosts.items() for worker in workers}
         answers = {host_of.get(worker, worker): states for worker, states in by_worker.items()}
         require_built_where(answers, planned)
+
+    def require_preflight(self, study, options: dict) -> None:
+        """Each worker runs the study's own check (``Study.preflight``) in its own environment: a worker started
+        without the ``FWBENCH_DATA_DIR`` the client has, or on a host without the data, stops the sweep with one
+        line before a trial is sent (else each trial it got would be stored as failed, seconds in)."""
+        try:
+            by_worker = self.client.run(preflight_here, study.name, study.module, options)
+        except Exception as exc:  # noqa: BLE001 - e.g. a worker that cannot import fwbench
+            raise FwbenchError(
+                f"asking the Dask workers to check {study.name}'s data failed ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else 'no message'}); can every worker import fwbench?"
+            ) from None
+        host_of = {worker: host for host, workers in _slots(self.client).items() for worker in workers}
+        problems: dict[str, list[str]] = {}
+        for worker, problem in sorted(by_worker.items()):
+            if problem is not None:
+                problems.setdefault(problem, []).append(host_of.get(worker, worker))
+        if problems:
+            where = "; ".join(f"on {', '.join(sorted(set(hosts)))}: {what}" for what, hosts in problems.items())
+            raise FwbenchError(
+                f"{study.name}'s check failed where its trials would run ({where}); each worker finds data "
+                "through its own environment (start it with the FWBENCH_DATA_DIR this client has), then rerun; "
+                "no trial was sent"
+            )
 
     def run(self, todo: list, record, bar) -> None:
         run_trials(

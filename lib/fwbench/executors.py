@@ -7,6 +7,8 @@ into the runner. Both executors run each trial with ``fwbench.execute.execute`` 
 
 An executor's ``require_environments(trials)`` stops a sweep, before any trial is sent, when an environment the
 trials need is not built and current where they would run (one line naming the command and the hosts).
+Its ``require_preflight(study, options)`` does the same for the study's own check (``Study.preflight``: its data
+is there and readable) where the trials will run; the runner runs it once, before the first trial is sent.
 Its ``run(trials, record, bar)`` calls ``record(trial, outcome, placement)`` as each trial ends, where
 ``placement`` is what the store keeps about where it ran (runner, host sharing, memory cap).
 """
@@ -25,6 +27,8 @@ Record = Callable[[PlannedTrial, dict, dict], None]
 class Executor(Protocol):
     def require_environments(self, trials: list[PlannedTrial]) -> None: ...
 
+    def require_preflight(self, study, options: dict) -> None: ...
+
     def run(self, trials: list[PlannedTrial], record: Record, bar) -> None: ...
 
     def close(self) -> None: ...
@@ -39,6 +43,9 @@ class LocalExecutor:
     def require_environments(self, trials: list[PlannedTrial]) -> None:
         for name in sorted({t.env for t in trials}):
             get_environment(name).require_built()
+
+    def require_preflight(self, study, options: dict) -> None:
+        """Nothing more: the trials run on this machine, where the runner has just run ``study.preflight``."""
 
     def run(self, trials: list[PlannedTrial], record: Record, bar) -> None:
         for trial in trials:

@@ -6,6 +6,8 @@ sane. Whether the trials' environments are built is asked where they will run (`
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .environments import MAIN, get_environment
 from .errors import FwbenchError
 from .execute import PlannedTrial
@@ -86,14 +88,18 @@ def preflight(study_name: str, profile: str, overrides: dict | None = None) -> l
 
 class Preflight:
     """The study's ``preflight(options)``, run at most once, when the first trial is about to be handed to the
-    executor; a sweep with nothing to run never calls it."""
+    executor; a sweep with nothing to run never calls it. ``elsewhere(study, options)``, when given, runs the same
+    check where the trials will run (``Executor.require_preflight``: on a cluster, each worker host finds its data
+    through its own environment)."""
 
-    def __init__(self, study, options: dict):
-        self.study, self.options, self.done = study, options, False
+    def __init__(self, study, options: dict, elsewhere: Callable[[object, dict], None] | None = None):
+        self.study, self.options, self.elsewhere, self.done = study, options, elsewhere, False
 
     def __call__(self) -> None:
         if not self.done:
             self.study.preflight(self.options)
+            if self.elsewhere is not None:
+                self.elsewhere(self.study, self.options)
             self.done = True
 
 

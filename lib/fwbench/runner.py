@@ -118,7 +118,6 @@ def run_sweep(
         raise FwbenchError("a stop file works with the local runner only; on a cluster stop the workers instead")
     study, options = resolve(study_name, profile, overrides)
     trials = planned_trials(study, options)
-    checked = Preflight(study, options)
     if scheduler is not None:
         from .cluster import DaskExecutor, connect
 
@@ -130,6 +129,7 @@ def run_sweep(
         )
     else:
         executor = LocalExecutor(timeout_s=timeout_s, memory_limit_mb=memory_limit_mb)
+    checked = Preflight(study, options, elsewhere=executor.require_preflight)
     try:
         if store is None and not results_path().exists():
             checked()  # nothing stored yet, so every trial runs: its data and environments (where the trials
