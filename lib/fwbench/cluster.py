@@ -191,6 +191,22 @@ class DaskExecutor:
     def close(self) -> None:
         self.client.close()
 
+    def _ask_workers(self, what: str, function, *args) -> dict:
+        """worker -> ``function(*args)`` run on every worker now (workers joining later are not asked); one line
+        when that fails."""
+        try:
+            return self.client.run(function, *args)
+        except Exception as exc:  # noqa: BLE001 - e.g. a worker that cannot import fwbench
+            first = str(exc).splitlines()[0] if str(exc) else "no message"
+            raise FwbenchError(
+                f"asking the Dask workers {what} failed ({type(exc).__name__}: {first}); can every worker import "
+                "fwbench?"
+            ) from None
+
+    def _host_of(self) -> dict[str, str]:
+        """worker address -> its host (the workers of one machine answer for that machine)."""
+        return {worker: host for host, workers in _slots(self.client).items() for worker in workers}
+
     def require_environments(self, trials: list) -> None:
         """Each worker host reports the state of the environments these trials need, resolved in its own
         checkout (``environments.states_here``); any host where one is missing, stale or locked otherwise than
@@ -198,15 +214,8 @@ class DaskExecutor:
         planned = {t.env: t.env_lock for t in trials}
         if not planned:
             return
-        try:
-            by_worker = self.client.run(states_here, sorted(planned))  # workers joining later are not asked
-        except Exception as exc:  # noqa: BLE001 - e.g. a worker that cannot import fwbench
-            raise FwbenchError(
-                f"asking the Dask workers for their environments failed ({type(exc).__name__}: "
-                f"{str(exc).splitlines()[0] if str(exc) else 'no message'}); can every worker import fwbench?"
-            ) from None
-        hosts = _slots(self.client)
-        host_of = {worker: host for host, workers in hosts.items() for worker in workers}
+        by_worker = self._ask_workers("for their environments", states_here, sorted(planned))
+        host_of = self._host_of()
         answers = {host_of.get(worker, worker): states for worker, states in by_worker.items()}
         require_built_where(answers, planned)
 
@@ -214,14 +223,10 @@ class DaskExecutor:
         """Each worker runs the study's own check (``Study.preflight``) in its own environment: a worker started
         without the ``FWBENCH_DATA_DIR`` the client has, or on a host without the data, stops the sweep with one
         line before a trial is sent (else each trial it got would be stored as failed, seconds in)."""
-        try:
-            by_worker = self.client.run(preflight_here, study.name, study.module, options)
-        except Exception as exc:  # noqa: BLE001 - e.g. a worker that cannot import fwbench
-            raise FwbenchError(
-                f"asking the Dask workers to check {study.name}'s data failed ({type(exc).__name__}: "
-                f"{str(exc).splitlines()[0] if str(exc) else 'no message'}); can every worker import fwbench?"
-            ) from None
-        host_of = {worker: host for host, workers in _slots(self.client).items() for worker in workers}
+        by_worker = self._ask_workers(
+            f"to check {study.name}'s data", preflight_here, study.name, study.module, options
+        )
+        host_of = self._host_of()
         problems: dict[str, list[str]] = {}
         for worker, problem in sorted(by_worker.items()):
             if problem is not None:
