@@ -132,8 +132,8 @@ def run_sweep(
     checked = Preflight(study, options, elsewhere=executor.require_preflight)
     try:
         if store is None and not results_path().exists():
-            checked()  # nothing stored yet, so every trial runs: its data and environments (where the trials
-            executor.require_environments(trials)  # will run) are checked before the store file is created
+            executor.require_environments(trials)  # nothing stored yet, so every trial runs: its environments
+            checked()  # and data (where the trials will run: environments first) are checked before the store file
         store = store or ResultsStore(results_path())
         return _run(
             trials,
