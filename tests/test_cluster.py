@@ -423,3 +423,16 @@ def test_a_worker_without_the_data_stops_the_sweep_before_any_trial(tmp_path, st
     assert "imdb's check failed where its trials would run (on 127.0.0.1: DataUnavailable:" in message
     assert f"FWBENCH_DATA_DIR={missing} does not exist" in message and "no trial was sent" in message
     assert not store_env.exists()
+
+
+def test_the_worker_listing_is_asked_of_the_scheduler_not_the_clients_cache(cluster, monkeypatch):
+    """The client's cached listing is overwritten by its periodic refresh with no workers (it asks for 0): read
+    through ``scheduler_info()``, a running trial's worker could look gone, and the trial was sent again while its
+    first copy ran on. ``_slots`` asks the scheduler."""
+    distributed = pytest.importorskip("distributed")
+    from fwbench.cluster import _slots
+
+    with distributed.Client(cluster.scheduler_address) as client:
+        monkeypatch.setattr(client, "scheduler_info", lambda *args, **kwargs: {"workers": {}})  # the refresh's cache
+        hosts = _slots(client)
+    assert {worker for workers in hosts.values() for worker in workers} == set(cluster.scheduler_info["workers"])

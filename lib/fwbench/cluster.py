@@ -129,9 +129,12 @@ def connect(address: str, security=None, timeout_s: float | None = None):
 
 # -- running ----------------------------------------------------------------------------------------------
 def _slots(client) -> dict[str, dict[str, int]]:
-    """{host: {worker address: threads}} of the workers the scheduler knows now."""
+    """{host: {worker address: threads}} of the workers the scheduler knows now. Asked of the scheduler directly:
+    ``client.scheduler_info()`` returns the client's shared cache, which its periodic refresh overwrites with a
+    listing of no workers (it asks for 0), so under load a running trial's worker could look gone and the trial
+    was cancelled and sent again while the first copy ran on (seen 2026-11-26: JAX's quality seed 46 ran twice)."""
     hosts: dict[str, dict[str, int]] = defaultdict(dict)
-    for address, info in client.scheduler_info(n_workers=-1)["workers"].items():
+    for address, info in client.sync(client.scheduler.identity, n_workers=-1)["workers"].items():
         hosts[info.get("host") or address.split("://")[-1].rsplit(":", 1)[0]][address] = int(info["nthreads"])
     return hosts
 
