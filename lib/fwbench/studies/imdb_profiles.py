@@ -99,15 +99,15 @@ PROFILES = {
         "adaptive": {"min_blocks": 4, "max_blocks": 6, "target": 0.03},
         "onednn_part": {"batch_size": 128, "epochs": 3, "n_train": 2560},
         # Seeds per arm (issue 25: A8 was inconclusive at 2; the goal is 5 for every arm). The plan lists the seeds
-        # each arm has stored or in flight, so a run that resumes never leaves the headline on a partial plan: the
-        # A8 pair and torch-sparse have 5, JAX 4 (its seed 46 is the next piece: raise it to 5 and resume).
+        # each arm has stored or in flight, so a run that resumes never leaves the headline on a partial plan; now
+        # every arm has its 5.
         # An accuracy is not a timing, so seeds 45 and 46 run two trials at once (a local Dask worker,
         # --trials-per-host 2) at 1 thread each, for about half their serial time; seeds 42-44 ran one at a time at
         # 2 threads. A trial's config records its threads and its provenance how many trials shared the host
         "quality_part": {
             "batch_size": 64,
             "epochs": 4,
-            "blocks": {"torch-eager": 5, "mxnet-imperative": 5, "torch-sparse": 5, "jax-jit": 4},
+            "blocks": {"torch-eager": 5, "mxnet-imperative": 5, "torch-sparse": 5, "jax-jit": 5},
             "threads": [2, 2, 2, 1, 1],
             "arms": [*CORE_ARMS, "jax-jit"],
         },
