@@ -312,7 +312,7 @@ def test_bad_input(case: Case, tmp_path, monkeypatch):
     monkeypatch.setenv("FWBENCH_DATA_DIR", os.environ["FWBENCH_DATA_DIR"])  # set by .ci/run or conftest
     monkeypatch.setenv("FWBENCH_OFFLINE", "1")  # never try a download
     monkeypatch.setenv("FWBENCH_CONNECT_TIMEOUT", "3")
-    monkeypatch.setattr("fwbench.cluster.CONNECT_TIMEOUT_S", 3.0)
+    monkeypatch.setattr("fwbench.cluster_connect.CONNECT_TIMEOUT_S", 3.0)
     monkeypatch.setenv("FWBENCH_CACHE_DIR", str(tmp_path / "cache"))  # broken archives stay out of the real cache
     if case.setup is None:  # a store that already holds a finished trial
         seed = planning.plan("selftest", "smoke", {"n_trials": 1})[0]

@@ -51,7 +51,7 @@ def cmd_run(args) -> int:
             overrides[name] = getattr(args, name)
     security = None
     if args.scheduler is not None:
-        from .cluster import make_security
+        from .cluster_connect import make_security
 
         security = make_security(args.tls_ca_file, args.tls_cert, args.tls_key)
     summary = run_sweep(

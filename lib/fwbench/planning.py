@@ -134,6 +134,6 @@ def check_run_args(progress, timeout_s, memory_limit_mb, trials_per_host, schedu
             "(--scheduler tcp://HOST:8786) or drop it (one machine runs one trial at a time)"
         )
     if scheduler is not None:
-        from .cluster import check_address
+        from .cluster_connect import check_address
 
         check_address(scheduler)

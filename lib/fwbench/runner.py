@@ -119,7 +119,8 @@ def run_sweep(
     study, options = resolve(study_name, profile, overrides)
     trials = planned_trials(study, options)
     if scheduler is not None:
-        from .cluster import DaskExecutor, connect
+        from .cluster import DaskExecutor
+        from .cluster_connect import connect
 
         executor = DaskExecutor(
             connect(scheduler, security=security),
