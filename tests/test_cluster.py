@@ -32,17 +32,23 @@ def write_evidence(name: str, data: dict) -> None:
     (EVIDENCE / f"{name}.json").write_text(json.dumps(data, indent=2, sort_keys=True))
 
 
-@pytest.fixture(scope="module")
-def cluster():
+def loopback_cluster(n_workers: int, **kwargs):
+    """A Dask cluster of worker processes on 127.0.0.1, 1 thread each, ports chosen by the system."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
+    return distributed.LocalCluster(
         host="127.0.0.1",
         processes=True,
-        n_workers=2,
+        n_workers=n_workers,
         threads_per_worker=1,
         dashboard_address="127.0.0.1:0",
         scheduler_port=0,
-    ) as lc:
+        **kwargs,
+    )
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with loopback_cluster(2) as lc:
         assert lc.scheduler_address.startswith("tcp://127.0.0.1:")
         yield lc
 
@@ -329,7 +335,7 @@ def test_tls_scheduler_with_certificates_from_env(tmp_path, store_env, monkeypat
         pytest.skip("openssl not installed")
     from distributed.security import Security
 
-    from fwbench.cluster import make_security
+    from fwbench.cluster_connect import make_security
 
     ca, cert, key = _make_certs(tmp_path)
     server = Security(
@@ -406,17 +412,8 @@ def test_a_worker_without_the_data_stops_the_sweep_before_any_trial(tmp_path, st
     worker started without the client's variable looks elsewhere). The study's own check runs on the worker too:
     one line naming the host and the reason, no trial sent, no store written (before, each trial was stored as
     failed seconds in)."""
-    distributed = pytest.importorskip("distributed")
     missing = tmp_path / "no-data-here"
-    with distributed.LocalCluster(
-        host="127.0.0.1",
-        processes=True,
-        n_workers=1,
-        threads_per_worker=1,
-        dashboard_address="127.0.0.1:0",
-        scheduler_port=0,
-        env={"FWBENCH_DATA_DIR": str(missing)},
-    ) as lc:
+    with loopback_cluster(1, env={"FWBENCH_DATA_DIR": str(missing)}) as lc:
         with pytest.raises(FwbenchError) as caught:
             run_sweep("imdb", "smoke", {"arms": ["torch-eager"]}, progress="none", scheduler=lc.scheduler_address)
     message = str(caught.value)
