@@ -62,9 +62,12 @@ def test_float_round_off_from_another_cpu_agrees_and_a_shown_difference_does_not
     in the 4th digit, the smallest a reader could see, is two."""
     amd = Quantity("claim.C1", 1.2, 1.115047833109519, 1.3)
     intel = Quantity("claim.C1", 1.2, 1.115047833109518, 1.3)
-    assert consistency.disagreements(
-        consistency.collect([_page(tmp_path, "a.html", amd.markup()), _page(tmp_path, "b.md", intel.markup())])
-    ) == []
+    assert (
+        consistency.disagreements(
+            consistency.collect([_page(tmp_path, "a.html", amd.markup()), _page(tmp_path, "b.md", intel.markup())])
+        )
+        == []
+    )
     visible = Quantity("claim.C1", 1.2, 1.1152, 1.3)
     assert consistency.disagreements(
         consistency.collect([_page(tmp_path, "c.html", amd.markup()), _page(tmp_path, "d.md", visible.markup())])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from . import conditions
 from .environments import MAIN, get_environment
 from .errors import FwbenchError
 from .execute import PlannedTrial
@@ -34,14 +35,16 @@ def trial_environment(study, config: dict, cache: dict):
     return cache[name]
 
 
-def planned_trials(study, options: dict) -> list[PlannedTrial]:
+def planned_trials(study, options: dict, condition: dict | None = None) -> list[PlannedTrial]:
     """The plan. A trial outside ``main`` names its environment and that environment's lock hash in its config
     (so in its id: another environment, or a relocked one, is another trial); a ``main`` trial's config is left as
-    the study made it, so its id is unchanged (see ``fwbench.environments``)."""
+    the study made it, so its id is unchanged (see ``fwbench.environments``). ``condition`` (``fwbench.conditions``:
+    the CPU model and fp mode a run is measured under) adds its keys to every config."""
     code, root = study.code_version(), study.import_root()
     trials, envs = [], {}
     for position, config in enumerate(study.grid(options)):
         study.arm_of(config)  # an arm missing from the study's arm table is an error before anything runs
+        config = {**config, **(condition or {})}
         env = trial_environment(study, config, envs)
         lock = env.lock_hash() if env.lock.exists() or env.name != MAIN else None
         if env.name != MAIN:
@@ -77,8 +80,8 @@ def environments_needed(study_names=None, profile: str | None = None) -> set[str
 
 
 def plan(study_name: str, profile: str, overrides: dict | None = None) -> list[PlannedTrial]:
-    """The trials of a profile (validated before anything runs)."""
-    return planned_trials(*resolve(study_name, profile, overrides))
+    """The trials of a profile under the condition its overrides name (validated before anything runs)."""
+    return planned_trials(*resolve(study_name, profile, overrides), conditions.split(overrides)[0])
 
 
 def preflight(study_name: str, profile: str, overrides: dict | None = None) -> list[PlannedTrial]:
@@ -107,7 +110,7 @@ def checked(study_name: str, profile: str, overrides: dict | None):
     """(study, options, trials) after the study's preflight check."""
     study, options = resolve(study_name, profile, overrides)
     study.preflight(options)
-    return study, options, planned_trials(study, options)
+    return study, options, planned_trials(study, options, conditions.split(overrides)[0])
 
 
 def _check_number(name: str, value, minimum: float, integer: bool = False, flag: str | None = None) -> None:

@@ -40,17 +40,41 @@ def cpu_model() -> str:
 def cpu_id() -> str | None:
     """Vendor, family, model and stepping from /proc/cpuinfo: VMs often name the CPU only "AMD EPYC", and these
     tell its generations apart (None where /proc/cpuinfo is missing)."""
-    try:
-        fields = dict(
-            line.split(":", 1)
-            for line in Path("/proc/cpuinfo").read_text().split("\n\n")[0].splitlines()
-            if ":" in line
-        )
-    except OSError:
-        return None
-    fields = {k.strip(): v.strip() for k, v in fields.items()}
+    fields = _cpuinfo_fields()
     parts = [fields.get(k) for k in ("vendor_id", "cpu family", "model", "stepping")]
     return "/".join(p or "?" for p in parts) if any(parts) else None
+
+
+# The ISA features that choose kernels in oneDNN, MKL, OpenBLAS and XLA (an Intel Xeon with AVX-512 and VNNI runs
+# other code paths than an AMD EPYC with AVX2 only); recorded per trial beside the CPU model.
+KERNEL_FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8")
+
+
+def _cpuinfo_fields() -> dict[str, str]:
+    try:
+        first = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
+    except OSError:
+        return {}
+    return {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in first.splitlines() if ":" in line)}
+
+
+def cpu_key(cpu_id_value) -> str | None:
+    """The CPU model a comparison stays within: vendor/family/model of a recorded ``cpu_id`` (its stepping
+    dropped: steppings of one model share their kernels); None when not recorded."""
+    if not isinstance(cpu_id_value, str) or not cpu_id_value:
+        return None
+    return "/".join(cpu_id_value.split("/")[:3])
+
+
+def this_cpu() -> str | None:
+    """This machine's CPU model, as ``cpu_key`` spells it (e.g. ``GenuineIntel/6/207``)."""
+    return cpu_key(cpu_id())
+
+
+def cpu_flags() -> list[str]:
+    """Which of ``KERNEL_FLAGS`` this CPU reports."""
+    flags = set(_cpuinfo_fields().get("flags", "").split())
+    return [f for f in KERNEL_FLAGS if f in flags]
 
 
 def boot_id() -> str | None:
@@ -91,6 +115,8 @@ def host_info() -> dict:
         "python": platform.python_version(),
         "cpu_model": cpu_model(),
         "cpu_id": cpu_id(),
+        "cpu": this_cpu(),
+        "cpu_flags": cpu_flags(),
         "boot_id": boot_id(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": affinity,

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import conditions
 from .errors import FwbenchError
 from .execute import PlannedTrial
 from .executors import Executor, LocalExecutor
@@ -117,7 +118,8 @@ def run_sweep(
     if stop_file is not None and scheduler is not None:
         raise FwbenchError("a stop file works with the local runner only; on a cluster stop the workers instead")
     study, options = resolve(study_name, profile, overrides)
-    trials = planned_trials(study, options)
+    condition = conditions.split(overrides)[0]
+    trials = planned_trials(study, options, condition)
     if scheduler is not None:
         from .cluster import DaskExecutor
         from .cluster_connect import connect
@@ -129,6 +131,8 @@ def run_sweep(
             trials_per_host=trials_per_host or 1,
         )
     else:
+        if condition.get("cpu") is not None:  # one line before anything runs (each trial refuses it too)
+            conditions.require_cpu(condition)
         executor = LocalExecutor(timeout_s=timeout_s, memory_limit_mb=memory_limit_mb)
     checked = Preflight(study, options, elsewhere=executor.require_preflight)
     try:

@@ -1,7 +1,10 @@
 """Child-process entry point: ``python -m fwbench.trial SPEC.json RESULT.json``.
 
 Runs exactly one trial of one study in this fresh process (so exactly one framework gets imported), then
-writes the result atomically. Any exception exits non-zero with the traceback on stderr; the parent records
+writes the result atomically. Before anything imports a framework it sets the trial's ``fp_mode`` (subnormal floats:
+``fwbench.floatmode``) and refuses a config that names another CPU model than this machine's (``cpu``); after the
+trial it runs the framework's subnormal probe on the threads that did the work, and a ``flush`` trial whose threads
+do not all flush is refused. Any exception exits non-zero with the traceback on stderr; the parent records
 the trial as failed.
 """
 
@@ -35,20 +38,28 @@ def package_versions(names) -> dict:
 def main(argv: list[str]) -> int:
     spec_path, result_path = Path(argv[0]), Path(argv[1])
     spec = json.loads(spec_path.read_text())
+    from . import floatmode
+    from .conditions import require_cpu
     from .provenance import MachineLoad, framework_facts, host_info, imported_frameworks
     from .studies import get_study
 
+    config = spec["config"]
+    require_cpu(config)
+    fp_mode = config.get("fp_mode", floatmode.DEFAULT)
+    fp_set = floatmode.apply(fp_mode)  # before any framework import: every thread it starts inherits the mode
     started = now_iso()
     host = host_info()  # before the framework import: the load average is the load the trial starts on
     load = MachineLoad()
     t0 = time.perf_counter()
     study = get_study(spec["study"], spec.get("module") or None)
-    result = study.run_trial(spec["config"], report=lambda msg: print(f"[trial] {msg}", file=sys.stderr, flush=True))
+    result = study.run_trial(config, report=lambda msg: print(f"[trial] {msg}", file=sys.stderr, flush=True))
     frameworks = imported_frameworks()
     if len(frameworks) > 1:
         raise RuntimeError(
             f"isolation broken: {len(frameworks)} frameworks imported in one trial process ({frameworks})"
         )
+    wall_s, machine = time.perf_counter() - t0, load.stop()
+    fp_found = floatmode.verify(fp_mode, frameworks)  # after the timed work, on the threads that did it
     env = spec.get("env") or {}
     result["provenance"] = {
         **host,
@@ -60,8 +71,10 @@ def main(argv: list[str]) -> int:
         **result["provenance"],
         "frameworks_imported": frameworks,
         "pid": os.getpid(),
-        "trial_wall_s": time.perf_counter() - t0,
-        **load.stop(),
+        "trial_wall_s": wall_s,
+        **machine,
+        **fp_set,
+        **fp_found,
     }
     result["started_at"], result["ended_at"] = started, now_iso()
     tmp = result_path.with_suffix(".tmp")

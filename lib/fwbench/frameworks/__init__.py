@@ -51,6 +51,8 @@ class Framework:
     import_name: str | None  # top-level module probed in sys.modules (None: nothing to load)
     module: str | None  # facts module (imports its framework inside functions only); None: no facts
     colour: str
+    # its subnormal probe (``fwbench.floatmode``): run after a trial, outside the fingerprint; None: no probe
+    probe_module: str | None = None
 
     def facts(self) -> ModuleType | None:
         """The facts module (cheap: it does not import the framework)."""
@@ -101,8 +103,12 @@ def all_frameworks() -> list[Framework]:
     return list(_TABLE.values())
 
 
-register_framework(Framework("torch", "PyTorch", "torch", "fwbench.frameworks.torch", "#1f77b4"))
-register_framework(Framework("mxnet", "MXNet", "mxnet", "fwbench.frameworks.mxnet", "#d62728"))
-register_framework(Framework("jax", "JAX", "jax", "fwbench.frameworks.jax", "#e377c2"))
+register_framework(
+    Framework("torch", "PyTorch", "torch", "fwbench.frameworks.torch", "#1f77b4", "fwbench.floatmode.torch")
+)
+register_framework(
+    Framework("mxnet", "MXNet", "mxnet", "fwbench.frameworks.mxnet", "#d62728", "fwbench.floatmode.mxnet")
+)
+register_framework(Framework("jax", "JAX", "jax", "fwbench.frameworks.jax", "#e377c2", "fwbench.floatmode.jax"))
 register_framework(Framework("onnxruntime", "ONNX Runtime", "onnxruntime", None, "#2ca02c"))
 register_framework(Framework("none", "no framework", None, None, "#7f7f7f"))

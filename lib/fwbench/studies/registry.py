@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..conditions import study_overrides
 from ..errors import FwbenchError
 
 # the framework table, re-exported: the registry is where arms and studies look their frameworks up
@@ -189,6 +190,9 @@ class Study:
 
     # -- options and plan ---------------------------------------------------------------------------------
     def resolve(self, profile: str, overrides: dict | None = None) -> dict:
+        """The profile's options with ``overrides``; the run's condition (``fwbench.conditions``: cpu, fp_mode)
+        is not the study's and is taken out here (the planner adds it to each config)."""
+        overrides = study_overrides(overrides)
         options = opt.resolve(self.name, self.profiles, self.options, profile, overrides)
         if options.get("adaptive"):
             self._plan_adaptive(options, overrides or {})

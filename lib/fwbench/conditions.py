@@ -1,0 +1,70 @@
+"""The conditions a whole run is measured under, beyond its profile: the CPU model and the subnormal mode.
+
+A profile says what to run; a condition says under what. Both are keys of a trial's config, so of its id, and both
+are given as overrides of any study (``--set fp_mode=flush``, ``--set cpu=this``) and split off before the study
+sees its options:
+
+- ``fp_mode`` (``fwbench.floatmode``): ``default`` (the libraries' own choice) or ``flush`` (FTZ and DAZ set before
+  the framework's import, checked in its threads).
+- ``cpu``: the CPU model (``vendor/family/model``, as ``provenance.cpu_key`` spells it) the trial must run on;
+  ``this`` names this machine's. A trial whose config names another model than its machine's is refused by the
+  trial process (and the local runner refuses the whole run first), so a piece for an Intel Xeon never lands in
+  the store from an AMD EPYC.
+
+Decision (identity): at their defaults (``fp_mode=default``, no ``cpu``) neither key is written into the config, so
+every trial stored before conditions existed keeps its id. Those trials name no CPU: each records its model in
+its provenance, and the analysis keeps one model per timing comparison (``machines.one_cpu_model``). The same grid
+measured again on another CPU model is a run with ``cpu`` named: other ids, never resumed from the first CPU's
+rows, and selected by the analysis as a condition of its own (the same overrides), never pooled with the first.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import FwbenchError
+from .floatmode import DEFAULT, check_mode
+from .provenance import this_cpu
+
+CONDITION_KEYS = ("cpu", "fp_mode")
+THIS = "this"
+_CPU = re.compile(r"^[A-Za-z]+/\d+/\d+$")
+
+
+def check_cpu(value) -> str:
+    if not isinstance(value, str) or not _CPU.match(value):
+        raise FwbenchError(f"cpu must be vendor/family/model (e.g. GenuineIntel/6/85) or {THIS!r}, got {value!r}")
+    return value
+
+
+def split(overrides: dict | None) -> tuple[dict, dict | None]:
+    """(the condition: the config keys it adds, the study's own overrides). ``cpu=this`` is resolved to this
+    machine's model; a default value adds no key."""
+    if not overrides:
+        return {}, overrides
+    condition = {}
+    if overrides.get("cpu") is not None:
+        cpu = overrides["cpu"]
+        condition["cpu"] = check_cpu(this_cpu() if cpu == THIS else cpu)
+    mode = check_mode(overrides.get("fp_mode", DEFAULT))
+    if mode != DEFAULT:
+        condition["fp_mode"] = mode
+    rest = {k: v for k, v in overrides.items() if k not in CONDITION_KEYS}
+    return condition, rest
+
+
+def study_overrides(overrides: dict | None) -> dict | None:
+    """The overrides a study resolves (the condition's keys taken out)."""
+    return split(overrides)[1]
+
+
+def of_config(config: dict) -> dict:
+    """The condition a stored config was measured under: ``cpu`` (None: not named) and ``fp_mode``."""
+    return {"cpu": config.get("cpu"), "fp_mode": config.get("fp_mode", DEFAULT)}
+
+
+def require_cpu(config: dict) -> None:
+    """Refuse a config that names another CPU model than this machine's."""
+    wanted = config.get("cpu")
+    if wanted is not None and wanted != this_cpu():
+        raise FwbenchError(f"this trial is for CPU {wanted}; this machine is {this_cpu()}: run it on a {wanted}")

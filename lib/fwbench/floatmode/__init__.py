@@ -1,0 +1,151 @@
+"""Subnormal floats as a declared condition of a trial (``fp_mode``), set before any framework import and verified
+in the framework's own threads.
+
+Why: backpropagating through 500 LSTM steps drives gradients into subnormal (denormal) floats. Intel Xeon CPUs
+handle them in microcode, about 5-13x slower per step here; AMD EPYC barely notices. Each library decides for itself
+whether to flush them to zero, so "the framework's speed" on Intel is mostly its subnormal policy unless the policy
+is a condition of the trial, the same for every framework.
+
+- ``default``: the libraries' own choice; nothing is set. The trial records what its framework's kernels do (JAX's
+  XLA flushes on its own; PyTorch and MXNet do not).
+- ``flush``: flush-to-zero (FTZ, results) and denormals-are-zero (DAZ, inputs), bits 15 and 6 of the x86 MXCSR
+  register, set in the trial process's main thread before the framework is imported, with glibc's ``fesetenv`` (no
+  framework call: every framework gets the same bits by the same means). Threads inherit the register from the
+  thread that creates them (POSIX: the floating-point environment), so every pool a framework starts later carries
+  them; a pool started before (or a library that resets the register in its workers) would not, and the check finds
+  it.
+
+The check (``verify``): each framework's probe (``fwbench/floatmode/<framework>.py``, twins with one public name,
+``subnormal_products``) multiplies large arrays with its own kernels on its own pool: a subnormal input times 1e10
+(exactly zero only under DAZ), two tiny normals whose product is subnormal (exactly zero only under FTZ), and a
+matrix product of subnormal inputs (the GEMM kernels' threads). Each result is split over the pool's threads, so
+the share of exact zeros is 1 only when every thread that computed it flushes, 0 when none does, and between when
+some do. A ``flush`` trial whose shares are not all 1 is refused (its timing would be of a mixed condition); a
+``default`` trial records the shares as its framework's own policy. The probes run after the trial's work, on the
+threads that did it, and are not part of any timing; they live outside the fingerprinted facts modules, since they
+change nothing a trial measures.
+
+x86-64 Linux only (glibc's ``fenv_t`` keeps MXCSR at byte 28); elsewhere ``flush`` is refused with one line.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import importlib
+import platform
+import struct
+
+from ..errors import FwbenchError
+from ..frameworks import get_framework
+
+DEFAULT, FLUSH = "default", "flush"
+FP_MODES = (DEFAULT, FLUSH)
+FTZ, DAZ = 1 << 15, 1 << 6  # MXCSR bits
+_FENV_SIZE, _MXCSR_OFFSET = 32, 28  # glibc x86-64 fenv_t: the x87 environment (28 bytes), then MXCSR
+
+# The probe's operands (float32): SUBNORMAL x SCALE is 1e-29, normal, so zero only when the input was flushed (DAZ);
+# TINY x TINY is 1e-40, subnormal, so zero only when the result was flushed (FTZ).
+SUBNORMAL, SCALE, TINY = 1e-39, 1e10, 1e-20
+PROBE_ELEMENTS = 1 << 21  # split over the pool's threads by every framework's elementwise kernels
+PROBE_GEMM = 256  # square matrices: the GEMM kernels run blocked over the pool
+
+
+def _libm():
+    if platform.machine() not in ("x86_64", "AMD64"):
+        raise FwbenchError(f"fp_mode=flush sets the x86 MXCSR register; this machine is {platform.machine()}")
+    return ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+
+
+def mxcsr() -> int | None:
+    """The calling thread's MXCSR register (None off x86-64)."""
+    try:
+        libm = _libm()
+    except (FwbenchError, OSError):
+        return None
+    env = ctypes.create_string_buffer(_FENV_SIZE)
+    if libm.fegetenv(env) != 0:
+        return None
+    return struct.unpack_from("<I", env.raw, _MXCSR_OFFSET)[0]
+
+
+def thread_mode(register: int | None) -> str | None:
+    """``flush`` when both FTZ and DAZ are set, ``default`` when neither, ``partial`` otherwise."""
+    if register is None:
+        return None
+    bits = register & (FTZ | DAZ)
+    return FLUSH if bits == FTZ | DAZ else DEFAULT if bits == 0 else "partial"
+
+
+def check_mode(mode) -> str:
+    if mode not in FP_MODES:
+        raise FwbenchError(f"fp_mode must be one of {', '.join(FP_MODES)}, got {mode!r}")
+    return mode
+
+
+def write_register(flush: bool) -> None:
+    """Set (``flush``) or clear FTZ and DAZ in the calling thread's MXCSR, the rest of it kept."""
+    libm = _libm()
+    env = ctypes.create_string_buffer(_FENV_SIZE)
+    if libm.fegetenv(env) != 0:
+        raise FwbenchError("fegetenv failed")
+    register = struct.unpack_from("<I", env.raw, _MXCSR_OFFSET)[0]
+    struct.pack_into("<I", env, _MXCSR_OFFSET, register | FTZ | DAZ if flush else register & ~(FTZ | DAZ))
+    if libm.fesetenv(env) != 0:
+        raise FwbenchError("fesetenv failed")
+    if thread_mode(mxcsr()) != (FLUSH if flush else DEFAULT):
+        raise FwbenchError(f"MXCSR reads {mxcsr():#x} after {'setting' if flush else 'clearing'} FTZ and DAZ")
+
+
+def apply(mode: str) -> dict:
+    """Set ``mode`` in the calling thread (call it before any framework is imported); returns what the register
+    held before and after. ``default`` sets nothing."""
+    check_mode(mode)
+    before = mxcsr()
+    if mode == FLUSH:
+        write_register(True)
+    return {"fp_mxcsr_before": before, "fp_mxcsr_main": mxcsr()}
+
+
+def pool_mode(shares: dict[str, float]) -> str:
+    """What a probe's shares of exact zeros say of the pool: ``flush`` (every thread flushes), ``default`` (none
+    does), ``mixed`` (some threads or kernels do)."""
+    values = set(shares.values())
+    return FLUSH if values == {1.0} else DEFAULT if values == {0.0} else "mixed"
+
+
+def probe(framework: str) -> dict[str, float] | None:
+    """The framework's probe shares (None for a framework without a probe: the self-test's ``none``)."""
+    module = get_framework(framework).probe_module
+    if module is None:
+        return None
+    return importlib.import_module(module).subnormal_products(PROBE_ELEMENTS, PROBE_GEMM)
+
+
+def verify(mode: str, frameworks: list[str]) -> dict:
+    """Run each imported framework's probe; a ``flush`` trial whose pool does not flush everywhere is refused
+    (``FwbenchError``). Returns the provenance fields: the mode asked, each probe's shares and what they say."""
+    out: dict = {"fp_mode": check_mode(mode), "fp_main_thread": thread_mode(mxcsr())}
+    for name in frameworks:
+        shares = probe(name)
+        if shares is None:
+            continue
+        found = pool_mode(shares)
+        out["fp_probe"] = shares
+        out["fp_pool"] = found
+        if mode == FLUSH and found != FLUSH:
+            raise FwbenchError(
+                f"fp_mode=flush not carried by {name}'s threads: shares of flushed products {shares} "
+                "(1.0 in every kernel when every thread flushes); the trial is refused"
+            )
+    if mode == FLUSH and out["fp_main_thread"] != FLUSH:
+        raise FwbenchError(f"fp_mode=flush lost in the trial's main thread (MXCSR {mxcsr():#x})")
+    return out
+
+
+def zero_share(values) -> float:
+    """The share of exact zeros in a numpy array (the probes' one statistic)."""
+    import numpy as np
+
+    values = np.asarray(values)
+    return float(np.count_nonzero(values == 0)) / values.size
