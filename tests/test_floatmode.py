@@ -1,9 +1,9 @@
 """Subnormal floats as a condition (``fwbench.floatmode``) and the run's conditions (``fwbench.conditions``).
 
 - the probe's shares say what a pool does; a ``flush`` trial whose pool does not flush everywhere is refused;
-- through the real runner, with real PyTorch and MXNet in the trial process: a trial that sets the mode before the framework
-  starts its pool is done and records ``flush`` in every kernel; a trial whose MXNet engine threads were started before
-  the mode (so they do not carry it) is refused, stored as failed with the shares in its error;
+- through the real runner, with real PyTorch and MXNet in the trial process: a trial that sets the mode before the
+  framework starts its pool is done and records ``flush`` in every kernel; a trial whose MXNet engine threads were
+  started before the mode (so they do not carry it) is refused, stored as failed with the shares in its error;
 - ``fp_mode`` and ``cpu`` are config keys (another id) only when not at their defaults; a config naming another CPU
   model is refused before anything runs.
 """
