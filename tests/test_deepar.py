@@ -138,10 +138,12 @@ def _plant(
     per_trial: dict | None = None,
     predict_factor: dict | None = None,
     dataset_factor=None,
+    cpu_of_seed=None,
 ) -> None:
     """Planted trials: the MXNet reference arm ``slow`` times the rest (other arms by ``factors``, or by
     ``dataset_factor(dataset, arm)``); forecasting scaled alike unless ``predict_factor`` says otherwise;
-    ``extra`` whole-trial values for every trial, ``per_trial`` for one (arm, seed)."""
+    ``extra`` whole-trial values for every trial, ``per_trial`` for one (arm, seed); ``cpu_of_seed(seed)``: the
+    ``cpu_id`` each trial's provenance records (default: one AMD EPYC model)."""
     rng = np.random.default_rng(0)
     for t in plan("deepar", "smoke", overrides):
         arm, seed = t.config["arm"], t.config["seed"]
@@ -166,11 +168,43 @@ def _plant(
             study="deepar",
             status="done",
             config=t.config,
-            provenance={"host": "h", "dataset_kind": "original"},
+            provenance={
+                "host": "h",
+                "dataset_kind": "original",
+                "cpu_id": cpu_of_seed(seed) if cpu_of_seed else "AuthenticAMD/25/17/1",
+            },
             summary={},
             measurements=meas,
             profile="smoke",
         )
+
+
+AMD, INTEL = "AuthenticAMD/25/17/1", "GenuineIntel/6/85/7"
+
+
+def test_a_planted_two_cpu_store_is_never_pooled(tmp_store):
+    """The same grid on an AMD EPYC (MXNet 2x PyTorch) and, as a condition naming its CPU, on an Intel Xeon (4x):
+    each condition reads its own trials. Trials that name no CPU but ran on two models (a resumed run that moved)
+    keep the model that ran most of the part, and the others are counted, not pooled."""
+    store = ResultsStore(tmp_store)
+    seeds = {"seeds": [42, 43, 44, 45, 46]}
+    _plant(store, seeds, slow=2.0, seeds_noise=0.01)
+    _plant(store, {**seeds, "cpu": "GenuineIntel/6/85"}, slow=4.0, seeds_noise=0.01, cpu_of_seed=lambda s: INTEL)
+    amd = analysis.load_trials("smoke", seeds, store)
+    intel = analysis.load_trials("smoke", {**seeds, "cpu": "GenuineIntel/6/85"}, store)
+    assert (
+        len(amd) == len(intel) == 10
+        and set(amd.cpu) == {"AuthenticAMD/25/17"}
+        and set(intel.cpu) == {"GenuineIntel/6/85"}
+    )
+    assert 1.9 < analysis.ratio_table(amd).iloc[0].ratio < 2.1 and 3.8 < analysis.ratio_table(intel).iloc[0].ratio < 4.2
+
+    mixed = ResultsStore(tmp_store.with_name("mixed.sqlite"))
+    _plant(mixed, seeds, slow=2.0, seeds_noise=0.01, cpu_of_seed=lambda s: AMD if s <= 44 else INTEL)
+    kept = analysis.load_trials("smoke", seeds, mixed)
+    assert sorted(set(kept.seed)) == [42, 43, 44] and set(kept.cpu) == {"AuthenticAMD/25/17"}
+    assert kept.attrs["other_cpu_trials"] == {("main", "GenuineIntel/6/85"): 4}
+    assert 1.9 < analysis.ratio_table(kept).iloc[0].ratio < 2.1
 
 
 def test_analysis_recovers_a_planted_ratio(tmp_store):

@@ -9,7 +9,7 @@ import random
 import pandas as pd
 import pytest
 
-from fwbench.machines import adjust_records, centre_by_machine, machine_factors, machine_of
+from fwbench.machines import adjust_records, centre_by_machine, cpu_model_of, machine_factors, machine_of, one_cpu_model
 from fwbench.stats import half_width, trial_ratio_ci
 from fwbench.studies.adaptive import TrialRecord
 
@@ -92,3 +92,17 @@ def test_the_adaptive_rule_compares_within_machines_too():
     assert out[("torch", "a")] == pytest.approx(out[("torch", "b")]) and math.isnan(out[("torch", "c")])
     one = [record("torch", 0, "a", 1.0), record("mxnet", 0, "a", 1.2)]
     assert adjust_records(one, {"s": {"torch", "mxnet"}}) == one
+
+
+def test_one_cpu_model_per_part_and_the_machine_factor_within_it():
+    """A timed part whose blocks ran on two CPU models keeps the model that ran most of it (the other counted, never
+    pooled or centred into it); an exempt part (an accuracy) keeps both; one model changes nothing."""
+    frame = _epochs({"boot-a": 3, "boot-b": 2}, {"boot-a": 1.0, "boot-b": 3.0}).assign(part="main")
+    frame["cpu"] = frame.machine.map({"boot-a": "AuthenticAMD/25/17", "boot-b": "GenuineIntel/6/85"})
+    kept, dropped = one_cpu_model(frame)
+    assert set(kept.cpu) == {"AuthenticAMD/25/17"} and dropped == {("main", "GenuineIntel/6/85"): 4}
+    accuracy, none_dropped = one_cpu_model(frame.assign(part="quality"), exempt=("quality",))
+    assert none_dropped == {} and len(accuracy) == len(frame)
+    same = frame[frame.cpu == "AuthenticAMD/25/17"]
+    assert one_cpu_model(same)[0] is same
+    assert cpu_model_of("GenuineIntel/6/207/2") == "GenuineIntel/6/207" and cpu_model_of(None) == "not recorded"

@@ -14,6 +14,10 @@ trials is not widened by machine speed. Decisions:
   it) cannot be adjusted; its trials are dropped from the comparison and counted, never pooled unadjusted.
 - The machine of a trial is its ``provenance.boot_id`` (one boot of one VM); trials stored before that field are
   one machine, ``not recorded``.
+- A machine adjustment applies within one CPU model only (``one_cpu_model`` first): boots of one model differ in
+  speed by a common factor, but across models the arms do not move together (on an Intel Xeon MXNet slows more
+  than PyTorch, and subnormal floats slow the IMDB LSTM 5-13x where an AMD EPYC barely notices), so a factor
+  common to all arms would be false there.
 - The adjustment spends degrees of freedom the Welch interval does not know of (one per extra machine): with
   several blocks per machine the interval is a little optimistic, which docs/paper-profile.md says.
 """
@@ -26,11 +30,40 @@ import numpy as np
 import pandas as pd
 
 MACHINE = "machine"
+CPU = "cpu"
 NOT_RECORDED = "not recorded"
 
 
 def machine_of(boot_id) -> str:
     return boot_id if isinstance(boot_id, str) and boot_id else NOT_RECORDED
+
+
+def cpu_model_of(cpu_id) -> str:
+    """The CPU model (vendor/family/model) of a recorded ``provenance.cpu_id``; ``not recorded`` before it was."""
+    if not isinstance(cpu_id, str) or not cpu_id:
+        return NOT_RECORDED
+    return "/".join(cpu_id.split("/")[:3])
+
+
+def one_cpu_model(frame: pd.DataFrame, part: str = "part", exempt: tuple[str, ...] = ()) -> tuple[pd.DataFrame, dict]:
+    """Rows of ``frame`` (with a ``cpu`` column) whose comparisons stay within one CPU model: per ``part``, the
+    trials of the model that ran most of the part's trials (ties: the first model by name); the others are dropped,
+    never pooled, and counted per (part, model) in the second value. Parts in ``exempt`` (an accuracy, not a
+    timing) keep every model. A trial that names its CPU in its config (``fwbench.conditions``) is its own condition
+    and is selected by it, so this only guards the trials that name none."""
+    if frame.empty or CPU not in frame or frame[CPU].nunique() <= 1:
+        return frame, {}
+    keep, dropped = [], {}
+    for name, group in frame.groupby(part, dropna=False, sort=False):
+        if name in exempt or group[CPU].nunique() == 1:
+            keep.append(group)
+            continue
+        counts = group.groupby(CPU).trial_id.nunique()
+        chosen = sorted(counts.index, key=lambda m: (-counts[m], m))[0]
+        keep.append(group[group[CPU] == chosen])
+        for model in counts.index.drop(chosen):
+            dropped[(name, model)] = int(counts[model])
+    return pd.concat(keep).sort_index(), dropped
 
 
 def machine_factors(cells: dict, arms) -> dict:

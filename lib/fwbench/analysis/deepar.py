@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import monash
+from ..machines import CPU, NOT_RECORDED, cpu_model_of, one_cpu_model
 from ..planning import plan
 from ..published.deepar2024 import TOTAL_TRAIN_S, post_ratio
 from ..quantity import Quantity
@@ -59,6 +60,7 @@ def load_trials(
         long = long[long["config.part"].isin(parts)]
     if long.empty:
         return pd.DataFrame()
+    long[CPU] = long["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in long else NOT_RECORDED
     keys = {
         "trial_id": "trial_id",
         "config.dataset": "dataset",
@@ -74,6 +76,7 @@ def load_trials(
         "config.env": "env",
         "provenance.dataset_kind": "dataset_kind",
         "host": "host",
+        CPU: CPU,
     }
     wide = long.pivot_table(index=list(keys), columns="metric", values="value").reset_index().rename(columns=keys)
     wide.columns.name = None
@@ -85,7 +88,10 @@ def load_trials(
         if key not in wide:
             wide[key] = np.nan
     wide["stopped_early"] = wide["epochs_run"] < wide["epochs"]
-    return wide.sort_values(["dataset", "arm", "seed"]).reset_index(drop=True)
+    wide, other_cpus = one_cpu_model(wide)  # one CPU model per part: its ratios are never pooled across models
+    wide = wide.sort_values(["dataset", "arm", "seed"]).reset_index(drop=True)
+    wide.attrs["other_cpu_trials"] = other_cpus
+    return wide
 
 
 def load_epochs(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.imdb import REVIEWS_PER_SPLIT
-from ..machines import MACHINE, NOT_RECORDED, centre_by_machine, machine_of
+from ..machines import CPU, MACHINE, NOT_RECORDED, centre_by_machine, cpu_model_of, machine_of, one_cpu_model
 from ..paths import results_path
 from ..stats import summarize, trial_ratio_ci
 from ..store import ResultsStore
@@ -37,6 +37,7 @@ MACHINE_SETTING = [
     "n_train",
     "epochs",
     "beside",
+    CPU,  # a machine factor is taken out within one CPU model only (``machines``)
 ]
 
 
@@ -75,6 +76,7 @@ def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore 
         "provenance.trials_sharing_host": "trials_sharing_host",
         "host": "host",
         MACHINE: MACHINE,
+        CPU: CPU,
         "step": "epoch",
     }
     # rows from before the options; a trial of the local runner had the machine alone (no Dask placement record)
@@ -83,6 +85,7 @@ def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore 
     # only the beside part's configs carry ``beside``
     long["config.beside"] = long["config.beside"].eq(True) if "config.beside" in long else False
     long[MACHINE] = long["provenance.boot_id"].map(machine_of) if "provenance.boot_id" in long else NOT_RECORDED
+    long[CPU] = long["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in long else NOT_RECORDED
     long = long.assign(
         lr_schedule=long["config.lr_schedule.factor"].notna() if "config.lr_schedule.factor" in long else False
     )
@@ -96,9 +99,11 @@ def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore 
         # pieces on machines of other speeds; the quality part is accuracy, not a timing: never centred, and never
         # dropped because its arms (JAX's seeds ran later) sit on different machines
         quality = wide.part.eq("quality")
-        timed, dropped = centre_by_machine(wide[~quality], MACHINE_SETTING)
+        timed, other_cpus = one_cpu_model(wide[~quality])  # one CPU model per timed part, never pooled
+        timed, dropped = centre_by_machine(timed, MACHINE_SETTING)
         wide = pd.concat([timed, wide[quality]])
         wide.attrs["machine_dropped_trials"] = dropped
+        wide.attrs["other_cpu_trials"] = other_cpus
     return wide.sort_values(["arm", "batch_size", "num_workers", "seed", "epoch"]).reset_index(drop=True)
 
 
