@@ -103,6 +103,7 @@ export: $(STAMP) ## tables measurements/trials/environments as CSV and Parquet -
 publish: $(STAMP) ## the profile's results as small text files to commit: results/$(PROFILE)/ (tables, ledger, pins)
 	$(BIN)/fwbench export --profile $(PROFILE) --format csv -o results/$(PROFILE)
 	$(BIN)/fwbench ledger --profile $(PROFILE) -o results/$(PROFILE)/ledger.csv
+	$(BIN)/fwbench ledger --profile $(PROFILE) --by-cpu -o results/$(PROFILE)/ledger_by_cpu.csv
 	$(BIN)/python -m fwbench.analysis.deepar_post --profile $(PROFILE) -o results/$(PROFILE)/deepar_post_comparison.csv
 	$(BIN)/python -m fwbench.analysis.deepar_conditions --profile $(PROFILE) -o results/$(PROFILE)/deepar_gap_factors.csv
 	cp requirements.lock results/$(PROFILE)/requirements.lock

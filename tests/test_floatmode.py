@@ -143,3 +143,10 @@ def test_a_run_for_another_cpu_model_is_refused_before_anything_runs(tmp_store):
         run_sweep("selftest", "smoke", {"cpu": other}, progress="none")
     assert not tmp_store.exists()
     assert cpu_key("GenuineIntel/6/207/2") == "GenuineIntel/6/207" and cpu_key(None) is None
+
+
+def test_a_flush_trial_with_nothing_to_check_is_refused():
+    """A trial process that ran no framework (its work in processes it started itself) cannot show the mode held."""
+    with pytest.raises(FwbenchError, match="cannot be checked"):
+        floatmode.verify("flush", [])
+    assert floatmode.verify("default", [])["fp_mode"] == "default"

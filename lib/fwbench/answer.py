@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from . import ledger
-from .analysis import convergence, deepar, deepar_conditions, deepar_conditions_markdown, mase_reference
+from .analysis import convergence, cpu_models, deepar, deepar_conditions, deepar_conditions_markdown, mase_reference
 from .frameworks import get_framework
 from .ledger.render import host_text
 from .ledger.rules import verdict_above
@@ -115,6 +115,7 @@ class Answer:
     mase: dict | None = None
     limits: list[str] = field(default_factory=list)
     gap: dict | None = None  # B's gap to the post: ``analysis.deepar_conditions.load``
+    cpus: dict = field(default_factory=dict)  # the timings per CPU model and fp mode: ``analysis.cpu_models.facts``
 
     def quantity(self, claim_id: str) -> Quantity | None:
         rows = self.ledger[self.ledger.claim_id == claim_id]
@@ -179,8 +180,32 @@ def _limits(a: Answer, d: ledger.Data) -> list[str]:
             f"DeepAR on {d.deepar.dataset.nunique()} of the post's {deepar2024.N_DATASETS} datasets, "
             f"{d.deepar.seed.nunique()} seed(s) each."
         )
-    out.append("One version of each framework (the last MXNet, 1.9.1); other builds or CPUs can move the ratios.")
+    out.append("One version of each framework (the last MXNet, 1.9.1); other builds can move the ratios.")
+    out.append(_cpu_limit(a.cpus))
     return out
+
+
+def _cpu_limit(cpus: dict) -> str:
+    """Which CPU the timings are of, and the IMDB setting's MXNet / PyTorch ratio on every other condition measured
+    (``analysis.cpu_models``): a timing is a fact about a CPU."""
+    ratios = cpus.get("imdb_ratios") or []
+    base = next((c for c in cpus.get("conditions", {}).get(cpu_models.IMDB, []) if not c.named), None)
+    if base is None:
+        return "The timings are one CPU's; other CPUs can move the ratios."
+    here = next((q for c, q in ratios if c.cpu == base.cpu and c.fp_mode == base.fp_mode), None)
+    others = [(c, q) for c, q in ratios if c.cpu != base.cpu]
+    if not others or here is None:
+        return f"The timings are of an {base.cpu_name} CPU; other CPUs can move the ratios."
+    setting = cpus["imdb_setting"]
+    shown = "; ".join(f"{q.markup()} on an {c.cpu_name} ({FP_WORDS[c.fp_mode]})" for c, q in others)
+    return (
+        f"The timings are of an {base.cpu_name} CPU. The CPU is a condition: at one IMDB setting (batch "
+        f"{setting['batch_size']}, {setting['num_workers']} workers) MXNet / PyTorch is {here.markup()} there, "
+        f"{shown} (subnormal floats in the LSTM's backward pass, slow on Intel cores unless flushed; below)."
+    )
+
+
+FP_WORDS = {"default": "the libraries' defaults", "flush": "subnormals flushed"}
 
 
 def compute(store: ResultsStore | None, profile: str) -> Answer:
@@ -223,6 +248,7 @@ def compute(store: ResultsStore | None, profile: str) -> Answer:
             }
     if not d.deepar_coverage.empty:
         a.gap = deepar_conditions.load(profile, store=store)
+    a.cpus = cpu_models.facts(store, profile) if profile not in (None, "all") else {}
     a.limits = _limits(a, d)
     return a
 

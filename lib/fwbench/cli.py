@@ -66,6 +66,7 @@ def cmd_run(args) -> int:
         security=security,
         rerun_busy=args.rerun_busy,
         stop_file=args.stop_file,
+        parts=args.parts,
     )
     for failure in summary.failed:
         print(f"FAILED {failure['label']} [{failure['trial_id']}]: {failure['error']}", file=sys.stderr)
@@ -131,7 +132,7 @@ def cmd_estimate(args) -> int:
 
         print(check_markdown(check_prediction(Path(args.check), store)))
         return 0
-    estimate = estimate_full_runtime(store, args.study, args.workers, args.profile)
+    estimate = estimate_full_runtime(store, args.study, args.workers, args.profile, cpu=args.cpu)
     print("\n".join(estimate.lines()))
     if args.save:
         from .analysis.estimate_check import save_prediction
@@ -147,7 +148,7 @@ def cmd_ledger(args) -> int:
     if args.compare:
         return _compare(args)
 
-    table = ledger.build(profile=args.profile)
+    table = ledger.build_by_condition(profile=args.profile) if args.by_cpu else ledger.build(profile=args.profile)
     if args.output:
         table.to_csv(args.output, index=False)
         print(f"wrote {len(table)} claims to {args.output}", file=sys.stderr)

@@ -66,6 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="deepar: run only this Monash dataset (repeatable; narrows the profile)",
     )
     run.add_argument(
+        "--part",
+        dest="parts",
+        action="append",
+        default=None,
+        metavar="PART",
+        help="run only the planned trials of this part (repeatable; e.g. deepar's coverage): a piece of the plan",
+    )
+    run.add_argument(
         "--seed",
         dest="seeds",
         action="append",
@@ -103,6 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("study", nargs="?")
     estimate.add_argument("--workers", type=int, default=None, help="required unless --check")
     estimate.add_argument("--profile", default="full")
+    estimate.add_argument(
+        "--cpu",
+        default=None,
+        metavar="VENDOR/FAMILY/MODEL",
+        help="predict for this CPU model from its stored trials (default: this machine's where stored, else the "
+        "model most trials ran on)",
+    )
     estimate.add_argument(
         "--save",
         default=None,
@@ -149,6 +164,11 @@ def build_parser() -> argparse.ArgumentParser:
     ledger = sub.add_parser("ledger", help="the claims ledger: one verdict per claim, computed from the store")
     ledger.add_argument("-o", "--output", default=None, help="CSV file to write (default: a table on standard output)")
     ledger.add_argument("--profile", default="quick", help="whose trials to judge ('all': every row of the store)")
+    ledger.add_argument(
+        "--by-cpu",
+        action="store_true",
+        help="judge the timed studies' claims once per stored CPU model and fp mode (columns cpu, fp_mode)",
+    )
     ledger.add_argument(
         "--compare",
         nargs=2,

@@ -8,9 +8,13 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from . import conditions
 from .data import monash
 from .errors import FwbenchError
+from .floatmode import DEFAULT
+from .machines import cpu_model_of
 from .planning import plan
+from .provenance import this_cpu
 from .studies import adaptive, get_study
 
 
@@ -29,12 +33,14 @@ class Estimate:
     not_estimated: dict = field(default_factory=dict)  # group -> trials left out (nothing stored to go on)
     per_trial: dict = field(default_factory=dict)  # trial id -> predicted seconds
     adaptive: dict | None = None  # adaptive repeats: the rule and the expected times (``_adaptive_expectation``)
+    cpu: str | None = None  # the CPU model whose stored trials it extrapolates from (None: every model, not recorded)
 
     def lines(self) -> list[str]:
         out = [
             f"{self.study}/{self.profile}: {self.n_trials} trials ({self.estimated_trials} estimated), "
             f"extrapolated from {self.measured_trials} stored trials",
-            f"  one machine, one trial at a time: {_human(self.total_s)} ({self.total_s / 3600:.1f} CPU-host hours)",
+            f"  from trials on CPU {self.cpu or 'not recorded'}; on that CPU, one machine, one trial at a time: "
+            f"{_human(self.total_s)} ({self.total_s / 3600:.1f} CPU-host hours)",
             f"  on {self.n_workers} worker(s), one trial each: {_human(self.makespan_s)}",
         ]
         out += [f"    {group}: {_human(s)} in total" for group, s in sorted(self.by_group.items())]
@@ -307,12 +313,44 @@ def _generic_predictor(trials):
 COST_MODELS = {"imdb": (_imdb_predictor, IMDB_MODEL), "deepar": (_deepar_predictor, DEEPAR_MODEL)}
 
 
+def on_cpu(trials, cpu: str | None, fp_mode: str):
+    """The finished trials measured on CPU model ``cpu`` (None: the model with most of them) under ``fp_mode``
+    (where the store has any under it; else every mode, since the mode moves only some CPUs' timings), and the
+    model chosen. A prediction for one CPU is never made from another's trials: their arms do not scale together."""
+    if trials.empty or "provenance.cpu_id" not in trials:
+        return trials, None
+    models = trials["provenance.cpu_id"].map(cpu_model_of)
+    if cpu is None:
+        cpu = models.value_counts().sort_index().sort_values(ascending=False, kind="stable").index[0]
+    mine = trials[models == cpu]
+    if mine.empty:
+        raise FwbenchError(
+            f"no finished trials measured on CPU {cpu} to extrapolate from (stored: {', '.join(sorted(set(models)))}); "
+            f"run a piece of the profile there first (fwbench run ... --set cpu=this)"
+        )
+    modes = mine["config.fp_mode"].fillna(DEFAULT) if "config.fp_mode" in mine else None
+    if modes is not None and (modes == fp_mode).any():
+        mine = mine[modes == fp_mode]
+    return mine, cpu
+
+
+def stored_cpu_models(store) -> list[str]:
+    """The CPU models the store's finished trials ran on, most trials first (ties by name)."""
+    trials = store.trials()
+    if trials.empty or "provenance.cpu_id" not in trials:
+        return []
+    models = trials.loc[trials.status == "done", "provenance.cpu_id"].map(cpu_model_of).value_counts()
+    return sorted(models.index, key=lambda m: (-models[m], m))
+
+
 def estimate_full_runtime(
-    store, study: str, n_workers: int, profile: str = "full", overrides: dict | None = None
+    store, study: str, n_workers: int, profile: str = "full", overrides: dict | None = None, cpu: str | None = None
 ) -> Estimate:
     """How long ``profile`` (default ``full``) of ``study`` takes on ``n_workers`` one-trial-at-a-time workers,
-    extrapolated from the trials already in ``store`` (e.g. the quick profile's). The model is in
-    ``Estimate.model`` (``COST_MODELS``, else ``GENERIC_MODEL``)."""
+    extrapolated from the trials already in ``store`` (e.g. the quick profile's) that ran on one CPU model:
+    ``cpu``, else the one the overrides' condition names, else this machine's where the store has trials of it,
+    else the model most trials ran on. The model is in ``Estimate.model`` (``COST_MODELS``, else
+    ``GENERIC_MODEL``)."""
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
         raise FwbenchError(f"workers must be an integer >= 1, got {n_workers!r}; e.g. --workers 8")
     planned = full_plan = plan(study, profile, overrides)
@@ -320,6 +358,15 @@ def estimate_full_runtime(
     trials = store.trials(study)
     if not trials.empty:
         trials = trials[(trials.status == "done") & trials["provenance.trial_wall_s"].notna()]
+        condition = conditions.split(overrides)[0]
+        wanted = cpu or condition.get("cpu")
+        if (
+            wanted is None
+            and "provenance.cpu_id" in trials
+            and (trials["provenance.cpu_id"].map(cpu_model_of) == this_cpu()).any()
+        ):
+            wanted = this_cpu()
+        trials, cpu = on_cpu(trials, wanted, condition.get("fp_mode", DEFAULT))
     if trials.empty:
         raise FwbenchError(
             f"no finished {study} trials in {store.path} to extrapolate from; run "
@@ -363,6 +410,7 @@ def estimate_full_runtime(
         dict(left_out),
         {t.trial_id: d for t, d in zip(planned, durations)},
         _adaptive_expectation(store, study, profile, overrides, full_plan, planned, durations, n_workers),
+        cpu,
     )
 
 

@@ -16,9 +16,10 @@ import time
 from pathlib import Path
 
 from . import answer, ledger
-from .analysis import deepar, deepar_coverage, deepar_post, deepar_variants, inference, mase_reference
+from .analysis import cpu_models, deepar, deepar_coverage, deepar_post, deepar_variants, inference, mase_reference
 from .env_build_timing import render_phrase as render_env_build_phrase
 from .generated_blocks import block_pages, find_block, write_block
+from .pages import render_markdown
 from .paper_progress import paper_progress, paper_progress_by_study, progress_table
 from .paths import REPO_ROOT, results_path
 from .provenance import git_state
@@ -252,6 +253,12 @@ def render_threads() -> str:
     )
 
 
+def render_cpu_models() -> str:
+    """The study per CPU model and fp mode (``analysis.cpu_models``), in the words of its template."""
+    profile, store = headline_source()
+    return render_markdown("cpu_models", profile=profile, **cpu_models.facts(store, profile))
+
+
 def rules_block() -> str:
     """The ledger's rules, per claim with its source's hardware, what it depends on and its scale floor."""
     return ledger.rules_markdown()
@@ -270,6 +277,7 @@ BLOCKS = {
     "reproduce-time": render_reproduce_phrase,  # README: how long each profile takes, from the same record
     "env-build-time": render_env_build_phrase,  # README: building an environment from its lock (fwbench time-envs)
     "threads": render_threads,  # README: the CPUs each framework's trials kept busy against their thread setting
+    "cpus": render_cpu_models,  # README: the timings per CPU model and fp mode, each condition on its own trials
 }
 
 

@@ -98,6 +98,7 @@ def run_sweep(
     security=None,
     rerun_busy: bool = False,
     stop_file: str | Path | None = None,
+    parts: list[str] | None = None,
 ) -> SweepSummary:
     """Run (or resume) every trial of a profile: one at a time on this machine, or on a Dask cluster.
 
@@ -111,7 +112,9 @@ def run_sweep(
     they were timed); each one's row is replaced by the new measurement.
     ``stop_file``: once this file exists, the sweep stops after the trial that completes its group (every arm of
     its setting in its repeat block stored), so a run made in pieces, perhaps on different machines, never splits
-    a block whose arms are compared with each other; rerun to resume. Local runs only."""
+    a block whose arms are compared with each other; rerun to resume. Local runs only.
+    ``parts``: run only the planned trials of these parts (a config's ``part``; ``main`` where it names none): a
+    piece of the profile's plan, with the ids the whole plan gives them, so the analysis of the profile finds it."""
     from .paths import results_path
 
     check_run_args(progress, timeout_s, memory_limit_mb, trials_per_host, scheduler)
@@ -120,6 +123,12 @@ def run_sweep(
     study, options = resolve(study_name, profile, overrides)
     condition = conditions.split(overrides)[0]
     trials = planned_trials(study, options, condition)
+    if parts:
+        known = {t.config.get("part", "main") for t in trials}
+        unknown = sorted(set(parts) - known)
+        if unknown:
+            raise FwbenchError(f"no part {', '.join(unknown)} in this plan; its parts: {', '.join(sorted(known))}")
+        trials = [t for t in trials if t.config.get("part", "main") in parts]
     if scheduler is not None:
         from .cluster import DaskExecutor
         from .cluster_connect import connect

@@ -31,10 +31,13 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..floatmode import DEFAULT
+from ..paths import results_path
 from ..published.deepar2024 import CLAIMED_SPEEDUP
 from ..stats import CONFIDENCE, log_contrast_ci
 from ..store import ResultsStore
 from ..studies import get_study
+from .cpu_models import stored_conditions
 from .deepar import STUDY, load_trials, reference_arms
 from .deepar_coverage import cost_rows
 from .deepar_post import (
@@ -135,18 +138,12 @@ def _ci(name: str, r: dict) -> dict:
     return {name: r["ratio"], f"{name}_low": r["ci_low"], f"{name}_high": r["ci_high"]}
 
 
-def pooled_condition(rows: pd.DataFrame, threads: int, load: int, baseline: int, confidence: float = CONFIDENCE):
-    """A condition's effect over every dataset that ran it and the baseline, each dataset weighted alike
-    (the mean of their log effects): per framework slowdown and the effect on the ratio, each with its CI."""
-    mx, pt = reference_arms()
-    per_dataset = []
-    for _, g in rows.groupby("dataset"):
-        cond = _by_arm(g[(g.threads == threads) & (g.background_load == load)])
-        base = _by_arm(g[(g.threads == baseline) & (g.background_load == BASELINE_LOAD)])
-        if all(len(cond[a]) and len(base[a]) for a in (mx, pt)):
-            per_dataset.append((cond, base))
+def _pooled(per_dataset: list, confidence: float) -> dict | None:
+    """Per framework the slowdown of a condition against its base, and the effect on the ratio, over ``(cond,
+    base)`` pairs of trials by arm (one pair per dataset, each weighted alike: the mean of their log effects)."""
     if not per_dataset:
         return None
+    mx, pt = reference_arms()
     w = 1 / len(per_dataset)
     return {
         "n_datasets": len(per_dataset),
@@ -159,6 +156,19 @@ def pooled_condition(rows: pd.DataFrame, threads: int, load: int, baseline: int,
         },
         "effect": log_contrast_ci([t for c, b in per_dataset for t in _contrast(c, b, w)], confidence),
     }
+
+
+def pooled_condition(rows: pd.DataFrame, threads: int, load: int, baseline: int, confidence: float = CONFIDENCE):
+    """A condition's effect over every dataset that ran it and the baseline, each dataset weighted alike
+    (the mean of their log effects): per framework slowdown and the effect on the ratio, each with its CI."""
+    mx, pt = reference_arms()
+    per_dataset = []
+    for _, g in rows.groupby("dataset"):
+        cond = _by_arm(g[(g.threads == threads) & (g.background_load == load)])
+        base = _by_arm(g[(g.threads == baseline) & (g.background_load == BASELINE_LOAD)])
+        if all(len(cond[a]) and len(base[a]) for a in (mx, pt)):
+            per_dataset.append((cond, base))
+    return _pooled(per_dataset, confidence)
 
 
 def _paired_parts(trials: pd.DataFrame, part: str, base_part: str = "main", column: str = "train_time_s"):
@@ -178,26 +188,23 @@ def _paired_parts(trials: pd.DataFrame, part: str, base_part: str = "main", colu
 
 def _pooled_parts(trials: pd.DataFrame, part: str, confidence: float) -> dict | None:
     """``pooled_condition``'s numbers for a part of whole trials (training seconds) against the main part."""
-    pairs = _paired_parts(trials, part)
-    if not pairs:
-        return None
-    mx, pt = reference_arms()
-    w = 1 / len(pairs)
-    return {
-        "n_datasets": len(pairs),
-        "n_trials": int(sum(min(len(c[mx]), len(c[pt])) for c, _ in pairs)),
-        **{
-            f"{side}_slowdown": log_contrast_ci(
-                [t for c, b in pairs for t in ((w, c[arm]), (-w, b[arm]))], confidence
-            )  # fmt: skip
-            for side, arm in zip(sides(), (mx, pt))
-        },
-        "effect": log_contrast_ci([t for c, b in pairs for t in _contrast(c, b, w)], confidence),
-    }
+    return _pooled(_paired_parts(trials, part), confidence)
 
 
 FACTOR_COLUMNS = ["key", "factor", "source", "kind", "n", "mxnet_slowdown", "pytorch_slowdown", "effect", "effect_low",
                   "effect_high", "gap_share"]  # fmt: skip
+
+
+def pooled_cpu(coverage: pd.DataFrame, other: pd.DataFrame, confidence: float = CONFIDENCE):
+    """Another CPU model's effect: its coverage trials against the first model's on every dataset both ran, each
+    dataset weighted alike (``pooled_condition``'s numbers; ``other``: that CPU's cost rows)."""
+    mx, pt = reference_arms()
+    per_dataset = []
+    for dataset, g in other.groupby("dataset"):
+        cond, base = _by_arm(g), _by_arm(coverage[coverage.dataset == dataset])
+        if all(len(cond[a]) and len(base[a]) for a in (mx, pt)):
+            per_dataset.append((cond, base))
+    return _pooled(per_dataset, confidence)
 
 
 def factor_table(
@@ -206,10 +213,13 @@ def factor_table(
     contention: pd.DataFrame,
     baseline: int,
     confidence: float = CONFIDENCE,
+    other_cpus: dict | None = None,
 ) -> tuple[pd.DataFrame, dict]:
     """(the factor table, B's judged subset total it is read against). ``trials``: ``load_trials(...,
-    parts=None)``; ``coverage``/``contention``: the parts' cost rows. ``kind``: measured (with a CI where every
-    group has 2 or more trials), modelled, or inferred from the post's chart."""
+    parts=None)``; ``coverage``/``contention``: the parts' cost rows; ``other_cpus``: ``{CPU model name: its
+    coverage cost rows}`` for each other CPU model measured (a measured factor each, and the post's machine
+    inferred again beyond it). ``kind``: measured (with a CI where every group has 2 or more trials), modelled, or
+    inferred from the post's chart."""
     total = weighted_total(coverage, confidence) if not coverage.empty else {"ratio": math.nan, "n_datasets": 0}
     gap = CLAIMED_SPEEDUP / total["ratio"] if total["ratio"] > 0 else math.nan
     rows = []
@@ -243,6 +253,11 @@ def factor_table(
                 add(f"threads_{threads}" + (f"_load_{load}" if load else ""),
                     condition_label(int(threads), int(load), baseline), "contention part, 3 x 50 trials", "measured",
                     pooled)  # fmt: skip
+    for name, other in (other_cpus or {}).items():
+        pooled = pooled_cpu(coverage, other, confidence) if not coverage.empty else None
+        if pooled:
+            add(f"cpu_{name.replace(' ', '_').replace('/', '_')}", f"the {name} CPU (its own trials, both frameworks)",
+                "coverage part on that CPU, 4 x 50 trials", "measured", pooled)  # fmt: skip
     if not coverage.empty:
         table = comparison(coverage)
         archive = archive_estimate(table)
@@ -257,6 +272,15 @@ def factor_table(
                 mxnet=s["post_over_ours_mxnet"], pytorch=s["post_over_ours_pytorch"],
                 effect=s["post_over_ours_mxnet"] / s["post_over_ours_pytorch"],
                 n=f"{s['n_measured']} charted datasets")  # fmt: skip
+        for name, other in (other_cpus or {}).items():
+            s = against_chart_summary(against_chart(comparison(other), chart()))
+            if s["n_measured"]:
+                add(f"post_machine_{name.replace(' ', '_').replace('/', '_')}",
+                    f"the post's machine beyond the {name} CPU (not measurable here)",
+                    "the post's chart over that CPU's per-batch costs", "inferred",
+                    mxnet=s["post_over_ours_mxnet"], pytorch=s["post_over_ours_pytorch"],
+                    effect=s["post_over_ours_mxnet"] / s["post_over_ours_pytorch"],
+                    n=f"{s['n_measured']} charted datasets")  # fmt: skip
     return pd.DataFrame(rows, columns=FACTOR_COLUMNS), {**total, "gap": gap}
 
 
@@ -266,7 +290,13 @@ def load(profile: str, overrides: dict | None = None, store: ResultsStore | None
     coverage = cost_rows(profile, overrides, store)
     contention = contention_rows(profile, overrides, store)
     baseline = baseline_threads(profile, overrides)
-    factors, total = factor_table(trials, coverage, contention, baseline)
+    other_cpus = {}
+    for c in stored_conditions(store or ResultsStore.open_read(results_path()), STUDY):
+        if c.named and c.fp_mode == DEFAULT:
+            rows = cost_rows(profile, {**(overrides or {}), **c.overrides()}, store)
+            if not rows.empty:
+                other_cpus[c.cpu_name] = rows
+    factors, total = factor_table(trials, coverage, contention, baseline, other_cpus=other_cpus)
     return {
         "rows": contention,
         "conditions": conditions_table(contention, baseline),

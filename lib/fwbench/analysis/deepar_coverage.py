@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..machines import cpu_model_of, one_cpu_model
 from ..store import ResultsStore
 from . import profile_measurements
 from .deepar import STUDY, load_trials, reference_arms
@@ -25,7 +26,7 @@ from .deepar import STUDY, load_trials, reference_arms
 COVERAGE = "coverage"
 COST_COLUMNS = ["trial_id", "dataset", "arm", "seed", "window", "epochs", "num_batches_per_epoch", "c_batch",
                 "warmup", "fit_fixed", "train_time_s", "threads", "background_load", "cpus_busy",
-                "burner_cpu_frac", "c_batch_worst"]  # fmt: skip
+                "burner_cpu_frac", "c_batch_worst", "cpu"]  # fmt: skip
 TOLERANCE = 0.10  # the bar: the coverage cost predicts a protocol trial's training time within 10 %
 
 
@@ -66,9 +67,11 @@ def cost_rows(
                 "cpus_busy": float(whole.get("train_cpus_busy", np.nan)),
                 "burner_cpu_frac": float(whole.get("burner_cpu_frac", 0.0)),
                 "c_batch_worst": float(epochs[1:].max()) / nb,  # the slowest later epoch: a stall shows here
+                "cpu": cpu_model_of(first.get("provenance.cpu_id")),
             }
         )
-    return pd.DataFrame(rows, columns=COST_COLUMNS)
+    out, _ = one_cpu_model(pd.DataFrame(rows, columns=COST_COLUMNS).assign(part=part))  # never pooled across models
+    return out.drop(columns="part").reset_index(drop=True)
 
 
 def _or_zero(value) -> float:

@@ -138,6 +138,11 @@ def verify(mode: str, frameworks: list[str]) -> dict:
                 f"fp_mode=flush not carried by {name}'s threads: shares of flushed products {shares} "
                 "(1.0 in every kernel when every thread flushes); the trial is refused"
             )
+    if mode == FLUSH and "fp_pool" not in out:  # e.g. a study whose work runs in processes it starts itself
+        raise FwbenchError(
+            f"fp_mode=flush cannot be checked: this trial process ran no framework with a probe ({frameworks}); "
+            "the trial is refused"
+        )
     if mode == FLUSH and out["fp_main_thread"] != FLUSH:
         raise FwbenchError(f"fp_mode=flush lost in the trial's main thread (MXCSR {mxcsr():#x})")
     return out

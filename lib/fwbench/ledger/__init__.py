@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..analysis import cpu_models
 from ..paths import results_path
 from ..store import ResultsStore
 from . import render
@@ -57,6 +58,8 @@ from .validity import threats_markdown
 
 # the study whose rows a claim's conditions describe
 STUDY_OF = {c.id: c.study for c in CLAIMS}
+# the studies whose timings are measured per CPU model and fp mode (``build_by_condition``)
+CONDITION_STUDIES = (cpu_models.IMDB, cpu_models.DEEPAR)
 
 
 def evaluate(claim: Claim, d: Data) -> dict:
@@ -73,6 +76,21 @@ def build(
         store = ResultsStore.open_read(results_path())
     d = load(store, profile, overrides)
     return pd.DataFrame([evaluate(c, d) for c in CLAIMS], columns=COLUMNS)
+
+
+def build_by_condition(store: ResultsStore | None = None, profile: str | None = "quick") -> pd.DataFrame:
+    """The ledger once per stored condition (CPU model and fp mode, ``analysis.cpu_models``) of the timed
+    studies: each condition's claims judged on that condition's trials alone, never pooled with another's. Rows
+    carry ``cpu`` and ``fp_mode``; a condition keeps the claims of the studies it has trials of."""
+    if store is None:
+        store = ResultsStore.open_read(results_path())
+    tables = []
+    for study in CONDITION_STUDIES:
+        for c in cpu_models.stored_conditions(store, study):
+            table = build(store, profile, {study: c.overrides()} if c.overrides() else None)
+            table = table[table.claim_id.map(STUDY_OF).eq(study)]
+            tables.append(table.assign(cpu=c.cpu, fp_mode=c.fp_mode))
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=[*COLUMNS, "cpu", "fp_mode"])
 
 
 def judged_parts(d: Data) -> dict[str, list[Part]]:

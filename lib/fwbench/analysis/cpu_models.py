@@ -1,0 +1,249 @@
+"""The study's timings per CPU model and subnormal mode: each condition read on its own trials, never pooled.
+
+A condition (``fwbench.conditions``) is a CPU model (vendor/family/model) and an fp mode (``default``: the
+libraries' own choice; ``flush``: FTZ and DAZ set alike for every framework before its import). The trials stored
+before conditions existed name neither: they are the default condition on the CPU model that ran them (their
+provenance says which; ``machines.one_cpu_model`` keeps one model per timed part). Pieces run with ``--set cpu=...``
+name theirs. Every table here is computed per condition from that condition's own trials, and the contrasts
+between conditions (the CPU's effect, the subnormal mode's effect) are ratios over independent trials of the two
+conditions at the same setting, with the same estimator as every other ratio (``stats.trial_ratio_ci``).
+
+Facts only: frames and ``Quantity`` objects; the words are the templates'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..floatmode import DEFAULT, FLUSH
+from ..machines import CPU, cpu_model_of
+from ..quantity import Quantity
+from ..stats import trial_ratio_ci
+from ..store import ResultsStore
+from . import deepar as deepar_analysis
+from . import deepar_coverage
+from . import imdb as imdb_analysis
+
+IMDB, DEEPAR = "imdb", "deepar"
+# the IMDB setting every CPU piece times (a setting of the paper grid: batch 128, 0 loader workers)
+IMDB_SETTING = {"batch_size": 128, "num_workers": 0}
+VENDOR_NAMES = {"AuthenticAMD": "AMD EPYC", "GenuineIntel": "Intel Xeon"}
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One CPU model and fp mode; ``named``: the trials' configs name the CPU (a piece run for it)."""
+
+    cpu: str
+    fp_mode: str = DEFAULT
+    named: bool = False
+
+    def overrides(self) -> dict:
+        """The overrides that select this condition's trials of a profile's plan."""
+        out = {"cpu": self.cpu} if self.named else {}
+        return {**out, "fp_mode": self.fp_mode} if self.fp_mode != DEFAULT else out
+
+    @property
+    def cpu_name(self) -> str:
+        """'Intel Xeon 6/207': the vendor's server line and the family/model that tell its generations apart."""
+        vendor, _, rest = self.cpu.partition("/")
+        return f"{VENDOR_NAMES.get(vendor, vendor)} {rest}".strip()
+
+    @property
+    def key(self) -> str:
+        """A short stable name for quantities: 'GenuineIntel-6-207.flush'."""
+        return f"{self.cpu.replace('/', '-')}.{self.fp_mode}"
+
+
+def stored_conditions(store: ResultsStore, study: str) -> list[Condition]:
+    """The conditions with finished trials of ``study`` in the store: the unnamed default first (on its CPU
+    model: the one that ran most of its trials), then each named one by CPU model and mode."""
+    trials = store.trials(study)
+    if trials.empty:
+        return []
+    done = trials[trials.status == "done"]
+    named = done["config.cpu"] if "config.cpu" in done else pd.Series(None, index=done.index)
+    modes = done["config.fp_mode"].fillna(DEFAULT) if "config.fp_mode" in done else pd.Series(DEFAULT, done.index)
+    models = done["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in done else None
+    out = []
+    for mode in sorted(set(modes[named.isna()])):
+        ran = models[named.isna() & modes.eq(mode)] if models is not None else pd.Series(dtype=object)
+        cpu = ran.value_counts().sort_index().sort_values(ascending=False, kind="stable").index[0] if len(ran) else "?"
+        out.append(Condition(cpu, mode, named=False))
+    for (cpu, mode), _ in done[named.notna()].groupby([named[named.notna()], modes[named.notna()]]):
+        out.append(Condition(cpu, mode, named=True))
+    return sorted(out, key=lambda c: (c.named, c.cpu, c.fp_mode != DEFAULT))
+
+
+# -- IMDB: one setting on every condition ---------------------------------------------------------------------------
+def imdb_trials(store: ResultsStore, profile: str, condition: Condition) -> pd.Series:
+    """Per (arm, trial): the median timed epoch time (scaled to 25k reviews) at ``IMDB_SETTING`` in the main part,
+    for one condition: one value per independent trial."""
+    frame = imdb_analysis.load_sweep(profile, condition.overrides() or None, store)
+    if frame.empty:
+        return pd.Series(dtype=float)
+    timed = imdb_analysis.timed_epochs(imdb_analysis.part(frame, "main"))
+    for column, value in IMDB_SETTING.items():
+        timed = timed[timed[column] == value]
+    return timed.groupby(["arm", "trial_id"]).epoch_25k_s.median()
+
+
+def imdb_table(store: ResultsStore, profile: str, conditions: list[Condition] | None = None) -> pd.DataFrame:
+    """One row per condition x arm at ``IMDB_SETTING``: the CPU model actually recorded, trials, the median epoch
+    (25k reviews, s) and the arm's ratio to PyTorch's reference arm with its CI (over trials of that condition)."""
+    _, torch_arms = imdb_analysis.post_comparison()
+    base = torch_arms[0]
+    rows = []
+    for c in conditions if conditions is not None else stored_conditions(store, IMDB):
+        values = imdb_trials(store, profile, c)
+        if values.empty:
+            continue
+        arms = imdb_analysis.arm_order(IMDB, values.index.get_level_values("arm").unique())
+        for arm in arms:
+            mine = values.loc[arm]
+            ratio = trial_ratio_ci(mine, values.loc[base]) if base in arms else {}
+            rows.append(
+                {
+                    "cpu": c.cpu,
+                    "fp_mode": c.fp_mode,
+                    "arm": arm,
+                    "n_trials": len(mine),
+                    "epoch_25k_s": float(mine.median()),
+                    "vs": base,
+                    **{k: ratio.get(k) for k in ("ratio", "ci_low", "ci_high", "method")},
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def contrast(values: dict, numerator: Condition, denominator: Condition) -> pd.DataFrame:
+    """Per arm in both: numerator condition's time / denominator's, a ratio over independent trials of each."""
+    num, den = values[numerator], values[denominator]
+    if num.empty or den.empty:
+        return pd.DataFrame()
+    rows = []
+    shared = set(num.index.get_level_values("arm")) & set(den.index.get_level_values("arm"))
+    for arm in imdb_analysis.arm_order(IMDB, shared):
+        rows.append({"arm": arm, **trial_ratio_ci(num.loc[arm], den.loc[arm])})
+    return pd.DataFrame(rows)
+
+
+def imdb_fp_effect(store: ResultsStore, profile: str) -> pd.DataFrame:
+    """Per CPU model with both modes measured, per arm: the libraries' default time / the flushed time (> 1: the
+    subnormal floats cost that factor on that CPU)."""
+    conditions = stored_conditions(store, IMDB)
+    values = {c: imdb_trials(store, profile, c) for c in conditions}
+    rows = []
+    for flushed in (c for c in conditions if c.fp_mode == FLUSH):
+        for default in (c for c in conditions if c.cpu == flushed.cpu and c.fp_mode == DEFAULT):
+            table = contrast(values, default, flushed)
+            if not table.empty:
+                rows.append(table.assign(cpu=flushed.cpu))
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+
+def imdb_ratio_quantities(table: pd.DataFrame) -> list[tuple[Condition, Quantity]]:
+    """The MXNet reference arm / PyTorch reference arm ratio of each condition, as a quantity named by it."""
+    mx_ref, _ = imdb_analysis.post_comparison()
+    out = []
+    for row in table[table.arm == mx_ref].itertuples():
+        c = Condition(row.cpu, row.fp_mode)
+        name = f"imdb.cpu.{c.key}.{mx_ref}"
+        out.append((c, Quantity(name, row.ratio, row.ci_low, row.ci_high, n=f"{row.n_trials} trials a side")))
+    return out
+
+
+# -- DeepAR: the per-batch cost on every condition --------------------------------------------------------------------
+def deepar_cost(store: ResultsStore, profile: str, condition: Condition) -> pd.DataFrame:
+    """The coverage part's per-batch cost rows (``deepar_coverage.cost_rows``) of one condition, its CPU recorded."""
+    rows = deepar_coverage.cost_rows(profile, condition.overrides() or None, store)
+    return rows.assign(cpu=condition.cpu, fp_mode=condition.fp_mode) if not rows.empty else rows
+
+
+def deepar_ratios(store: ResultsStore, profile: str, condition: Condition) -> pd.DataFrame:
+    """Per dataset: MXNet / PyTorch per-batch cost of one condition's coverage trials, with its CI over them
+    (``deepar.ratio_table`` on ``c_batch``), and the dataset's window."""
+    rows = deepar_cost(store, profile, condition)
+    if rows.empty:
+        return pd.DataFrame()
+    ratios = deepar_analysis.ratio_table(rows, metric="c_batch")
+    return ratios.merge(rows.groupby("dataset").window.first().reset_index(), on="dataset")
+
+
+def deepar_cpu_table(store: ResultsStore, profile: str) -> pd.DataFrame:
+    """Per dataset measured on two CPU models (default fp mode): each model's MXNet / PyTorch per-batch ratio
+    (``_first``: the unnamed default's model, ``_second``: the named one) and ``cpu_factor``, the second / the
+    first: how much the second CPU moves the framework ratio."""
+    conditions = [c for c in stored_conditions(store, DEEPAR) if c.fp_mode == DEFAULT]
+    if len(conditions) < 2:
+        return pd.DataFrame()
+    base, *others = conditions
+    first = deepar_ratios(store, profile, base)
+    rows = []
+    for other in others:
+        second = deepar_ratios(store, profile, other)
+        if first.empty or second.empty:
+            continue
+        both = first.merge(second, on=["dataset", "window"], suffixes=("_first", "_second"))
+        both["cpu_factor"] = both.ratio_second / both.ratio_first
+        rows.append(both.assign(cpu_first=base.cpu, cpu_second=other.cpu))
+    out = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+    return out.sort_values(["cpu_second", "window", "dataset"]).reset_index(drop=True) if not out.empty else out
+
+
+# -- what each framework's threads did with subnormals --------------------------------------------------------------
+def fp_probe_table(store: ResultsStore) -> pd.DataFrame:
+    """Per CPU model x framework x fp mode asked: the trials whose probe ran (``fwbench.floatmode``) and what their
+    framework's own threads did (``fp_pool``: flush, default or mixed; several values if trials differ)."""
+    trials = store.trials()
+    cols = ["cpu", "framework", "fp_mode", "n_trials", "fp_pool"]
+    if trials.empty or "provenance.fp_pool" not in trials:
+        return pd.DataFrame(columns=cols)
+    probed = trials[(trials.status == "done") & trials["provenance.fp_pool"].notna()].copy()
+    probed["cpu"] = probed["provenance.cpu_id"].map(cpu_model_of)
+    probed["fp_mode"] = probed["provenance.fp_mode"].fillna(DEFAULT)
+    out = (
+        probed.groupby(["cpu", "provenance.framework", "fp_mode"])
+        .agg(n_trials=("trial_id", "count"), fp_pool=("provenance.fp_pool", lambda v: ", ".join(sorted(set(v)))))
+        .reset_index()
+        .rename(columns={"provenance.framework": "framework"})
+    )
+    return out[cols]
+
+
+def facts(store: ResultsStore, profile: str) -> dict:
+    """Everything the per-CPU pages show, computed once: the conditions, the IMDB setting per condition with its
+    MXNet / PyTorch ratios as quantities, the subnormal mode's effect, DeepAR's per-batch ratio per CPU, and what
+    each framework's threads did with subnormals. (The CPU's pooled effect on B is a row of B's factor table:
+    ``deepar_conditions``.)"""
+    imdb = imdb_table(store, profile)
+    deepar = deepar_cpu_table(store, profile)
+    return {
+        "conditions": {study: stored_conditions(store, study) for study in (IMDB, DEEPAR)},
+        "imdb_setting": IMDB_SETTING,
+        "imdb": imdb,
+        "imdb_ratios": imdb_ratio_quantities(imdb) if not imdb.empty else [],
+        "fp_effect": imdb_fp_effect(store, profile),
+        "deepar": deepar,
+        "probes": fp_probe_table(store),
+    }
+
+
+__all__ = [
+    "facts",
+    "fp_probe_table",
+    "CPU",
+    "Condition",
+    "IMDB_SETTING",
+    "contrast",
+    "deepar_cost",
+    "deepar_cpu_table",
+    "deepar_ratios",
+    "imdb_fp_effect",
+    "imdb_ratio_quantities",
+    "imdb_table",
+    "imdb_trials",
+    "stored_conditions",
+]

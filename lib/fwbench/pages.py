@@ -1,0 +1,82 @@
+"""Words in templates: a page's Markdown rendered from facts (frames, numbers, ``Quantity`` objects) by a Jinja
+template in ``templates/`` (``NAME.md.j2``), through one function, ``render_markdown``.
+
+The analysis returns facts and never prose; a template holds the words and the layout. The filters every template
+shares:
+
+- ``q``: a ``Quantity`` with its interval, as the span ``fwbench.consistency`` reads back (``q(inverse=True)``,
+  ``q(ci=False)`` as ``Quantity.markup`` takes them);
+- ``table``: a frame as a Markdown table (``columns``: ``{column: header}`` in order; ``formats``: ``{column:
+  format spec or callable}``; NaN shows as ``-``);
+- ``num``: a number to 3 significant digits (``digits`` to change it), as ``Quantity`` writes its values.
+
+Decision: Markdown is not HTML-escaped (``autoescape`` off): the templates write Markdown and the spans are
+trusted markup made by ``Quantity``; a value from a frame is a number or a name of this study (an arm, a dataset,
+a CPU model), never a reader's input.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from .quantity import Quantity
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+def num(value, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits (thousands as whole numbers); ``-`` for NaN or None."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, (int, float)):
+        return f"{value:.{digits}g}" if abs(value) < 10**digits else f"{value:,.0f}"
+    return str(value)
+
+
+def q(quantity: Quantity, inverse: bool = False, ci: bool = True) -> str:
+    return quantity.markup(inverse=inverse, ci=ci)
+
+
+def table(frame: pd.DataFrame, columns: dict[str, str], formats: dict[str, str | Callable] | None = None) -> str:
+    """``frame``'s ``columns`` as a Markdown table (numbers right-aligned)."""
+    formats = formats or {}
+
+    def cell(column: str, value) -> str:
+        fmt = formats.get(column)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return "-"
+        if callable(fmt):
+            return str(fmt(value))
+        return format(value, fmt) if fmt else num(value)
+
+    numeric = {c: pd.api.types.is_numeric_dtype(frame[c]) for c in columns}
+    lines = [
+        "| " + " | ".join(columns.values()) + " |",
+        "|" + "|".join("---:" if numeric[c] else "---" for c in columns) + "|",
+    ]
+    for _, row in frame.iterrows():
+        lines.append("| " + " | ".join(cell(c, row[c]) for c in columns) + " |")
+    return "\n".join(lines)
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(TEMPLATES)),
+        autoescape=False,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    env.filters.update(q=q, table=table, num=num)
+    return env
+
+
+def render_markdown(name: str, **facts) -> str:
+    """Template ``name`` (``templates/NAME.md.j2``) rendered with ``facts``."""
+    return _environment().get_template(f"{name}.md.j2").render(**facts).strip()
