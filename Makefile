@@ -27,7 +27,7 @@ export MPLBACKEND := agg
 # the committed paper run: the post's first screen is shot from it (docs/first-screen.png)
 PAPER_STORE := results/paper/paper-run.sqlite
 
-.PHONY: envs first-screen time-envs time-reproduce readme help setup browser reproduce notebooks html lint test bench lab status export publish lock clean
+.PHONY: kernels envs first-screen time-envs time-reproduce readme help setup browser reproduce notebooks html lint test bench lab status export publish lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -76,13 +76,16 @@ time-envs: $(STAMP) ## time building the gluonts-0.13 environment from its lock,
 time-reproduce: $(STAMP) ## time `make reproduce PROFILE=...` cold then warm in a fresh clone of HEAD (run it alone) -> results/benchmarks/
 	$(BIN)/fwbench time-reproduce --profile $(PROFILE) --repo $(CURDIR)
 
-lint: $(STAMP) ## ruff: lint and format check of lib/ and tests/ (configured in pyproject.toml)
-	$(BIN)/ruff check lib tests
-	$(BIN)/ruff format --check lib tests
+lint: $(STAMP) ## ruff: lint and format check of lib/, tests/ and tools/ (configured in pyproject.toml)
+	$(BIN)/ruff check lib tests tools
+	$(BIN)/ruff format --check lib tests tools
 
 test: $(STAMP) browser lint ## lint, then the test suite (notebooks included, smoke profile)
 	$(BIN)/fwbench envs --build --profile smoke
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+kernels: $(STAMP) ## which math kernels each framework dispatches for DeepAR on this CPU -> results/paper/kernels-CPU.csv
+	$(BIN)/python tools/kernel_dispatch.py -o results/paper/kernels-$$($(BIN)/python -c "from fwbench.provenance import this_cpu; print(this_cpu().replace('/', '-'))").csv
 
 bench: $(STAMP) ## measure the harness overhead and data preparation
 	$(BIN)/fwbench bench

@@ -140,6 +140,26 @@ def test_status_names_stale_rows(tmp_store, capsys, monkeypatch):
     assert "toy/smoke: 0 of 4 done" in out
 
 
+def test_a_stale_trial_a_rerun_replaced_is_not_missing(tmp_store, capsys, monkeypatch):
+    """The README's "left out" counts only stale trials with no current rerun of the same config: after the rerun
+    they are listed by `fwbench status` as replaced, and the first screen no longer says anything is missing."""
+    from fwbench import readme
+    from fwbench.status import stale_trials
+    from fwbench.store import ResultsStore
+
+    assert cli.main(["run", "toy", "--profile", "smoke", "--progress", "none"]) == 0
+    monkeypatch.setattr(Study, "code_version", lambda self: "changed")
+    store = ResultsStore.open_read(tmp_store)
+    assert "4 stored trial(s) of this profile were measured with older trial code" in readme.scale_note("smoke", store)
+    assert cli.main(["run", "toy", "--profile", "smoke", "--progress", "none"]) == 0  # the rerun, with "changed"
+    stale = stale_trials(store.trials("toy"))
+    assert len(stale) == 4 and stale.superseded.all()
+    assert "older trial code" not in readme.scale_note("smoke", store)
+    capsys.readouterr()
+    cli.main(["status", "--study", "toy", "--profile", "smoke"])
+    assert "(4 of them replaced by a rerun of the same config)" in capsys.readouterr().out
+
+
 # -- the package's shape ---------------------------------------------------------------------------------------
 def _modules() -> dict[str, Path]:
     out = {}

@@ -114,7 +114,8 @@ def scale_note(profile: str, store: ResultsStore, markdown: bool = True) -> str:
 
     trials = store.trials()
     trials = trials[trials.profile == profile] if not trials.empty and "profile" in trials else trials
-    stale = sum(sum(c.values()) for c in _stale_counts(trials).values()) if not trials.empty else 0
+    # trials a rerun of the same config replaced are not missing: only the others are "left out"
+    stale = sum(sum(c.values()) for c in _stale_counts(trials, superseded=False).values()) if not trials.empty else 0
     papers_scale = "The papers' scale"
     what = (
         f"{bold(papers_scale)} (profile {code('paper')}: every CPU-testable claim at its scale floor)."

@@ -41,18 +41,37 @@ def stale_reason(study_name: str, config: dict, code_version) -> str | None:
     return None
 
 
-def _stale_counts(trials: pd.DataFrame) -> dict:
-    counts: dict = {}
+def stale_trials(trials: pd.DataFrame) -> pd.DataFrame:
+    """One row per stored trial this checkout does not use: ``study``, ``trial_id``, ``reason`` and ``superseded``
+    (a current trial of the very same config is stored too: a rerun replaced it, so nothing is missing)."""
     config_cols = [c for c in trials.columns if c.startswith("config.")]
+    rows = []
     for study_name, group in trials.groupby("study"):
-        reasons = Counter()
-        for _, row in group.iterrows():
+        keys = group[config_cols].astype(object).where(group[config_cols].notna(), None).apply(tuple, axis=1)
+        reasons = {}
+        for index, row in group.iterrows():
             config = {c[len("config.") :]: row[c] for c in config_cols}
-            reason = stale_reason(study_name, config, row.get("provenance.code_version"))
-            if reason:
-                reasons[reason] += 1
-        counts[study_name] = reasons
-    return counts
+            reasons[index] = stale_reason(study_name, config, row.get("provenance.code_version"))
+        current = {keys[i] for i, reason in reasons.items() if reason is None}
+        rows += [
+            {
+                "study": study_name,
+                "trial_id": group.at[i, "trial_id"],
+                "reason": reason,
+                "superseded": keys[i] in current,
+            }
+            for i, reason in reasons.items()
+            if reason
+        ]
+    return pd.DataFrame(rows, columns=["study", "trial_id", "reason", "superseded"])
+
+
+def _stale_counts(trials: pd.DataFrame, superseded: bool = True) -> dict:
+    """Per study, the stale trials per reason (without those a rerun replaced, for ``superseded=False``)."""
+    stale = stale_trials(trials)
+    if not superseded:
+        stale = stale[~stale.superseded]
+    return {study: Counter(g.reason) for study, g in stale.groupby("study")}
 
 
 def status_lines(
@@ -65,12 +84,14 @@ def status_lines(
     else:
         counts = trials.groupby(["study", "status"]).size().unstack(fill_value=0)
         lines.append(counts.to_string())
-        for study_name, reasons in _stale_counts(trials).items():
-            for reason, n in sorted(reasons.items()):
-                lines.append(
-                    f"stale {study_name}: {n} trial(s) not used by this checkout: {reason}; rerun the "
-                    "profile to measure them with the current code"
-                )
+        stale = stale_trials(trials)
+        for (study_name, reason), g in stale.groupby(["study", "reason"]):
+            replaced = int(g.superseded.sum())
+            lines.append(
+                f"stale {study_name}: {len(g)} trial(s) not used by this checkout: {reason}"
+                + (f" ({replaced} of them replaced by a rerun of the same config)" if replaced else "")
+                + ("; rerun the profile to measure the rest with the current code" if replaced < len(g) else "")
+            )
         for _, row in trials[trials.status == "failed"].iterrows():
             lines.append(f"failed {row.study} {row.trial_id}: {row.error}")
     if profile:

@@ -24,9 +24,11 @@ import numpy as np
 import pandas as pd
 
 from ..data import monash
-from ..paths import reference_dir
+from ..floatmode import DEFAULT
+from ..paths import reference_dir, results_path
 from ..stats import CONFIDENCE, sum_of_means_ratio_ci
 from ..studies import get_framework, get_study
+from .cpu_models import stored_conditions
 from .deepar import STUDY, reference_arms
 from .deepar_coverage import cost_table, protocol_train_s
 
@@ -39,6 +41,7 @@ COMPARISON_COLUMNS = [
     "window",
     "measured",
     "condition",
+    "cpu",
     "ours_mxnet_s_per_batch",
     "ours_pytorch_s_per_batch",
     "predicted_post_mxnet_s",
@@ -98,7 +101,9 @@ def window_lines(costs: pd.DataFrame) -> dict[str, tuple[float, float]]:
 
 
 def comparison(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per dataset of the post's list (``COMPARISON_COLUMNS``), from the coverage trials ``rows``."""
+    """One row per dataset of the post's list (``COMPARISON_COLUMNS``), from the coverage trials ``rows`` (of one
+    CPU model: ``cost_rows`` keeps one; its ``cpu`` names it in the ``condition``)."""
+    cpu = str(rows.cpu.iloc[0]) if len(rows) and "cpu" in rows else "not recorded"
     mx, pt = reference_arms()
     costs = cost_table(rows)
     lines = window_lines(costs)
@@ -127,7 +132,9 @@ def comparison(rows: pd.DataFrame) -> pd.DataFrame:
                 "dataset": name,
                 "window": window,
                 "measured": bool(measured),
-                "condition": CONDITION if measured else CONDITION + "; window line fitted on the measured datasets",
+                "condition": f"{CONDITION}, CPU {cpu}"
+                + ("" if measured else "; window line fitted on the measured datasets"),
+                "cpu": cpu,
                 "ours_mxnet_s_per_batch": per_batch[mx],
                 "ours_pytorch_s_per_batch": per_batch[pt],
                 "predicted_post_mxnet_s": totals[mx],
@@ -259,12 +266,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", required=True)
     parser.add_argument("--store", default=None, help="default: FWBENCH_RESULTS")
     args = parser.parse_args(argv)
-    store = ResultsStore.open_read(args.store) if args.store else None
-    rows = cost_rows(args.profile, None, store)
-    if rows.empty:
+    store = ResultsStore.open_read(args.store) if args.store else ResultsStore.open_read(results_path())
+    tables = []
+    for c in stored_conditions(store, STUDY):  # one block of rows per CPU model (default fp mode), never pooled
+        rows = cost_rows(args.profile, c.overrides() or None, store) if c.fp_mode == DEFAULT else pd.DataFrame()
+        if not rows.empty:
+            tables.append(comparison(rows))
+    if not tables:
         print(f"no coverage trials in profile {args.profile!r}: {args.output} not written")
         return 0
-    table = comparison(rows)
+    table = pd.concat(tables, ignore_index=True)
     table.to_csv(args.output, index=False, float_format="%.6g")
     print(f"wrote {len(table)} datasets ({int(table.measured.sum())} measured) to {args.output}")
     return 0
