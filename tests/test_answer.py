@@ -78,3 +78,32 @@ def test_an_empty_store_gives_an_answer_without_numbers(tmp_path):
     with pytest.raises(answer_plot.NothingToDraw):
         answer_plot.answer_figure(a)
     assert "0</span> finished trials" in answer.markdown(a)
+
+
+def test_the_limits_name_the_cpu_and_the_ratio_on_every_other_condition():
+    """One CPU model: the limit names it. Two: the setting's ratio on each, as quantities (so the consistency check
+    reads them), with the reason in one clause."""
+    from fwbench.analysis.cpu_models import Condition
+
+    amd, intel, intel_flush = (
+        Condition("AuthenticAMD/25/17"),
+        Condition("GenuineIntel/6/207", named=True),
+        Condition("GenuineIntel/6/207", "flush", named=True),
+    )
+    one = {"conditions": {"imdb": [amd]}, "imdb_ratios": [(amd, Quantity("imdb.cpu.a", 1.4, 1.3, 1.5))]}
+    assert answer._cpu_limit(one) == "The timings are of an AMD EPYC 25/17 CPU; other CPUs can move the ratios."
+    ratios = [
+        (amd, Quantity("imdb.cpu.a", 1.4, 1.3, 1.5)),
+        (intel, Quantity("imdb.cpu.b", 1.9, 1.7, 2.1)),
+        (intel_flush, Quantity("imdb.cpu.c", 1.3, 1.2, 1.4)),
+    ]
+    text = answer._cpu_limit(
+        {
+            "conditions": {"imdb": [amd, intel, intel_flush]},
+            "imdb_ratios": ratios,
+            "imdb_setting": {"batch_size": 128, "num_workers": 0},
+        }
+    )
+    assert text.startswith("The timings are of an AMD EPYC 25/17 CPU. The CPU is a condition")
+    assert all(q.markup() in text for _, q in ratios)
+    assert "on an Intel Xeon 6/207 (the libraries' defaults)" in text and "(subnormals flushed)" in text

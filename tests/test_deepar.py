@@ -203,7 +203,7 @@ def test_a_planted_two_cpu_store_is_never_pooled(tmp_store):
     _plant(mixed, seeds, slow=2.0, seeds_noise=0.01, cpu_of_seed=lambda s: AMD if s <= 44 else INTEL)
     kept = analysis.load_trials("smoke", seeds, mixed)
     assert sorted(set(kept.seed)) == [42, 43, 44] and set(kept.cpu) == {"AuthenticAMD/25/17"}
-    assert kept.attrs["other_cpu_trials"] == {("main", "GenuineIntel/6/85"): 4}
+    assert kept.attrs["other_cpu_trials"] == {("every part", "GenuineIntel/6/85"): 4}
     assert 1.9 < analysis.ratio_table(kept).iloc[0].ratio < 2.1
 
 

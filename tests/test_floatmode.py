@@ -150,3 +150,22 @@ def test_a_flush_trial_with_nothing_to_check_is_refused():
     with pytest.raises(FwbenchError, match="cannot be checked"):
         floatmode.verify("flush", [])
     assert floatmode.verify("default", [])["fp_mode"] == "default"
+
+
+@needs_x86
+def test_the_probe_reads_bits_so_a_flushing_main_thread_cannot_fake_a_flushed_pool():
+    """Under DAZ a float comparison takes a subnormal for zero, and under FTZ converting 1e-39 to float32 gives zero:
+    the probe makes its subnormals from bits and counts zeros on bits, so in a flushing main thread an unflushed
+    product still counts as not flushed, and a PyTorch pool started before the mode reads as mixed."""
+    code = (
+        "import torch, fwbench.floatmode as f; from fwbench.floatmode import torch as ft; torch.set_num_threads(2); "
+        "torch.full((1 << 20,), 1.0).mul_(2.0); f.write_register(True); "
+        "print(f.zero_share(f.subnormals(8)), f.pool_mode(ft.subnormal_products(1 << 21, 256)))"
+    )
+    import subprocess
+    import sys
+
+    printed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert printed[0] == "0.0"  # subnormals are not zeros, even read in a flushing thread
+    if (os.cpu_count() or 1) >= 2:
+        assert printed[1] == "mixed"  # the pool's worker thread was made before the mode: it keeps subnormals

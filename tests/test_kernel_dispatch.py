@@ -21,7 +21,7 @@ def test_the_verbose_lines_are_tallied_per_primitive_and_implementation():
     text = "\n".join(
         [
             "onednn_verbose,1732619000.1,exec,cpu,inner_product,brgemm:avx512_core,forward_training,src_f32,,0.1",
-            "onednn_verbose,1732619000.2,exec,cpu,inner_product,brgemm:avx512_core,forward_training,src_f32,,0.1",
+            "onednn_verbose,1732619000.2,primitive,exec,cpu,inner_product,brgemm:avx512_core,forward_training,,0.1",
             "dnnl_verbose,exec,cpu,eltwise,jit:avx2,forward_training,data_f32,,0.01",
             "mkldnn_verbose,exec,inner_product,gemm:jit,forward_training,fsrc:nc,,0.2",
             "MKL_VERBOSE SGEMM(N,N,32,40,40,0x7ffd,0x1,32,0x2,40,0x7ffd,0x3,32) 12.3us CNR:OFF Dyn:1",

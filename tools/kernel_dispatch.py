@@ -28,9 +28,9 @@ from fwbench.provenance import cpu_flags, this_cpu
 from fwbench.studies import get_study
 
 VERBOSE = {"ONEDNN_VERBOSE": "1", "DNNL_VERBOSE": "1", "MKLDNN_VERBOSE": "1", "MKL_VERBOSE": "1"}
-# onednn_verbose,exec,cpu,inner_product,brgemm:avx512_core,forward_training,...  (oneDNN 2.x/3.x)
-# dnnl_verbose,exec,cpu,rnn,ref:any,... ; mkldnn_verbose,exec,inner_product,gemm:jit,...  (older)
-ONEDNN = re.compile(r"^(?:onednn|dnnl|mkldnn)_verbose,(?:[\d.]+,)?exec,(?:cpu,)?([a-z_]+),([^,]+),")
+# onednn_verbose[,TIMESTAMP][,primitive],exec,cpu,inner_product,brgemm:avx512_core,...  (oneDNN 3.x)
+# dnnl_verbose,exec,cpu,rnn,ref:any,... (2.x); mkldnn_verbose,exec,inner_product,gemm:jit,...  (MXNet 1.x's)
+ONEDNN = re.compile(r"^(?:onednn|dnnl|mkldnn)_verbose,(?:[^,]*,){0,3}?exec,(?:cpu,)?([a-z_]+),([^,]+),")
 MKL = re.compile(r"^MKL_VERBOSE\s+([A-Z_0-9]+)\(")
 CHILD = """
 import json, sys
@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", required=True)
     args = parser.parse_args(argv)
     rows = []
-    for trial in plan("deepar", "smoke", {"datasets": [args.dataset]}):
+    main = [t for t in plan("deepar", "smoke", {"datasets": [args.dataset]}) if t.config.get("part", "main") == "main"]
+    for trial in (t for t in main if t.env == "main"):  # the main environment's frameworks: this interpreter's
         framework = get_study("deepar").framework_of(trial.config["arm"])
         counts, build = run(trial.config, framework, args.batches)
         for (library, primitive, impl), n in sorted(counts.items()):

@@ -201,7 +201,8 @@ def _cpu_limit(cpus: dict) -> str:
     return (
         f"The timings are of an {base.cpu_name} CPU. The CPU is a condition: at one IMDB setting (batch "
         f"{setting['batch_size']}, {setting['num_workers']} workers) MXNet / PyTorch is {here.markup()} there, "
-        f"{shown} (subnormal floats in the LSTM's backward pass, slow on Intel cores unless flushed; below)."
+        f"{shown} (subnormal floats in the LSTM's backward pass, slow on Intel cores unless flushed; the results' "
+        '"The CPU is a condition" has each).'
     )
 
 

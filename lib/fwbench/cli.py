@@ -153,11 +153,8 @@ def cmd_ledger(args) -> int:
         table.to_csv(args.output, index=False)
         print(f"wrote {len(table)} claims to {args.output}", file=sys.stderr)
     else:
-        print(
-            table[
-                ["claim_id", "verdict", "estimate", "ci_low", "ci_high", "n", "our_hardware", "verdict_band10"]
-            ].to_string(index=False)
-        )
+        shown = ["claim_id", "verdict", "estimate", "ci_low", "ci_high", "n", "our_hardware", "verdict_band10"]
+        print(table[(["cpu", "fp_mode"] if args.by_cpu else []) + shown].to_string(index=False))
     return 0
 
 

@@ -115,8 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--cpu",
         default=None,
         metavar="VENDOR/FAMILY/MODEL",
-        help="predict for this CPU model from its stored trials (default: this machine's where stored, else the "
-        "model most trials ran on)",
+        help="predict for this CPU model from its stored trials ('this': this machine's; default: the model most "
+        "of the study's trials ran on)",
     )
     estimate.add_argument(
         "--save",

@@ -334,9 +334,9 @@ def on_cpu(trials, cpu: str | None, fp_mode: str):
     return mine, cpu
 
 
-def stored_cpu_models(store) -> list[str]:
-    """The CPU models the store's finished trials ran on, most trials first (ties by name)."""
-    trials = store.trials()
+def stored_cpu_models(store, study: str | None = None) -> list[str]:
+    """The CPU models the store's finished trials (of ``study``) ran on, most trials first (ties by name)."""
+    trials = store.trials(study)
     if trials.empty or "provenance.cpu_id" not in trials:
         return []
     models = trials.loc[trials.status == "done", "provenance.cpu_id"].map(cpu_model_of).value_counts()
@@ -348,9 +348,9 @@ def estimate_full_runtime(
 ) -> Estimate:
     """How long ``profile`` (default ``full``) of ``study`` takes on ``n_workers`` one-trial-at-a-time workers,
     extrapolated from the trials already in ``store`` (e.g. the quick profile's) that ran on one CPU model:
-    ``cpu``, else the one the overrides' condition names, else this machine's where the store has trials of it,
-    else the model most trials ran on. The model is in ``Estimate.model`` (``COST_MODELS``, else
-    ``GENERIC_MODEL``)."""
+    ``cpu`` (``this``: this machine's), else the one the overrides' condition names, else the model most of the
+    study's trials ran on (so a page renders the same on every machine). The model is in ``Estimate.model``
+    (``COST_MODELS``, else ``GENERIC_MODEL``)."""
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
         raise FwbenchError(f"workers must be an integer >= 1, got {n_workers!r}; e.g. --workers 8")
     planned = full_plan = plan(study, profile, overrides)
@@ -359,13 +359,8 @@ def estimate_full_runtime(
     if not trials.empty:
         trials = trials[(trials.status == "done") & trials["provenance.trial_wall_s"].notna()]
         condition = conditions.split(overrides)[0]
-        wanted = cpu or condition.get("cpu")
-        if (
-            wanted is None
-            and "provenance.cpu_id" in trials
-            and (trials["provenance.cpu_id"].map(cpu_model_of) == this_cpu()).any()
-        ):
-            wanted = this_cpu()
+        wanted = this_cpu() if cpu == conditions.THIS else cpu or condition.get("cpu")
+        wanted = conditions.check_cpu(wanted) if wanted else None
         trials, cpu = on_cpu(trials, wanted, condition.get("fp_mode", DEFAULT))
     if trials.empty:
         raise FwbenchError(

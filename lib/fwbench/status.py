@@ -13,6 +13,8 @@ per-setting table with ``fwbench status --profile P --adaptive``).
 
 from __future__ import annotations
 
+import json
+import math
 from collections import Counter
 
 import pandas as pd
@@ -41,13 +43,19 @@ def stale_reason(study_name: str, config: dict, code_version) -> str | None:
     return None
 
 
+def _config_key(row: pd.Series, columns: list[str]) -> str:
+    """A trial's config as one comparable value (lists and other unhashable values included; NaN: not set)."""
+    values = {c: row[c] for c in columns if not (isinstance(row[c], float) and math.isnan(row[c]))}
+    return json.dumps(values, sort_keys=True, default=str)
+
+
 def stale_trials(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per stored trial this checkout does not use: ``study``, ``trial_id``, ``reason`` and ``superseded``
     (a current trial of the very same config is stored too: a rerun replaced it, so nothing is missing)."""
     config_cols = [c for c in trials.columns if c.startswith("config.")]
     rows = []
     for study_name, group in trials.groupby("study"):
-        keys = group[config_cols].astype(object).where(group[config_cols].notna(), None).apply(tuple, axis=1)
+        keys = {i: _config_key(row, config_cols) for i, row in group.iterrows()}
         reasons = {}
         for index, row in group.iterrows():
             config = {c[len("config.") :]: row[c] for c in config_cols}

@@ -13,6 +13,7 @@ Facts only: frames and ``Quantity`` objects; the words are the templates'.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import pandas as pd
@@ -22,6 +23,7 @@ from ..machines import CPU, cpu_model_of
 from ..quantity import Quantity
 from ..stats import trial_ratio_ci
 from ..store import ResultsStore
+from ..studies import get_study
 from . import deepar as deepar_analysis
 from . import deepar_coverage
 from . import imdb as imdb_analysis
@@ -53,17 +55,23 @@ class Condition:
 
     @property
     def key(self) -> str:
-        """A short stable name for quantities: 'GenuineIntel-6-207.flush'."""
-        return f"{self.cpu.replace('/', '-')}.{self.fp_mode}"
+        """A short stable name for quantities: 'GenuineIntel-6-207.flush' ('...named' for a piece that names its
+        CPU, so it never shares a name with the unnamed trials of the same model and mode)."""
+        return f"{self.cpu.replace('/', '-')}.{self.fp_mode}" + (".named" if self.named else "")
 
 
-def stored_conditions(store: ResultsStore, study: str) -> list[Condition]:
-    """The conditions with finished trials of ``study`` in the store: the unnamed default first (on its CPU
-    model: the one that ran most of its trials), then each named one by CPU model and mode."""
+def stored_conditions(store: ResultsStore, study: str, profile: str | None = None) -> list[Condition]:
+    """The conditions with finished trials of ``study`` (of ``profile`` when given) in the store: the unnamed
+    default first (on its CPU model: the one that ran most of its trials), then each named one by CPU model and
+    mode."""
     trials = store.trials(study)
     if trials.empty:
         return []
     done = trials[trials.status == "done"]
+    if profile is not None and "profile" in done:
+        done = done[done.profile == profile]
+    if done.empty:
+        return []
     named = done["config.cpu"] if "config.cpu" in done else pd.Series(None, index=done.index)
     modes = done["config.fp_mode"].fillna(DEFAULT) if "config.fp_mode" in done else pd.Series(DEFAULT, done.index)
     models = done["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in done else None
@@ -96,7 +104,7 @@ def imdb_table(store: ResultsStore, profile: str, conditions: list[Condition] | 
     _, torch_arms = imdb_analysis.post_comparison()
     base = torch_arms[0]
     rows = []
-    for c in conditions if conditions is not None else stored_conditions(store, IMDB):
+    for c in conditions if conditions is not None else stored_conditions(store, IMDB, profile):
         values = imdb_trials(store, profile, c)
         if values.empty:
             continue
@@ -108,11 +116,13 @@ def imdb_table(store: ResultsStore, profile: str, conditions: list[Condition] | 
                 {
                     "cpu": c.cpu,
                     "fp_mode": c.fp_mode,
+                    "named": c.named,
                     "arm": arm,
                     "n_trials": len(mine),
                     "epoch_25k_s": float(mine.median()),
                     "vs": base,
-                    **{k: ratio.get(k) for k in ("ratio", "ci_low", "ci_high", "method")},
+                    **{k: ratio.get(k, math.nan) for k in ("ratio", "ci_low", "ci_high")},
+                    "method": ratio.get("method", "none"),
                 }
             )
     return pd.DataFrame(rows)
@@ -133,7 +143,7 @@ def contrast(values: dict, numerator: Condition, denominator: Condition) -> pd.D
 def imdb_fp_effect(store: ResultsStore, profile: str) -> pd.DataFrame:
     """Per CPU model with both modes measured, per arm: the libraries' default time / the flushed time (> 1: the
     subnormal floats cost that factor on that CPU)."""
-    conditions = stored_conditions(store, IMDB)
+    conditions = stored_conditions(store, IMDB, profile)
     values = {c: imdb_trials(store, profile, c) for c in conditions}
     rows = []
     for flushed in (c for c in conditions if c.fp_mode == FLUSH):
@@ -148,8 +158,8 @@ def imdb_ratio_quantities(table: pd.DataFrame) -> list[tuple[Condition, Quantity
     """The MXNet reference arm / PyTorch reference arm ratio of each condition, as a quantity named by it."""
     mx_ref, _ = imdb_analysis.post_comparison()
     out = []
-    for row in table[table.arm == mx_ref].itertuples():
-        c = Condition(row.cpu, row.fp_mode)
+    for row in table[(table.arm == mx_ref) & table.ratio.notna()].itertuples():
+        c = Condition(row.cpu, row.fp_mode, row.named)
         name = f"imdb.cpu.{c.key}.{mx_ref}"
         out.append((c, Quantity(name, row.ratio, row.ci_low, row.ci_high, n=f"{row.n_trials} trials a side")))
     return out
@@ -176,8 +186,8 @@ def deepar_cpu_table(store: ResultsStore, profile: str) -> pd.DataFrame:
     """Per dataset measured on two CPU models (default fp mode): each model's MXNet / PyTorch per-batch ratio
     (``_first``: the unnamed default's model, ``_second``: the named one) and ``cpu_factor``, the second / the
     first: how much the second CPU moves the framework ratio."""
-    conditions = [c for c in stored_conditions(store, DEEPAR) if c.fp_mode == DEFAULT]
-    if len(conditions) < 2:
+    conditions = [c for c in stored_conditions(store, DEEPAR, profile) if c.fp_mode == DEFAULT]
+    if len(conditions) < 2 or conditions[0].named:  # the first CPU is the unnamed trials' model
         return pd.DataFrame()
     base, *others = conditions
     first = deepar_ratios(store, profile, base)
@@ -218,10 +228,11 @@ def facts(store: ResultsStore, profile: str) -> dict:
     MXNet / PyTorch ratios as quantities, the subnormal mode's effect, DeepAR's per-batch ratio per CPU, and what
     each framework's threads did with subnormals. (The CPU's pooled effect on B is a row of B's factor table:
     ``deepar_conditions``.)"""
-    imdb = imdb_table(store, profile)
-    deepar = deepar_cpu_table(store, profile)
+    has = {study: profile in get_study(study).profiles for study in (IMDB, DEEPAR)}  # a profile one study lacks
+    imdb = imdb_table(store, profile) if has[IMDB] else pd.DataFrame()
+    deepar = deepar_cpu_table(store, profile) if has[DEEPAR] else pd.DataFrame()
     return {
-        "conditions": {study: stored_conditions(store, study) for study in (IMDB, DEEPAR)},
+        "conditions": {study: stored_conditions(store, study, profile) if has[study] else [] for study in has},
         "imdb_setting": IMDB_SETTING,
         "imdb": imdb,
         "imdb_ratios": imdb_ratio_quantities(imdb) if not imdb.empty else [],

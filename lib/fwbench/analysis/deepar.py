@@ -88,7 +88,9 @@ def load_trials(
         if key not in wide:
             wide[key] = np.nan
     wide["stopped_early"] = wide["epochs_run"] < wide["epochs"]
-    wide, other_cpus = one_cpu_model(wide)  # one CPU model per part: its ratios are never pooled across models
+    # one CPU model for every part: parts are compared with each other (versions and variants against main)
+    wide, other_cpus = one_cpu_model(wide.assign(frame="every part"), part="frame")
+    wide = wide.drop(columns="frame")
     wide = wide.sort_values(["dataset", "arm", "seed"]).reset_index(drop=True)
     wide.attrs["other_cpu_trials"] = other_cpus
     return wide

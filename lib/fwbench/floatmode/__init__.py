@@ -45,8 +45,11 @@ FTZ, DAZ = 1 << 15, 1 << 6  # MXCSR bits
 _FENV_SIZE, _MXCSR_OFFSET = 32, 28  # glibc x86-64 fenv_t: the x87 environment (28 bytes), then MXCSR
 
 # The probe's operands (float32): SUBNORMAL x SCALE is 1e-29, normal, so zero only when the input was flushed (DAZ);
-# TINY x TINY is 1e-40, subnormal, so zero only when the result was flushed (FTZ).
-SUBNORMAL, SCALE, TINY = 1e-39, 1e10, 1e-20
+# TINY x TINY is 1e-40, subnormal, so zero only when the result was flushed (FTZ). SUBNORMAL is made from its bits
+# (0x000AE398 x 2**-149 = 1.0e-39) and every result is read as bits: a conversion or a comparison in a flushing
+# main thread would turn a subnormal into zero itself (FTZ on the conversion, DAZ on the comparison), and the check
+# would pass whatever the pool did.
+SUBNORMAL_BITS, SCALE, TINY = 0x000AE398, 1e10, 1e-20
 PROBE_ELEMENTS = 1 << 21  # split over the pool's threads by every framework's elementwise kernels
 PROBE_GEMM = 256  # square matrices: the GEMM kernels run blocked over the pool
 
@@ -94,7 +97,7 @@ def write_register(flush: bool) -> None:
     if libm.fesetenv(env) != 0:
         raise FwbenchError("fesetenv failed")
     if thread_mode(mxcsr()) != (FLUSH if flush else DEFAULT):
-        raise FwbenchError(f"MXCSR reads {mxcsr():#x} after {'setting' if flush else 'clearing'} FTZ and DAZ")
+        raise FwbenchError(f"MXCSR reads {mxcsr()!r} after {'setting' if flush else 'clearing'} FTZ and DAZ")
 
 
 def apply(mode: str) -> dict:
@@ -127,7 +130,13 @@ def verify(mode: str, frameworks: list[str]) -> dict:
     (``FwbenchError``). Returns the provenance fields: the mode asked, each probe's shares and what they say."""
     out: dict = {"fp_mode": check_mode(mode), "fp_main_thread": thread_mode(mxcsr())}
     for name in frameworks:
-        shares = probe(name)
+        try:
+            shares = probe(name)
+        except Exception as exc:  # a default trial's timing stands without the probe; a flush trial's does not
+            if mode == FLUSH:
+                raise FwbenchError(f"fp_mode=flush: {name}'s probe failed ({exc!r}); the trial is refused") from exc
+            out["fp_probe_error"] = repr(exc)
+            continue
         if shares is None:
             continue
         found = pool_mode(shares)
@@ -144,13 +153,21 @@ def verify(mode: str, frameworks: list[str]) -> dict:
             "the trial is refused"
         )
     if mode == FLUSH and out["fp_main_thread"] != FLUSH:
-        raise FwbenchError(f"fp_mode=flush lost in the trial's main thread (MXCSR {mxcsr():#x})")
+        raise FwbenchError(f"fp_mode=flush lost in the trial's main thread (MXCSR {mxcsr()!r})")
     return out
 
 
-def zero_share(values) -> float:
-    """The share of exact zeros in a numpy array (the probes' one statistic)."""
+def subnormals(shape) -> object:
+    """A float32 numpy array of ``SUBNORMAL_BITS``, made without arithmetic (a view of integers)."""
     import numpy as np
 
-    values = np.asarray(values)
-    return float(np.count_nonzero(values == 0)) / values.size
+    return np.full(shape, SUBNORMAL_BITS, dtype=np.uint32).view(np.float32)
+
+
+def zero_share(values) -> float:
+    """The share of exact zeros (+0 or -0) in a float32 numpy array, read from its bits: an integer comparison,
+    which DAZ in the calling thread cannot bend (the probes' one statistic)."""
+    import numpy as np
+
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    return float(np.count_nonzero((bits & 0x7FFFFFFF) == 0)) / bits.size

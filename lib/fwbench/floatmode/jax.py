@@ -3,7 +3,7 @@ thread pool, inside a jitted function so no operand is folded at compile time (s
 
 from __future__ import annotations
 
-from . import SCALE, SUBNORMAL, TINY, zero_share
+from . import SCALE, TINY, subnormals, zero_share
 
 __all__ = ["subnormal_products"]
 
@@ -19,10 +19,10 @@ def subnormal_products(n: int, m: int) -> dict[str, float]:
 
     f32 = np.float32
     daz, ftz, gemm = products(
-        jnp.full((n,), SUBNORMAL, f32),
+        jnp.asarray(subnormals(n)),
         jnp.full((n,), SCALE, f32),
         jnp.full((n,), TINY, f32),
-        jnp.full((m, m), SUBNORMAL, f32),
+        jnp.asarray(subnormals((m, m))),
         jnp.full((m, m), SCALE, f32),
     )
     return {

@@ -3,7 +3,7 @@ elementwise and GEMM kernels on its intra-op pool (see ``fwbench.floatmode``).""
 
 from __future__ import annotations
 
-from . import SCALE, SUBNORMAL, TINY, zero_share
+from . import SCALE, TINY, subnormals, zero_share
 
 __all__ = ["subnormal_products"]
 
@@ -12,9 +12,9 @@ def subnormal_products(n: int, m: int) -> dict[str, float]:
     import torch
 
     with torch.no_grad():
-        daz = torch.full((n,), SUBNORMAL) * torch.full((n,), SCALE)
+        daz = torch.from_numpy(subnormals(n)) * torch.full((n,), SCALE)
         ftz = torch.full((n,), TINY) * torch.full((n,), TINY)
-        gemm = torch.full((m, m), SUBNORMAL) @ torch.full((m, m), SCALE)
+        gemm = torch.from_numpy(subnormals((m, m))) @ torch.full((m, m), SCALE)
     return {
         "elementwise_in": zero_share(daz.numpy()),
         "elementwise_out": zero_share(ftz.numpy()),

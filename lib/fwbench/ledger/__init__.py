@@ -24,6 +24,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..analysis import cpu_models
+from ..errors import FwbenchError
 from ..paths import results_path
 from ..store import ResultsStore
 from . import render
@@ -82,11 +83,13 @@ def build_by_condition(store: ResultsStore | None = None, profile: str | None = 
     """The ledger once per stored condition (CPU model and fp mode, ``analysis.cpu_models``) of the timed
     studies: each condition's claims judged on that condition's trials alone, never pooled with another's. Rows
     carry ``cpu`` and ``fp_mode``; a condition keeps the claims of the studies it has trials of."""
+    if profile in (None, "all"):  # without a profile's plan there are no ids to select a condition by
+        raise FwbenchError("the ledger per CPU judges one profile's plan: name it (e.g. --profile paper), not 'all'")
     if store is None:
         store = ResultsStore.open_read(results_path())
     tables = []
     for study in CONDITION_STUDIES:
-        for c in cpu_models.stored_conditions(store, study):
+        for c in cpu_models.stored_conditions(store, study, profile):
             table = build(store, profile, {study: c.overrides()} if c.overrides() else None)
             table = table[table.claim_id.map(STUDY_OF).eq(study)]
             tables.append(table.assign(cpu=c.cpu, fp_mode=c.fp_mode))
