@@ -106,4 +106,4 @@ def test_the_limits_name_the_cpu_and_the_ratio_on_every_other_condition():
     )
     assert text.startswith("The timings are of an AMD EPYC 25/17 CPU. The CPU is a condition")
     assert all(q.markup() in text for _, q in ratios)
-    assert "on an Intel Xeon 6/207 (the libraries' defaults)" in text and "(subnormals flushed)" in text
+    assert "on an Intel Xeon 6/207 with the libraries' defaults" in text and "with subnormals flushed" in text

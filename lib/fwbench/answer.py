@@ -197,12 +197,12 @@ def _cpu_limit(cpus: dict) -> str:
     if not others or here is None:
         return f"The timings are of an {base.cpu_name} CPU; other CPUs can move the ratios."
     setting = cpus["imdb_setting"]
-    shown = "; ".join(f"{q.markup()} on an {c.cpu_name} ({FP_WORDS[c.fp_mode]})" for c, q in others)
+    shown = "; ".join(f"{q.markup()} on an {c.cpu_name} with {FP_WORDS[c.fp_mode]}" for c, q in others)
     return (
         f"The timings are of an {base.cpu_name} CPU. The CPU is a condition: at one IMDB setting (batch "
         f"{setting['batch_size']}, {setting['num_workers']} workers) MXNet / PyTorch is {here.markup()} there, "
-        f"{shown} (subnormal floats in the LSTM's backward pass, slow on Intel cores unless flushed; the results' "
-        '"The CPU is a condition" has each).'
+        f"{shown}. On Intel cores the subnormal floats of the LSTM's backward pass are slow unless flushed; the "
+        'results\' "The CPU is a condition" has each condition.'
     )
 
 

@@ -25,10 +25,10 @@ from ..stats import trial_ratio_ci
 from ..store import ResultsStore
 from ..studies import get_study
 from . import deepar as deepar_analysis
-from . import deepar_coverage
+from . import deepar_coverage, inference
 from . import imdb as imdb_analysis
 
-IMDB, DEEPAR = "imdb", "deepar"
+IMDB, DEEPAR, GEMM = "imdb", "deepar", "gemm"
 # the IMDB setting every CPU piece times (a setting of the paper grid: batch 128, 0 loader workers)
 IMDB_SETTING = {"batch_size": 128, "num_workers": 0}
 VENDOR_NAMES = {"AuthenticAMD": "AMD EPYC", "GenuineIntel": "Intel Xeon"}
@@ -111,7 +111,7 @@ def imdb_table(store: ResultsStore, profile: str, conditions: list[Condition] | 
         arms = imdb_analysis.arm_order(IMDB, values.index.get_level_values("arm").unique())
         for arm in arms:
             mine = values.loc[arm]
-            ratio = trial_ratio_ci(mine, values.loc[base]) if base in arms else {}
+            ratio = trial_ratio_ci(mine, values.loc[base]) if base in arms and arm != base else {}
             rows.append(
                 {
                     "cpu": c.cpu,
@@ -203,6 +203,19 @@ def deepar_cpu_table(store: ResultsStore, profile: str) -> pd.DataFrame:
     return out.sort_values(["cpu_second", "window", "dataset"]).reset_index(drop=True) if not out.empty else out
 
 
+# -- GEMM: each framework's dense-product peak on every CPU model -----------------------------------------------------
+def gemm_by_cpu(store: ResultsStore) -> pd.DataFrame:
+    """Per CPU model with GEMM trials: each framework's fp32 peak at each thread count (``inference.gemm_peak`` of
+    that model's products only), one row per (cpu, framework, threads)."""
+    trials = store.trials(GEMM)
+    if trials.empty or "provenance.cpu_id" not in trials:
+        return pd.DataFrame()
+    models = sorted(set(trials.loc[trials.status == "done", "provenance.cpu_id"].map(cpu_model_of)))
+    tables = [inference.gemm_peak(store, cpu=m).assign(cpu=m) for m in models]
+    tables = [t for t in tables if not t.empty]
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+
+
 # -- what each framework's threads did with subnormals --------------------------------------------------------------
 def fp_probe_table(store: ResultsStore) -> pd.DataFrame:
     """Per CPU model x framework x fp mode asked: the trials whose probe ran (``fwbench.floatmode``) and what their
@@ -239,12 +252,14 @@ def facts(store: ResultsStore, profile: str) -> dict:
         "fp_effect": imdb_fp_effect(store, profile),
         "deepar": deepar,
         "probes": fp_probe_table(store),
+        "gemm": gemm_by_cpu(store),
     }
 
 
 __all__ = [
     "facts",
     "fp_probe_table",
+    "gemm_by_cpu",
     "CPU",
     "Condition",
     "IMDB_SETTING",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..machines import NOT_RECORDED, cpu_model_of, one_cpu_model
 from ..published.overview import VGG16_LATENCY_MS
 from ..stats import summarize, trial_medians, trial_ratio_ci
 from ..store import ResultsStore
@@ -46,14 +47,16 @@ def failures(
 
 # -- GEMM ----------------------------------------------------------------------------------------------------
 def gemm_results(
-    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
+    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None, cpu: str | None = None
 ) -> pd.DataFrame:
-    """One row per timed matmul: arm, framework, device, threads, n, repeat, GFLOP/s."""
+    """One row per timed matmul: arm, framework, device, threads, n, repeat, GFLOP/s and the CPU model, of one CPU
+    model: ``cpu``, else the one most of the stored products ran on (a peak is a CPU's; models are never pooled)."""
     long = _long("gemm", profile, overrides, store)
     if long.empty:
         return pd.DataFrame()
     long = long[long.metric == "gflops"]
-    return (
+    models = long["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in long else NOT_RECORDED
+    frame = (
         pd.DataFrame(
             {
                 "trial_id": long.trial_id,
@@ -64,11 +67,16 @@ def gemm_results(
                 "n": long["config.n"].astype(int),
                 "repeat": long.step.astype(int),
                 "gflops": long.value,
+                "cpu": models,
             }
         )
         .sort_values(["framework", "device", "threads", "n", "repeat"])
         .reset_index(drop=True)
     )
+    if cpu is not None:
+        return frame[frame.cpu == cpu].reset_index(drop=True)
+    kept, _ = one_cpu_model(frame.assign(part="gemm"))
+    return kept.drop(columns="part").reset_index(drop=True)
 
 
 def gemm_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -121,12 +129,16 @@ def thread_check_markdown(table: pd.DataFrame) -> str:
 
 
 def gemm_peak(
-    store: ResultsStore | None = None, device: str = "cpu", profile: str | None = None, overrides: dict | None = None
+    store: ResultsStore | None = None,
+    device: str = "cpu",
+    profile: str | None = None,
+    overrides: dict | None = None,
+    cpu: str | None = None,
 ) -> pd.DataFrame:
     """This machine's fp32 GEMM peak per framework and thread count: the best (over matrix sizes) median
     GFLOP/s of the timed repeats, with the size it was reached at and the single fastest repeat. Columns
     ``framework, threads, device, gflops, n, max_repeat_gflops, n_sizes``; empty when nothing is stored."""
-    frame = gemm_results(profile, overrides, store)
+    frame = gemm_results(profile, overrides, store, cpu)
     cols = ["framework", "threads", "device", "gflops", "n", "max_repeat_gflops", "n_sizes"]
     if frame.empty:
         return pd.DataFrame(columns=cols)
