@@ -78,7 +78,7 @@ def _stale_counts(trials: pd.DataFrame, superseded: bool = True) -> dict:
     """Per study, the stale trials per reason (without those a rerun replaced, for ``superseded=False``)."""
     stale = stale_trials(trials)
     if not superseded:
-        stale = stale[~stale.superseded]
+        stale = stale[~stale.superseded.astype(bool)]
     return {study: Counter(g.reason) for study, g in stale.groupby("study")}
 
 
