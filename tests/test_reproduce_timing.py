@@ -73,6 +73,25 @@ def test_a_record_missing_a_column_or_a_malformed_notebook_entry_is_an_error(tmp
     assert rt.parse_notebooks("") == {}
 
 
+def test_a_record_from_before_the_cpu_column_is_migrated_and_each_cpu_model_is_shown(tmp_path):
+    """Rows written before ``cpu`` existed read as "" and are rewritten under the current header on the next
+    append; the docs block shows the latest measurement of each CPU model, the README phrase names the others."""
+    path = tmp_path / "reproduce.csv"
+    old_fields = [f for f in rt.FIELDS if f != "cpu"]
+    path.write_text(",".join(old_fields) + "\n" + ",".join(str(record().row()[f]) for f in old_fields) + "\n")
+    (old,) = rt.read_records(path)
+    assert old.cpu == "" and old.wall_s == pytest.approx(472.3)
+    intel = record(wall=530.0, measurement="2026-11-26T10:00:00+00:00", cpu_model="Intel(R) Xeon(R)", cpu="I/6/207")
+    rt.append_records([intel], path)
+    assert path.read_text().splitlines()[0].split(",") == list(rt.FIELDS)
+    assert [r.cpu for r in rt.read_records(path)] == ["", "I/6/207"]
+    assert rt.cpus_measured(rt.read_records(path), "quick") == ["I/6/207", "AMD EPYC 7B13"]
+    text = readme_timings.render_reproduce_timings(path)
+    assert "Intel(R) Xeon(R) I/6/207 (2 cores" in text and "AMD EPYC 7B13 (2 cores" in text
+    phrase = readme_timings.render_reproduce_phrase(path)
+    assert "**8 min 50 s** cold" in phrase and "On AMD EPYC 7B13 (2 cores, 23.5 GiB): **7 min 52 s** cold" in phrase
+
+
 def test_the_latest_successful_measurement_is_the_one_shown():
     old = [record(wall=900.0, measurement="2026-11-20T10:00:00+00:00")]
     new = [record(), record("warm", 41.0)]

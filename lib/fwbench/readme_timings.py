@@ -12,7 +12,7 @@ from .estimate import _human, estimate_full_runtime, stored_cpu_models
 from .paths import results_path
 from .planning import plan
 from .provenance import OTHER_BUSY_LIMIT
-from .reproduce_timing import GOALS_S, RECORD, latest_measurement, read_records
+from .reproduce_timing import GOALS_S, RECORD, cpus_measured, latest_measurement, machine_of, read_records
 from .stats import trial_ratio_ci
 from .store import ResultsStore
 from .studies import all_studies
@@ -190,7 +190,8 @@ def _how(record) -> str:
 
 def _host(record) -> str:
     mem = f", {record.mem_gib:g} GiB" if record.mem_gib else ""
-    return f"{record.cpu_model or 'CPU not recorded'} ({record.cores or '?'} cores{mem})"
+    model = f" {record.cpu}" if record.cpu else ""
+    return f"{record.cpu_model or 'CPU not recorded'}{model} ({record.cores or '?'} cores{mem})"
 
 
 def _alone(record) -> str:
@@ -228,8 +229,8 @@ def render_reproduce_timings(path=None) -> str:
     records = read_records(path or RECORD)
     profiles = list(dict.fromkeys([*REPRODUCE_PROFILES[::-1], *(r.profile for r in records)]))  # quick first
     parts = []
-    for profile in profiles:
-        runs = latest_measurement(records, profile)
+    for profile, cpu in ((p, c) for p in profiles for c in cpus_measured(records, p)):  # each CPU model's latest
+        runs = latest_measurement(records, profile, cpu)
         if not runs:
             continue
         cold = runs["cold"]
@@ -267,7 +268,7 @@ def render_reproduce_timings(path=None) -> str:
     return (
         "\n\n".join(parts) + f"\n\nEvery run is a row of [`{_RECORD_LINK}`](../{_RECORD_LINK}) (the commit, the "
         "host, the load averages and the other processes' CPU share, each notebook's duration); this block shows the "
-        "latest measurement of each profile."
+        "latest measurement of each profile on each CPU (its model where recorded, else its name)."
     )
 
 
@@ -298,9 +299,15 @@ def render_reproduce_phrase(path=None) -> str:
             if cold.other_cpu_pct is not None and cold.other_cpu_pct > 100 * OTHER_BUSY_LIMIT
             else ""
         )
+        others = [
+            latest_measurement(records, profile, cpu)["cold"]
+            for cpu in cpus_measured(records, profile)
+            if cpu != machine_of(cold)
+        ]
+        elsewhere = "".join(f" On {_host(r)}: **{_duration(r.wall_s)}** cold ({_when(r)})." for r in others)
         lines.append(
             f"{head}: **{_duration(cold.wall_s)}** cold (a fresh clone and results store{built}){warm} on "
             f"{_host(cold)}, measured by `make time-reproduce` on {_when(cold)} "
-            f"([details](docs/benchmarks.md#wall-times-of-make-reproduce)){busy}."
+            f"([details](docs/benchmarks.md#wall-times-of-make-reproduce)){busy}.{elsewhere}"
         )
     return "\n".join(lines)

@@ -72,7 +72,9 @@ FIELDS = (
     "other_cpu_pct",  # % of all CPUs other processes kept busy during the run
     "steal_pct",
     "thread_env",  # the OpenMP/BLAS/MXNet thread variables the run was given (K=V;K=V), empty when none
+    "cpu",  # the CPU model (vendor/family/model): a wall time is a CPU's; empty in rows written before it
 )
+OPTIONAL_FIELDS = ("cpu",)  # columns added after rows were recorded: read as empty, written on the next append
 _THREAD_PREFIXES = ("OMP_", "KMP_", "MKL_", "OPENBLAS_", "MXNET_CPU_", "GOMP_")
 # What the README promises for each run of a profile (issue 22: the default cold run within 10 minutes)
 GOALS_S = {("quick", "cold"): 600, ("quick", "warm"): 60}
@@ -101,6 +103,7 @@ class Record:
     other_cpu_pct: float | None = None
     steal_pct: float | None = None
     thread_env: str = ""
+    cpu: str = ""
 
     def row(self) -> dict:
         out = {name: getattr(self, name) for name in FIELDS}
@@ -141,7 +144,7 @@ def read_records(path: Path = RECORD) -> list[Record]:
     records = []
     with path.open(newline="") as handle:
         reader = csv.DictReader(handle)
-        missing = [name for name in FIELDS if name not in (reader.fieldnames or [])]
+        missing = [name for name in FIELDS if name not in (reader.fieldnames or []) and name not in OPTIONAL_FIELDS]
         if missing:
             raise FwbenchError(f"{path} lacks the column(s) {', '.join(missing)}; expected {', '.join(FIELDS)}")
         for row in reader:
@@ -168,15 +171,25 @@ def read_records(path: Path = RECORD) -> list[Record]:
                     other_cpu_pct=_optional(float, row["other_cpu_pct"]),
                     steal_pct=_optional(float, row["steal_pct"]),
                     thread_env=row["thread_env"],
+                    cpu=row.get("cpu") or "",
                 )
             )
     return records
 
 
 def append_records(records: list[Record], path: Path = RECORD) -> None:
+    """Append ``records``; a file whose header lacks a column of ``FIELDS`` (written before it existed) is
+    rewritten first with every earlier row under the current header (the new column empty in them)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     new = not path.exists() or path.stat().st_size == 0
+    if not new:
+        with path.open(newline="") as handle:
+            header = next(csv.reader(handle), [])
+        if tuple(header) != FIELDS:
+            earlier = read_records(path)
+            path.unlink()
+            append_records(earlier, path)
     with path.open("a", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=FIELDS, lineterminator="\n")
         if new:
@@ -185,10 +198,31 @@ def append_records(records: list[Record], path: Path = RECORD) -> None:
             writer.writerow(record.row())
 
 
-def latest_measurement(records: list[Record], profile: str) -> dict[str, Record]:
-    """The latest measurement of ``profile`` whose cold run succeeded: ``{"cold": ..., "warm": ...}`` (warm only
-    when it ran and succeeded too); empty when there is none."""
-    cold = [r for r in records if r.profile == profile and r.run == "cold" and r.exit_code == 0]
+def machine_of(record: Record) -> str:
+    """The CPU a run is grouped by: its model (vendor/family/model), or for rows recorded before that column its
+    CPU's name (which tells AMD from Intel, not one model from another)."""
+    return record.cpu or record.cpu_model
+
+
+def cpus_measured(records: list[Record], profile: str) -> list[str]:
+    """The CPUs (``machine_of``) ``profile`` has a successful cold run on, the latest measured first."""
+    cold = sorted(
+        (r for r in records if r.profile == profile and r.run == "cold" and r.exit_code == 0),
+        key=lambda r: (r.measurement, r.date),
+        reverse=True,
+    )
+    return list(dict.fromkeys(machine_of(r) for r in cold))
+
+
+def latest_measurement(records: list[Record], profile: str, cpu: str | None = None) -> dict[str, Record]:
+    """The latest measurement of ``profile`` (on CPU ``cpu``, as ``machine_of`` names it, when given) whose cold
+    run succeeded: ``{"cold": ..., "warm": ...}`` (warm only when it ran and
+    succeeded too); empty when there is none."""
+    cold = [
+        r
+        for r in records
+        if r.profile == profile and r.run == "cold" and r.exit_code == 0 and (cpu is None or machine_of(r) == cpu)
+    ]
     if not cold:
         return {}
     latest = max(cold, key=lambda r: (r.measurement, r.date))
@@ -289,7 +323,7 @@ def measure(
 ) -> list[Record]:
     """Clone ``repo``'s HEAD, run ``make reproduce PROFILE=profile`` cold then warm, and return one ``Record``
     per run (the module docstring says what is fresh and what is reused)."""
-    from .provenance import MachineLoad, cpu_model
+    from .provenance import MachineLoad, cpu_model, this_cpu
 
     repo = Path(repo).resolve()
     venv = repo / ".venv"
@@ -347,6 +381,7 @@ def measure(
             host=socket.gethostname(),
             cpu_model=cpu_model(),
             cores=os.cpu_count(),
+            cpu=this_cpu() or "",
             mem_gib=_mem_gib(),
             load_before=load_before,
             load_after=_load(),
