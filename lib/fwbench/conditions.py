@@ -58,11 +58,6 @@ def study_overrides(overrides: dict | None) -> dict | None:
     return split(overrides)[1]
 
 
-def of_config(config: dict) -> dict:
-    """The condition a stored config was measured under: ``cpu`` (None: not named) and ``fp_mode``."""
-    return {"cpu": config.get("cpu"), "fp_mode": config.get("fp_mode", DEFAULT)}
-
-
 def require_cpu(config: dict) -> None:
     """Refuse a config that names another CPU model than this machine's."""
     wanted = config.get("cpu")
