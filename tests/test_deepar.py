@@ -530,7 +530,7 @@ def test_paper_plans_the_variants_part_apart_from_the_main_part():
         assert {(c["threads"], c["onednn"]) for c in part} == {(n_threads, flag)}
         assert sorted({c["dataset"] for c in part}) == sorted(variants["datasets"])
         assert {c["arm"] for c in part} == set(study.CORE_ARMS) and len(part) == 2 * len(variants["datasets"])
-    protocol = [c for c in paper if c["part"] not in ("coverage", "contention")]
+    protocol = [c for c in paper if c["part"] not in ("coverage", "contention", "post_conditions")]
     assert all(c["epochs"] == 100 and c["num_batches_per_epoch"] == 50 for c in protocol)
     assert all(t.config["part"] == "main" for t in plan("deepar", "quick"))  # no variants elsewhere
     off = next(c for c in onednn if c["arm"] == MX)
@@ -539,6 +539,31 @@ def test_paper_plans_the_variants_part_apart_from_the_main_part():
     with pytest.raises(FwbenchError, match="variants_part must be a dict with keys"):
         plan("deepar", "paper", {"variants_part": {"datasets": ["m1_yearly"]}})
 
+
+
+# -- the post's conditions: k runs at once, no thread setting ---------------------------------------------------
+def test_post_conditions_run_k_at_once_as_groups_of_one_dataset_and_framework_with_no_thread_setting():
+    from fwbench.execute import child_env
+    from fwbench.runner import runs_at_once
+
+    trials = [t for t in plan("deepar", "paper") if t.config["part"] == "post_conditions"]
+    spec = study.PROFILES["paper"]["post_conditions_part"]
+    assert len(trials) == len(spec["trials_at_once"]) * len(spec["datasets"]) * len(spec["seeds"]) * 2
+    assert {t.config["threads"] for t in trials} == {None} and not any(t.config["forecast"] for t in trials)
+    for k in spec["trials_at_once"]:
+        mine = [t.config for t in trials if t.config["trials_at_once"] == k]
+        for i in range(0, len(mine), k):  # each group of k taken at once: one dataset, one framework, k seeds
+            group = mine[i : i + k]
+            assert len({(c["dataset"], c["arm"]) for c in group}) == 1 and len({c["seed"] for c in group}) == k
+    take, left = runs_at_once(trials, 2)
+    assert {t.config["trials_at_once"] for t in take} == {2} and left == {1: len(trials) // 3, 4: len(trials) // 3}
+    other = [t for t in plan("deepar", "paper") if t.config["part"] == "main"]
+    assert runs_at_once(other, 2) == (other, {})  # a config that declares nothing runs in any run
+    env = child_env(None)
+    assert not {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"} & set(env)
+    assert child_env(2)["OMP_NUM_THREADS"] == "2"
+    with pytest.raises(FwbenchError, match="do not split into groups of \\[4\\]"):
+        plan("deepar", "paper", {"post_conditions_part": {**spec, "seeds": [42, 43]}})
 
 def _plant_variants(store: ResultsStore) -> dict:
     """Main part: MXNet 20 s, PyTorch 10 s (seeds 42, 43: +-5 %); at 1 thread MXNet 30 s, PyTorch 12 s; with
@@ -675,7 +700,7 @@ def test_paper_plans_the_coverage_part_as_training_only_trials():
     assert len(coverage) == len(study.COVERAGE_DATASETS) * 2 * 2  # datasets x seeds x core arms
     assert all(c["forecast"] is False and c["epochs"] == 4 and c["num_batches_per_epoch"] == 50 for c in coverage)
     assert {c["threads"] for c in coverage} == {2}
-    assert all("forecast" not in t.config for t in trials if t.config["part"] not in ("coverage", "contention"))
+    assert all("forecast" not in t.config for t in trials if t.config["part"] not in ("coverage", "contention", "post_conditions"))
     with pytest.raises(FwbenchError, match="coverage_part.epochs"):
         plan("deepar", "smoke", {"coverage_part": {"datasets": ["m1_yearly"], "seeds": [42], "epochs": 1}})
 

@@ -61,14 +61,19 @@ def interpreter_of(env_name: str) -> tuple[str, str | None, dict]:
     return str(env.python), str(LIB_DIR), env.variables()
 
 
-def child_env(threads: int, import_root: str | None = None, lib: str | None = None) -> dict:
+def child_env(threads: int | None, import_root: str | None = None, lib: str | None = None) -> dict:
+    """The trial process's environment: the thread variables set to ``threads``, or removed for None (a config
+    with ``threads`` None: the libraries choose, as the post's runs did)."""
     env = dict(os.environ)
     # a study declared outside the installed package (a plugin, a test); the checkout's lib for another environment
     env["PYTHONPATH"] = os.pathsep.join(p for p in (import_root, lib, env.get("PYTHONPATH")) if p)
     if not env["PYTHONPATH"]:
         del env["PYTHONPATH"]
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        env[var] = str(threads)
+        if threads is None:
+            env.pop(var, None)
+        else:
+            env[var] = str(threads)
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault("MPLBACKEND", "agg")
     return env
@@ -110,7 +115,8 @@ def execute(trial: PlannedTrial, timeout_s: float | None = None, memory_limit_mb
         spec.write_text(
             json.dumps({"study": trial.study, "module": trial.module, "config": trial.config, "env": env_spec})
         )
-        threads = int(trial.config.get("threads", os.cpu_count() or 1))
+        threads = trial.config.get("threads", os.cpu_count() or 1)
+        threads = None if threads is None else int(threads)
         started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         rc, error = None, unresolved
         with open(stderr_path, "wb") as err:

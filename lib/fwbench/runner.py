@@ -85,6 +85,21 @@ def store_outcome(store: ResultsStore, trial: PlannedTrial, outcome: dict, profi
     )
 
 
+def runs_at_once(trials: list, at_once: int) -> tuple[list, dict[int, int]]:
+    """(the trials this run takes, {k: trials left}) where ``at_once`` is how many trials the run lets share a host
+    (``--trials-per-host`` on Dask, 1 locally). A config that declares ``trials_at_once`` k (the post's
+    conditions) is measured only in a run that puts k on a host at once; a config without it runs in any run
+    (its provenance records what it shared)."""
+    take, left = [], {}
+    for t in trials:
+        k = t.config.get("trials_at_once")
+        if k is None or int(k) == at_once:
+            take.append(t)
+        else:
+            left[int(k)] = left.get(int(k), 0) + 1
+    return take, left
+
+
 def run_sweep(
     study_name: str,
     profile: str,
@@ -129,6 +144,14 @@ def run_sweep(
         if unknown:
             raise FwbenchError(f"no part {', '.join(unknown)} in this plan; its parts: {', '.join(sorted(known))}")
         trials = [t for t in trials if t.config.get("part", "main") in parts]
+    trials, deferred = runs_at_once(trials, (trials_per_host or 1) if scheduler is not None else 1)
+    for k, n in sorted(deferred.items()):
+        where = (
+            "a run without --scheduler"
+            if k == 1
+            else f"a Dask run with --trials-per-host {k} (a local Dask worker: dask worker SCHEDULER --nthreads {k})"
+        )
+        print(f"{n} trial(s) of {k} run(s) at once left for {where}", file=sys.stderr)
     if scheduler is not None:
         from .cluster import DaskExecutor
         from .cluster_connect import connect

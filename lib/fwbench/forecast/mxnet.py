@@ -56,8 +56,9 @@ def set_seed(seed: int) -> None:
     mx.random.seed(seed)
 
 
-def configure_threads(n: int) -> None:
-    """MXNet reads OMP_NUM_THREADS (set by the runner before this process started); nothing to do at run time."""
+def configure_threads(n: int | None) -> None:
+    """MXNet reads OMP_NUM_THREADS (set by the runner before this process started, or left unset for None: MXNet's
+    own choice); nothing to do at run time."""
     import logging
 
     logging.getLogger("gluonts").setLevel(logging.WARNING)

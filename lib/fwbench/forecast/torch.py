@@ -73,8 +73,10 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def configure_threads(n: int) -> None:
-    torch.set_num_threads(n)
+def configure_threads(n: int | None) -> None:
+    """``n`` intra-op threads; None keeps PyTorch's own choice (the post's conditions: no thread setting)."""
+    if n is not None:
+        torch.set_num_threads(n)
     for name in ("lightning", "lightning.pytorch", "pytorch_lightning", "gluonts"):
         logging.getLogger(name).setLevel(logging.WARNING)
 

@@ -45,6 +45,14 @@ purpose. These trials measure contention: they are read by ``analysis.deepar_con
 another part's trials. Every trial records the CPUs its training kept busy (``train_cpus_busy``: its process CPU
 time over the training wall time) and, under a load, what the burner got (``burner_cpu_frac``).
 
+The post's own conditions: ``post_conditions_part`` (``{"datasets", "seeds", "epochs", "trials_at_once"}``, or
+False) adds, per k of ``trials_at_once``, dataset x core arm x seed, a training-only trial (as the coverage part's)
+with no thread setting (``threads`` None: the thread variables are unset and PyTorch is not told; each library
+chooses, and the trial records what it chose: ``omp_max_threads``, ``process_threads``) and ``trials_at_once`` k in
+its config, as part ``post_conditions``. A trial of k runs only in a run that puts k trials on a host at once (the
+Dask runner's ``--trials-per-host k``; k = 1 the local runner), which records ``trials_sharing_host``. Its trials
+are read by the post comparison's conditions only (``analysis.deepar_post``), never beside another part's.
+
 The post's library versions (issue 23): ``versions_part`` (``{"env": NAME}``, or False) runs the main part's
 configs (same datasets, seeds, threads, arms) again in the declared environment NAME (``gluonts-0.13``: the post's
 gluonts 0.13.3; ``fwbench.environments``), as part ``versions``; its configs name the environment (and its lock
@@ -107,6 +115,18 @@ COVERAGE_DATASETS = [
     "nn5_weekly", "kaggle_web_traffic", "solar_weekly", "electricity_weekly", "car_parts", "fred_md",
     "traffic_weekly", "hospital", "covid_deaths", "sunspot", "saugeen_river_flow", "us_births",
 ]  # fmt: skip
+
+# The post's own conditions: k runs at once on one host, each with the libraries' default threads. Eight staged
+# datasets whose windows span 8 to 258 steps: the five paper datasets, m4_hourly, and two the post's chart gives
+# (nn5_daily, m4_weekly), so the choice among conditions is made on charted windows of every length.
+POST_CONDITION_DATASETS = ["m1_yearly", "cif_2016", "m1_monthly", "tourism_monthly", "nn5_daily", "electricity_weekly",
+                           "m4_weekly", "m4_hourly"]  # fmt: skip
+POST_CONDITIONS_PART = {
+    "datasets": POST_CONDITION_DATASETS,
+    "seeds": [42, 43, 44, 45],
+    "epochs": 3,
+    "trials_at_once": [1, 2, 4],
+}
 
 CONTENTION_PART = {
     "datasets": ["m1_yearly", "tourism_monthly"],
@@ -176,6 +196,9 @@ PROFILES = {
         # threads and a busy machine (issue 24): 1 and 2 threads, oversubscribed 4 and 8, and 2 threads beside one
         # burner, on the variants part's short and middle window, 3 seeds, 3 epochs of 50 batches, training only
         "contention_part": CONTENTION_PART,
+        # the post's conditions: 1, 2 and 4 runs at once, no thread setting (runs at once need the Dask runner's
+        # --trials-per-host; ``fwbench.runner`` runs each k only there), training only, 3 x 50 batches
+        "post_conditions_part": POST_CONDITIONS_PART,
     },
     # the post's scale: every dataset of the post (41 catalogue keys; unavailable ones fail at once with the
     # reason), 100 epochs of 50 batches, 5 seeds: days of CPU, meant for a cluster
@@ -217,6 +240,12 @@ OPTIONS = {
         threads=opt.list_of(opt.int_range(1, 256)),
         loaded_threads=opt.list_of(opt.int_range(1, 256)),
     ),
+    "post_conditions_part": opt.part_spec(
+        datasets=_datasets,
+        seeds=opt.list_of(opt.int_range(0, 2**31 - 1)),
+        epochs=opt.int_range(2, 10000),
+        trials_at_once=opt.list_of(opt.int_range(1, 64)),
+    ),
 }
 
 
@@ -225,6 +254,15 @@ def prepare(options: dict) -> dict:
     options.setdefault("versions_part", False)
     options.setdefault("coverage_part", False)
     options.setdefault("contention_part", False)
+    options.setdefault("post_conditions_part", False)
+    post = options["post_conditions_part"]
+    if post:
+        short = [k for k in post["trials_at_once"] if len(post["seeds"]) % k]
+        if short:
+            raise FwbenchError(
+                f"post_conditions_part: {len(post['seeds'])} seeds do not split into groups of {short} trials at once; "
+                "give a number of seeds that each trials_at_once divides"
+            )
     if options["datasets"] is None:
         options["datasets"] = _post_datasets()
     from ..data import monash
@@ -239,8 +277,9 @@ def prepare(options: dict) -> dict:
 
 
 def all_datasets(options: dict) -> list[str]:
-    """The main part's datasets, then those only the coverage or contention part trains on."""
-    extra = [d for part in ("coverage_part", "contention_part") for d in (options.get(part) or {}).get("datasets", [])]
+    """The main part's datasets, then those only a training-only part trains on."""
+    parts = ("coverage_part", "contention_part", "post_conditions_part")
+    extra = [d for part in parts for d in (options.get(part) or {}).get("datasets", [])]
     return list(dict.fromkeys(list(options["datasets"]) + extra))
 
 
@@ -334,7 +373,33 @@ def grid(options: dict) -> list[dict]:
                     for c in configs_of([name], [seed], "contention", threads, True, contention["epochs"])
                 ]
         configs += interleave(blocks, seed=3)
+    post = options.get("post_conditions_part")
+    if post:
+        configs += post_condition_configs(post, configs_of)
     return configs
+
+
+def post_condition_configs(post: dict, configs_of) -> list[dict]:
+    """The post's conditions: for each k of ``trials_at_once``, every dataset x arm as groups of k seeds back to
+    back, so the k trials a Dask worker with k slots takes at once are one dataset and one framework (alike in
+    length: they start and end together). Decision: runs at once are of one framework, as the post ran each
+    version on its own ("a weekend to run the MXNet version"). No thread setting (``threads`` None): each
+    framework chooses its own, and the trial records what it chose. The groups' order is seeded and random."""
+    out = []
+    for k in post["trials_at_once"]:
+        groups = [
+            post["seeds"][i : i + k] for i in range(0, len(post["seeds"]), k)
+        ]  # seeds 42-45 at k=2: (42, 43), (44, 45)
+        units = [(tuple(seeds), name) for seeds in groups for name in post["datasets"]]
+        for seeds, name in random.Random(f"post_conditions:{k}").sample(units, len(units)):
+            by_arm: dict[str, list[dict]] = {}
+            for c in configs_of([name], list(seeds), "post_conditions", None, True, post["epochs"]):
+                by_arm.setdefault(c["arm"], []).append(
+                    {**c, "forecast": False, "breakdown": False, "trials_at_once": k}
+                )
+            for arm in random.Random(f"post_conditions:{k}:{seeds}:{name}").sample(sorted(by_arm), len(by_arm)):
+                out += by_arm[arm]
+    return out
 
 
 def describe(config: dict) -> str:
@@ -342,7 +407,9 @@ def describe(config: dict) -> str:
     extra += f" +{config['background_load']} burner" if config.get("background_load") else ""
     extra += "" if config.get("onednn", True) else " oneDNN=off"
     extra += f" env={config['env']}" if config.get("env") else ""
-    if config.get("part") in ("coverage", "contention"):
+    if config.get("trials_at_once"):
+        extra += f" threads=default, {config['trials_at_once']} at once"
+    if config.get("part") in ("coverage", "contention", "post_conditions"):
         extra += f" {config['part']} ({config['epochs']} epochs, no forecast)"
     return f"deepar {config['dataset']:<18} {config['arm']:<20} seed={config['seed']}{extra}"
 

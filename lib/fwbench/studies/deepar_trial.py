@@ -9,6 +9,7 @@ table (hashed too) and the code hashed here.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import time
 
@@ -28,6 +29,9 @@ PROFILE_WINDOWS = 32  # test windows forecast under cProfile
 
 
 PROFILE_BATCHES = 10  # training batches run under cProfile
+
+# OpenMP runtimes: GNU's (PyTorch's own copy, and the system's that MXNet loads), Intel's, LLVM's
+OPENMP_LIBRARIES = ("libgomp", "libiomp", "libomp")
 
 
 def hybridization(arm: str) -> dict:
@@ -84,7 +88,8 @@ def run_trial(config: dict, report=None) -> dict:
     say(f"trained {len(epochs)} epochs in {train_time:.1f} s, {train_cpu / train_time:.2f} CPUs busy")
     if load.burners:
         say(f"background load: {load.burners} burner(s) got {load.record['burner_cpu_frac']:.2f} of their CPU")
-    usage = {"train_cpu_s": train_cpu, "train_cpus_busy": train_cpu / train_time, **load.record}
+    usage = {"train_cpu_s": train_cpu, "train_cpus_busy": train_cpu / train_time, **load.record,
+             **threads_in_use(me)}  # fmt: skip
     if len(epochs) < config["epochs"]:
         say(f"WARNING: stopped early after {len(epochs)} of {config['epochs']} epochs (learning-rate floor)")
     if not config.get("forecast", True):
@@ -135,6 +140,27 @@ def run_trial(config: dict, report=None) -> dict:
         "measurements": measurements,
         "provenance": {**be.framework_info(), **data.provenance(), "lags_seq": kwargs["lags_seq"]},
     }
+
+
+def threads_in_use(process: psutil.Process) -> dict:
+    """What the process runs with after training, the same reading for every framework: ``process_threads`` (its
+    OS threads: the OpenMP pool, MXNet's engine workers, loaders) and ``omp_max_threads`` (``omp_get_max_threads``
+    of each OpenMP runtime it has loaded, the largest: the intra-op pool a framework chose, or was told by
+    ``OMP_NUM_THREADS``; NaN when none is loaded). With no thread setting (the post's conditions) this is what
+    the library chose by itself: MXNet 1.9 takes half the logical CPUs when ``OMP_NUM_THREADS`` is unset (it
+    assumes two hyperthreads per core), so 1 of 2 here, where PyTorch takes 2."""
+    found = []
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if line.rsplit("/", 1)[-1].startswith(OPENMP_LIBRARIES)}
+    except OSError:
+        paths = set()
+    for path in sorted(paths):
+        try:
+            found.append(int(ctypes.CDLL(path).omp_get_max_threads()))
+        except (OSError, AttributeError):
+            continue
+    return {"process_threads": float(process.num_threads()), "omp_max_threads": float(max(found, default=float("nan")))}
 
 
 def epoch_measurements(epochs: list) -> list[tuple]:
