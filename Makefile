@@ -34,10 +34,9 @@ help: ## list the targets
 	@echo "  variables: PROFILE=smoke|quick|paper|full (default quick; readme: paper when stored), SCHEDULER=tcp://HOST:8786 (Dask), LAB_PORT, LAB_IP, FWBENCH_DATA_DIR, FWBENCH_RESULTS"
 
 $(STAMP): requirements.lock constraints.txt pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON_BOOT) -m venv $(VENV)
-	# numpy is pinned by the constraints file so no package can lift it to 2.x (MXNet 1.9.1 needs < 1.24).
-	$(BIN)/python -m pip install --quiet -r requirements.lock -c constraints.txt
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	# with uv (pip where uv cannot be had); numpy is pinned by the constraints file so no package can lift it to
+	# 2.x (MXNet 1.9.1 needs < 1.24)
+	$(PYTHON_BOOT) tools/install_main.py --venv $(VENV) --lock requirements.lock --constraints constraints.txt
 	$(BIN)/python -c "import numpy, mxnet, torch; assert numpy.__version__ == '1.23.5', numpy.__version__"
 	@# the lock main was built from (fwbench envs calls main stale when requirements.lock changes after this)
 	@sha256sum requirements.lock | cut -c1-12 > $(VENV)/fwbench-lock.sha256
@@ -68,13 +67,13 @@ reproduce: $(STAMP) ## run every notebook headlessly (PROFILE=...) and render th
 first-screen: $(STAMP) browser ## the paper post's first screen (1280 x 800, headless chromium) -> docs/first-screen.png
 	rm -rf build/paper-post
 	FWBENCH_RESULTS=$(PAPER_STORE) $(BIN)/python -m fwbench.report --executed build/none --out build/paper-post --profile paper --figures build/none
-	$(BIN)/python -m fwbench.first_screen build/paper-post/index.html --png docs/first-screen.png
+	$(BIN)/python tools/first_screen.py build/paper-post/index.html --png docs/first-screen.png
 
 time-envs: $(STAMP) ## time building the gluonts-0.13 environment from its lock, uv and pip, cold and warm (run it alone) -> results/benchmarks/
-	$(BIN)/fwbench time-envs gluonts-0.13
+	$(BIN)/python tools/env_build_timing.py gluonts-0.13
 
 time-reproduce: $(STAMP) ## time `make reproduce PROFILE=...` cold then warm in a fresh clone of HEAD (run it alone) -> results/benchmarks/
-	$(BIN)/fwbench time-reproduce --profile $(PROFILE) --repo $(CURDIR)
+	$(BIN)/python tools/reproduce_timing.py --profile $(PROFILE) --repo $(CURDIR)
 
 lint: $(STAMP) ## ruff: lint and format check of lib/, tests/ and tools/ (configured in pyproject.toml)
 	$(BIN)/ruff check lib tests tools
@@ -97,8 +96,10 @@ lab: $(STAMP) ## JupyterLab on the repo, headless: prints the URL with its token
 status: $(STAMP) ## what is done / missing / failed in the results store
 	$(BIN)/fwbench status --profile $(PROFILE)
 
-readme: $(STAMP) ## regenerate the generated blocks of README.md and docs/*.md from the results store (PROFILE=...)
+readme: $(STAMP) ## regenerate the generated blocks of README.md and docs/*.md from the results store and results/benchmarks/ (PROFILE=...)
 	$(BIN)/python -m fwbench.readme $(if $(filter command line environment,$(origin PROFILE)),--profile $(PROFILE))
+	$(BIN)/python tools/reproduce_timing.py --pages
+	$(BIN)/python tools/env_build_timing.py --pages
 
 export: $(STAMP) ## tables measurements/trials/environments as CSV and Parquet -> results/
 	$(BIN)/fwbench export --format csv --format parquet -o results
@@ -107,7 +108,7 @@ publish: $(STAMP) ## the profile's results as small text files to commit: result
 	$(BIN)/fwbench export --profile $(PROFILE) --format csv -o results/$(PROFILE)
 	$(BIN)/fwbench ledger --profile $(PROFILE) -o results/$(PROFILE)/ledger.csv
 	$(BIN)/fwbench ledger --profile $(PROFILE) --by-cpu -o results/$(PROFILE)/ledger_by_cpu.csv
-	$(BIN)/python -m fwbench.analysis.deepar_post --profile $(PROFILE) -o results/$(PROFILE)/deepar_post_comparison.csv
+	$(BIN)/python -m fwbench.analysis.deepar_prediction --profile $(PROFILE) -o results/$(PROFILE)/deepar_post_comparison.csv
 	$(BIN)/python -m fwbench.analysis.deepar_conditions --profile $(PROFILE) -o results/$(PROFILE)/deepar_gap_factors.csv
 	cp requirements.lock results/$(PROFILE)/requirements.lock
 

@@ -4,6 +4,7 @@ dir; the notebook and site tests read what it produced."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -16,6 +17,24 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 # Same order as the Makefile: by file name (the ledger, 05, reads the store after every notebook that makes trials).
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+TOOLS = REPO / "tools"  # the repository's scripts (not the package fwbench, which never imports them)
+
+
+def load_tool(name: str):
+    """The script ``tools/NAME.py`` as a module, loaded from its file (tools/ is no package; ``fwbench`` never
+    imports it). Loaded once per session and kept in ``sys.modules`` under ``tools.NAME``, so every test that
+    loads a tool, and a monkeypatch on it, sees the same module."""
+    key = f"tools.{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, TOOLS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module  # before running it: a dataclass looks its module up while it is built
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[key]
+            raise
+    return sys.modules[key]
 
 
 LONG_MODULE_LINES = 400  # a prompt to look for a seam, not a limit: modules are split along seams, never squeezed

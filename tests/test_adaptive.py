@@ -14,8 +14,8 @@ import random
 
 import pytest
 
-from fwbench import cli, runner, stats
-from fwbench.analysis.adaptive import adaptive_markdown, adaptive_report
+from fwbench import cli, prose, runner, stats
+from fwbench.analysis.adaptive import adaptive_report
 from fwbench.errors import FwbenchError
 from fwbench.estimate import estimate_full_runtime
 from fwbench.planning import plan
@@ -264,7 +264,7 @@ def test_report_counts_blocks_cpu_spent_and_saved(store, monkeypatch):
     assert (noisy.blocks_run, noisy.state, noisy.cpu_s, noisy.saved_cpu_s) == (5, "capped", 30.0, 0.0)
     assert noisy.widest_half_width > 0.05
     assert (solo.blocks_run, solo.state, solo.cpu_s, solo.saved_cpu_s) == (2, "minimum only", 4.0, 6.0)
-    text = adaptive_markdown(report.reset_index())
+    text = prose.adaptive_table(report.reset_index())
     assert "| toy tight | toy-a, toy-b | 2 | 5 | resolved |" in text and "saved 24 s" in text
 
 
@@ -421,7 +421,7 @@ def _busy_id(store) -> str:
 
 
 def test_a_saved_prediction_is_checked_against_the_trials_run_after_it(tmp_path, monkeypatch):
-    from fwbench.analysis.estimate_check import check_markdown, check_prediction, save_prediction
+    from fwbench.analysis.estimate_check import check_prediction, save_prediction
 
     before = ResultsStore(tmp_path / "before.sqlite")
     sweep(before, profile="fixed", monkeypatch=monkeypatch)  # toy-a trials take 2 s, toy-b 4 s
@@ -453,7 +453,7 @@ def test_a_saved_prediction_is_checked_against_the_trials_run_after_it(tmp_path,
     assert both.error == pytest.approx(
         (a.predicted_s + b.predicted_s - a.measured_s - b.measured_s) / (a.measured_s + b.measured_s)
     )
-    assert f"| adaptive-toy | toy-b | {n_b} of 10 (0) | " in check_markdown(check.reset_index())
+    assert f"| adaptive-toy | toy-b | {n_b} of 10 (0) | " in prose.estimate_check_table(check.reset_index())
     # saving again replaces the study's entry instead of adding a second one
     save_prediction(estimate_full_runtime(before, "adaptive-toy", 1, "adaptive"), prediction, before)
     assert len(check_prediction(prediction, after)) == 3

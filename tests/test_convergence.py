@@ -8,6 +8,7 @@ import nbformat
 import pandas as pd
 import pytest
 
+from fwbench import prose
 from fwbench.analysis import convergence as conv
 from fwbench.errors import FwbenchError
 from fwbench.store import ResultsStore
@@ -88,7 +89,7 @@ def test_notebook_03_shows_what_the_store_holds(smoke_notebooks):
     nb = nbformat.read(smoke_notebooks.executed / "03_convergence_curves.ipynb", as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     markdown = [o["data"]["text/markdown"] for o in outputs if "text/markdown" in o.get("data", {})]
-    expected = "\n\n".join(conv.summary_sentences("smoke", store=store))
+    expected = "\n\n".join(prose.convergence_summary("smoke", store=store))
     assert expected in markdown
     assert "Profile full makes them" in expected  # smoke has no 30-epoch runs, and says which profile has
     for name in ("convergence_imdb_loss", "convergence_imdb_accuracy", "convergence_imdb_wallclock"):
@@ -137,10 +138,10 @@ def test_accuracy_bar_reads_the_quality_part_only():
     assert table.loc["torch-eager", "test_acc_min"] == 0.86 and table.loc["torch-eager", "seeds"] == 2
     # the bar reads an arm's median over seeds (as A8's floor does); a seed below it is named, not hidden
     assert table.loc["torch-sparse", "passes_bar"] and table.loc["torch-sparse", "seeds_below"] == [(43, 0.84)]
-    text = conv.accuracy_bar_markdown(frame)
+    text = prose.convergence_accuracy(frame)
     assert "below the bar: mxnet-imperative;" in text
     assert "single seeds below it: mxnet-imperative seed 42 (0.840), torch-sparse seed 43 (0.840)" in text
-    assert "No training-quality runs" in conv.accuracy_bar_markdown(frame[frame.part == "main"])
+    assert "No training-quality runs" in prose.convergence_accuracy(frame[frame.part == "main"])
     # how each seed ran, from the trials' configs and placement records (the main part's trial is not counted)
     assert conv.seed_runs(frame) == [
         {"threads": 1, "sharing": 2, "seeds": [44], "trials": 1},

@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fwbench import ledger
+from fwbench import ledger, prose
 from fwbench.analysis import deepar as analysis
+from fwbench.analysis import deepar_conditions as variants
 from fwbench.analysis import deepar_coverage as coverage_analysis
-from fwbench.analysis import deepar_gap as gap
-from fwbench.analysis import deepar_variants as variants
 from fwbench.errors import FwbenchError
+from fwbench.pages import render_markdown
 from fwbench.planning import plan
 from fwbench.runner import run_sweep
 from fwbench.store import ResultsStore
@@ -223,10 +223,10 @@ def test_analysis_recovers_a_planted_ratio(tmp_store):
     assert tot.loc[MX, "post_train_s"] == 395_807 and tot.loc[PT, "post_train_s"] == 88_756  # the post's totals
     acc = analysis.accuracy_table(trials)
     assert acc.loc["m1_yearly", ("MASE", PT)] < acc.loc["m1_yearly", ("MASE", MX)]
-    text = analysis.headline_markdown(trials, "smoke")
+    text = prose.deepar_headline(trials, "smoke")
     assert "MXNet trained slower on 1 of 1 dataset(s)" in text and "95 % CI" in text
     assert "PyTorch had the lower MASE on 1 of 1" in text
-    br = gap.breakdown_table(trials)
+    br = analysis.breakdown_table(trials)
     assert math.isclose(
         br.loc[br.arm == PT, "share_data"].iloc[0], 0.5 / trials[trials.arm == PT].train_time_s.median(), rel_tol=1e-9
     )
@@ -244,7 +244,7 @@ def test_one_seed_gives_a_nan_ci_and_says_so(tmp_store):
         trials.loc[trials.arm == MX, "train_time_s"].iloc[0] / trials.loc[trials.arm == PT, "train_time_s"].iloc[0],
     )
     assert np.isnan(r.ci_low) and np.isnan(r.ci_high)
-    assert "no CI: one seed per arm" in analysis.headline_markdown(trials, "smoke")
+    assert "no CI: one seed per arm" in prose.deepar_headline(trials, "smoke")
 
 
 def test_hybridize_effect_compares_each_network_whose_hybridization_differs(tmp_store):
@@ -252,7 +252,7 @@ def test_hybridize_effect_compares_each_network_whose_hybridization_differs(tmp_
     overrides = {"arms": list(study.STUDY.arm_names), "seeds": [42, 43, 44]}
     _plant(store, overrides, slow=2.0, factors={"mxnet-imperative": 6.0, "mxnet-hybrid-full": 1.0})
     trials = analysis.load_trials("smoke", overrides, store)
-    effect = gap.hybridize_effect(trials).set_index(["arm", "part"])
+    effect = analysis.hybridize_effect(trials).set_index(["arm", "part"])
     # imperative differs from the reference in training only; hybrid-full in forecasting only
     assert sorted(effect.index) == [("mxnet-hybrid-full", "forecasting"), ("mxnet-imperative", "training")]
     assert set(effect.baseline) == {MX}
@@ -263,7 +263,7 @@ def test_hybridize_effect_compares_each_network_whose_hybridization_differs(tmp_
     assert (imp.numerator, imp.denominator, imp.metric) == ("mxnet-imperative", MX, "train_time_s")
     assert 2.5 < imp.ratio < 3.5
     labels = study.STUDY.labels()
-    text = gap.gap_markdown(trials)
+    text = prose.deepar_gap(trials)
     assert f"{labels[MX]} / {labels['mxnet-hybrid-full']}, forecasting: 2.00x" in text
     assert f"{labels['mxnet-imperative']} / {labels[MX]}, training:" in text
 
@@ -345,7 +345,7 @@ def test_smoke_sweep_through_the_runner(tmp_store, monkeypatch):
     assert len(rows) == 2 and (rows.c_batch > 0).all() and set(rows.arm) == {PT, MX}
     check = coverage_analysis.check_against_main("smoke", coverage, store)
     assert len(check) == 2 and np.isfinite(check.error).all() and (check.predicted_train_s > 0).all()
-    text = coverage_analysis.check_markdown(check)
+    text = render_markdown("deepar_coverage_check", summary_only=False, **coverage_analysis.check_facts(check))
     assert f"{100 * check.error.abs().max():.1f} %" in text and "trials predicted within 10 %" in text
 
 
@@ -426,12 +426,12 @@ def test_dropped_series_show_in_the_accuracy_table_and_prose(tmp_store):
     trials = analysis.load_trials("smoke", None, store)
     acc = analysis.accuracy_table(trials)
     assert acc.loc["m1_yearly", ("n_series_dropped", MX)] == 36
-    assert "series left out of MASE for a zero seasonal-naive scale: m1_yearly 36" in analysis.headline_markdown(
+    assert "series left out of MASE for a zero seasonal-naive scale: m1_yearly 36" in prose.deepar_headline(
         trials, "smoke"
     )
     store2 = ResultsStore(tmp_store.parent / "none.sqlite")
     _plant(store2, {}, slow=2.0, extra={"n_series_dropped": 0.0})
-    text = analysis.headline_markdown(analysis.load_trials("smoke", None, store2), "smoke")
+    text = prose.deepar_headline(analysis.load_trials("smoke", None, store2), "smoke")
     assert "no series was left out of MASE here" in text
 
 
@@ -453,12 +453,12 @@ def test_stopped_early_trials_show_in_the_tables(tmp_store):
     assert table.loc[MX, "n_stopped_early"] == 1 and table.loc[PT, "n_stopped_early"] == 0
     early = analysis.stopped_early(trials)
     assert early[["arm", "seed", "epochs_run", "epochs"]].values.tolist() == [[MX, 43, 4, 10]]
-    note = analysis.stopped_early_markdown(trials)
+    note = prose.deepar_stopped_early(trials)
     assert "1 trial(s) stopped early" in note and f"m1_yearly / {MX} / seed 43: 4 of 10" in note
-    assert note in analysis.headline_markdown(trials, "smoke")
+    assert note in prose.deepar_headline(trials, "smoke")
     store2 = ResultsStore(tmp_store.parent / "full.sqlite")
     _plant(store2, overrides, slow=2.0, extra={"epochs_run": 10.0})
-    assert analysis.stopped_early_markdown(analysis.load_trials("smoke", overrides, store2)).startswith(
+    assert prose.deepar_stopped_early(analysis.load_trials("smoke", overrides, store2)).startswith(
         "No trial stopped early"
     )
 
@@ -473,7 +473,7 @@ def test_headline_compares_training_time_with_the_post(tmp_store):
     assert 3.5 < h["train_ratio"] < 4.5 and math.isclose(h["predict_ratio"], 1.0)
     assert h["total_ratio"] < h["train_ratio"]  # forecasting dilutes the ratio: not the post's measure
     assert math.isclose(h["post_ratio"], 395_807 / 88_756)
-    text = analysis.headline_markdown(trials, "smoke")
+    text = prose.deepar_headline(trials, "smoke")
     # the training totals against the post's; their ratio is claim B's estimate, stated once (by the ledger)
     assert f"**{h['train_mxnet_s']:,.0f} s**" in text and "against the post's 395,807 s vs 88,756 s" in text
     assert "claim B's estimate" in text and "MXNet / PyTorch = **" not in text
@@ -494,7 +494,7 @@ def test_ratio_against_the_unrolled_window(tmp_store):
     )
     assert (table.train_ratio.diff().dropna() > 0).all() and analysis.window_trend(table) == 1.0
     assert {"train_ci_low", "train_ci_high", "total_ratio"} <= set(table.columns)
-    assert "Spearman rank correlation 1.00" in analysis.headline_markdown(trials, "smoke")
+    assert "Spearman rank correlation 1.00" in prose.deepar_headline(trials, "smoke")
     from fwbench.plots import deepar as plots
 
     fig = plots.window_figure(trials)
@@ -540,7 +540,6 @@ def test_paper_plans_the_variants_part_apart_from_the_main_part():
         plan("deepar", "paper", {"variants_part": {"datasets": ["m1_yearly"]}})
 
 
-
 # -- the post's conditions: k runs at once, no thread setting ---------------------------------------------------
 def test_post_conditions_run_k_at_once_as_groups_of_one_dataset_and_framework_with_no_thread_setting():
     from fwbench.execute import child_env
@@ -548,7 +547,8 @@ def test_post_conditions_run_k_at_once_as_groups_of_one_dataset_and_framework_wi
 
     trials = [t for t in plan("deepar", "paper") if t.config["part"] == "post_conditions"]
     spec = study.PROFILES["paper"]["post_conditions_part"]
-    assert len(trials) == len(spec["trials_at_once"]) * len(spec["datasets"]) * len(spec["seeds"]) * 2
+    per_k = [len(spec["datasets"] if k <= 2 else spec["crowded_datasets"]) for k in spec["trials_at_once"]]
+    assert len(trials) == sum(per_k) * len(spec["seeds"]) * 2
     assert {t.config["threads"] for t in trials} == {None} and not any(t.config["forecast"] for t in trials)
     for k in spec["trials_at_once"]:
         mine = [t.config for t in trials if t.config["trials_at_once"] == k]
@@ -556,7 +556,7 @@ def test_post_conditions_run_k_at_once_as_groups_of_one_dataset_and_framework_wi
             group = mine[i : i + k]
             assert len({(c["dataset"], c["arm"]) for c in group}) == 1 and len({c["seed"] for c in group}) == k
     take, left = runs_at_once(trials, 2)
-    assert {t.config["trials_at_once"] for t in take} == {2} and left == {1: len(trials) // 3, 4: len(trials) // 3}
+    assert {t.config["trials_at_once"] for t in take} == {2} and left == {1: len(take), 4: len(trials) - 2 * len(take)}
     other = [t for t in plan("deepar", "paper") if t.config["part"] == "main"]
     assert runs_at_once(other, 2) == (other, {})  # a config that declares nothing runs in any run
     env = child_env(None)
@@ -564,6 +564,7 @@ def test_post_conditions_run_k_at_once_as_groups_of_one_dataset_and_framework_wi
     assert child_env(2)["OMP_NUM_THREADS"] == "2"
     with pytest.raises(FwbenchError, match="do not split into groups of \\[4\\]"):
         plan("deepar", "paper", {"post_conditions_part": {**spec, "seeds": [42, 43]}})
+
 
 def _plant_variants(store: ResultsStore) -> dict:
     """Main part: MXNet 20 s, PyTorch 10 s (seeds 42, 43: +-5 %); at 1 thread MXNet 30 s, PyTorch 12 s; with
@@ -611,9 +612,9 @@ def test_variants_stay_out_of_b_and_are_read_apart(tmp_store):
     assert table.loc["onednn", "torch_vs_main"] == pytest.approx(1.1)
     assert table.loc["threads", "setting"] == "1 thread(s), oneDNN on"
     assert table.seed_spread.iloc[0] == pytest.approx(0.05)
-    text = variants.variants_markdown(table.reset_index())
+    text = prose.deepar_variants(table.reset_index())
     assert "| m1_yearly (8) | 2 threads, oneDNN off | 1 | 40 s | 11 s | 3.64 |" in text and "m1_yearly 5 %" in text
-    assert variants.variants_markdown(variants.variants_table(main)).startswith("_No variant trials")
+    assert prose.deepar_variants(variants.variants_table(main)).startswith("_No variant trials")
 
 
 def test_the_versions_part_is_read_apart_one_environment_per_ratio(tmp_store):
@@ -625,12 +626,10 @@ def test_the_versions_part_is_read_apart_one_environment_per_ratio(tmp_store):
     assert list(table.index) == ["main", "gluonts-0.13"] and set(table.n_seeds) == {2}
     assert table.loc["main", "train_ratio"] == pytest.approx(20.5 / 10.25)  # medians over the seeds both ran
     assert table.loc["gluonts-0.13", "train_ratio"] == pytest.approx(1.5)
-    assert "| m1_yearly (8) | gluonts-0.13 | 2 | 15.4 s | 10.2 s | 1.50 |" in variants.versions_markdown(
-        table.reset_index()
-    )
+    assert "| m1_yearly (8) | gluonts-0.13 | 2 | 15.4 s | 10.2 s | 1.50 |" in prose.deepar_versions(table.reset_index())
     assert "versions" not in set(variants.variants_table(everything).part)
     main = analysis.load_trials("smoke", overrides, store)
-    assert variants.versions_markdown(variants.versions_table(main)).startswith("_No trials of the versions part")
+    assert prose.deepar_versions(variants.versions_table(main)).startswith("_No trials of the versions part")
     # the ledger: B judged on the main part, the versions part beside it as context (never judged)
     b = next(c for c in ledger.CLAIMS if c.id == "B")
     parts = b.evaluate(ledger.load(store, "smoke", {"deepar": overrides}))
@@ -672,11 +671,13 @@ def test_the_window_model_recovers_planted_lines_and_predicts_the_post_ratio():
     assert short["ratio"] == pytest.approx(26 / 14, rel=0.02)  # (10 + 16) / (10 + 4)
     assert long_["ratio"] == pytest.approx((0.01 * 2 + 0.002 * 1800) / (0.01 * 2 + 0.0005 * 1800), rel=0.03)
     assert long_["ci_low"] <= long_["ratio"] <= long_["ci_high"] and long_["n_outside"] == 2
-    text = variants.post_ratio_markdown(long_, 4.46, model)
+    text = render_markdown("deepar_window", prediction=long_, post_ratio=4.46, mx_line=model[MX], pt_line=model[PT])
     assert f"**{long_['ratio']:.2f}**" in text and "2 of the post's windows lie outside" in text
     one_window = variants.post_ratio_from_windows(_window_trials(lambda w: 0.01, lambda w: 0.01, windows=(8,)), [8])
     assert math.isnan(one_window["ratio"])
-    assert variants.post_ratio_markdown(one_window, 4.46, {}).startswith("_Too few windows")
+    nan = (math.nan, math.nan)
+    text = render_markdown("deepar_window", prediction=one_window, post_ratio=4.46, mx_line=nan, pt_line=nan)
+    assert text.startswith("_Too few windows")
 
 
 def test_post_windows_come_from_the_catalogue():
@@ -700,7 +701,8 @@ def test_paper_plans_the_coverage_part_as_training_only_trials():
     assert len(coverage) == len(study.COVERAGE_DATASETS) * 2 * 2  # datasets x seeds x core arms
     assert all(c["forecast"] is False and c["epochs"] == 4 and c["num_batches_per_epoch"] == 50 for c in coverage)
     assert {c["threads"] for c in coverage} == {2}
-    assert all("forecast" not in t.config for t in trials if t.config["part"] not in ("coverage", "contention", "post_conditions"))
+    training_only = ("coverage", "contention", "post_conditions")
+    assert all("forecast" not in t.config for t in trials if t.config["part"] not in training_only)
     with pytest.raises(FwbenchError, match="coverage_part.epochs"):
         plan("deepar", "smoke", {"coverage_part": {"datasets": ["m1_yearly"], "seeds": [42], "epochs": 1}})
 
@@ -745,11 +747,10 @@ def test_coverage_costs_come_from_the_later_epochs_and_predict_the_main_part(tmp
     check = coverage_analysis.check_against_main("smoke", overrides, store)
     assert check.seed.tolist() == [42, 43] and check.predicted_train_s.tolist() == pytest.approx([203.0, 203.0])
     assert check.error.tolist() == pytest.approx([203 / 201 - 1, 203 / 250 - 1])
-    text = coverage_analysis.check_markdown(check)
+    text = render_markdown("deepar_coverage_check", summary_only=False, **coverage_analysis.check_facts(check))
     assert "1 of 2 protocol trials predicted within 10 % (largest error 18.8 %)" in text
-    assert "| m1_yearly | 8 | 40.0 | - | - | 2, 0 |" in coverage_analysis.cost_markdown(
-        coverage_analysis.cost_table(rows)
-    )
+    costs = coverage_analysis.cost_facts(coverage_analysis.cost_table(rows))
+    assert "| m1_yearly | 8 | 40.0 | - | - | 2, 0 |" in render_markdown("deepar_costs", **costs)
     assert analysis.load_trials("smoke", overrides, store).part.unique().tolist() == ["main"]  # B never sees them
 
 
@@ -768,3 +769,97 @@ def test_paper_plans_the_contention_part_seed_by_seed_with_every_condition():
     # no other part's config gains the key (their trial ids are unchanged)
     assert all("background_load" not in t.config for t in trials if t.config["part"] != "contention")
     assert "+1 burner" in study.describe(next(c for c in contention if c["background_load"]))
+
+
+# -- B under the post's own conditions: a prediction per condition, chosen on the given chart datasets only -------
+def _plant_post_conditions(store: ResultsStore) -> dict:
+    """Coverage (2 threads, 1 run): MXNet 20 ms per batch, PyTorch 10 ms on m1_yearly; 40 and 10 on cif_2016.
+    post_conditions on m1_yearly: 1 run with default threads MXNet 30 ms, PyTorch 10 ms (factors 1.5 and 1); 2 at
+    once MXNet 60 ms, PyTorch 15 ms. Every epoch alike but the first (twice as long); +-2 % between the seeds."""
+    from fwbench.analysis.deepar_coverage import DEFAULT_THREADS
+
+    overrides = {"versions_part": False, "seeds": [42], "arms": [MX, PT],
+                 "coverage_part": {"datasets": ["m1_yearly", "cif_2016"], "seeds": [42, 43], "epochs": 3},
+                 "post_conditions_part": {"datasets": ["m1_yearly"], "seeds": [42, 43], "epochs": 3,
+                                          "trials_at_once": [1, 2]}}  # fmt: skip
+    ms = {("coverage", "m1_yearly", MX): 20, ("coverage", "m1_yearly", PT): 10, ("coverage", "cif_2016", MX): 40,
+          ("coverage", "cif_2016", PT): 10, (1, MX): 30, (1, PT): 10, (2, MX): 60, (2, PT): 15}  # fmt: skip
+    for t in plan("deepar", "smoke", overrides):
+        c = t.config
+        if c["part"] == "main":
+            continue
+        key = (c["part"], c["dataset"], c["arm"]) if c["part"] == "coverage" else (c["trials_at_once"], c["arm"])
+        epoch = ms[key] / 1000 * c["num_batches_per_epoch"] * (1.02 if c["seed"] == 43 else 1.0)
+        epochs = [2 * epoch, epoch, epoch]
+        values = [(-1, "train_time_s", sum(epochs) + 0.5), (-1, "omp_max_threads", 1.0 if c["arm"] == MX else 2.0)]
+        store.record(trial_id=t.trial_id, study="deepar", status="done", config=c,
+                     provenance={"host": "h", "dataset_kind": "original", "cpu_id": "GenuineIntel/6/207/2",
+                                 "trials_sharing_host": c.get("trials_at_once", 1)},
+                     summary={}, measurements=values + [(i, "epoch_time_s", e) for i, e in enumerate(epochs)],
+                     profile="smoke")  # fmt: skip
+    assert DEFAULT_THREADS == 0
+    return overrides
+
+
+def test_each_condition_predicts_from_its_own_trials_and_scales_the_rest_by_its_factor(tmp_store):
+    from fwbench.analysis import deepar_prediction
+
+    store = ResultsStore(tmp_store)
+    overrides = _plant_post_conditions(store)
+    post = deepar_prediction.predictions("smoke", overrides, store)
+    assert sorted((c.trials_at_once, c.threads_label) for c in post["conditions"].values()) == [
+        (1, "2"), (1, "default"), (2, "default")]  # fmt: skip
+    table = post["table"]
+    n = len(deepar_prediction.monash.names(in_2024_post=True))
+    assert len(table) == 3 * n and table.chosen.sum() == n  # one block per condition; the chosen one's rows
+    assert set(table.columns) >= {"cpu", "trials_at_once", "threads", "chosen", "basis"}
+    one = table[(table.trials_at_once == 1) & (table.threads == "default")].set_index("dataset")
+    assert one.loc["m1_yearly", "basis"] == "measured" and one.loc["cif_2016", "basis"] == "scaled"
+    assert one.loc["m1_yearly", "ours_mxnet_s_per_batch"] == pytest.approx(0.0303, rel=0.02)
+    # cif_2016 ran only in the coverage part: its cost times the condition's factor (MXNet 1.5, PyTorch 1)
+    assert one.loc["cif_2016", "ours_mxnet_s_per_batch"] == pytest.approx(0.040 * 1.5, rel=0.02)
+    assert one.loc["cif_2016", "ours_pytorch_s_per_batch"] == pytest.approx(0.010, rel=0.02)
+    assert (one.basis == "window line").any()  # the post's datasets no part ran: the window line, scaled
+    two = table[table.trials_at_once == 2].set_index("dataset")
+    assert two.loc["cif_2016", "predicted_post_ratio"] == pytest.approx(
+        one.loc["cif_2016", "predicted_post_ratio"] * (60 / 30) / (15 / 10), rel=0.02
+    )
+    assert post["fits"].mxnet_omp_threads.tolist() == [1.0] * 3  # what MXNet chose, as recorded
+    # the factor table measures each condition against its base on the same CPU, then the chosen one's prediction
+    result = variants.load("smoke", overrides, store)
+    factors = result["factors"].set_index("key")
+    key = next(k for k in factors.index if k.startswith("default_threads_"))
+    assert factors.loc[key, "mxnet_slowdown"] == pytest.approx(1.5, rel=0.03)
+    assert factors.loc[key, "effect"] == pytest.approx(1.5, rel=0.03)
+    at_once = next(k for k in factors.index if k.startswith("at_once_"))
+    assert factors.loc[at_once, "effect"] == pytest.approx((60 / 30) / (15 / 10), rel=0.03)
+    assert factors.loc["chosen", "kind"] == "predicted" and factors.loc["residual", "kind"] == "residual"
+    assert result["post"]["chosen"] == post["chosen"]  # the answer's paragraph and the table: one computation
+
+
+def test_the_choice_reads_the_given_chart_datasets_only():
+    """Two conditions: A predicts 2.0 everywhere, B 4.5. On the given datasets (the post's ratios 3.2-6.3) B fits
+    best. Planted chart values of 1.0 on the 20 datasets not given would make A the better fit if they were read:
+    the choice is B with them and without them, and A when the given values themselves say 2."""
+    from fwbench.analysis import deepar_prediction
+    from fwbench.published.deepar2024 import CHART_GIVEN
+
+    names = deepar_prediction.monash.names(in_2024_post=True)
+
+    def table(ratio):
+        return pd.DataFrame({"dataset": names, "window": 10, "measured": True, "predicted_post_ratio": ratio,
+                             "predicted_post_mxnet_s": 100.0 * ratio, "predicted_post_pytorch_s": 100.0,
+                             "ours_mxnet_s_per_batch": 0.01 * ratio, "ours_pytorch_s_per_batch": 0.01})  # fmt: skip
+
+    tables = {"A": table(2.0), "B": table(4.5)}
+    given = deepar_prediction.chart()
+    assert sorted(given.dataset) == sorted(CHART_GIVEN)  # the constant is the reference file's list
+    others = [d for d in names if d not in CHART_GIVEN]
+    assert len(others) == 20
+    planted = pd.concat([given, pd.DataFrame({"dataset": others, "post_mxnet_s": 100.0, "post_pytorch_s": 100.0})])
+    assert deepar_prediction.choose(tables, given)[0] == "B"
+    assert deepar_prediction.choose(tables, planted)[0] == "B"  # the other datasets' values change nothing
+    all_names = tuple(names)
+    assert deepar_prediction.choose(tables, planted, given=all_names)[0] == "A"  # read, they would have chosen A
+    says_two = given.assign(post_mxnet_s=2.0 * given.post_pytorch_s)
+    assert deepar_prediction.choose(tables, says_two)[0] == "A"

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from fwbench.analysis import deepar_conditions as conditions
-from fwbench.analysis import deepar_conditions_markdown as markdown
+from fwbench.pages import render_markdown
 from fwbench.published.deepar2024 import CLAIMED_SPEEDUP
 from fwbench.stats import log_contrast_ci, trial_ratio_ci
 from fwbench.studies import deepar as study
@@ -81,12 +81,13 @@ def test_the_factor_table_reads_each_effect_against_the_gap():
     assert one.gap_share < 0  # PyTorch loses more at 1 thread: it widens the gap
     assert "threads_2" not in set(factors.key)  # the baseline is no factor
     assert "post_machine" in set(factors.key) and factors.set_index("key").loc["post_machine", "kind"] == "inferred"
-    text = markdown.factor_markdown(factors, total)
+    text = render_markdown("deepar_factors", **conditions.factor_facts(factors, total))
     assert 'data-q="deepar.gap_factor.threads_8"' in text and "share of the gap" in text
 
 
 def test_no_contention_trials_says_so():
-    assert "No contention trials" in markdown.conditions_markdown(conditions.conditions_table(pd.DataFrame(), 2))
+    empty = conditions.contention_facts(conditions.conditions_table(pd.DataFrame(), 2))
+    assert "No contention trials" in render_markdown("deepar_contention", **empty)
     assert conditions.condition_label(1, 0, 2) == "1 thread"
     assert conditions.condition_label(4, 0, 2) == "4 threads (oversubscribed 2x)"
 
@@ -94,11 +95,12 @@ def test_no_contention_trials_says_so():
 def test_the_sentences_read_the_tables():
     rows = planted().assign(c_batch_worst=lambda f: f.c_batch * 1.5)
     table = conditions.conditions_table(rows, baseline=2)
-    stall = markdown.conditions_markdown(table, rows).splitlines()[-1]
+    stall = render_markdown("deepar_contention", **conditions.contention_facts(table, rows)).splitlines()[-1]
     # the worst: 20 ms x 1.8 (the load) x 1.03 (the slowest trial) x 1.5 (its slowest epoch)
     assert stall.startswith("Beside the background load") and "MXNet 56 ms (median 36 ms)" in stall
     factors, _ = conditions.factor_table(pd.DataFrame(), pd.DataFrame(), rows, baseline=2)
-    assert "**8 threads (oversubscribed 4x)** moves the ratio most" in markdown.factor_sentence(factors)
+    text = render_markdown("deepar_factors", **conditions.factor_facts(factors, {"ratio": 1.8, "gap": 2.5}))
+    assert "**8 threads (oversubscribed 4x)** moves the ratio most" in text
 
 
 def test_the_conditions_figure_draws_a_panel_per_dataset():

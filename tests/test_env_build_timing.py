@@ -1,15 +1,18 @@
-"""Timing an environment's build (``fwbench time-envs``): what is built where, the record, the README sentence.
-The real builds are the benchmark (``make time-envs``); here the builder is replaced by one that records what it
-was asked, so the test checks the measurement's procedure, not a duration."""
+"""Timing an environment's build (``tools/env_build_timing.py``): what is built where, the record, the README
+sentence. The real builds are the benchmark (``make time-envs``); here the builder is replaced by one that records
+what it was asked, so the test checks the measurement's procedure, not a duration."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
+from conftest import load_tool
 
-from fwbench import env_build_timing, environments, generated_blocks
+from fwbench import environments, generated_blocks
 from fwbench.errors import FwbenchError
+
+env_build_timing = load_tool("env_build_timing")
 
 
 @pytest.fixture
@@ -79,10 +82,82 @@ def test_the_readme_sentence_is_the_latest_measurement(tmp_path):
 
 
 def test_the_readme_states_the_recorded_build_times():
-    """The README's sentence is what the committed record says (`fwbench time-envs` rewrites it; `make readme`
-    too): a time typed by hand, or a record added without it, fails here."""
+    """The README's sentence is what the committed record says (`make time-envs` rewrites it; `make readme`, with
+    `tools/env_build_timing.py --pages`, too): a time typed by hand, or a record added without it, fails here."""
+    assert env_build_timing.BLOCKS == {"env-build-time": env_build_timing.render_phrase}
     readme = env_build_timing.REPO_ROOT / "README.md"
+    assert env_build_timing.README == readme
     start, end = generated_blocks.markers("env-build-time")
     content = readme.read_text()
     block = content[content.index(start) + len(start) : content.index(end)].strip("\n")
     assert block == env_build_timing.render_phrase(env_build_timing.RECORD), "run `make readme` (env-build-time)"
+
+
+@pytest.fixture
+def pages(tmp_path, monkeypatch):
+    """A README with an old ``env-build-time`` block and a record the tool takes for the committed one."""
+    readme, record = tmp_path / "README.md", tmp_path / "results" / "env-build.csv"
+    readme.write_text("# r\n<!-- env-build-time:start -->\nold\n<!-- env-build-time:end -->\n")
+    monkeypatch.setattr(env_build_timing, "README", readme)
+    monkeypatch.setattr(env_build_timing, "RECORD", record)
+    return readme, record
+
+
+def fake_builds(monkeypatch, seconds=2.4):
+    monkeypatch.setattr(environments, "build", lambda env, tool="auto", log=print: seconds)
+    monkeypatch.setattr(environments, "uv_path", lambda: "/usr/bin/uv")
+
+
+def test_a_measurement_with_the_default_record_refreshes_the_readme(declared, pages, monkeypatch):
+    readme, record = pages
+    fake_builds(monkeypatch)
+    assert env_build_timing.main(["toy-env", "--tools", "pip"]) == 0
+    rows = env_build_timing.read_record(record)
+    assert [(r["env"], r["tool"], r["cache"], r["wall_s"]) for r in rows] == [
+        ("toy-env", "pip", "cold", "2.4"),
+        ("toy-env", "pip", "warm", "2.4"),
+    ]
+    assert "\nold\n" not in readme.read_text()  # the block was rewritten (for gluonts-0.13, the README's)
+    assert env_build_timing.render_phrase(record) in readme.read_text()
+
+
+def test_a_measurement_into_another_record_leaves_the_pages_alone(declared, pages, tmp_path, monkeypatch):
+    readme, record = pages
+    fake_builds(monkeypatch)
+    elsewhere = tmp_path / "elsewhere.csv"
+    assert env_build_timing.main(["toy-env", "--tools", "uv", "--record", str(elsewhere)]) == 0
+    assert [r["tool"] for r in env_build_timing.read_record(elsewhere)] == ["uv", "uv"]
+    assert not record.exists() and "\nold\n" in readme.read_text()
+
+
+def test_pages_only_renders_the_committed_record_and_builds_nothing(pages, monkeypatch):
+    readme, record = pages
+    monkeypatch.setattr(environments, "build", lambda *a, **k: pytest.fail("--pages must build nothing"))
+    env_build_timing.append_record(
+        [
+            {
+                "date": "2026-02-01",
+                "commit": "bbbbbbb",
+                "cpu": "New CPU",
+                "cores": 2,
+                "env": "gluonts-0.13",
+                "tool": "uv",
+                "cache": "cold",
+                "wall_s": 20.4,
+                "other_cpu_pct": 1.2,
+            }
+        ],
+        record,
+    )
+    assert env_build_timing.main(["--pages"]) == 0
+    text = readme.read_text()
+    assert "\nold\n" not in text and "20 s with uv (empty cache)" in text and "New CPU (2 cores)" in text
+    assert len(env_build_timing.read_record(record)) == 1  # nothing appended
+    with pytest.raises(SystemExit):  # --pages renders the committed record only
+        env_build_timing.main(["--pages", "--record", str(record)])
+
+
+def test_the_command_says_a_refused_request_in_one_line(capsys):
+    assert env_build_timing.main(["main"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("env_build_timing: error: ") and "make setup" in err and len(err.splitlines()) == 1

@@ -22,8 +22,8 @@ from jinja2 import Environment, FileSystemLoader  # noqa: E402
 
 from fwbench import plots, report  # noqa: E402
 from fwbench.analysis import convergence as conv  # noqa: E402
-from fwbench.analysis import deepar_post as post  # noqa: E402
-from fwbench.plots import convergence, deepar, deepar_post, inference  # noqa: E402
+from fwbench.analysis import deepar_prediction as post  # noqa: E402
+from fwbench.plots import convergence, deepar, deepar_prediction, inference  # noqa: E402
 from fwbench.studies import get_study  # noqa: E402
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -227,7 +227,7 @@ FIGURES = {  # figure function and the frame it is drawn from; the keys are the 
     "convergence_imdb_accuracy": (convergence.imdb_accuracy_figure, lambda: (imdb_curves(),)),
     "convergence_imdb_wallclock": (convergence.imdb_wallclock_figure, lambda: (imdb_curves(),)),
     "convergence_deepar_loss": (convergence.deepar_loss_figure, lambda: (deepar_curves(),)),
-    "deepar_post_prediction": (deepar_post.prediction_figure, lambda: (post_prediction_rows(),)),
+    "deepar_post_prediction": (deepar_prediction.prediction_figure, lambda: (post_prediction_rows(),)),
 }
 EMPTY = {  # what each figure function gets when the store holds nothing for it
     "deepar_runtime": (pd.DataFrame(),),

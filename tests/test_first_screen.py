@@ -1,7 +1,7 @@
 """The post's first screen (1280 x 800 in headless Chromium) states the answer, the hardware and the limitations.
 
 Built from the committed paper store (``fwbench.report`` renders index.html without notebook pages); the check
-(``fwbench.first_screen``) must also fail on a page whose limitations fall below the fold.
+(``tools/first_screen.py``, ``make first-screen``) must also fail on a page whose limitations fall below the fold.
 """
 
 from __future__ import annotations
@@ -9,9 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import load_tool
 
-from fwbench import first_screen, report
+from fwbench import report
 from fwbench.store import ResultsStore
+
+first_screen = load_tool("first_screen")
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER_STORE = REPO / "results" / "paper" / "paper-run.sqlite"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from fwbench import cli
+from fwbench import cli, prose
 from fwbench.errors import FwbenchError
 from fwbench.provenance import imported_frameworks
 from fwbench.studies import (
@@ -275,4 +275,4 @@ def test_the_thread_check_reads_each_arms_measured_cpu(tmp_path):
     table = inference.thread_check("quick", {"arms": ["torch-eager", "jax-jit"]}, store)
     got = {(r.arm, r.threads): r.cpus_busy for r in table.itertuples()}
     assert got == pytest.approx(busy) and set(table.framework) == {"torch", "jax"}
-    assert "| `jax-jit` | 1 | 1 | 0.99 | 0.99 |" in inference.thread_check_markdown(table)
+    assert "| `jax-jit` | 1 | 1 | 0.99 | 0.99 |" in prose.thread_check(table)

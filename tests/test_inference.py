@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 
+from fwbench import prose
 from fwbench.errors import FwbenchError
 from fwbench.store import ResultsStore
 from fwbench.studies import get_study
@@ -84,7 +85,7 @@ def test_vgg16_smoke_records_raw_latencies_and_onednn_state(vgg16_smoke):
     assert len(frame) == 5 * options["repeats"] and (frame.latency_ms > 0).all()
     ratios = inference.vgg16_ratios(frame)
     assert set(ratios.comparison) == {"torch / mxnet", "oneDNN off / on"}
-    text = inference.summary_markdown("smoke", store=store)
+    text = prose.inference_summary("smoke", store=store)
     assert "claim C1" in text and "oneDNN on" in text  # the ratio itself is the ledger's (fwbench.answer)
 
 
@@ -125,7 +126,7 @@ def test_vgg16_ratio_and_prose_follow_planted_latencies(tmp_path):
     assert (compiled.numerator, compiled.denominator) == ("torch-script", torch_arm) and compiled.ci_high < 1
     off = ratios[ratios.comparison == "oneDNN off / on"].iloc[0]
     assert off.ratio < 1 and off.ci_high < 1
-    text = inference.summary_markdown(store=store)
+    text = prose.inference_summary(store=store)
     # the prose states the medians; the ratios with their intervals are the ledger's (C1, C3), quoted by the answer
     assert "ratio of 1.48" in text and "PyTorch / MXNet =" not in text and "off / on =" not in text
 
@@ -207,7 +208,7 @@ def test_onnx_tables_follow_the_arm_table_on_planted_steps(tmp_path):
     assert lat.loc["torch-export", "ratio_to_torch"] == 1.0
     assert lat.loc["onnxruntime", "ratio_to_torch"] == pytest.approx(0.5)
     labels = get_study("onnx").labels()
-    text = inference.summary_markdown(store=store)
+    text = prose.inference_summary(store=store)
     assert f"**{labels['onnxruntime']}** latency, batch 1" in text
     assert f"**{labels['mxnet-import']}**: step_failed" in text
 
@@ -235,7 +236,7 @@ def test_onnx_round_trip_parity_and_recorded_errors(onnx_smoke):
         assert mx.max_abs_diff < 1e-4 and mx.argmax_agreement == 1.0
     else:  # MXNet 1.9.1's importer has no LSTM translation: the exact error and the reason are stored
         assert mx.status == "step_failed" and "not implemented" in mx.error and "LSTM" in mx.reason
-        assert "LSTM" in inference.onnx_errors_markdown("smoke", store=store)
+        assert "LSTM" in prose.onnx_errors("smoke", store=store)
     artifacts = list((root / "artifacts" / "onnx").iterdir())
     assert len(artifacts) == 1 and (artifacts[0] / "model.onnx").stat().st_size > 1e6
     lat = inference.onnx_latency_table(inference.onnx_latencies("smoke", store=store))
@@ -402,7 +403,6 @@ def _plant_vgg(store, arm, batch, latency_s, compile_s=None, onednn=True):
 
 
 def test_compiled_vs_eager_covers_both_compiled_torch_arms(tmp_path):
-    from fwbench.analysis import inference
     from fwbench.analysis import vgg16 as vgg_analysis
 
     store = ResultsStore(tmp_path / "s.sqlite")
@@ -422,7 +422,7 @@ def test_compiled_vs_eager_covers_both_compiled_torch_arms(tmp_path):
     assert 1.9 < c1.speedup < 2.1 and c1.ci_low > 1 and c1.compile_s == 40.0
     assert 750 < c1.break_even_calls < 850  # 40 s / (100 - 50 ms)
     assert 1.2 < table.loc[("torch-script", 8), "speedup"] < 1.3
-    text = inference.summary_markdown(store=store)
+    text = prose.inference_summary(store=store)
     labels = get_study("vgg16").labels()
     assert f"**{labels['torch-compile']}** vs {labels[eager]} (batch 8" in text
     assert "compiling took 40.0 s" in text and "eager / compiled =" not in text

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from fwbench import ledger as L
+from fwbench import prose
 from fwbench.cli import main as cli_main
 from fwbench.errors import FwbenchError
 from fwbench.ledger import floors, rules
@@ -446,7 +447,7 @@ def test_claims_compare_the_registry_arms_and_name_no_unknown_arm():
     assert borealis2018.ONNX_IMPORT_STEP in ONNX.arm_names
     with pytest.raises(FwbenchError, match="unknown arm"):
         named_arm("imdb", "mxnet-hybrid")  # an old name is an error, never a default
-    rules = L.rules_markdown()
+    rules = prose.ledger_rules()
     assert f"{MX} / {PT}" in rules and DEEPAR.reference_arm("mxnet") in rules
 
 
@@ -482,26 +483,24 @@ def test_notebook_05_shows_the_ledger_of_the_store(smoke_notebooks):
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     html = "".join(o["data"].get("text/html", "") for o in outputs if "data" in o)
     markdown = "".join(o["data"].get("text/markdown", "") for o in outputs if "data" in o)
-    assert L.rules_markdown() in markdown
+    assert prose.ledger_rules() in markdown
     # 05 runs last: every study's rows were there when it ran, so it shows the ledger as built now
     table = L.build(store, profile="smoke")
-    assert L.render.summary(table, L.PRECEDENCE) in markdown
+    assert prose.ledger_summary(table, L.PRECEDENCE) in markdown
     for claim_id, verdict in zip(table.claim_id, table.verdict):
         assert f">{claim_id}<" in html and verdict in html
 
 
 def test_threats_to_validity_come_from_the_stores_provenance(tmp_path):
     """The post's closing section names the versions and builds the trials recorded, and the sources' own."""
-    from fwbench.ledger import threats
-
     store = ResultsStore(tmp_path / "t.sqlite")
-    empty = threats(store, "all")
+    empty = prose.threats(store, "all")
     assert "no finished trials" in empty and "PyTorch 0.3.0.post4, MXNet 1.0.0" in empty
     add_imdb(store, PT, 64, 0, 1.0, profile="quick")
-    text = threats(store, "all")
+    text = prose.threats(store, "all")
     assert "torch 0" in text and "Planted CPU (2 cores)" in text  # add_imdb's planted provenance
     assert "A1" in text and "labelled analogues" in text and "What could make this answer wrong" in text
     assert "Machines." not in text  # one machine: nothing to say
     add_imdb(store, PT, 64, 0, 1.0, profile="quick", block=1, provenance={"boot_id": "b1", "cpu_id": "AMD/25/17/1"})
     add_imdb(store, PT, 64, 0, 1.6, profile="quick", block=2, provenance={"boot_id": "b2", "cpu_id": "AMD/23/49/0"})
-    assert "ran on 2 machines (CPU family/model: AMD/23/49/0, AMD/25/17/1)" in threats(store, "all")
+    assert "ran on 2 machines (CPU family/model: AMD/23/49/0, AMD/25/17/1)" in prose.threats(store, "all")

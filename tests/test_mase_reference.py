@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from fwbench import prose
 from fwbench.analysis import mase_reference as mr
 from fwbench.errors import FwbenchError
 from fwbench.planning import plan
@@ -23,7 +24,7 @@ PAPER = {"m1_yearly": 2.0, "m1_quarterly": 1.5, "cif_2016": 1.0, "tourism_monthl
 
 # the paper profile narrowed to its main part (one seed): the other parts plant nothing in these tests
 MAIN_PART_ONLY = {"seeds": [42], "variants_part": False, "versions_part": False, "coverage_part": False,
-                  "contention_part": False}  # fmt: skip
+                  "contention_part": False, "post_conditions_part": False}  # fmt: skip
 
 
 @pytest.fixture
@@ -97,7 +98,7 @@ def test_a_dataset_off_by_2x_is_outside_the_goal_with_its_causes(reference):
     assert "rebuilt" not in off.note
     assert not row(table, "cif_2016", MX).within_goal  # 0.5x: too good is off too
     assert row(table, "tourism_monthly", PT).within_goal  # 0.7x: the band's lower edge
-    text = mr.markdown(table)
+    text = prose.mase_report(None, table)
     assert "| cif_2016 | torch-eager |" in text and "**no**" in text and "| 2.00 |" in text
 
 
@@ -146,7 +147,7 @@ def test_goal_share_counts_original_file_datasets_only(reference):
         mr.mase_vs_reference(trials(at_ratio({**spec, ("m1_quarterly", PT): 2.0}), kinds={"m1_quarterly": "original"}))
     )
     assert (s["n_original"], s["n_within"], s["share"], s["goal_met"]) == (5, 4, 0.8, True)
-    assert "Goal met" in mr.markdown(mr.mase_vs_reference(trials(at_ratio(good))))
+    assert "Goal met" in prose.mase_report(None, mr.mase_vs_reference(trials(at_ratio(good))))
 
 
 def test_missing_reference_file_gives_a_clear_error(tmp_path, monkeypatch):
@@ -156,7 +157,7 @@ def test_missing_reference_file_gives_a_clear_error(tmp_path, monkeypatch):
     with pytest.raises(FwbenchError, match=f"{empty / mr.REFERENCE_FILE} is missing.*FWBENCH_REFERENCE_DIR"):
         mr.load_reference()
     frame = trials({("m1_yearly", PT): [2.0]})
-    assert mr.report(frame).startswith("Not compared with the published MASE:")
+    assert prose.mase_report(frame).startswith("Not compared with the published MASE:")
     monkeypatch.setenv("FWBENCH_REFERENCE_DIR", str(tmp_path / "nowhere"))
     with pytest.raises(FwbenchError, match=f"no reference folder at {tmp_path / 'nowhere'}"):
         mr.mase_vs_reference(frame)
@@ -192,7 +193,7 @@ def test_below_scale_rows_are_flagged_and_left_out_of_the_goal(reference):
     s = mr.goal_summary(table)
     assert s["n_original"] == 0 and not s["goal_met"] and math.isnan(s["share"]) and s["n_below_scale_rows"] == 2
     assert mr.goal_summary(table, include_below_scale=True)["n_original"] == 1
-    text = mr.markdown(table)
+    text = prose.mase_report(None, table)
     assert "2 x 10 (below protocol scale)" in text and "Goal not judged" in text
     # both scales of one dataset: separate rows, only the protocol's counts
     both = pd.concat([small, trials(at_ratio({("m1_yearly", PT): 1.0, ("m1_yearly", MX): 1.0}))])

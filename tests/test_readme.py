@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import load_tool
 
 from fwbench import generated_blocks, readme
 
@@ -78,8 +79,23 @@ def test_the_anchor_rule_matches_github(tmp_path):
     }
 
 
+# the blocks that state the repository's own wall times: written by its tools from their records (a measurement,
+# or `make readme` running them with --pages), not by fwbench.readme
+TOOLS_WITH_BLOCKS = ("reproduce_timing", "env_build_timing")
+
+
+def tool_blocks() -> dict[str, str]:
+    """Block name -> the tool that writes it."""
+    return {name: tool for tool in TOOLS_WITH_BLOCKS for name in load_tool(tool).BLOCKS}
+
+
+def test_each_block_has_one_writer():
+    assert set(tool_blocks()) == {"timings", "reproduce-time", "env-build-time"}
+    assert not set(tool_blocks()) & {"headline", *readme.BLOCKS}, "a block written both by fwbench.readme and a tool"
+
+
 def test_every_generated_block_lives_on_exactly_one_page():
-    for name in ["headline", *readme.BLOCKS]:
+    for name in ["headline", *readme.BLOCKS, *tool_blocks()]:
         start, end = generated_blocks.markers(name)
         holders = [page.name for page in PAGES for _ in range(page.read_text().count(start))]
         assert len(holders) == 1, f"block {name}: found on {holders or 'no page'}"

@@ -1,8 +1,11 @@
-"""`make reproduce`'s wall times: the record `fwbench time-reproduce` appends to, the blocks rendered from it, and
-the measuring loop on a stand-in repository (its make does no work: nothing here is timed or judged by time)."""
+"""`make reproduce`'s wall times: the record `tools/reproduce_timing.py` (`make time-reproduce`) appends to, the
+blocks rendered from it, and the measuring loop on a stand-in repository (its make does no work: nothing here is
+timed or judged by time)."""
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import json
 import os
 import subprocess
@@ -10,12 +13,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import load_tool
 
-from fwbench import generated_blocks, readme_timings
-from fwbench import reproduce_timing as rt
+from fwbench import generated_blocks
 from fwbench.errors import FwbenchError
 
 ROOT = Path(__file__).resolve().parents[1]
+rt = load_tool("reproduce_timing")
 
 
 def record(run="cold", wall=472.3, measurement="2026-11-25T10:00:00+00:00", **kw) -> rt.Record:
@@ -86,9 +90,9 @@ def test_a_record_from_before_the_cpu_column_is_migrated_and_each_cpu_model_is_s
     assert path.read_text().splitlines()[0].split(",") == list(rt.FIELDS)
     assert [r.cpu for r in rt.read_records(path)] == ["", "I/6/207"]
     assert rt.cpus_measured(rt.read_records(path), "quick") == ["I/6/207", "AMD EPYC 7B13"]
-    text = readme_timings.render_reproduce_timings(path)
+    text = rt.render_reproduce_timings(path)
     assert "Intel(R) Xeon(R) I/6/207 (2 cores" in text and "AMD EPYC 7B13 (2 cores" in text
-    phrase = readme_timings.render_reproduce_phrase(path)
+    phrase = rt.render_reproduce_phrase(path)
     assert "**8 min 50 s** cold" in phrase and "On AMD EPYC 7B13 (2 cores, 23.5 GiB): **7 min 52 s** cold" in phrase
 
 
@@ -108,7 +112,7 @@ def test_the_docs_block_renders_the_latest_measurement(tmp_path):
     rt.append_records(
         [record(wall=900.0, measurement="2026-11-20T10:00:00+00:00"), record(), record("warm", 41.0)], path
     )
-    text = readme_timings.render_reproduce_timings(path)
+    text = rt.render_reproduce_timings(path)
     assert "**`make reproduce PROFILE=quick`**, measured by `make time-reproduce PROFILE=quick` on 2026-11-25" in text
     assert "commit abcdef1234" in text and "AMD EPYC 7B13 (2 cores, 23.5 GiB)" in text
     assert "| cold | **7 min 52 s** (472 s) | <= 10 min | 62 run |" in text
@@ -124,21 +128,21 @@ def test_the_docs_block_renders_the_latest_measurement(tmp_path):
 def test_a_run_beside_other_work_or_from_a_dirty_checkout_says_so(tmp_path):
     path = tmp_path / "reproduce.csv"
     rt.append_records([record(other_cpu_pct=40.0, source_dirty=True, venv="built")], path)
-    text = readme_timings.render_reproduce_timings(path)
+    text = rt.render_reproduce_timings(path)
     assert "**not alone on the machine**: other processes used 40.0 % of the CPUs" in text
     assert "uncommitted changes; they were not measured" in text and "No warm run is recorded" in text
     assert "`.venv` built inside the cold run" in text
-    phrase = readme_timings.render_reproduce_phrase(path)
+    phrase = rt.render_reproduce_phrase(path)
     assert "**7 min 52 s** cold (a fresh clone and results store including building `.venv`)" in phrase
     assert "other work took 40 % of the CPUs meanwhile, so this overstates it." in phrase
 
 
 def test_without_a_record_the_blocks_state_no_duration(tmp_path):
     absent = tmp_path / "absent.csv"
-    text = readme_timings.render_reproduce_timings(absent)
+    text = rt.render_reproduce_timings(absent)
     assert text.startswith("No run of `make reproduce` is recorded yet") and "make time-reproduce" in text
-    phrase = readme_timings.render_reproduce_phrase(absent)
-    assert phrase.count("no wall time is recorded yet") == len(readme_timings.REPRODUCE_PROFILES)
+    phrase = rt.render_reproduce_phrase(absent)
+    assert phrase.count("no wall time is recorded yet") == len(rt.REPRODUCE_PROFILES)
     for words in (" min ", "minutes", " s cold"):
         assert words not in text and words not in phrase  # no invented number
 
@@ -146,7 +150,7 @@ def test_without_a_record_the_blocks_state_no_duration(tmp_path):
 def test_the_readme_phrase_names_the_measurement(tmp_path):
     path = tmp_path / "reproduce.csv"
     rt.append_records([record(), record("warm", 41.0)], path)
-    lines = readme_timings.render_reproduce_phrase(path).splitlines()
+    lines = rt.render_reproduce_phrase(path).splitlines()
     quick = next(line for line in lines if line.startswith("- `PROFILE=quick`"))
     assert "**7 min 52 s** cold (a fresh clone and results store, `.venv` already built) and 41 s warm" in quick
     assert "on AMD EPYC 7B13 (2 cores, 23.5 GiB)" in quick
@@ -160,10 +164,8 @@ def test_the_pages_state_the_recorded_durations():
     """The README and docs/benchmarks.md say what the committed record says (`make readme` after
     `make time-reproduce`): a duration typed by hand, or a record added without `make readme`, fails here."""
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    for name, render in (
-        ("timings", readme_timings.render_reproduce_timings),
-        ("reproduce-time", readme_timings.render_reproduce_phrase),
-    ):
+    assert rt.BLOCKS == {"timings": rt.render_reproduce_timings, "reproduce-time": rt.render_reproduce_phrase}
+    for name, render in rt.BLOCKS.items():
         page = generated_blocks.find_block(name, pages)
         start, end = generated_blocks.markers(name)
         content = page.read_text()
@@ -250,17 +252,63 @@ def test_measure_refuses_to_reuse_an_environment_that_is_not_built(stand_in, tmp
         rt.measure("quick", stand_in, tmp_path / "work")
 
 
-def test_the_command_records_into_the_checkout_and_refreshes_its_pages(stand_in, tmp_path, monkeypatch):
-    from fwbench import cli
+def pages_with_old_blocks(repo: Path) -> None:
+    (repo / "README.md").write_text("# r\n<!-- reproduce-time:start -->\nold\n<!-- reproduce-time:end -->\n")
+    (repo / "docs").mkdir()
+    (repo / "docs" / "benchmarks.md").write_text("# b\n<!-- timings:start -->\nold\n<!-- timings:end -->\n")
 
+
+def test_the_command_records_into_the_checkout_and_refreshes_its_pages(stand_in, tmp_path, monkeypatch):
     monkeypatch.setenv("GIVEN", str(tmp_path / "given.txt"))
-    (stand_in / "README.md").write_text("# r\n<!-- reproduce-time:start -->\nold\n<!-- reproduce-time:end -->\n")
-    (stand_in / "docs").mkdir()
-    (stand_in / "docs" / "benchmarks.md").write_text("# b\n<!-- timings:start -->\nold\n<!-- timings:end -->\n")
-    code = cli.main(["time-reproduce", "--profile", "quick", "--repo", str(stand_in), "--workdir", str(tmp_path / "w")])
+    pages_with_old_blocks(stand_in)
+    code = rt.main(["--profile", "quick", "--repo", str(stand_in), "--workdir", str(tmp_path / "w")])
     assert code == 0
     runs = rt.read_records(stand_in / "results" / "benchmarks" / "reproduce.csv")
     assert [r.run for r in runs] == ["cold", "warm"]
     readme = (stand_in / "README.md").read_text()
     assert "\nold\n" not in readme and "- `PROFILE=quick` (the default)" in readme and "cold (a fresh clone" in readme
     assert "| cold | **" in (stand_in / "docs" / "benchmarks.md").read_text()
+
+
+def test_pages_only_renders_the_committed_record_and_measures_nothing(stand_in, tmp_path, monkeypatch):
+    """``--pages`` (what `make readme` runs) writes the blocks from the checkout's record: no clone, no make."""
+    monkeypatch.setenv("GIVEN", str(tmp_path / "given.txt"))
+    pages_with_old_blocks(stand_in)
+    rt.append_records([record(), record("warm", 41.0)], stand_in / "results" / "benchmarks" / "reproduce.csv")
+    assert rt.main(["--pages", "--repo", str(stand_in)]) == 0
+    assert not (tmp_path / "given.txt").exists()  # make reproduce never ran
+    assert len(rt.read_records(stand_in / "results" / "benchmarks" / "reproduce.csv")) == 2  # nothing appended
+    readme = (stand_in / "README.md").read_text()
+    assert "\nold\n" not in readme and "**7 min 52 s** cold" in readme and "41 s warm" in readme
+    assert "| cold | **7 min 52 s** (472 s) | <= 10 min |" in (stand_in / "docs" / "benchmarks.md").read_text()
+    with pytest.raises(SystemExit):  # --pages renders the committed record only
+        rt.main(["--pages", "--record", str(tmp_path / "other.csv")])
+
+
+def test_the_command_says_a_refused_measurement_in_one_line(stand_in, tmp_path, capsys):
+    (stand_in / ".venv" / ".installed").unlink()
+    assert rt.main(["--repo", str(stand_in), "--workdir", str(tmp_path / "w")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("reproduce_timing: error: ") and "make setup" in err and len(err.splitlines()) == 1
+
+
+def test_the_self_measurement_is_a_tool_not_part_of_fwbench():
+    """The repository's measurements of itself live in tools/ (scripts that import fwbench), never in the package:
+    `fwbench.reproduce_timing` and the others are gone, and no module of fwbench imports a tool."""
+    for name in ("reproduce_timing", "env_build_timing", "first_screen"):
+        assert importlib.util.find_spec(f"fwbench.{name}") is None, f"fwbench.{name} is importable again"
+        assert (ROOT / "tools" / f"{name}.py").is_file()
+    tools = {path.stem for path in (ROOT / "tools").glob("*.py")}
+    importers = []
+    for path in sorted((ROOT / "lib" / "fwbench").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            if any(n.split(".")[0] == "tools" or n.split(".")[0] in tools for n in names):
+                importers.append(str(path.relative_to(ROOT)))
+    assert not importers, f"fwbench imports a tool: {importers}"

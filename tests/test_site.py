@@ -20,8 +20,9 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 import pytest
+from conftest import load_tool
 
-from fwbench import first_screen, ledger
+from fwbench import ledger
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "build" / "test-artifacts"
@@ -69,7 +70,7 @@ next();
 </script></body></html>
 """
 
-FLAGS = first_screen.FLAGS  # one list of headless-Chromium flags (fwbench.first_screen)
+FLAGS = load_tool("first_screen").FLAGS  # one list of headless-Chromium flags (tools/first_screen.py)
 
 
 @pytest.fixture(scope="session")

@@ -19,8 +19,14 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from . import ledger
-from .analysis import convergence, cpu_models, deepar, deepar_conditions, deepar_conditions_markdown, mase_reference
+from . import ledger, prose
+from .analysis import (
+    convergence,
+    cpu_models,
+    deepar,
+    deepar_conditions,
+    mase_reference,
+)
 from .frameworks import get_framework
 from .ledger.render import host_text
 from .ledger.rules import verdict_above
@@ -287,7 +293,7 @@ def markdown(a: Answer, heading: str = "## The answer") -> str:
     lines += [
         "",
         f"**Verdicts** on the sources' {len(a.ledger)} claims: "
-        f"{ledger.render.verdict_counts(a.ledger, ledger.PRECEDENCE)} (the claims ledger has each one with its rule).",
+        f"{prose.ledger_verdict_counts(a.ledger, ledger.PRECEDENCE)} (the claims ledger has each one with its rule).",
         "",
         "**Limits:** " + " ".join(a.limits),
     ]
@@ -309,8 +315,10 @@ def markdown(a: Answer, heading: str = "## The answer") -> str:
             "**Why DeepAR's ratio is not the post's 4.5** (claim B; every condition measured here in both frameworks "
             "alike, one at a time; notebook 02 has each per dataset):",
             "",
-            deepar_conditions_markdown.factor_markdown(a.gap["factors"], a.gap["total"]),
+            prose.deepar_factors(a.gap),
         ]
+        if a.gap.get("post") and a.gap["post"]["chosen"] is not None:
+            lines += ["", prose.post_conditions(a.gap["post"], answer=True)]
     return "\n".join(lines)
 
 

@@ -7,7 +7,6 @@
     fwbench export [--format csv|parquet ...] [-o DIR] [--study imdb]   (or -o FILE.csv: the single wide CSV)
     fwbench bench [harness|harness-paired|deepar|data]
     fwbench ledger [-o ledger.csv] [--profile quick|all] [--compare STORE_A STORE_B]
-    fwbench time-reproduce [--profile quick] [--cold-only] [--build-venv] [--record FILE]   (alone on the machine)
 
 Errors in the input are one line (``fwbench: error: ...``) with exit status 2; a sweep in which any trial
 failed ends with exit status 1 after its summary.
@@ -128,9 +127,10 @@ def cmd_estimate(args) -> int:
         )
     store = ResultsStore.open_read(path)
     if args.check is not None:
-        from .analysis.estimate_check import check_markdown, check_prediction
+        from . import prose
+        from .analysis.estimate_check import check_prediction
 
-        print(check_markdown(check_prediction(Path(args.check), store)))
+        print(prose.estimate_check_table(check_prediction(Path(args.check), store)))
         return 0
     estimate = estimate_full_runtime(store, args.study, args.workers, args.profile, cpu=args.cpu)
     print("\n".join(estimate.lines()))
@@ -210,35 +210,6 @@ def cmd_bench(args) -> int:
     return bench.main(args.what)
 
 
-def cmd_time_reproduce(args) -> int:
-    """Measure and record; with the default record (the checkout's own), also refresh the two blocks that state
-    its durations (docs/benchmarks.md's ``timings``, the README's ``reproduce-time``), so the pages never lag it."""
-    from .generated_blocks import write_block
-    from .readme_timings import render_reproduce_phrase, render_reproduce_timings
-    from .reproduce_timing import run
-
-    code = run(args)
-    if args.record is None:
-        repo = Path(args.repo).resolve()
-        record = repo / "results" / "benchmarks" / "reproduce.csv"
-        for name, render in (("timings", render_reproduce_timings), ("reproduce-time", render_reproduce_phrase)):
-            page = write_block(name, render(record), repo / "README.md")
-            print(f"time-reproduce: refreshed the {name} block in {page}")
-    return code
-
-
-def cmd_time_envs(args) -> int:
-    """Measure and record; with the default record, also refresh the README's ``env-build-time`` block."""
-    from .env_build_timing import RECORD, render_phrase, run
-    from .generated_blocks import write_block
-
-    code = run(args)
-    if args.record is None:
-        page = write_block("env-build-time", render_phrase(RECORD), Path(RECORD).parents[2] / "README.md")
-        print(f"time-envs: refreshed the env-build-time block in {page}")
-    return code
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -251,8 +222,6 @@ def main(argv: list[str] | None = None) -> int:
             "ledger": cmd_ledger,
             "migrate-fingerprints": cmd_migrate,
             "envs": cmd_envs,
-            "time-reproduce": cmd_time_reproduce,
-            "time-envs": cmd_time_envs,
         }[args.command](args)
     except FwbenchError as exc:
         print(f"fwbench: error: {exc}", file=sys.stderr)

@@ -186,23 +186,6 @@ def build_parser() -> argparse.ArgumentParser:
     envs.add_argument("--lock", action="store_true", help="regenerate their locks from requirements.in (uv)")
     envs.add_argument("--tool", choices=["auto", "uv", "pip"], default="auto", help="builder (auto: uv if installed)")
     envs.add_argument("--profile", default=None, help="only the environments this profile's plans need")
-
-    from .env_build_timing import add_arguments as add_env_timing_arguments
-
-    add_env_timing_arguments(
-        sub.add_parser(
-            "time-envs",
-            help="time building a declared environment from its lock, cold and warm, with uv and pip (run it alone); "
-            "append to results/benchmarks/env-build.csv",
-        )
-    )
-    timing = sub.add_parser(
-        "time-reproduce",
-        help="time `make reproduce` cold then warm in a fresh clone of HEAD; append to results/benchmarks/",
-    )
-    from .reproduce_timing import add_arguments
-
-    add_arguments(timing)
     migrate = sub.add_parser(
         "migrate-fingerprints", help="carry stored trials across a code change that changed no trial's work"
     )

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from .errors import FwbenchError
 from .paths import REPO_ROOT
+from .pip_sources import pip_sources
 
 MAIN = "main"
 ENVS_DIR = REPO_ROOT / "envs"
@@ -248,27 +249,6 @@ def uv_path() -> str | None:
     """``uv`` beside the running interpreter (installed by ``make setup``) or on PATH."""
     beside = Path(sys.executable).parent / "uv"
     return str(beside) if beside.exists() else shutil.which("uv")
-
-
-def pip_sources() -> list[str]:
-    """pip's configured find-links and extra index URLs (pip.conf, PIP_* variables) as uv arguments, so uv
-    installs from the same places pip does (e.g. the local CPU torch wheel)."""
-    try:
-        out = subprocess.run(
-            [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=60
-        ).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    args: list[str] = []
-    for line in out.splitlines():
-        key, _, value = line.partition("=")
-        option = key.rpartition(".")[2]
-        if option in ("find-links", "extra-index-url", "index-url"):
-            for item in value.strip().strip("'\"").split():
-                pair = [f"--{option}", item]
-                if not any(args[i : i + 2] == pair for i in range(0, len(args), 2)):
-                    args += pair
-    return args + (["--index-strategy", "unsafe-best-match"] if args else [])
 
 
 def _run(cmd: list[str], what: str, env: dict | None = None) -> None:

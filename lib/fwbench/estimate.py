@@ -197,8 +197,12 @@ def _window(config: dict) -> int:
 
 def _condition(config: dict) -> tuple[int, int]:
     """(threads, background load) of a DeepAR trial config (dotted ``config.`` keys)."""
-    load = config.get("config.background_load")
-    return int(config.get("config.threads") or 0), int(0 if load is None or load != load else load)
+    load, threads = config.get("config.background_load"), config.get("config.threads")
+
+    def whole(value) -> int:  # absent (None) or NaN in the wide frame: 0 (threads: no setting, the libraries chose)
+        return int(0 if value is None or value != value else value)
+
+    return whole(threads), whole(load)
 
 
 def _deepar_predictor(measured):
@@ -358,7 +362,7 @@ def estimate_full_runtime(
     trials = store.trials(study)
     if not trials.empty:
         trials = trials[(trials.status == "done") & trials["provenance.trial_wall_s"].notna()]
-        condition = conditions.split(overrides)[0]
+        condition = conditions.of_run(study, profile, overrides)
         wanted = this_cpu() if cpu == conditions.THIS else cpu or condition.get("cpu")
         wanted = conditions.check_cpu(wanted) if wanted else None
         trials, cpu = on_cpu(trials, wanted, condition.get("fp_mode", DEFAULT))

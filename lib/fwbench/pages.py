@@ -8,7 +8,9 @@ shares:
   ``q(ci=False)`` as ``Quantity.markup`` takes them);
 - ``table``: a frame as a Markdown table (``columns``: ``{column: header}`` in order; ``formats``: ``{column:
   format spec or callable}``; NaN shows as ``-``);
-- ``num``: a number to 3 significant digits (``digits`` to change it), as ``Quantity`` writes its values.
+- ``num``: a number to 3 significant digits (``digits`` to change it), as ``Quantity`` writes its values;
+- ``fixed`` (decimals, 2 by default), ``pct`` (a share as '12 %'), ``span`` (an interval 'low-high' or 'no CI'):
+  a table cell each, ``-`` for a missing value.
 
 Decision: Markdown is not HTML-escaped (``autoescape`` off): the templates write Markdown and the spans are
 trusted markup made by ``Quantity``; a value from a frame is a number or a name of this study (an arm, a dataset,
@@ -64,6 +66,30 @@ def table(frame: pd.DataFrame, columns: dict[str, str], formats: dict[str, str |
     return "\n".join(lines)
 
 
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def fixed(value, digits: int = 2) -> str:
+    """``value`` with ``digits`` decimals; ``-`` for NaN or None."""
+    return "-" if _missing(value) else f"{value:.{digits}f}"
+
+
+def pct(value) -> str:
+    """A share as a whole percentage ('12 %'); ``-`` for NaN or None."""
+    return "-" if _missing(value) else f"{100 * value:.0f} %"
+
+
+def span(low, high, digits: int = 2) -> str:
+    """An interval 'low-high'; 'no CI' when it has no bounds."""
+    return "no CI" if _missing(low) else f"{low:.{digits}f}-{high:.{digits}f}"
+
+
+def yes_no(value) -> str:
+    """A flag as a table cell: 'yes', or empty."""
+    return "yes" if bool(value) else ""
+
+
 def _environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(str(TEMPLATES)),
@@ -73,7 +99,8 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
-    env.filters.update(q=q, table=table, num=num)
+    env.filters.update(q=q, table=table, num=num, fixed=fixed, pct=pct, span=span)
+    env.globals["yes_no"] = yes_no
     return env
 
 

@@ -15,14 +15,18 @@ from .studies import adaptive, all_studies
 def required_trials(study) -> list:
     """The trials ``study``'s ``paper`` profile needs: every planned trial, but for adaptive studies only the
     blocks every setting runs (below ``min_blocks``, and every block of a part that declares its own,
-    ``Study.fixed_block_parts``); later blocks are optional."""
+    ``Study.fixed_block_parts``); later blocks are optional, and so are the parts measured as pieces per CPU model
+    (``Study.piece_parts``: a named CPU's trials, not the unnamed plan's)."""
     spec = adaptive.spec_of(study.resolve("paper", None))
     return [
         t
         for t in plan(study.name, "paper")
-        if spec is None
-        or adaptive.block_of(study, t.config) < spec.min_blocks
-        or adaptive.in_fixed_part(study, t.config)
+        if t.config.get("part") not in study.piece_parts
+        and (
+            spec is None
+            or adaptive.block_of(study, t.config) < spec.min_blocks
+            or adaptive.in_fixed_part(study, t.config)
+        )
     ]
 
 

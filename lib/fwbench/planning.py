@@ -81,7 +81,7 @@ def environments_needed(study_names=None, profile: str | None = None) -> set[str
 
 def plan(study_name: str, profile: str, overrides: dict | None = None) -> list[PlannedTrial]:
     """The trials of a profile under the condition its overrides name (validated before anything runs)."""
-    return planned_trials(*resolve(study_name, profile, overrides), conditions.split(overrides)[0])
+    return planned_trials(*resolve(study_name, profile, overrides), conditions.of_run(study_name, profile, overrides))
 
 
 def preflight(study_name: str, profile: str, overrides: dict | None = None) -> list[PlannedTrial]:
@@ -110,7 +110,7 @@ def checked(study_name: str, profile: str, overrides: dict | None):
     """(study, options, trials) after the study's preflight check."""
     study, options = resolve(study_name, profile, overrides)
     study.preflight(options)
-    return study, options, planned_trials(study, options, conditions.split(overrides)[0])
+    return study, options, planned_trials(study, options, conditions.of_run(study_name, profile, overrides))
 
 
 def _check_number(name: str, value, minimum: float, integer: bool = False, flag: str | None = None) -> None:

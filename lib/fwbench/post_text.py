@@ -11,8 +11,8 @@ import pandas as pd
 from markupsafe import Markup
 from nbconvert.filters.markdown import markdown2html
 
-from . import answer, ledger
-from .analysis import convergence, dataparallel
+from . import answer, ledger, prose
+from .analysis import dataparallel
 from .analysis import deepar as deepar_analysis
 from .analysis import imdb as imdb_analysis
 from .ledger.render import host_text
@@ -73,21 +73,19 @@ def deepar_setup(store: ResultsStore, profile: str) -> list[str]:
 def study_prose(a: answer.Answer, store: ResultsStore, profile: str) -> dict:
     """Each study's lines in the post: the ledger's claims on its rows quoted from the answer (for DeepAR after
     the totals and accuracy), never recomputed here."""
-    prose = {}
+    texts = {}
     for study in {s for s in ledger.STUDY_OF.values()}:
         text = answer.study_markdown(a, study)
         if study == "deepar":
-            text = deepar_analysis.headline_markdown(deepar_analysis.load_trials(profile, store=store), profile) + (
-                "\n\n" + text
-            )
+            text = prose.deepar_headline(deepar_analysis.load_trials(profile, store=store), profile) + ("\n\n" + text)
         if study == dataparallel.STUDY:  # its tables and what two cores can show, before the ledger's C2
-            text = dataparallel.markdown(profile, store=store) + "\n\n" + text
-        prose[study] = [markdown_html(text)]
-    return prose
+            text = prose.dataparallel_section(profile, store=store) + "\n\n" + text
+        texts[study] = [markdown_html(text)]
+    return texts
 
 
 def convergence_lines(store: ResultsStore, profile: str) -> list[str]:
-    return convergence.summary_sentences(profile, store=store)
+    return prose.convergence_summary(profile, store=store)
 
 
 def environment(store: ResultsStore, metas: list[dict]) -> list[tuple[str, str]]:

@@ -3,7 +3,10 @@
 It replaces the text between ``<!-- headline:start -->`` and ``<!-- headline:end -->`` with the numbers of the
 given profile's finished trials and the claims ledger's verdicts, stamped with the git SHA, host CPU and date they
 were generated at. The ``<!-- mase:start -->`` block compares the stored DeepAR MASE with the Monash paper's
-(``fwbench.analysis.mase_reference``) for the best profile that has trials; ``BLOCKS`` lists the others.
+(``fwbench.analysis.mase_reference``) for the best profile that has trials; ``BLOCKS`` lists the others. The
+blocks that state the repository's own wall times (``timings``, ``reproduce-time``, ``env-build-time``) are not
+here: ``tools/reproduce_timing.py`` and ``tools/env_build_timing.py`` write them from their records (``make readme``
+runs both with ``--pages`` after this).
 
 A block lives where a reader looks for it: on the README's front page or in one of the ``docs/*.md`` pages it
 links to; ``fwbench.generated_blocks`` finds the page that holds it, so moving a block needs no code change.
@@ -15,27 +18,27 @@ import argparse
 import time
 from pathlib import Path
 
-from . import answer, ledger
-from .analysis import cpu_models, deepar, deepar_coverage, deepar_post, deepar_variants, inference, mase_reference
-from .env_build_timing import render_phrase as render_env_build_phrase
+from . import answer, ledger, prose
+from .analysis import (
+    cpu_models,
+    deepar,
+    deepar_conditions,
+    deepar_coverage,
+    deepar_prediction,
+    inference,
+    mase_reference,
+)
 from .generated_blocks import block_pages, find_block, write_block
 from .pages import render_markdown
 from .paper_progress import paper_progress, paper_progress_by_study, progress_table
 from .paths import REPO_ROOT, results_path
 from .provenance import git_state
-from .readme_timings import (
-    bench_lines,
-    render_bench,
-    render_estimate,
-    render_paper_estimate,
-    render_reproduce_phrase,
-    render_reproduce_timings,
-)
+from .readme_timings import bench_lines, render_bench, render_estimate, render_paper_estimate
 from .status import _stale_counts
 from .store import ResultsStore
 from .studies import all_studies, arm_table, get_study
 
-PAPER_STORE = REPO_ROOT / "results" / "paper" / "paper-run.sqlite"  # the committed paper run (issue 14)
+PAPER_STORE = REPO_ROOT / "results" / "paper" / "paper-run.sqlite"  # the committed paper run
 
 
 def _details(profile: str, store: ResultsStore, a: answer.Answer) -> dict:
@@ -49,20 +52,19 @@ def _details(profile: str, store: ResultsStore, a: answer.Answer) -> dict:
         """The DeepAR totals and accuracy, then where B's ratio comes from when the run measured it: the
         window-length model summed over the post's windows and the variants part's table."""
         main = deepar.load_trials(profile, store=store)
-        text = deepar.headline_markdown(main, profile)
+        text = prose.deepar_headline(main, profile)
         if not main.empty and main.arm.nunique() > 1 and main.window.nunique() > 1:
-            text += "\n\n**Where the ratio comes from.** " + deepar_variants.window_explanation(main)
-        variants = deepar_variants.variants_table(deepar.load_trials(profile, store=store, parts=None))
-        text += f"\n\n{deepar_variants.variants_markdown(variants)}" if not variants.empty else ""
+            text += "\n\n**Where the ratio comes from.** " + prose.deepar_window(main)
+        variants = deepar_conditions.variants_table(deepar.load_trials(profile, store=store, parts=None))
+        text += f"\n\n{prose.deepar_variants(variants)}" if not variants.empty else ""
         coverage = deepar_coverage.cost_rows(profile, None, store)
         if not coverage.empty:  # B over the post's datasets: how far the short trials are trusted, the post's machine
-            check = deepar_coverage.check_summary(deepar_coverage.check_against_main(profile, None, store))
-            merged = deepar_post.against_chart(deepar_post.comparison(coverage), deepar_post.chart())
-            text += (
-                "\n\n**Over the post's datasets.** B's first part sums each dataset's cost per batch, measured in "
-                f"short trials, at the protocol's scale; against the full-scale trials: {check} "
-                f"{deepar_post.chart_sentence(merged)} (per dataset: notebook 02 and "
-                "`results/paper/deepar_post_comparison.csv`.)"
+            check = deepar_coverage.check_against_main(profile, None, store)
+            merged = deepar_prediction.against_chart(deepar_prediction.comparison(coverage), deepar_prediction.chart())
+            text += "\n\n" + render_markdown(
+                "deepar_over_posts",
+                check=prose.deepar_coverage_check(check, summary_only=True),
+                chart=prose.deepar_chart(merged, sentence_only=True),
             )
         return text
 
@@ -170,7 +172,7 @@ def details(profile: str, store: ResultsStore, a: answer.Answer | None = None, l
     parts += ["", f"{level} Claims ledger", ""]
     table = a.ledger
     parts.append(
-        f"Verdicts: {ledger.render.verdict_counts(table)}. The full ledger with every part's measurement and "
+        f"Verdicts: {prose.ledger_verdict_counts(table)}. The full ledger with every part's measurement and "
         "the reasons is `reports/ledger.csv` and the post's last section (`notebooks/05_claims_ledger.ipynb` shows "
         "it too)."
     )
@@ -237,7 +239,7 @@ def render_mase(store: ResultsStore | None = None) -> str:
     )
     return (
         f"Profile `{profile}` ({len(trials)} finished trials; {', '.join(scales)}; the protocol's scale is "
-        f"{mase_reference.PROTOCOL_EPOCHS} x {mase_reference.PROTOCOL_BATCHES}):\n\n" + mase_reference.report(trials)
+        f"{mase_reference.PROTOCOL_EPOCHS} x {mase_reference.PROTOCOL_BATCHES}):\n\n" + prose.mase_report(trials)
     )
 
 
@@ -249,8 +251,7 @@ def render_threads() -> str:
         f"Measured in the GEMM trials of profile `{profile}` (dense fp32 products, the timed repeats): the CPUs "
         "each trial process kept busy against the threads it was set to. PyTorch and MXNet take "
         "`OMP_NUM_THREADS`/`MKL_NUM_THREADS` before import (and `torch.set_num_threads`); JAX reads neither, so a "
-        "JAX trial pins itself to that many CPUs before its first computation.\n\n"
-        + inference.thread_check_markdown(table)
+        "JAX trial pins itself to that many CPUs before its first computation.\n\n" + prose.thread_check(table)
     )
 
 
@@ -260,9 +261,15 @@ def render_cpu_models() -> str:
     return render_markdown("cpu_models", profile=profile, **cpu_models.facts(store, profile))
 
 
+def render_post_conditions() -> str:
+    """B under the post's own conditions (``analysis.deepar_prediction``), in the words of its template."""
+    profile, store = headline_source()
+    return prose.post_conditions(deepar_prediction.predictions(profile, store=store))
+
+
 def rules_block() -> str:
     """The ledger's rules, per claim with its source's hardware, what it depends on and its scale floor."""
-    return ledger.rules_markdown()
+    return prose.ledger_rules()
 
 
 BLOCKS = {
@@ -274,11 +281,9 @@ BLOCKS = {
     "mase": render_mase,
     "bench": render_bench,
     "arms": arms_markdown,
-    "timings": render_reproduce_timings,  # docs/benchmarks.md: `make reproduce` wall times (fwbench time-reproduce)
-    "reproduce-time": render_reproduce_phrase,  # README: how long each profile takes, from the same record
-    "env-build-time": render_env_build_phrase,  # README: building an environment from its lock (fwbench time-envs)
     "threads": render_threads,  # README: the CPUs each framework's trials kept busy against their thread setting
     "cpus": render_cpu_models,  # README: the timings per CPU model and fp mode, each condition on its own trials
+    "post-conditions": render_post_conditions,  # docs/results.md: B predicted under each condition of the post's runs
 }
 
 

@@ -1,8 +1,9 @@
 """The README's blocks about what things cost in time: the harness benchmarks (``bench``) and the runtime
 estimates of the ``paper`` and ``full`` profiles (``paper-estimate``, ``estimate``), each computed from the results
-store, and the wall times of ``make reproduce`` (``timings``, ``reproduce-time``) from the runs ``fwbench
-time-reproduce`` recorded (``fwbench.reproduce_timing``). ``fwbench.readme`` lists them among its blocks and writes
-them where they live."""
+store. ``fwbench.readme`` lists them among its blocks and writes them where they live. The wall times of
+``make reproduce`` (``timings``, ``reproduce-time``) and of building an environment (``env-build-time``) measure
+the repository itself: the tools ``tools/reproduce_timing.py`` and ``tools/env_build_timing.py`` record and
+render them."""
 
 from __future__ import annotations
 
@@ -11,8 +12,6 @@ from .errors import FwbenchError
 from .estimate import _human, estimate_full_runtime, stored_cpu_models
 from .paths import results_path
 from .planning import plan
-from .provenance import OTHER_BUSY_LIMIT
-from .reproduce_timing import GOALS_S, RECORD, cpus_measured, latest_measurement, machine_of, read_records
 from .stats import trial_ratio_ci
 from .store import ResultsStore
 from .studies import all_studies
@@ -159,155 +158,3 @@ def render_estimate(store: ResultsStore | None = None, workers=(1, 4, 16)) -> st
 def render_bench(store: ResultsStore | None = None) -> str:
     """The latest harness benchmarks of the store (study ``bench``), one line each."""
     return "\n".join(bench_lines(store or ResultsStore.open_read(results_path())))
-
-
-# -- how long `make reproduce` takes: from the runs `fwbench time-reproduce` recorded ------------------------------
-
-REPRODUCE_PROFILES = ("smoke", "quick")  # the profiles whose duration the README states from a record
-_RECORD_LINK = "results/benchmarks/reproduce.csv"  # relative to the repository root
-
-
-def _duration(seconds: float) -> str:
-    """``472.3`` -> ``"7 min 52 s"``, ``600`` -> ``"10 min"``; under a minute ``"41 s"``."""
-    whole = int(round(seconds))
-    if whole < 60:
-        return f"{whole} s"
-    return f"{whole // 60} min" + (f" {whole % 60:02d} s" if whole % 60 else "")
-
-
-def _when(record) -> str:
-    return f"{record.date[:10]} at commit {record.commit[:10]}"
-
-
-def _how(record) -> str:
-    env = (
-        "`.venv` built inside the cold run (nothing installed beforehand)"
-        if record.venv == "built"
-        else "the existing `.venv` reused, not rebuilt"
-    )
-    return f"a fresh clone, a fresh results store and cache, {env}"
-
-
-def _host(record) -> str:
-    mem = f", {record.mem_gib:g} GiB" if record.mem_gib else ""
-    model = f" {record.cpu}" if record.cpu else ""
-    return f"{record.cpu_model or 'CPU not recorded'}{model} ({record.cores or '?'} cores{mem})"
-
-
-def _alone(record) -> str:
-    """What was running beside the run: the CPU share of other processes and the load averages."""
-    load = f"load average {record.load_before or '?'} before, {record.load_after or '?'} after (1/5/15 min)"
-    if record.other_cpu_pct is None:
-        return load
-    text = f"other processes used {record.other_cpu_pct:.1f} % of the CPUs during it; {load}"
-    if record.thread_env:
-        text += f"; thread variables {record.thread_env.replace(';', ', ')}"
-    if record.other_cpu_pct > 100 * OTHER_BUSY_LIMIT:
-        text = "**not alone on the machine**: " + text + "; this wall time overstates the run's own"
-    return text
-
-
-def _notebooks(record) -> str:
-    return ", ".join(f"{name} {seconds:.0f} s" for name, seconds in record.notebooks_s.items()) or "-"
-
-
-def _trials(record) -> str:
-    if record.trials_done is None:
-        return "-"
-    if record.run == "warm" and not record.trials_run:
-        return f"all {record.trials_done} reused"
-    return f"{record.trials_run} run" + (
-        f", {record.trials_done - record.trials_run} reused" if record.trials_done > (record.trials_run or 0) else ""
-    )
-
-
-def render_reproduce_timings(path=None) -> str:
-    """docs/benchmarks.md's table of `make reproduce` wall times: the latest measurement of each profile in the
-    record (``fwbench.reproduce_timing.RECORD``), cold and warm, each notebook's papermill duration, the host and
-    what else ran; an honest sentence when nothing is recorded."""
-
-    records = read_records(path or RECORD)
-    profiles = list(dict.fromkeys([*REPRODUCE_PROFILES[::-1], *(r.profile for r in records)]))  # quick first
-    parts = []
-    for profile, cpu in ((p, c) for p in profiles for c in cpus_measured(records, p)):  # each CPU model's latest
-        runs = latest_measurement(records, profile, cpu)
-        if not runs:
-            continue
-        cold = runs["cold"]
-        rows = [
-            "| run | wall time | goal | trials | notebooks (papermill's durations) | the rest (make, the post) |",
-            "|---|---|---|---|---|---|",
-        ]
-        for name, r in runs.items():
-            goal = GOALS_S.get((profile, name))
-            rest = r.wall_s - sum(r.notebooks_s.values())
-            rows.append(
-                f"| {name} | **{_duration(r.wall_s)}** ({r.wall_s:.0f} s) | "
-                f"{'<= ' + _duration(goal) if goal else '-'} | {_trials(r)} | {_notebooks(r)} | "
-                f"{_duration(rest) if r.notebooks_s and rest >= 0 else '-'} |"
-            )
-        dirty = (
-            " The checkout had uncommitted changes; they were not measured (the clone is of the commit)."
-            if cold.source_dirty
-            else ""
-        )
-        parts.append(
-            f"**`make reproduce PROFILE={profile}`**, measured by `make time-reproduce PROFILE={profile}` on "
-            f"{_when(cold)}: {_how(cold)}; on {_host(cold)}. Cold run: {_alone(cold)}."
-            + (f" Warm run: {_alone(runs['warm'])}." if "warm" in runs else " No warm run is recorded.")
-            + dirty
-            + "\n\n"
-            + "\n".join(rows)
-        )
-    if not parts:
-        return (
-            f"No run of `make reproduce` is recorded yet in [`{_RECORD_LINK}`](../{_RECORD_LINK}), so this page "
-            "states no wall time: `make time-reproduce` measures one (alone on the machine) and `make readme` "
-            "writes it here."
-        )
-    return (
-        "\n\n".join(parts) + f"\n\nEvery run is a row of [`{_RECORD_LINK}`](../{_RECORD_LINK}) (the commit, the "
-        "host, the load averages and the other processes' CPU share, each notebook's duration); this block shows the "
-        "latest measurement of each profile on each CPU (its model where recorded, else its name)."
-    )
-
-
-def render_reproduce_phrase(path=None) -> str:
-    """The README's list items saying how long `make reproduce` takes under ``REPRODUCE_PROFILES``, each from the
-    latest recorded measurement (``render_reproduce_timings`` has the details), or saying none is recorded."""
-
-    records = read_records(path or RECORD)
-    what = {
-        "smoke": "every notebook at toy size (what the tests run)",
-        "quick": "(the default) the small-scale check of every claim",
-    }
-    lines = []
-    for profile in REPRODUCE_PROFILES:
-        runs = latest_measurement(records, profile)
-        head = f"- `PROFILE={profile}` {what.get(profile, '')}".rstrip()
-        if not runs:
-            lines.append(
-                f"{head}: no wall time is recorded yet (`make time-reproduce PROFILE={profile}` measures one; "
-                "[how](docs/benchmarks.md#wall-times-of-make-reproduce))."
-            )
-            continue
-        cold = runs["cold"]
-        built = " including building `.venv`" if cold.venv == "built" else ", `.venv` already built"
-        warm = f" and {_duration(runs['warm'].wall_s)} warm (nothing changed)" if "warm" in runs else ""
-        busy = (
-            f"; other work took {cold.other_cpu_pct:.0f} % of the CPUs meanwhile, so this overstates it"
-            if cold.other_cpu_pct is not None and cold.other_cpu_pct > 100 * OTHER_BUSY_LIMIT
-            else ""
-        )
-        others = [
-            latest_measurement(records, profile, cpu)["cold"]
-            for cpu in cpus_measured(records, profile)
-            if cpu != machine_of(cold)
-        ]
-        elsewhere = "".join(f" On {_host(r)}: **{_duration(r.wall_s)}** cold ({_when(r)})." for r in others)
-        lines.append(
-            f"{head}: **{_duration(cold.wall_s)}** cold (a fresh clone and results store{built}){warm} on "
-            f"{_host(cold)}, measured by `make time-reproduce` on {_when(cold)} "
-            f"([details](docs/benchmarks.md#wall-times-of-make-reproduce)){busy}.{elsewhere}"
-        )
-    return "\n".join(lines)

@@ -43,8 +43,8 @@ import nbformat
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from . import answer, glossary, ledger, post_text, site_files
-from .analysis import arms_that_ran, leaving_mxnet
+from . import answer, glossary, ledger, post_text, prose, site_files
+from .analysis import arms_that_ran
 from .errors import FwbenchError
 from .ledger.render import CI_HEADER, CI_NOTE
 from .paths import figures_dir, results_path
@@ -239,14 +239,14 @@ def build(
         "convergence": post_text.convergence_lines(store, profile),
         "figures": figs,
         "ledger": rows,
-        "ledger_summary": ledger.render.summary(table, ledger.PRECEDENCE),
+        "ledger_summary": prose.ledger_summary(table, ledger.PRECEDENCE),
         "ledger_ci_header": CI_HEADER,
         "ledger_ci_note": CI_NOTE,
         "ledger_tolerance": (
             f"A claimed ratio r counts as matched when the 95 % CI lies inside "
             f"[r / {1 + ledger.TOL:g}, r x {1 + ledger.TOL:g}]."
         ),
-        "leaving_mxnet": post_text.markdown_html(leaving_mxnet.markdown(profile, store)),
+        "framework_comparison": post_text.markdown_html(prose.framework_comparison_section(profile, store)),
         "pages": pages,
         "environment": post_text.environment(store, metas),
     }

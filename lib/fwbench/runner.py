@@ -136,7 +136,7 @@ def run_sweep(
     if stop_file is not None and scheduler is not None:
         raise FwbenchError("a stop file works with the local runner only; on a cluster stop the workers instead")
     study, options = resolve(study_name, profile, overrides)
-    condition = conditions.split(overrides)[0]
+    condition = conditions.of_run(study_name, profile, overrides)
     trials = planned_trials(study, options, condition)
     if parts:
         known = {t.config.get("part", "main") for t in trials}

@@ -1,7 +1,7 @@
 """What the site carries beside the post, so that its links work from any static host, and the repository's
 address.
 
-The decision (issue 22, "Links"): the post links files *inside the site folder*, never paths of a checkout the
+The decision (links): the post links files *inside the site folder*, never paths of a checkout the
 reader does not have. ``publish`` writes them into ``<site>/data/``:
 
 - the results store the post was built from, as one self-contained SQLite file (``ResultsStore.backup``: a

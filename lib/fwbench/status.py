@@ -19,7 +19,8 @@ from collections import Counter
 
 import pandas as pd
 
-from .analysis.adaptive import adaptive_markdown, adaptive_report, summary_lines
+from . import prose
+from .analysis.adaptive import adaptive_report
 from .errors import FwbenchError
 from .planning import plan
 from .store import ResultsStore
@@ -121,4 +122,4 @@ def _adaptive_lines(store: ResultsStore, study: str, profile: str, table: bool) 
     if spec_of(get_study(study).resolve(profile)) is None:
         return []
     frame = adaptive_report(store, study, profile)
-    return summary_lines(frame, study, profile) + ([adaptive_markdown(frame)] if table else [])
+    return prose.adaptive_status(frame, study, profile) + ([prose.adaptive_table(frame)] if table else [])

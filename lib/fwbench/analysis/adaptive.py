@@ -107,54 +107,20 @@ def _final_width(study, trials, records, key: str) -> float:
     return adaptive.widest_half_width(study, pairs, values, math.inf)[0] if pairs else math.nan
 
 
-def summary_lines(frame: pd.DataFrame, study: str, profile: str) -> list[str]:
-    """A few lines for ``fwbench status``: settings by state, CPU spent and saved."""
-    if frame.empty:
-        return [f"{study}/{profile} adaptive: no settings planned"]
-    counts = frame.state.value_counts()
-    states = ", ".join(f"{n} {state}" for state, n in counts.items())
-    return [
-        f"{study}/{profile} adaptive: {len(frame)} settings ({states}); {int(frame.blocks_run.sum())} of "
-        f"{int(frame.planned_blocks.sum())} setting-blocks run; CPU {_hours(frame.cpu_s.sum())} spent, "
-        f"{_hours(frame.saved_cpu_s.sum())} saved against fixed repeats at the cap "
-        f"({int(frame.skipped_trials.sum())} trials skipped)"
-    ]
+def status_facts(frame: pd.DataFrame) -> dict:
+    """What ``fwbench status`` says of an adaptive profile (template ``adaptive_status``): settings by state (most
+    first), setting-blocks run of planned, CPU seconds spent and saved, trials skipped."""
+    return {
+        "n_settings": len(frame),
+        "states": [(state, int(n)) for state, n in frame.state.value_counts().items()],
+        "blocks_run": int(frame.blocks_run.sum()),
+        "planned_blocks": int(frame.planned_blocks.sum()),
+        "cpu_s": float(frame.cpu_s.sum()),
+        "saved_cpu_s": float(frame.saved_cpu_s.sum()),
+        "skipped_trials": int(frame.skipped_trials.sum()),
+    }
 
 
-def _hours(seconds: float) -> str:
-    return f"{seconds / 3600:.2f} h" if seconds >= 3600 else f"{seconds:.0f} s"
-
-
-def adaptive_markdown(frame: pd.DataFrame) -> str:
-    """The report as a Markdown table (half-widths in %, seconds rounded), with a totals line."""
-    header = [
-        "setting",
-        "arms",
-        "blocks run",
-        "planned",
-        "state",
-        "widest half-width",
-        "why it stopped",
-        "CPU s",
-        "saved CPU s",
-    ]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for r in frame.itertuples(index=False):
-        cells = [
-            r.setting,
-            r.arms,
-            r.blocks_run,
-            r.planned_blocks,
-            r.state,
-            adaptive.percent(r.widest_half_width),
-            r.stop_reason,
-            f"{r.cpu_s:.0f}",
-            "n/a" if math.isnan(r.saved_cpu_s) else f"{r.saved_cpu_s:.0f}",
-        ]
-        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
-    if len(frame):
-        lines.append(
-            f"\nCPU spent {frame.cpu_s.sum():.0f} s, saved {frame.saved_cpu_s.sum():.0f} s against fixed "
-            "repeats at the cap."
-        )
-    return "\n".join(lines)
+def table_facts(frame: pd.DataFrame) -> dict:
+    """The report's table (template ``adaptive_table``: half-widths in %, seconds rounded) and its totals."""
+    return {"table": frame, "cpu_s": float(frame.cpu_s.sum()), "saved_cpu_s": float(frame.saved_cpu_s.sum())}

@@ -132,71 +132,59 @@ def load_deepar(
     return frame[frame.dataset.isin(keep)].sort_values(["dataset", "arm", "seed", "epoch"]).reset_index(drop=True)
 
 
-# ---------------------------------------------------------------------------------------------------- prose
+# ---------------------------------------------------------------------------------------------------- facts
 def _final_by_arm(frame: pd.DataFrame, setting: str, metric: str) -> dict:
     sel = frame[(frame.setting == setting) & (frame.epoch == frame.epochs - 1)]
     return sel.groupby("arm")[metric].median().to_dict()
 
 
-def summary_sentences(
+def summary_facts(
     profile: str,
     store: ResultsStore | None = None,
     imdb: pd.DataFrame | None = None,
     deepar: pd.DataFrame | None = None,
-) -> list[str]:
-    """What the curves show and what is missing, as sentences computed from the store."""
+) -> dict:
+    """What the curves show and what is missing (template ``convergence_summary``), from the store: ``imdb`` (None
+    without finished IMDB trials) with the settings drawn, their epochs, seeds per arm, each of the first three
+    settings' final train loss and test accuracy per arm, and the convergence runs the profile lacks; ``deepar``
+    (None without training-loss rows) with its datasets, arms, epochs and seeds."""
     store = store or ResultsStore.open_read(results_path())
     imdb = load_imdb(profile, store) if imdb is None else imdb
     deepar = load_deepar(profile, store) if deepar is None else deepar
-    lines = []
-    if imdb.empty:
-        lines.append(
-            f"No finished IMDB trials for profile {profile} in the store yet: run the IMDB notebook (or "
-            f"`fwbench run imdb --profile {profile}`) first."
-        )
-    else:
+    facts: dict = {"profile": profile, "imdb": None, "deepar": None}
+    if not imdb.empty:
         settings, is_conv = curve_settings(imdb)
         seeds = imdb.groupby("setting")["seed"].nunique()
-        n_seeds = sorted(set(int(seeds[s]) for s in settings))
-        lines.append(
-            f"IMDB curves: {len(settings)} setting(s) of profile {profile} "
-            f"({'the 2018 post' + chr(39) + 's convergence runs' if is_conv else 'its sweep settings'}), "
-            f"{sorted(set(int(e) for e in imdb[imdb.setting.isin(settings)].epochs))} epochs, "
-            f"{' or '.join(map(str, n_seeds))} seed(s) per arm"
-            f"{'; with one seed the bands collapse to the line' if n_seeds == [1] else ''}."
-        )
+        finals = []
         for s in settings[:3]:
             loss = _final_by_arm(imdb, s, "train_loss")
             acc = _final_by_arm(imdb, s, "test_acc")
             if loss:
                 arms = arm_order("imdb", loss)
-                lines.append(
-                    f"{s}: final train loss "
-                    + ", ".join(f"{a} {loss[a]:.3f}" for a in arms)
-                    + "; final test accuracy "
-                    + ", ".join(f"{a} {acc[a]:.3f}" for a in arms if a in acc)
-                    + "."
+                finals.append(
+                    {
+                        "setting": s,
+                        "loss": [(a, float(loss[a])) for a in arms],
+                        "accuracy": [(a, float(acc[a])) for a in arms if a in acc],
+                    }
                 )
-        missing = missing_convergence(profile, imdb)
-        if missing:
-            makers = missing[0]["profiles"]
-            lines.append(
-                f"Missing for profile {profile}: the {missing[0]['epochs']}-epoch convergence runs at "
-                + "; ".join(m["setting"] for m in missing)
-                + (f". Profile {' / '.join(makers)} makes them (IMDB option convergence=True)." if makers else ".")
-            )
-    if deepar.empty:
-        lines.append(
-            f"No DeepAR training-loss rows for profile {profile} in the store yet: the DeepAR curves "
-            "appear once the DeepAR notebook (study 'deepar') has run."
-        )
-    else:
-        lines.append(
-            f"DeepAR curves: {deepar.dataset.nunique()} dataset(s) ({', '.join(sorted(set(deepar.dataset)))}), "
-            f"arms {', '.join(sorted(set(deepar.arm)))}, {int(deepar.epoch.max()) + 1} epoch(s), "
-            f"{deepar.seed.nunique()} seed(s)."
-        )
-    return lines
+        facts["imdb"] = {
+            "n_settings": len(settings),
+            "is_convergence": is_conv,
+            "epochs": sorted(set(int(e) for e in imdb[imdb.setting.isin(settings)].epochs)),
+            "n_seeds": sorted(set(int(seeds[s]) for s in settings)),
+            "finals": finals,
+            "missing": missing_convergence(profile, imdb),
+        }
+    if not deepar.empty:
+        facts["deepar"] = {
+            "n_datasets": int(deepar.dataset.nunique()),
+            "datasets": sorted(set(deepar.dataset)),
+            "arms": sorted(set(deepar.arm)),
+            "epochs": int(deepar.epoch.max()) + 1,
+            "n_seeds": int(deepar.seed.nunique()),
+        }
+    return facts
 
 
 def final_loss_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -218,7 +206,7 @@ def final_loss_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-ACCURACY_BAR = LSTM_TEST_ACCURACY[0]  # the low end of what the Keras IMDB LSTM reaches (issue 14's bar)
+ACCURACY_BAR = LSTM_TEST_ACCURACY[0]  # the low end of what the Keras IMDB LSTM reaches (the paper profile's bar)
 
 
 def accuracy_bar_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -255,7 +243,7 @@ def accuracy_quantity(row) -> Quantity:
 def seed_runs(frame: pd.DataFrame) -> list[dict]:
     """How the training-quality trials ran, from their configs and placement records: per (threads, most trials
     that shared the machine) the seeds and the number of trials. An accuracy is not a timing, so seeds may run two
-    at once (issue 25); the post says which did."""
+    at once; the post says which did."""
     if frame.empty or "part" not in frame:
         return []
     q = frame[frame.part == "quality"].drop_duplicates("trial_id")
@@ -266,38 +254,20 @@ def seed_runs(frame: pd.DataFrame) -> list[dict]:
     ]
 
 
-def seed_runs_sentence(frame: pd.DataFrame) -> str:
-    """One sentence from ``seed_runs``, e.g. "seeds 42, 43, 44 ran one trial at a time at 2 threads (12 trials);
-    seeds 45, 46 ran up to 2 trials at once at 1 thread each (8 trials)"."""
-
-    def clause(run: dict) -> str:
-        seeds = ", ".join(map(str, run["seeds"]))
-        plural = "s" if run["threads"] > 1 else ""
-        at_once = "one trial at a time" if run["sharing"] <= 1 else f"up to {run['sharing']} trials at once"
-        each = " each" if run["sharing"] > 1 else ""
-        trials = f"{run['trials']} trial{'s' if run['trials'] != 1 else ''}"
-        return f"seed(s) {seeds} ran {at_once} at {run['threads']} thread{plural}{each} ({trials})"
-
-    return "; ".join(clause(run) for run in seed_runs(frame))
-
-
-def accuracy_bar_markdown(frame: pd.DataFrame) -> str:
+def accuracy_facts(frame: pd.DataFrame) -> dict:
+    """The training-quality part against ``ACCURACY_BAR`` (template ``convergence_accuracy``): ``accuracy_bar_table``
+    with each arm's accuracy as a ``Quantity`` (``accuracy``), the bar, the training reviews and epochs, the arms
+    whose median misses the bar (``failing``), the single seeds below it (arm, seed, accuracy) and how the seeds ran
+    (``seed_runs``)."""
     table = accuracy_bar_table(frame)
     if table.empty:
-        return "_No training-quality runs (all 25k reviews) in this profile: the `paper` profile makes them._"
-    passed = ", ".join(
-        f"{r.arm} {accuracy_quantity(r).markup(ci=False)} (lowest {r.test_acc_min:.3f}, {r.seeds} seed(s))"
-        for r in table.itertuples()
-    )
-    verdict = (
-        "every arm passes"
-        if table.passes_bar.all()
-        else "below the bar: " + ", ".join(table.loc[~table.passes_bar, "arm"])
-    )
-    below = [f"{r.arm} seed {seed} ({acc:.3f})" for r in table.itertuples() for seed, acc in r.seeds_below]
-    return (
-        f"Training quality on all {table.n_train.max():,} training reviews, scored on all 25,000 test reviews "
-        f"after {table.epochs.max()} epochs: {passed}; {ACCURACY_BAR:.0%} bar (median over seeds): {verdict}"
-        + (f"; single seeds below it: {', '.join(below)}" if below else "")
-        + f". How they ran (an accuracy is not a timing): {seed_runs_sentence(frame)}."
-    )
+        return {"table": table, "bar": ACCURACY_BAR, "runs": []}
+    return {
+        "table": table.assign(accuracy=[accuracy_quantity(r) for r in table.itertuples()]),
+        "bar": ACCURACY_BAR,
+        "n_train": int(table.n_train.max()),
+        "epochs": int(table.epochs.max()),
+        "failing": list(table.loc[~table.passes_bar, "arm"]),
+        "below": [(r.arm, seed, acc) for r in table.itertuples() for seed, acc in r.seeds_below],
+        "runs": seed_runs(frame),
+    }

@@ -128,65 +128,44 @@ def _scaling_quantity(row) -> Quantity:
     )
 
 
-def markdown(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> str:
-    """The section's tables and what two cores can and cannot show (Markdown with quantity spans). The
-    PyTorch / MXNet ratios are claim C2's parts: the ledger computes them once and the post quotes them there."""
+def section_facts(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> dict:
+    """What the section shows (template ``dataparallel``): ``per_trial`` reduced to the arm table (``arms``, with
+    the threads per worker), the sync sweep (``sync``: per tensor size, the median sync seconds at each world size
+    and arm, in ``worlds`` x ``arm_names`` order), the net and batch, each arm's weak scaling as a ``Quantity``
+    (``scaling``), and C2's GPU host and numbers. The PyTorch / MXNet ratios are claim C2's parts: the ledger
+    computes them once and the post quotes them there. ``frame`` is None when no trial has finished."""
     frame = per_trial(profile, overrides, store)
+    facts = {"profile": profile, "study": STUDY, "frame": None}
     if frame.empty:
-        return f"_No data-parallel trial of profile `{profile}` has finished: run `fwbench run {STUDY}`._"
-    labels = get_study(STUDY).labels()
-    lines = [
-        "| workers x threads | arm | trials | samples/s | step (ms) | busiest worker's CPUs | group CPU-s per trial |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in arm_table(frame).itertuples():
-        threads = int(frame.threads.iloc[0])
-        lines.append(
-            f"| {r.world_size} x {threads} | {r.label} | {r.trials} | {r.samples_per_s:.0f} | "
-            f"{1000 * r.median_step_s:.0f} | {r.cpus_busy_max:.2f} | {r.group_cpu_s:.1f} |"
-        )
-    worlds = sorted(set(frame.world_size))
+        return facts
+    worlds = sorted(int(w) for w in set(frame.world_size))
     arms = arm_order(STUDY, frame.arm)
-    head = " | ".join(f"{labels[a]}, {w} worker{'s' if w > 1 else ''}" for w in worlds for a in arms)
-    lines += ["", f"| values synced (MB) | {head} |", "|---|" + "---|" * (len(worlds) * len(arms))]
-    for n in sync_sizes(frame):
-        column = f"{SYNC_PREFIX}{n}"
-        cells = []
-        for w in worlds:
-            for a in arms:
-                v = frame.loc[(frame.world_size == w) & (frame.arm == a), column].median()
-                cells.append(f"{1000 * v:.2f} ms" if not math.isnan(v) else "-")
-        lines.append(f"| {n:,} ({4 * n / 1e6:.3g}) | " + " | ".join(cells) + " |")
+    sync = [
+        {
+            "n": n,
+            "seconds": [
+                float(frame.loc[(frame.world_size == w) & (frame.arm == a), f"{SYNC_PREFIX}{n}"].median())
+                for w in worlds
+                for a in arms
+            ],
+        }
+        for n in sync_sizes(frame)
+    ]
     scaling = scaling_rows(frame)
-    notes = [
-        "",
-        f"Profile `{profile}`, synthetic 32x32 images, a VGG-style net of {int(frame.n_parameters.iloc[0]):,} "
-        f"parameters ({4 * int(frame.n_parameters.iloc[0]) / 1e6:.1f} MB of gradient per step), "
-        f"{int(frame.per_rank_batch.iloc[0])} images per worker per step, plain SGD; medians over trials (fresh "
-        "groups of processes). Sync times: the slowest worker's, median of the timed repeats, every worker "
-        "starting together after a barrier.",
-    ]
     if not scaling.empty:
-        notes += [
-            "",
-            "Weak scaling (samples/s at N workers over N x samples/s at 1 worker; 1 is perfect), 95 % CI over "
-            "trials: "
-            + "; ".join(
-                f"{labels[r.arm]} at {r.world_size} workers {_scaling_quantity(r).markup()}"
-                for r in scaling.itertuples()
-            )
-            + ".",
-        ]
-    notes += [
-        "",
-        "**What two cores can and cannot show.** Two workers of one thread each are the most this machine runs "
-        "without oversubscription, and every worker, MXNet's server and scheduler included, shares those two "
-        "cores: the parameter server's summing and updating competes with its workers (the group CPU column), "
-        f"where on C2's {MIN_GPUS}-GPU host it had CPUs of its own; the all-reduce runs over loopback memory "
-        "copies, not NVLink or PCIe. What carries over is the mechanism: how each framework's sync cost grows with the "
-        "tensor size and the world size, and that both keep every replica equal (checked after every step). "
-        f"What does not is any GPU timing: C2's {VGG16_8GPU_TRAIN_S['mxnet']} s (MXNet) against "
-        f"{VGG16_8GPU_TRAIN_S['torch']} s (PyTorch) stays untested (the ledger shows this as a "
-        "labelled analogue, never a verdict). On a larger host the `full` profile runs 4 and 8 workers.",
-    ]
-    return "\n".join(lines + notes)
+        scaling = scaling.assign(quantity=[_scaling_quantity(r) for r in scaling.itertuples()])
+    return {
+        **facts,
+        "frame": frame,
+        "labels": get_study(STUDY).labels(),
+        "arms": arm_table(frame),
+        "threads": int(frame.threads.iloc[0]),
+        "worlds": worlds,
+        "arm_names": arms,
+        "sync": sync,
+        "n_parameters": int(frame.n_parameters.iloc[0]),
+        "per_rank_batch": int(frame.per_rank_batch.iloc[0]),
+        "scaling": scaling,
+        "min_gpus": MIN_GPUS,
+        "gpu_train_s": VGG16_8GPU_TRAIN_S,
+    }

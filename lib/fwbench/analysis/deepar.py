@@ -8,11 +8,16 @@ seeds is used; ratios MXNet / PyTorch are geometric means over seeds (one trial 
 the series where each metric is finite (``n_series_dropped``: series left out of MASE, zero seasonal-naive scale).
 Trials that trained fewer epochs than set (GluonTS' MXNet learning-rate floor) are flagged (``stopped_early``).
 "MXNet" and "PyTorch" are the study's reference arms (``get_study("deepar").reference_arm``); arm order, labels and
-frameworks come from its arm table, the 2024 post's totals from ``fwbench.published.deepar2024``. Where the
-time goes (breakdown, cProfile, hybridization) is in ``fwbench.analysis.deepar_gap``.
+frameworks come from its arm table, the 2024 post's totals from ``fwbench.published.deepar2024``.
+
+Where the time goes (the ``gap`` profile's questions; the section "Where the time goes" below): training split
+into data pipeline, network steps and setup; cProfile shares by module; what hybridizing MXNet's training and
+prediction networks buys (what each MXNet arm hybridizes: ``fwbench.studies.deepar_trial.hybridization``).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
@@ -25,6 +30,7 @@ from ..quantity import Quantity
 from ..stats import trial_ratio_ci
 from ..store import ResultsStore
 from ..studies import get_study
+from ..studies.deepar_trial import hybridization
 from . import arm_order, profile_measurements, profile_trials
 
 STUDY = "deepar"
@@ -165,21 +171,6 @@ def stopped_early(trials: pd.DataFrame) -> pd.DataFrame:
     return trials.loc[trials.stopped_early, cols].reset_index(drop=True)
 
 
-def stopped_early_markdown(trials: pd.DataFrame) -> str:
-    """A footnote for the runtime and accuracy tables: which trials stopped early, or that none did."""
-    early = stopped_early(trials)
-    if early.empty:
-        return "No trial stopped early: every trial trained the epochs it was set."
-    items = "; ".join(
-        f"{r.dataset} / {r.arm} / seed {int(r.seed)}: {int(r.epochs_run)} of {int(r.epochs)}"
-        for r in early.itertuples()
-    )
-    return (
-        f"**{len(early)} trial(s) stopped early** (GluonTS' learning-rate floor; `n_stopped_early` in the "
-        f"runtime table), so their times and accuracy describe fewer epochs: {items}."
-    )
-
-
 def ratio_table(
     trials: pd.DataFrame, numerator: str | None = None, denominator: str | None = None, metric: str = "train_time_s"
 ) -> pd.DataFrame:
@@ -254,12 +245,6 @@ def window_trend(table: pd.DataFrame, column: str = "train_ratio") -> float:
     return float(table[column].corr(table.window.astype(float), method="spearman"))
 
 
-def _fmt_ratio(r: dict) -> str:
-    if np.isnan(r["ci_low"]):
-        return f"{r['ratio']:.2f}x (no CI: one seed per arm)"
-    return f"{r['ratio']:.2f}x (95 % CI {r['ci_low']:.2f}-{r['ci_high']:.2f})"
-
-
 def median_mase(trials: pd.DataFrame) -> dict[str, Quantity]:
     """Per arm, the median over datasets of the MASE (``accuracy_table``: each dataset's median over seeds), as the
     named quantity every page quotes; only the datasets every reference arm has."""
@@ -306,66 +291,136 @@ def headline(trials: pd.DataFrame) -> dict:
     return out
 
 
-def headline_markdown(trials: pd.DataFrame, profile: str) -> str:
-    h = headline(trials)
+def headline_facts(trials: pd.DataFrame, profile: str) -> dict:
+    """What the DeepAR headline paragraph shows (template ``deepar_headline``): ``headline``'s numbers, the post's
+    totals, the trials that stopped early, the epochs and batches the trials ran, the series left out of MASE."""
     mx, pt = reference_arms()
-    if "train_ratio" not in h:
-        return (
-            f"No dataset of profile `{profile}` has finished trials of both PyTorch and MXNet yet; run the sweep first."
-        )
-    lines = [
-        f"**Training time, the post's measure.** Over the {h['n_datasets']} dataset(s) that both frameworks "
-        f"finished under profile `{profile}`, MXNet trained for **{h['train_mxnet_s']:,.0f} s** and PyTorch for "
-        f"**{h['train_torch_s']:,.0f} s**, against the post's {TOTAL_TRAIN_S['mxnet']:,.0f} s vs "
-        f"{TOTAL_TRAIN_S['torch']:,.0f} s of training (100 epochs on a laptop); their ratio with its interval is "
-        "claim B's estimate in the claims ledger. With forecasting added (which the post did not time): "
-        f"{h['total_mxnet_s']:,.0f} s vs {h['total_torch_s']:,.0f} s, {h['total_ratio']:.2f}x; forecasting alone "
-        f"{h['predict_ratio']:.2f}x (MXNet's default forecasting runs imperatively).",
-    ]
-    if "n_ratio" in h:
-        spread = (
-            f"the per-dataset training-time ratio ranges from {_fmt_ratio(h['ratio_min'])} on "
-            f"{h['ratio_min']['dataset']} to {_fmt_ratio(h['ratio_max'])} on {h['ratio_max']['dataset']}."
-            if h["n_ratio"] > 1
-            else f"the training-time ratio is {_fmt_ratio(h['ratio_max'])} on {h['ratio_max']['dataset']}."
-        )
-        lines.append(
-            f"MXNet trained slower on {h['n_mxnet_slower']} of {h['n_ratio']} dataset(s); "
-            + spread
-            + (
-                " With one seed per arm there is no spread to resample, so the confidence intervals are NaN; "
-                "the `full` profile runs 5 seeds."
-                if h.get("one_seed")
-                else ""
-            )
-            + (
-                ""
-                if np.isnan(h["window_rho"])
-                else f" Against the unrolled window (context + prediction length) the ratio has Spearman rank "
-                f"correlation {h['window_rho']:.2f}."
-            )
-        )
-    if "mase_n" in h:
-        dropped = ", ".join(f"{d} {n}" for d, n in sorted(h["n_series_dropped"].items()))
-        lines.append(
-            f"Accuracy: PyTorch had the lower MASE on {h['mase_torch_better']} of {h['mase_n']} datasets (median "
-            f"MASE {h['mase_median'][pt].markup(ci=False)} PyTorch vs {h['mase_median'][mx].markup(ci=False)} "
-            "MXNet). Each metric is "
-            "averaged over the series where it is finite, as the Monash evaluation does; "
-            + (
-                f"series left out of MASE for a zero seasonal-naive scale: {dropped}."
-                if dropped
-                else "no series was left out of MASE here."
-            )
-        )
-    if h["n_stopped_early"]:
-        lines.append(stopped_early_markdown(trials))
-    epochs = sorted(set(trials.epochs.astype(int)))
-    batches = sorted(set(trials.num_batches_per_epoch.astype(int)))
-    if epochs != [100] or batches != [50]:
-        lines.append(
-            f"These trials ran {', '.join(map(str, epochs))} epoch(s) of {', '.join(map(str, batches))} "
-            "batches, not the protocol's 100 x 50: the accuracy is that of barely trained models and the "
-            "runtimes weigh fixed start-up costs more than a full run would."
-        )
-    return "\n\n".join(lines)
+    h = headline(trials)
+    return {
+        "h": h,
+        "profile": profile,
+        "post": TOTAL_TRAIN_S,
+        "mx": mx,
+        "pt": pt,
+        "early": stopped_early(trials),
+        "epochs": sorted(set(trials.epochs.astype(int))) if len(trials) else [],
+        "batches": sorted(set(trials.num_batches_per_epoch.astype(int))) if len(trials) else [],
+        "dropped": sorted(h.get("n_series_dropped", {}).items()),
+        "early_only": False,
+    }
+
+
+# -- where the time goes (the gap profile) ---------------------------------------------------------------------
+BREAKDOWN_PHASES = ["data_pipeline", "model_code", "trainer_loop", "framework", "other"]
+
+
+def breakdown_table(trials: pd.DataFrame) -> pd.DataFrame:
+    """Where the time goes, per dataset x arm (trials run with ``breakdown``): training split into the data
+    pipeline alone (same number of batches), the epochs' remainder (network step: forward, backward, update), and
+    the fit overhead outside the epochs (setup, checkpointing); plus prediction; and the cProfile own-time shares
+    of one profiled training epoch and of forecasting 32 windows."""
+    if trials.empty or "data_time_s" not in trials:
+        return pd.DataFrame()
+    sub = trials[trials.data_time_s.notna()]
+    if sub.empty:
+        return pd.DataFrame()
+    cols = ["train_time_s", "data_time_s", "fit_overhead_s", "predict_time_s"]
+    sub = sub.assign(window=sub.context_length + sub.prediction_length)
+    table = sub.groupby(["dataset", "arm", "window"])[cols].median()
+    epochs_s = table.train_time_s - table.fit_overhead_s
+    table["network_step_s"] = (epochs_s - table.data_time_s).clip(lower=0)
+    table["share_data"] = table.data_time_s / table.train_time_s
+    table["share_network_step"] = table.network_step_s / table.train_time_s
+    table["share_fit_overhead"] = table.fit_overhead_s / table.train_time_s
+    return table.reset_index()
+
+
+def cprofile_table(trials: pd.DataFrame, part: str = "train") -> pd.DataFrame:
+    """cProfile own-time share of each phase (``part``: ``train`` = one profiled epoch, ``predict`` = forecasting
+    32 windows) per dataset x arm; phases as columns. cProfile inflates Python-heavy code, so read shares, not
+    seconds."""
+    prefix = f"cprofile_{part}_frac_"
+    cols = [c for c in trials.columns if c.startswith(prefix)] if not trials.empty else []
+    if not cols:
+        return pd.DataFrame()
+    table = trials.dropna(subset=cols).groupby(["dataset", "arm"])[cols].median()
+    return table.rename(columns=lambda c: c.removeprefix(prefix)).reset_index()
+
+
+def hybridize_effect(trials: pd.DataFrame) -> pd.DataFrame:
+    """What hybridizing buys, per dataset: each other MXNet arm against the MXNet reference arm (gluonts' default:
+    training hybridized, forecasting imperative), on the time of each network whose hybridization differs
+    between the two (``hybridize_train``: ``train_time_s``; ``hybridize_predict``: ``predict_time_s``). The
+    ratio is the arm with that network imperative over the arm with it hybridized (>1: hybridizing helps), with
+    a 95 % CI over seeds (one trial each; ``trial_ratio_ci``)."""
+    study, mx = get_study(STUDY), reference_arms()[0]
+    others = [a.name for a in study.arms if a.framework == study.framework_of(mx) and a.name != mx]
+    parts = (("training", "hybridize_train", "train_time_s"), ("forecasting", "hybridize_predict", "predict_time_s"))
+    rows = []
+    for dataset, g in trials.groupby("dataset") if not trials.empty else []:
+        for arm in others:
+            for part, key, metric in parts:
+                if hybridization(arm)[key] == hybridization(mx)[key]:
+                    continue
+                num, den = (arm, mx) if hybridization(mx)[key] else (mx, arm)  # imperative / hybridized
+                a = g.loc[g.arm == num, metric].to_numpy(float)
+                b = g.loc[g.arm == den, metric].to_numpy(float)
+                if a.size and b.size:
+                    rows.append(
+                        {
+                            "dataset": dataset,
+                            "arm": arm,
+                            "baseline": mx,
+                            "part": part,
+                            "metric": metric,
+                            "numerator": num,
+                            "denominator": den,
+                            **trial_ratio_ci(a, b),
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def _trend_rho(ratio: pd.Series) -> float | None:
+    """The Spearman rank correlation of the MXNet / PyTorch step ratio with the unrolled window; None with fewer
+    than three windows."""
+    windows = ratio.index.get_level_values("window").to_numpy(float)
+    if len(ratio) < 3 or len(set(windows)) < 3:
+        return None
+    return float(pd.Series(ratio.to_numpy(float)).corr(pd.Series(windows), method="spearman"))
+
+
+def gap_facts(trials: pd.DataFrame) -> dict:
+    """Where the time goes (template ``deepar_gap``), from ``breakdown_table``, ``cprofile_table`` and
+    ``hybridize_effect``: per arm the median shares of the training time; the network steps' MXNet / PyTorch
+    ratio per dataset by window and its trend; forecasting's ratio; the cProfile phases of 2 % or more; the
+    hybridization ratios."""
+    table = breakdown_table(trials)
+    names, (mx, pt) = get_study(STUDY).labels(), reference_arms()
+    out = {"breakdown": table, "names": names, "shares": [], "step_ratio": [], "step_median": math.nan,
+           "trend_rho": None, "predict_ratio": 0, "predict_median": math.nan, "profiles": [],
+           "hybridize": []}  # fmt: skip
+    if table.empty:
+        return out
+    med = table.groupby("arm")[["share_data", "share_network_step", "share_fit_overhead"]].median()
+    out["shares"] = [(arm, med.loc[arm]) for arm in arm_order(STUDY, med.index)]
+    step = table.pivot_table(index=["dataset", "window"], columns="arm", values="network_step_s")
+    if {mx, pt} <= set(step.columns):
+        ratio = (step[mx] / step[pt]).replace([np.inf, -np.inf], np.nan).dropna().sort_index(level="window")
+        if len(ratio):
+            out["step_ratio"] = [(d, int(w), float(r)) for (d, w), r in ratio.items()]
+            out["step_median"], out["trend_rho"] = float(ratio.median()), _trend_rho(ratio)
+    pred = table.pivot_table(index="dataset", columns="arm", values="predict_time_s")
+    if {mx, pt} <= set(pred.columns):
+        pr = (pred[mx] / pred[pt]).dropna()
+        out["predict_ratio"], out["predict_median"] = len(pr), float(pr.median()) if len(pr) else math.nan
+    prof = cprofile_table(trials, "train")
+    if not prof.empty:
+        fw = prof.groupby("arm")[[c for c in BREAKDOWN_PHASES if c in prof]].median()
+        for arm in arm_order(STUDY, fw.index):
+            top = fw.loc[arm].sort_values(ascending=False)
+            out["profiles"].append((arm, [(name.replace("_", " "), float(v)) for name, v in top.items() if v >= 0.02]))
+    hyb = hybridize_effect(trials)
+    for (num, den, part), g in hyb.groupby(["numerator", "denominator", "part"], sort=False) if len(hyb) else ():
+        out["hybridize"].append((num, den, part, float(g.ratio.median()), len(g)))
+    return out

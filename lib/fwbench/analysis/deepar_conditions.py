@@ -1,5 +1,5 @@
 """What explains the gap between B's ratio here and the post's 4.5: every condition measured, both frameworks alike,
-as its effect on the MXNet / PyTorch ratio (issue 24).
+as its effect on the MXNet / PyTorch ratio.
 
 - ``contention_rows``: the ``contention`` part's trials (``studies.deepar``: training only, at 1, 2, 4, 8 threads
   on an otherwise idle machine and at 2 threads beside one burner), one row each with its cost per batch (the
@@ -15,13 +15,31 @@ as its effect on the MXNet / PyTorch ratio (issue 24).
   and the share of the gap to 4.5 it would close alone (log scale: ``log(effect) / log(4.5 / B)``). The factors
   are not multiplied together: they are alternatives measured one at a time, not a decomposition.
 
-Their Markdown (the factor table, its reading, the contention part per dataset) is
-``analysis.deepar_conditions_markdown``'s.
+``factor_facts`` and ``contention_facts`` are what the pages read (the words are the templates'
+``deepar_factors`` and ``deepar_contention``): each effect as a ``Quantity``, the measured factor that moves the
+ratio most beside what the post's chart implies of its machine, and whether a framework stalled beside the load.
 
-Decision: the post's per-dataset prediction (``deepar_post.comparison``) stays at the quiet 2-thread condition,
-the only one measured on every staged dataset; which measured condition's per-framework slowdowns look like the
-post's (its chart against our quiet costs) is shown beside them here, never used to choose or scale the
-prediction, so nothing is fitted to the chart it is judged against.
+Decision: the post's per-dataset prediction is made under every measured condition (``deepar_prediction.predictions``),
+each from its own trials; the chart's given datasets only rank them (``deepar_prediction.choose``), and the chosen one's
+prediction of the post's whole list is a row of the factor table, with the residual it leaves.
+
+The variants and versions parts, and the window line of the main part's trials:
+
+Where B's ratio comes from, measured on this CPU.
+
+- ``variants_table``: the DeepAR variants part (1 thread, and oneDNN off in both frameworks; ``studies.deepar``'s
+  ``variants_part``) set against the main part's trials of the same seeds. Read with
+  ``analysis.deepar.load_trials(..., parts=None)``; the variants never enter B or the accuracy tables.
+- ``versions_table``: the post's library versions (``studies.deepar``'s ``versions_part``: the main part's configs
+  run again in the ``gluonts-0.13`` environment) beside the main part: per dataset, the MXNet / PyTorch training
+  ratio under each environment. Rows of two environments meet only in this table, never in one ratio.
+- ``window_model`` / ``post_ratio_from_windows``: how much of the post's 4.5 the window length explains. Per
+  framework, training seconds per batch as a line in the unrolled window (context + prediction length), fitted on
+  the main part's trials; summed over the windows of the post's datasets (every one trains the same 100 x 50
+  batches), it predicts the post's total training-time ratio *on this CPU*. The percentile-bootstrap CI resamples
+  the trials of each framework; datasets whose window lies outside the fitted range are counted (extrapolated).
+  What the prediction leaves between itself and 4.5 is what this machine cannot reproduce: the post's CPU, its
+  builds, its library versions, its thread count.
 """
 
 from __future__ import annotations
@@ -31,25 +49,215 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..data import monash
 from ..floatmode import DEFAULT
 from ..paths import results_path
-from ..published.deepar2024 import CLAIMED_SPEEDUP
+from ..published.deepar2024 import CLAIMED_SPEEDUP, post_ratio
+from ..quantity import Quantity
 from ..stats import CONFIDENCE, log_contrast_ci
 from ..store import ResultsStore
-from ..studies import get_study
+from ..studies import get_framework, get_study
 from .cpu_models import stored_conditions
 from .deepar import STUDY, load_trials, reference_arms
-from .deepar_coverage import cost_rows
-from .deepar_post import (
+from .deepar_coverage import DEFAULT_THREADS, cost_rows
+from .deepar_prediction import (
     against_chart,
     against_chart_summary,
     archive_estimate,
     chart,
     comparison,
+    prediction_conditions,
+    predictions,
     sides,
     weighted_total,
 )
 
+# -- the variants and versions parts, the window line of the main part -------------------------------------------
+VARIANT_LABELS = {
+    "main": "main part ({threads} threads, oneDNN on)",
+    "threads": "{threads} thread(s), oneDNN on",
+    "onednn": "{threads} threads, oneDNN off",
+}
+
+
+def variants_table(trials: pd.DataFrame) -> pd.DataFrame:
+    """Where B's ratio comes from, measured here (``load_trials(..., parts=None)``): per dataset of the variants
+    part and per setting (the main part's trials of the same seeds, 1 thread, oneDNN off), the median training
+    seconds of each reference arm, the MXNet / PyTorch training and training + forecasting ratios, and each
+    framework's training time against its own main-part time (>1: the setting is slower). ``seed_spread``: the
+    largest max/min - 1 of the main part's training times over seeds per arm on that dataset, the run-to-run
+    yardstick a setting's change should clear."""
+    cols = [
+        "dataset",
+        "window",
+        "setting",
+        "part",
+        "threads",
+        "n_seeds",
+        "mxnet_train_s",
+        "torch_train_s",
+        "train_ratio",
+        "total_ratio",
+        "mxnet_vs_main",
+        "torch_vs_main",
+        "seed_spread",
+    ]
+    if trials.empty or "part" not in trials:
+        return pd.DataFrame(columns=cols)
+    trials = trials[trials.part.isin(list(VARIANT_LABELS))]  # the versions part is another environment's
+    if not (trials.part != "main").any():
+        return pd.DataFrame(columns=cols)
+    mx, pt = reference_arms()
+    rows = []
+    for dataset, g in trials.groupby("dataset"):
+        variant_seeds = set(g.loc[g.part != "main", "seed"])
+        if not variant_seeds:
+            continue
+        main = g[g.part == "main"]
+        spread = max(
+            (float(v.max() / v.min() - 1) for _, v in main.groupby("arm").train_time_s if len(v) > 1), default=np.nan
+        )
+        main = main[main.seed.isin(variant_seeds)]
+        base = {arm: main.loc[main.arm == arm, "train_time_s"].median() for arm in (mx, pt)}
+        for part in ("main", "threads", "onednn"):
+            sub = g[g.part == part] if part != "main" else main
+            if sub.empty:
+                continue
+            med = {arm: sub[sub.arm == arm][["train_time_s", "total_time_s"]].median() for arm in (mx, pt)}
+            threads = int(sub.threads.iloc[0])
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "window": int(g.window.iloc[0]),
+                    "part": part,
+                    "threads": threads,
+                    "setting": VARIANT_LABELS[part].format(threads=threads),
+                    "n_seeds": int(sub.seed.nunique()),
+                    "mxnet_train_s": med[mx].train_time_s,
+                    "torch_train_s": med[pt].train_time_s,
+                    "train_ratio": med[mx].train_time_s / med[pt].train_time_s,
+                    "total_ratio": med[mx].total_time_s / med[pt].total_time_s,
+                    "mxnet_vs_main": med[mx].train_time_s / base[mx],
+                    "torch_vs_main": med[pt].train_time_s / base[pt],
+                    "seed_spread": spread,
+                }
+            )
+    return pd.DataFrame(rows, columns=cols).sort_values(["window", "dataset"], kind="stable").reset_index(drop=True)
+
+
+def variants_facts(table: pd.DataFrame) -> dict:
+    """What the variants page shows (template ``deepar_variants``): the table and the main part's spread over seeds
+    per dataset (the run-to-run yardstick)."""
+    spread = table.groupby("dataset").seed_spread.first() if len(table) else pd.Series(dtype=float)
+    return {"table": table, "spread": [(d, float(v)) for d, v in spread.items() if not np.isnan(v)]}
+
+
+def versions_table(trials: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset with ``versions`` trials and per environment (``main``, then the versions part's): the median
+    MXNet and PyTorch training seconds over the seeds both environments ran, and their ratio. Each ratio is taken
+    within one environment (``load_trials(..., parts=None)``)."""
+    cols = ["dataset", "window", "env", "n_seeds", "mxnet_train_s", "torch_train_s", "train_ratio"]
+    if trials.empty or "part" not in trials or not (trials.part == "versions").any():
+        return pd.DataFrame(columns=cols)
+    mx, pt = reference_arms()
+    rows = []
+    for dataset, g in trials[trials.part.isin(["main", "versions"])].groupby("dataset"):
+        seeds = set(g.loc[g.part == "versions", "seed"]) & set(g.loc[g.part == "main", "seed"])
+        for env, sub in g[g.seed.isin(seeds)].groupby("env", sort=False):
+            med = {arm: sub.loc[sub.arm == arm, "train_time_s"].median() for arm in (mx, pt)}
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "window": int(g.window.iloc[0]),
+                    "env": env,
+                    "n_seeds": int(sub.seed.nunique()),
+                    "mxnet_train_s": med[mx],
+                    "torch_train_s": med[pt],
+                    "train_ratio": med[mx] / med[pt],
+                }
+            )
+    table = pd.DataFrame(rows, columns=cols)
+    table["main_first"] = table.env != "main"
+    table = table.sort_values(["window", "dataset", "main_first"], kind="stable").drop(columns="main_first")
+    return table.reset_index(drop=True)
+
+
+def _per_batch(trials: pd.DataFrame) -> pd.DataFrame:
+    main = trials[trials.part == "main"] if "part" in trials else trials
+    return main.assign(per_batch_s=main.train_time_s / (main.epochs * main.num_batches_per_epoch))
+
+
+def _fit(frame: pd.DataFrame) -> tuple[float, float]:
+    """(intercept, slope) of seconds per batch against the window, least squares."""
+    slope, intercept = np.polyfit(frame.window.astype(float), frame.per_batch_s.astype(float), 1)
+    return float(intercept), float(slope)
+
+
+def window_model(trials: pd.DataFrame) -> dict:
+    """Per reference arm: seconds per training batch = intercept + slope x window, from the main part's trials
+    (``load_trials``); needs 2 windows or more per arm."""
+    frame = _per_batch(trials)
+    out = {}
+    for arm in reference_arms():
+        mine = frame[frame.arm == arm]
+        if mine.window.nunique() >= 2:
+            out[arm] = _fit(mine)
+    return out
+
+
+def post_ratio_from_windows(trials: pd.DataFrame, windows: list[int], n_boot: int = 2000, seed: int = 0) -> dict:
+    """The post's total MXNet / PyTorch training-time ratio predicted on this CPU from ``window_model`` over the
+    post's dataset ``windows`` (the same batches for each), with a percentile-bootstrap 95 % CI (trials resampled
+    within each framework). NaN when a framework has fewer than 2 windows stored."""
+    mx, pt = reference_arms()
+    frame = _per_batch(trials)
+    sides = {arm: frame[frame.arm == arm] for arm in (mx, pt)}
+    w = np.asarray(windows, float)
+    low, high = (float(frame.window.min()), float(frame.window.max())) if len(frame) else (math.nan, math.nan)
+    out = {
+        "ratio": math.nan,
+        "ci_low": math.nan,
+        "ci_high": math.nan,
+        "n_datasets": len(windows),
+        "n_outside": int(((w < low) | (w > high)).sum()) if len(frame) else len(windows),
+        "fitted_windows": (low, high),
+        "post_windows": (float(w.min()), float(w.max())) if len(w) else None,
+    }
+    if any(side.window.nunique() < 2 for side in sides.values()) or not len(w):
+        return out
+
+    def ratio(fits) -> float:
+        totals = [np.maximum(a + b * w, 0.0).sum() for a, b in fits]
+        return float(totals[0] / totals[1]) if totals[1] > 0 else math.nan
+
+    out["ratio"] = ratio([_fit(sides[mx]), _fit(sides[pt])])
+    rng, draws = np.random.default_rng(seed), []
+    for _ in range(n_boot):
+        resampled = [side.iloc[rng.integers(0, len(side), len(side))] for side in (sides[mx], sides[pt])]
+        if all(r.window.nunique() >= 2 for r in resampled):
+            draws.append(ratio([_fit(r) for r in resampled]))
+    if len(draws) >= n_boot // 2:
+        out["ci_low"], out["ci_high"] = (float(q) for q in np.nanpercentile(draws, [2.5, 97.5]))
+    return out
+
+
+def post_windows() -> list[int]:
+    """The unrolled windows (context + prediction length) of the 2024 post's datasets that have a Monash lag."""
+    infos = [monash.info(name) for name in monash.names(in_2024_post=True)]
+    return [i.context_length + i.horizon for i in infos if i.context_length is not None]
+
+
+def window_facts(trials: pd.DataFrame) -> dict:
+    """What the window line of the main-part ``trials`` explains of the post's own ratio (template
+    ``deepar_window``): the prediction over the post's windows, each framework's line, the post's ratio."""
+    mx, pt = reference_arms()
+    model = window_model(trials)
+    nan = (math.nan, math.nan)
+    return {"prediction": post_ratio_from_windows(trials, post_windows()), "post_ratio": post_ratio(),
+            "mx_line": model.get(mx, nan), "pt_line": model.get(pt, nan)}  # fmt: skip
+
+
+# -- the contention part and the factor table ---------------------------------------------------------------------
 CONTENTION = "contention"
 BASELINE_LOAD = 0
 
@@ -195,9 +403,10 @@ FACTOR_COLUMNS = ["key", "factor", "source", "kind", "n", "mxnet_slowdown", "pyt
                   "effect_high", "gap_share"]  # fmt: skip
 
 
-def pooled_cpu(coverage: pd.DataFrame, other: pd.DataFrame, confidence: float = CONFIDENCE):
-    """Another CPU model's effect: its coverage trials against the first model's on every dataset both ran, each
-    dataset weighted alike (``pooled_condition``'s numbers; ``other``: that CPU's cost rows)."""
+def pooled_against(coverage: pd.DataFrame, other: pd.DataFrame, confidence: float = CONFIDENCE):
+    """A condition's effect: the trials of ``other`` (another CPU model's coverage part, or a post_conditions
+    group) against ``coverage`` (the base condition's cost rows) on every dataset both ran, each dataset weighted
+    alike (``pooled_condition``'s numbers)."""
     mx, pt = reference_arms()
     per_dataset = []
     for dataset, g in other.groupby("dataset"):
@@ -214,12 +423,18 @@ def factor_table(
     baseline: int,
     confidence: float = CONFIDENCE,
     other_cpus: dict | None = None,
+    post: dict | None = None,
+    measured_conditions: list | None = None,
 ) -> tuple[pd.DataFrame, dict]:
     """(the factor table, B's judged subset total it is read against). ``trials``: ``load_trials(...,
     parts=None)``; ``coverage``/``contention``: the parts' cost rows; ``other_cpus``: ``{CPU model name: its
     coverage cost rows}`` for each other CPU model measured (a measured factor each, and the post's machine
     inferred again beyond it). ``kind``: measured (with a CI where every group has 2 or more trials), modelled, or
-    inferred from the post's chart."""
+    inferred from the post's chart. ``post``: ``deepar_prediction.predictions`` and ``measured_conditions`` its
+    ``prediction_conditions``: each CPU's default threads (one run, no thread setting, against its coverage part)
+    and each k of runs at once (against one run with default threads) as measured factors; the chosen condition's
+    prediction of the post's whole list over B here (``chosen``), and what stays unexplained (``residual``: 4.5
+    over that prediction)."""
     total = weighted_total(coverage, confidence) if not coverage.empty else {"ratio": math.nan, "n_datasets": 0}
     gap = CLAIMED_SPEEDUP / total["ratio"] if total["ratio"] > 0 else math.nan
     rows = []
@@ -254,10 +469,28 @@ def factor_table(
                     condition_label(int(threads), int(load), baseline), "contention part, 3 x 50 trials", "measured",
                     pooled)  # fmt: skip
     for name, other in (other_cpus or {}).items():
-        pooled = pooled_cpu(coverage, other, confidence) if not coverage.empty else None
+        pooled = pooled_against(coverage, other, confidence) if not coverage.empty else None
         if pooled:
             add(f"cpu_{name.replace(' ', '_').replace('/', '_')}", f"the {name} CPU (its own trials, both frameworks)",
                 "coverage part on that CPU, 4 x 50 trials", "measured", pooled)  # fmt: skip
+    by_cpu: dict = {}
+    for c, base, own in measured_conditions or []:
+        by_cpu.setdefault(c.cpu, {})[(c.trials_at_once, c.threads)] = (c, base, own)
+    for found in by_cpu.values():
+        alone = found.get((1, DEFAULT_THREADS))
+        if alone is not None:
+            c, base, own = alone
+            pooled = pooled_against(base, own, confidence)
+            if pooled:
+                add(f"default_threads_{c.key}", f"no thread setting (the libraries' default threads), {c.cpu_name}",
+                    "post_conditions part against the coverage part", "measured", pooled)  # fmt: skip
+        for (k, threads), (c, _, own) in sorted(found.items()):
+            if k == 1 or alone is None or threads != DEFAULT_THREADS:
+                continue
+            pooled = pooled_against(alone[2], own, confidence)
+            if pooled:
+                add(f"at_once_{c.key}", f"{k} runs at once against one, {c.cpu_name}, the libraries' default threads",
+                    "post_conditions part, 3 x 50 trials", "measured", pooled)  # fmt: skip
     if not coverage.empty:
         table = comparison(coverage)
         archive = archive_estimate(table)
@@ -281,7 +514,56 @@ def factor_table(
                     mxnet=s["post_over_ours_mxnet"], pytorch=s["post_over_ours_pytorch"],
                     effect=s["post_over_ours_mxnet"] / s["post_over_ours_pytorch"],
                     n=f"{s['n_measured']} charted datasets")  # fmt: skip
+    chosen = post["chosen"] if post else None
+    if chosen is not None and total["ratio"] > 0:
+        fit = post["fits"].set_index("key").loc[chosen]
+        estimate = archive_estimate(post["tables"][chosen])
+        add("chosen", f"the chosen conditions: {post['conditions'][chosen].label} (the best fit to the chart's "
+            f"{int(fit.n)} given datasets)", "the prediction over the post's whole list under them", "predicted",
+            effect=estimate["ratio"] / total["ratio"], n=f"{estimate['n_datasets']} datasets")  # fmt: skip
+        add("residual", "what the chosen conditions leave unexplained (the post's 4.5 over their prediction)",
+            "the post's claim over the chosen prediction", "residual", effect=CLAIMED_SPEEDUP / estimate["ratio"],
+            n="")  # fmt: skip
     return pd.DataFrame(rows, columns=FACTOR_COLUMNS), {**total, "gap": gap}
+
+
+def effect_quantity(row) -> Quantity:
+    """A factor's effect on B's ratio as a named quantity (``deepar.gap_factor.<key>``): one value on every page."""
+    return Quantity(f"deepar.gap_factor.{row.key}", row.effect, row.effect_low, row.effect_high, n=row.n)
+
+
+def factor_facts(table: pd.DataFrame, total: dict) -> dict:
+    """What the factor table's page shows: the factors (each effect as a ``Quantity``, ``effect_q``), B and the
+    gap (``total``), the measured factor that moves the ratio most (``top``, None when none is measured) and the
+    post's machine as its chart implies it (``post_machine``), with whether both slow MXNet more
+    (``same_pattern``). A reading of the table, not a fit."""
+    factors = table.assign(effect_q=[effect_quantity(r) for r in table.itertuples()]) if len(table) else table
+    out = {"factors": factors, "total": total, "claimed": CLAIMED_SPEEDUP, "top": None, "post_machine": None,
+           "same_pattern": False}  # fmt: skip
+    if table.empty:
+        return out
+    measured = factors[(factors.kind == "measured") & np.isfinite(factors.effect.astype(float))]
+    if measured.empty:
+        return out
+    top = measured.loc[measured.effect.map(lambda e: abs(math.log(e))).idxmax()]
+    post = factors[factors.key == "post_machine"]
+    p = post.iloc[0] if len(post) else None
+    same = p is not None and (top.mxnet_slowdown > top.pytorch_slowdown) == (p.mxnet_slowdown > p.pytorch_slowdown)
+    return {**out, "top": top, "post_machine": p, "same_pattern": bool(same)}
+
+
+def contention_facts(table: pd.DataFrame, rows: pd.DataFrame | None = None) -> dict:
+    """What the contention part's page shows: ``conditions_table`` and, beside the background load, each
+    framework's slowest later epoch per batch against its median (``stalls``: a stall of seconds would show)."""
+    stalls = []
+    loaded = rows[rows.background_load > 0] if rows is not None and not rows.empty else pd.DataFrame()
+    for arm in reference_arms() if len(loaded) else ():
+        g = loaded[loaded.arm == arm]
+        if len(g):
+            framework = get_framework(get_study(STUDY).arm(arm).framework).label
+            stalls.append({"framework": framework, "worst": float(g.c_batch_worst.max()),
+                           "median": float(g.c_batch.median())})  # fmt: skip
+    return {"table": table, "stalls": stalls}
 
 
 def load(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> dict:
@@ -296,13 +578,18 @@ def load(profile: str, overrides: dict | None = None, store: ResultsStore | None
             rows = cost_rows(profile, {**(overrides or {}), **c.overrides()}, store)
             if not rows.empty:
                 other_cpus[c.cpu_name] = rows
-    factors, total = factor_table(trials, coverage, contention, baseline, other_cpus=other_cpus)
+    measured = prediction_conditions(profile, overrides, store)
+    post = predictions(profile, overrides, store, measured=measured)
+    factors, total = factor_table(
+        trials, coverage, contention, baseline, other_cpus=other_cpus, post=post, measured_conditions=measured
+    )
     return {
         "rows": contention,
         "conditions": conditions_table(contention, baseline),
         "factors": factors,
         "total": total,
         "baseline": baseline,
+        "post": post,
     }
 
 

@@ -1,5 +1,5 @@
 """What DeepAR training costs per batch on every staged dataset of the 2024 post's list (the ``coverage`` part of
-``studies.deepar``, issue 24), and whether that cost predicts the protocol-scale trials.
+``studies.deepar``), and whether that cost predicts the protocol-scale trials.
 
 - ``cost_rows``: one row per finished coverage trial: ``c_batch`` (the median of its later epochs' times / the
   batches per epoch: the first epoch is excluded as warm-up), ``warmup`` (the first epoch's excess over the
@@ -26,7 +26,9 @@ from .deepar import STUDY, load_trials, reference_arms
 COVERAGE = "coverage"
 COST_COLUMNS = ["trial_id", "dataset", "arm", "seed", "window", "epochs", "num_batches_per_epoch", "c_batch",
                 "warmup", "fit_fixed", "train_time_s", "threads", "background_load", "cpus_busy",
-                "burner_cpu_frac", "c_batch_worst", "cpu"]  # fmt: skip
+                "burner_cpu_frac", "c_batch_worst", "cpu", "trials_at_once", "trials_sharing_host",
+                "omp_max_threads"]  # fmt: skip
+DEFAULT_THREADS = 0  # ``threads`` of a trial with no thread setting (the libraries chose: ``omp_max_threads``)
 TOLERANCE = 0.10  # the issue's bar: the coverage cost predicts a protocol trial's training time within 10 %
 
 
@@ -62,12 +64,15 @@ def cost_rows(
                 "warmup": float(epochs[0]) - steady,
                 "fit_fixed": max(float(whole["train_time_s"]) - float(epochs.sum()), 0.0),
                 "train_time_s": float(whole["train_time_s"]),
-                "threads": int(first["config.threads"]),
+                "threads": int(_or_zero(first.get("config.threads"))),  # None (no setting): DEFAULT_THREADS
                 "background_load": int(_or_zero(first.get("config.background_load"))),
                 "cpus_busy": float(whole.get("train_cpus_busy", np.nan)),
                 "burner_cpu_frac": float(whole.get("burner_cpu_frac", 0.0)),
                 "c_batch_worst": float(epochs[1:].max()) / nb,  # the slowest later epoch: a stall shows here
                 "cpu": cpu_model_of(first.get("provenance.cpu_id")),
+                "trials_at_once": int(_or_zero(first.get("config.trials_at_once")) or 1),
+                "trials_sharing_host": int(_or_zero(first.get("provenance.trials_sharing_host")) or 1),
+                "omp_max_threads": float(whole.get("omp_max_threads", np.nan)),
             }
         )
     out, _ = one_cpu_model(pd.DataFrame(rows, columns=COST_COLUMNS).assign(part=part))  # never pooled across models
@@ -137,51 +142,29 @@ def check_against_main(
     return out.sort_values(["window", "dataset", "arm", "seed"], kind="stable").reset_index(drop=True)
 
 
-def check_markdown(check: pd.DataFrame) -> str:
-    """The prediction check as Markdown: per trial, and how many fall within ``TOLERANCE``."""
-    if check.empty:
-        return "_No coverage trials beside main-part trials of the same datasets in this profile yet._"
-    lines = [
-        "| dataset | window | arm | seed | measured train s | predicted from coverage s | error |",
-        "|---|---:|---|---:|---:|---:|---:|",
-    ]
-    for _, r in check.iterrows():
-        lines.append(
-            f"| {r.dataset} | {r.window} | {r.arm} | {r.seed} | {r.measured_train_s:.1f} | "
-            f"{r.predicted_train_s:.1f} | {100 * r.error:+.1f} % |"
-        )
-    lines += ["", check_summary(check)]
-    return "\n".join(lines)
+def check_facts(check: pd.DataFrame) -> dict:
+    """What the page shows of the coverage cost's prediction of the protocol trials (template
+    ``deepar_coverage_check``): the check, how many fall within ``TOLERANCE`` and the largest error."""
+    return {
+        "check": check,
+        "within": int((check.error.abs() <= TOLERANCE).sum()) if len(check) else 0,
+        "largest": float(check.error.abs().max()) if len(check) else float("nan"),
+        "tolerance": TOLERANCE,
+    }
 
 
-def check_summary(check: pd.DataFrame) -> str:
-    """One sentence: how many protocol trials the coverage cost predicts within ``TOLERANCE``."""
-    if check.empty:
-        return "No coverage trials beside main-part trials of the same datasets yet."
-    within = int((check.error.abs() <= TOLERANCE).sum())
-    return (
-        f"{within} of {len(check)} protocol trials predicted within {100 * TOLERANCE:.0f} % "
-        f"(largest error {100 * check.error.abs().max():.1f} %)."
-    )
-
-
-def cost_markdown(table: pd.DataFrame) -> str:
-    """``cost_table`` as Markdown, one row per dataset with both frameworks' cost per batch and their ratio."""
-    if table.empty:
-        return "_No coverage trials (per-batch cost over the post's datasets) stored for this profile._"
+def cost_facts(table: pd.DataFrame) -> dict:
+    """``cost_table`` one row per dataset (template ``deepar_costs``): both frameworks' cost per batch, their
+    ratio (NaN where a side is missing) and trial counts, by window."""
     mx, pt = reference_arms()
+    cols = ["dataset", "window", "mxnet_s", "pytorch_s", "ratio", "mxnet_trials", "pytorch_trials"]
+    if table.empty:
+        return {"costs": pd.DataFrame(columns=cols)}
     wide = table.pivot_table(index=["dataset", "window"], columns="arm", values=["c_batch", "n_trials"])
-    lines = [
-        "| dataset | window | MXNet ms / batch | PyTorch ms / batch | MXNet / PyTorch | trials (MXNet, PyTorch) |",
-        "|---|---:|---:|---:|---:|---|",
-    ]
+    rows = []
     for (dataset, window), r in wide.sort_index(level=["window", "dataset"]).iterrows():
         c_mx, c_pt = r.get(("c_batch", mx), np.nan), r.get(("c_batch", pt), np.nan)
-        n = [r.get(("n_trials", arm), 0) for arm in (mx, pt)]
-        ratio = f"{c_mx / c_pt:.2f}" if np.isfinite(c_mx) and np.isfinite(c_pt) and c_pt > 0 else "-"
-        ms = [f"{1000 * c:.1f}" if np.isfinite(c) else "-" for c in (c_mx, c_pt)]
-        lines.append(
-            f"| {dataset} | {window} | {ms[0]} | {ms[1]} | {ratio} | "
-            f"{int(np.nan_to_num(n[0]))}, {int(np.nan_to_num(n[1]))} |"
-        )
-    return "\n".join(lines)
+        ratio = c_mx / c_pt if np.isfinite(c_mx) and np.isfinite(c_pt) and c_pt > 0 else np.nan
+        n = [int(np.nan_to_num(r.get(("n_trials", arm), 0))) for arm in (mx, pt)]
+        rows.append(dict(zip(cols, [dataset, window, c_mx, c_pt, ratio, *n])))
+    return {"costs": pd.DataFrame(rows, columns=cols)}

@@ -163,21 +163,7 @@ def _check_row(study: str, group: str, part: pd.DataFrame) -> dict:
     }
 
 
-def check_markdown(frame: pd.DataFrame) -> str:
-    """The check as a Markdown table (errors in %, times in minutes)."""
-
-    def pct(x):
-        return "n/a" if pd.isna(x) else f"{100 * x:+.0f} %"
-
-    lines = [
-        "| study | arm | trials measured of planned (busy, left out) | predicted | measured | error of the sum | "
-        "median per-trial error |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in frame.itertuples():
-        lines.append(
-            f"| {r.study} | {r.group} | {r.measured_trials} of {r.planned_trials} ({r.busy_trials}) | "
-            f"{r.predicted_s / 60:.1f} min | {r.measured_s / 60:.1f} min | {pct(r.error)} | "
-            f"{pct(r.median_trial_error)} |"
-        )
-    return "\n".join(lines)
+def check_facts(frame: pd.DataFrame) -> dict:
+    """What the check's page shows (template ``estimate_check``: errors in %, times in minutes): ``check_prediction``'s
+    rows."""
+    return {"check": frame}

@@ -1,5 +1,5 @@
 """Tables of the studies beyond the posts (``vgg16``, ``gemm``, ``onnx``), computed from the results store; the
-VGG16 tables live in ``fwbench.analysis.vgg16`` (re-exported here where the prose uses them).
+VGG16 tables live in ``fwbench.analysis.vgg16`` (re-exported here where the summary uses them).
 
 Warm-up calls are stored (``warmup_*`` metrics) and excluded here; every statistic is over the timed repeats.
 Frameworks, labels and the compared pairs come from each study's arm table (``get_study``); the overview article's
@@ -113,19 +113,9 @@ def thread_check(
     return table[cols].sort_values(["framework", "arm", "threads"]).reset_index(drop=True)
 
 
-def thread_check_markdown(table: pd.DataFrame) -> str:
-    """``thread_check`` as Markdown, with how each framework's threads are set."""
-    if table.empty:
-        return "_No GEMM trial with its CPU use stored for this profile._"
-    lines = [
-        "| arm | threads set | trials | CPUs busy, median | largest |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    lines += [
-        f"| `{r.arm}` | {r.threads} | {r.n_trials} | {r.cpus_busy:.2f} | {r.cpus_busy_max:.2f} |"
-        for r in table.itertuples()
-    ]
-    return "\n".join(lines)
+def thread_check_facts(table: pd.DataFrame) -> dict:
+    """What the thread check's page shows (template ``thread_check``): ``thread_check``'s table."""
+    return {"table": table}
 
 
 def gemm_peak(
@@ -250,133 +240,105 @@ def onnx_latency_table(frame: pd.DataFrame) -> pd.DataFrame:
     return table.merge(pd.DataFrame(ratios), on=key)
 
 
-def onnx_errors_markdown(
+def onnx_error_facts(
     profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
-) -> str:
-    """Each ONNX step that did not work: the exact error, where it was raised, and why (from the store)."""
+) -> dict:
+    """Each ONNX step that did not work (template ``onnx_errors``), from the store: ``errors``, one dict per step
+    with its ``step`` and ``label``; a crashed trial (``trial_failed``) with its ``error``; else its ``status``,
+    where it failed (``failed_at``), why (``reason``) and either each import attempt (``attempts``: file, error,
+    the ops without an importer translation) or the step's error (``step_error``)."""
     trials = _trials("onnx", profile, overrides, store)
     labels = get_study("onnx").labels()
-    out = []
+    errors = []
     for _, t in trials.iterrows() if not trials.empty else []:
         step = t["config.step"]
         status = t.get("summary.step_status") if t.status == "done" else "failed"
         if status == "ok":
             continue
-        if t.status == "failed":
-            out.append(f"**{step}** trial failed: `{t.error}`")
-            continue
-        out.append(
-            f"**{labels[step]}**: `{status}` at `{t.get('summary.failed_at', step)}`. {t.get('summary.reason') or ''}\n"
-        )
         attempts = t.get("summary.attempts")
-        if isinstance(attempts, list) and attempts:
-            for a in attempts:
-                out.append(
-                    f"- `{a['file']}`: `{a['error']}` (ops without an importer translation: "
-                    f"{', '.join(a['unsupported_ops']) or 'none'})"
-                )
-        else:
-            out.append(f"- `{t.get('summary.error')}`")
-    return "\n".join(out) if out else "Every ONNX step worked."
+        errors.append(
+            {
+                "step": step,
+                "label": labels[step],
+                "trial_failed": t.status == "failed",
+                "error": t.error,
+                "status": status,
+                "failed_at": t.get("summary.failed_at", step),
+                "reason": t.get("summary.reason") or "",
+                "attempts": attempts if isinstance(attempts, list) and attempts else None,
+                "step_error": t.get("summary.error"),
+            }
+        )
+    return {"errors": errors}
 
 
-# -- prose ---------------------------------------------------------------------------------------------------
-def _of_peak(gflops: float, arm: str, frame: pd.DataFrame, store) -> str:
-    """' = N % of its fp32 GEMM peak' where the gemm study measured that framework at the trial's threads."""
+# -- the notebook's closing summary ---------------------------------------------------------------------------
+def _gemm_peak_of(arm: str, frame: pd.DataFrame, store) -> float | None:
+    """The fp32 GEMM peak (GFLOP/s) of ``arm``'s framework at the trial's threads, where the gemm study measured
+    it (None where it did not)."""
     rows = frame[frame.arm == arm]
     peak = peak_gflops(store).get((rows.framework.iloc[0], int(rows.threads.iloc[0]))) if len(rows) else None
-    return f", {100 * gflops / peak:.0f} % of its measured fp32 GEMM peak ({peak:.1f} GFLOP/s)" if peak else ""
+    return peak or None
 
 
-def summary_markdown(
-    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
-) -> str:
-    """The notebook's closing prose: every number computed from the store."""
+def summary_facts(profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None) -> dict:
+    """The notebook's closing summary (template ``inference_summary``), every number from the store:
+
+    - ``vgg``: None without VGG16 trials; else ``host`` (per PyTorch / MXNet setting with oneDNN on: the arms'
+      labels, medians and timed passes, and at 224x224 batch 1 what the article's latency means in GFLOP/s
+      against what this host ran and its framework's GEMM peak), ``compiled`` (``compiled_table``'s rows with the
+      arms' labels) and the article's latencies and ratio (``article``);
+    - ``gemm``: ``gemm_peak`` (empty without GEMM trials);
+    - ``onnx_steps`` (``onnx_steps``' rows with labels; ``export`` marks PyTorch's export step) and
+      ``onnx_latency`` (``onnx_latency_table``'s rows of the other steps)."""
     overrides = overrides or {}
-    lines = []
+    facts: dict = {"vgg": None}
     vgg = vgg16_latencies(profile, overrides.get("vgg16"), store)
-    if vgg.empty:
-        lines.append("- **VGG16**: no finished trials in the store for this profile.")
-    else:
+    if not vgg.empty:
         table, ratios = vgg16_table(vgg), vgg16_ratios(vgg)
         labels = get_study("vgg16").labels()
         host = ratios[(ratios.comparison == "torch / mxnet") & (ratios.onednn == True)]  # noqa: E712
-        claim = VGG16_LATENCY_MS["torch"] / VGG16_LATENCY_MS["mxnet"]
+        rows = []
         for r in host.to_dict("records"):
             on = table[(table.onednn) & (table.batch_size == r["batch_size"]) & (table.image_size == r["image_size"])]
             num, den = (on.loc[on.arm == a, "median_ms"].iloc[0] for a in (r["numerator"], r["denominator"]))
-            lines.append(
-                f"- **VGG16** ({labels[r['numerator']]} vs {labels[r['denominator']]}), batch {r['batch_size']}, "
-                f"{r['image_size']}x{r['image_size']}, oneDNN on, {r['device']}: {num:.1f} ms vs "
-                f"{den:.1f} ms (medians of {r['n_num']} and {r['n_den']} timed passes; their ratio with its "
-                f"interval is claim C1's, below). The article's "
-                f"{VGG16_LATENCY_MS['torch']} / {VGG16_LATENCY_MS['mxnet']} ms is a "
-                f"ratio of {claim:.2f}"
-                + (
-                    ""
-                    if r["image_size"] == 224
-                    else " (at 224x224; this profile's input is smaller, so only the direction is comparable)"
-                )
-                + "."
-            )
+            row = {
+                **r,
+                "numerator_label": labels[r["numerator"]],
+                "denominator_label": labels[r["denominator"]],
+                "numerator_ms": num,
+                "denominator_ms": den,
+                "absolute": None,
+            }
             if r["image_size"] == 224 and r["batch_size"] == 1:
-                need = vgg16_flops(224) / (VGG16_LATENCY_MS["torch"] / 1e3) / 1e9
-                lines.append(
-                    f"  In absolute terms the article's {VGG16_LATENCY_MS['torch']} ms means {need:.0f} "
-                    f"GFLOP/s for VGG16's "
-                    f"{vgg16_flops(224) / 1e9:.1f} GFLOP per image, while this host ran "
-                    f"{vgg16_flops(224) / (num / 1e3) / 1e9:.1f} GFLOP/s ({labels[r['numerator']]})"
-                    + _of_peak(vgg16_flops(224) / (num / 1e3) / 1e9, r["numerator"], vgg, store)
-                    + ": the article's setting was most likely a GPU, not a CPU."
-                )
+                achieved = vgg16_flops(224) / (num / 1e3) / 1e9
+                row["absolute"] = {
+                    "article_gflops": vgg16_flops(224) / (VGG16_LATENCY_MS["torch"] / 1e3) / 1e9,
+                    "image_gflop": vgg16_flops(224) / 1e9,
+                    "achieved_gflops": achieved,
+                    "peak_gflops": _gemm_peak_of(r["numerator"], vgg, store),
+                }
+            rows.append(row)
         times = vgg16_compile_times(profile, overrides.get("vgg16"), store)
-        for r in compiled_table(vgg, times).to_dict("records"):
-            paid = (
-                ""
-                if np.isnan(r["break_even_calls"])
-                else f"; it pays for itself after {r['break_even_calls']:,.0f} forward passes"
-            )
-            compile_s = "" if np.isnan(r["compile_s"]) else f", compiling took {r['compile_s']:.1f} s{paid}"
-            lines.append(
-                f"- **{labels[r['arm']]}** vs {labels[r['reference']]} (batch {r['batch_size']}, "
-                f"{r['image_size']}px, oneDNN {'on' if r['onednn'] else 'off'}): {r['compiled_ms']:.1f} vs "
-                f"{r['eager_ms']:.1f} ms (median latencies; eager / compiled with its interval is a part of claim "
-                f"C4, below){compile_s}."
-            )
-    peak = gemm_peak(store, profile=profile, overrides=overrides.get("gemm"))
-    if len(peak):
-        parts = [
-            f"{r.framework} {int(r.threads)} thread(s) {r.gflops:.1f} GFLOP/s (n={int(r.n)})" for r in peak.itertuples()
+        compiled = [
+            {**r, "arm_label": labels[r["arm"]], "reference_label": labels[r["reference"]]}
+            for r in compiled_table(vgg, times).to_dict("records")
         ]
-        lines.append("- **fp32 GEMM peak** (best median over sizes): " + "; ".join(parts) + ".")
-    else:
-        lines.append("- **fp32 GEMM peak**: no finished trials in the store for this profile.")
+        facts["vgg"] = {
+            "host": rows,
+            "compiled": compiled,
+            "article": {**VGG16_LATENCY_MS, "ratio": VGG16_LATENCY_MS["torch"] / VGG16_LATENCY_MS["mxnet"]},
+        }
+    facts["gemm"] = gemm_peak(store, profile=profile, overrides=overrides.get("gemm"))
     steps = onnx_steps(profile, overrides.get("onnx"), store)
     onnx = get_study("onnx")
     labels, torch_step = onnx.labels(), onnx.reference_arm("torch")
-    for r in steps.to_dict("records") if len(steps) else []:
-        if r["step"] == torch_step:
-            lines.append(
-                f"- **ONNX export** from PyTorch: {r['status']}" + (f" -- `{r['error']}`" if r["error"] else "") + "."
-            )
-        elif r["status"] == "ok":
-            lines.append(
-                f"- **{labels[r['step']]}** runs the exported model: max |logit difference| to PyTorch "
-                f"{r['max_abs_diff']:.2e}, argmax agreement {100 * r['argmax_agreement']:.1f} % on "
-                f"{int(r['n_compared'])} test reviews."
-            )
-        else:
-            lines.append(
-                f"- **{labels[r['step']]}**: {r['status']} -- `{r['error']}`"
-                + (f"; {r['reason']}" if r["reason"] else "")
-                + "."
-            )
+    facts["onnx_steps"] = [
+        {**r, "label": labels[r["step"]], "export": r["step"] == torch_step}
+        for r in (steps.to_dict("records") if len(steps) else [])
+    ]
     lat = onnx_latency_table(onnx_latencies(profile, overrides.get("onnx"), store))
-    for r in lat[lat.step != torch_step].to_dict("records") if len(lat) else []:
-        lines.append(
-            f"- **{labels[r['step']]}** latency, batch {r['batch_size']}: {r['median']:.2f} ms median, "
-            f"{r['ratio_to_torch']:.2f}x PyTorch's"
-            + ("" if np.isnan(r["ci_low"]) else f" (95 % CI {r['ci_low']:.2f}-{r['ci_high']:.2f})")
-            + "."
-        )
-    return "\n".join(lines)
+    facts["onnx_latency"] = [
+        {**r, "label": labels[r["step"]]} for r in (lat[lat.step != torch_step].to_dict("records") if len(lat) else [])
+    ]
+    return facts

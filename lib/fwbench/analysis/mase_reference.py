@@ -213,54 +213,16 @@ def goal_summary(table: pd.DataFrame, include_below_scale: bool = False) -> dict
     }
 
 
-def _summary_sentence(s: dict) -> str:
-    lo, hi = s["band"]
-    if not s["n_original"]:
-        return (
-            f"**Goal not judged:** no original-file dataset has trials at the protocol's {PROTOCOL_EPOCHS} x "
-            f"{PROTOCOL_BATCHES} scale (goal: ours / paper in {lo}-{hi} for every arm on >= "
-            f"{s['goal_share']:.0%} of them)."
-        )
-    verdict = "met" if s["goal_met"] else "not met"
-    outside = f"; outside: {', '.join(s['outside'])}" if s["outside"] else ""
-    return (
-        f"**Goal {verdict}:** {s['n_within']} of {s['n_original']} original-file dataset(s) "
-        f"({s['share']:.0%}, goal >= {s['goal_share']:.0%}) have every arm's ours / paper in {lo}-{hi} at "
-        f"the protocol's scale{outside}. Rebuilt datasets ({s['n_rebuilt']}) are shown but not counted."
-    )
-
-
-def _mase_text(r) -> str:
-    if r.n_seeds >= 2:
-        return f"{r.mase_mean:.3f} (CI {r.ci_low:.3f}-{r.ci_high:.3f}; {r.mase_min:.3f}-{r.mase_max:.3f})"
-    return f"{r.mase_mean:.3f} (one seed)"
-
-
-def markdown(table: pd.DataFrame) -> str:
-    """The table as Markdown with the goal sentence under it."""
-    if table.empty:
-        return "No stored DeepAR trial is on a dataset with a published MASE."
-    lines = [
-        "| dataset | arm | data | epochs x batches | seeds | our MASE: mean (95 % CI; min-max) | paper | "
-        "ours / paper | within 0.7-1.2 | note |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in table.itertuples():
-        scale = f"{r.epochs} x {r.num_batches_per_epoch}" + (" (below protocol scale)" if r.below_scale else "")
-        lines.append(
-            f"| {r.dataset} | {r.arm} | {r.data_source} | {scale} | {r.n_seeds} | {_mase_text(r)} | "
-            f"{r.paper_mase:.3f} | {r.ratio:.2f} | {'yes' if r.within_goal else '**no**'} | "
-            f"{r.note or '-'} |"
-        )
-    return "\n".join(lines + ["", _summary_sentence(goal_summary(table))])
-
-
-def report(trials: pd.DataFrame) -> str:
-    """``markdown(mase_vs_reference(trials))``, or one line saying why there is nothing to compare (no trials, no
-    reference folder): for the notebook and the README, which must render either way."""
-    if trials is None or trials.empty:
-        return "No DeepAR trials to compare with the published MASE."
-    try:
-        return markdown(mase_vs_reference(trials))
-    except FwbenchError as exc:
-        return f"Not compared with the published MASE: {exc}"
+def report_facts(trials: pd.DataFrame | None, table: pd.DataFrame | None = None) -> dict:
+    """What the MASE page shows (template ``mase_reference``): the comparison (``mase_vs_reference``, or the given
+    ``table``), its goal summary, the protocol's scale, or ``why`` there is nothing to compare (no trials, no
+    reference folder): the notebook and the README must render either way."""
+    out = {"why": None, "table": pd.DataFrame(), "s": {}, "protocol": (PROTOCOL_EPOCHS, PROTOCOL_BATCHES)}
+    if table is None:
+        if trials is None or trials.empty:
+            return {**out, "why": "No DeepAR trials to compare with the published MASE."}
+        try:
+            table = mase_vs_reference(trials)
+        except FwbenchError as exc:
+            return {**out, "why": f"Not compared with the published MASE: {exc}"}
+    return {**out, "table": table, "s": goal_summary(table) if len(table) else {}}

@@ -8,7 +8,8 @@ values into a verdict. The package is in four parts:
 - ``data``: what the claims read, through the analysis loaders the notebooks use (one way to select a profile's
   rows), and the arms by the registry (reference arms, claim-specific arms from the studies' arm tables);
 - ``sources``: one module per source with its numbers, stated once, and its claims;
-- ``render``: the ledger's rows, our conditions, the host text and the rules as Markdown.
+- ``render``: the ledger's rows, our conditions, the host text and the facts of the rules and verdict counts (the
+  templates word them: ``fwbench.prose``); ``validity``: the facts of the threats to validity.
 
 Before a rule runs, its data must be there: a claim whose rows are absent is ``not measured yet`` (with the rows
 it waits for, so it flips by itself once they exist), one that needs hardware this store has never seen (a GPU,
@@ -55,7 +56,6 @@ from .rules import (
     verdict_in_band,
 )
 from .sources import CLAIMS, SOURCES
-from .validity import threats_markdown
 
 # the study whose rows a claim's conditions describe
 STUDY_OF = {c.id: c.study for c in CLAIMS}
@@ -102,16 +102,9 @@ def judged_parts(d: Data) -> dict[str, list[Part]]:
     return {c.id: judge_claim(c, d)["parts"] for c in CLAIMS}
 
 
-def threats(store: ResultsStore | None = None, profile: str | None = "quick") -> str:
-    """The post's closing section, "What could make this answer wrong" (``validity``), from the store."""
-    if store is None:
-        store = ResultsStore.open_read(results_path())
-    return threats_markdown(load(store, profile))
-
-
-def rules_markdown() -> str:
-    """The rules and tolerance, as the README and the post state them."""
-    return render.rules_markdown(CLAIMS)
+def rules_facts() -> dict:
+    """The facts of the rules and tolerance (``render.rules_facts`` of every claim; template ``ledger_rules``)."""
+    return render.rules_facts(CLAIMS)
 
 
 __all__ = [
@@ -145,9 +138,8 @@ __all__ = [
     "host_text",
     "load",
     "ratio_part",
-    "rules_markdown",
+    "rules_facts",
     "sum_ratio_ci",
-    "threats",
     "verdict_above",
     "verdict_at_most",
     "verdict_in_band",

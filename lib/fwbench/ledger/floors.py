@@ -105,7 +105,7 @@ def deepar_protocol(d: Data) -> str | None:
     trials = trials[trials.status == "done"] if not trials.empty else trials
     if trials.empty:
         return None
-    if "config.part" in trials:  # B reads the main part; the coverage part is short on purpose (issue 24)
+    if "config.part" in trials:  # B reads the main part; the coverage part is short on purpose
         trials = trials[trials["config.part"].fillna("main") == "main"]
     if trials.empty:
         return None

@@ -1,5 +1,6 @@
 """The ledger as text: one row per claim (``COLUMNS``), our conditions, the host and versions of a set of trials
-(``host_text``: the one place the post, the README and the ledger describe them), and the rules as Markdown.
+(``host_text``: the one place the post, the README and the ledger describe them), and the facts of the rules and the
+verdict counts (``rules_facts``, ``verdict_facts``: the templates ``ledger_rules`` and ``ledger_verdicts`` word them).
 
 One confidence level per table, stated in its header. A claim judged on k > 1 parts has every interval of its row
 (the estimate's and each part's in ``measurement``) at 1 - 0.05/k (Bonferroni, ``judge``), so that the k hold
@@ -193,38 +194,32 @@ def row(claim: Claim, d: Data) -> dict:
     }
 
 
-def rules_markdown(claims: list[Claim]) -> str:
-    """The rules and tolerance, as the README and the post state them."""
-    lines = [
-        f"Tolerance: a claimed ratio r is matched by the band [r / {1 + TOL:g}, r x {1 + TOL:g}] "
-        f"(+-{TOL:.0%} relative; every verdict is also shown under +-{SENSITIVITY_TOL:.0%}). CIs are over "
-        "independent trials (fresh processes): each trial gives one number (the median of its timed epochs, "
-        "the first excluded), and a ratio's 95 % CI is a Welch t-interval on the log ratio (a percentile "
-        f"bootstrap with {BOOTSTRAP_MIN} or more trials a side); n counts trials per side. A claim with k > 1 "
-        "judged parts has its intervals widened to 1 - 0.05/k (Bonferroni) before a part can contradict. "
-        "A claim measured on other hardware than its source's is not testable here (its number is shown as "
-        'a labelled analogue); a run below the claim\'s scale floor gives "below scale".',
-        "",
-        "| claim | source hardware | depends on | scale floor | rule |",
-        "|---|---|---|---|---|",
-    ]
-    lines += [
-        f"| {c.id} | {c.source_hardware or '-'} | {HARDWARE[c.hardware]} | {c.scale or '-'} | "
-        f"{c.rule.replace('|', chr(92) + '|')} |"
-        for c in claims
-    ]
-    return "\n".join(lines)
+def rules_facts(claims: list[Claim]) -> dict:
+    """The rules and tolerance as the README and the post state them (template ``ledger_rules``): the tolerance,
+    the sensitivity band, the bootstrap's minimum trials a side, and per claim its source's hardware, what it
+    depends on, its scale floor and its rule."""
+    return {
+        "tol": TOL,
+        "sensitivity_tol": SENSITIVITY_TOL,
+        "bootstrap_min": BOOTSTRAP_MIN,
+        "claims": [
+            {
+                "id": c.id,
+                "source_hardware": c.source_hardware,
+                "depends_on": HARDWARE[c.hardware],
+                "scale": c.scale,
+                "rule": c.rule,
+            }
+            for c in claims
+        ],
+    }
 
 
-def verdict_counts(table: pd.DataFrame, order=None) -> str:
-    """'n1 verdict1, n2 verdict2, ...' (verdicts in ``order``, default most frequent first)."""
+def verdict_facts(table: pd.DataFrame, order=None) -> dict:
+    """How many claims each verdict has (template ``ledger_verdicts``): ``counts``, (verdict, n) in ``order``
+    (default most frequent first), and ``n_claims``."""
     counts = table.verdict.value_counts()
-    return ", ".join(f"{counts[v]} {v}" for v in (order or counts.index) if v in counts)
-
-
-def summary(table: pd.DataFrame, order=None) -> str:
-    """'N claims: n1 verdict1, n2 verdict2, ...'."""
-    return f"{len(table)} claims: {verdict_counts(table, order)}."
+    return {"n_claims": len(table), "counts": [(v, int(counts[v])) for v in (order or counts.index) if v in counts]}
 
 
 def styled(table: pd.DataFrame):

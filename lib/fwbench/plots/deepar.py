@@ -10,8 +10,15 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from ..analysis import arm_order
-from ..analysis.deepar import STUDY, ratio_table, reference_arms, runtime_table, window_ratio_table, window_trend
-from ..analysis.deepar_gap import breakdown_table
+from ..analysis.deepar import (
+    STUDY,
+    breakdown_table,
+    ratio_table,
+    reference_arms,
+    runtime_table,
+    window_ratio_table,
+    window_trend,
+)
 from ..published.deepar2024 import post_ratio
 from . import NothingToDraw, arm_style, legend_outside, wrap
 

@@ -1,4 +1,4 @@
-"""How threads and a busy machine move each framework's DeepAR cost per batch (the contention part, issue 24)."""
+"""How threads and a busy machine move each framework's DeepAR cost per batch (the contention part)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.deepar import STUDY, reference_arms
-from ..analysis.deepar_post import sides
+from ..analysis.deepar_prediction import sides
 from ..studies import get_framework, get_study
 from . import NothingToDraw, arm_style, legend_outside
 

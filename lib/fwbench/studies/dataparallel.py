@@ -84,7 +84,7 @@ PROFILES = {
         "sync_warmup": 2,
         "sync_repeats": 10,
     },
-    # issue 26: 5 independent trials per arm and world size (the CI of C2's analogue is over them); the sweep
+    # 5 independent trials per arm and world size (the CI of C2's analogue is over them); the sweep
     # brackets the model's own gradient (2.2M values, between 2^21 and 2^22)
     "paper": {
         **_COMMON,

@@ -23,20 +23,20 @@ time outside the epochs), ``epochs_run``, ``predictor_hybridized`` (1/0, MXNet a
 ``train_cpus_busy`` (the trial process's CPU time in training, and over the training wall time), ``burners``,
 ``burner_cpu_s``, ``burner_wall_s``, ``burner_cpu_frac`` (the background load; zero without one).
 
-Where B's ratio comes from (issue 14): ``variants_part`` (``{"datasets", "seeds", "threads"}``, or False) adds, per
+Where B's ratio comes from: ``variants_part`` (``{"datasets", "seeds", "threads"}``, or False) adds, per
 dataset x seed x arm, a trial at ``threads`` threads (oneDNN on; part ``threads``) and one at the profile's
 threads with oneDNN off in both frameworks (part ``onednn``): PyTorch ``torch.backends.mkldnn.flags`` around
 training and forecasting, MXNet ``MXNET_MKLDNN_ENABLED=0`` and ``MXNET_USE_MKLDNN_RNN=0`` before ``import mxnet``.
 Every config says its ``part`` and ``onednn``; the main part's trials are what B, the MASE check and the runtime
-tables read (``analysis.deepar.load_trials``), the other parts only ``analysis.deepar_variants``.
+tables read (``analysis.deepar.load_trials``), the other parts only ``analysis.deepar_conditions``.
 
-Per-batch training cost over the post's datasets (issue 24): ``coverage_part`` (``{"datasets", "seeds",
+Per-batch training cost over the post's datasets: ``coverage_part`` (``{"datasets", "seeds",
 "epochs"}``, or False) adds, per dataset x seed x core arm, a trial of ``epochs`` epochs of the protocol's 50
 batches at the profile's threads that trains and does not forecast (``forecast`` False in its config; part
 ``coverage``): what each framework costs per batch on every staged dataset of the post's list
 (``COVERAGE_DATASETS``), read by ``analysis.deepar_coverage`` only.
 
-Threads and a busy machine (issue 24): ``contention_part`` (``{"datasets", "seeds", "epochs", "threads",
+Threads and a busy machine: ``contention_part`` (``{"datasets", "seeds", "epochs", "threads",
 "loaded_threads"}``, or False) adds, per dataset x seed x core arm, a training-only trial (as the coverage part's)
 at each of ``threads`` threads with the machine otherwise idle, and at each of ``loaded_threads`` threads with a
 controlled background load (``background_load`` 1 in the config: one busy-loop process pinned to one CPU,
@@ -45,18 +45,19 @@ purpose. These trials measure contention: they are read by ``analysis.deepar_con
 another part's trials. Every trial records the CPUs its training kept busy (``train_cpus_busy``: its process CPU
 time over the training wall time) and, under a load, what the burner got (``burner_cpu_frac``).
 
-The post's own conditions: ``post_conditions_part`` (``{"datasets", "seeds", "epochs", "trials_at_once"}``, or
-False) adds, per k of ``trials_at_once``, dataset x core arm x seed, a training-only trial (as the coverage part's)
+The post's own conditions: ``post_conditions_part`` (``{"datasets", "seeds", "epochs", "trials_at_once",
+"crowded_datasets"}``, or False) adds, per k of ``trials_at_once``, dataset (above 2 at once: of
+``crowded_datasets`` only) x core arm x seed, a training-only trial (as the coverage part's)
 with no thread setting (``threads`` None: the thread variables are unset and PyTorch is not told; each library
 chooses, and the trial records what it chose: ``omp_max_threads``, ``process_threads``) and ``trials_at_once`` k in
 its config, as part ``post_conditions``. A trial of k runs only in a run that puts k trials on a host at once (the
 Dask runner's ``--trials-per-host k``; k = 1 the local runner), which records ``trials_sharing_host``. Its trials
-are read by the post comparison's conditions only (``analysis.deepar_post``), never beside another part's.
+are read by the post comparison's conditions only (``analysis.deepar_prediction``), never beside another part's.
 
-The post's library versions (issue 23): ``versions_part`` (``{"env": NAME}``, or False) runs the main part's
+The post's library versions: ``versions_part`` (``{"env": NAME}``, or False) runs the main part's
 configs (same datasets, seeds, threads, arms) again in the declared environment NAME (``gluonts-0.13``: the post's
 gluonts 0.13.3; ``fwbench.environments``), as part ``versions``; its configs name the environment (and its lock
-hash), so they are trials of their own, compared only with each other (``analysis.deepar_variants``).
+hash), so they are trials of their own, compared only with each other (``analysis.deepar_conditions``).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ QUICK_DATASETS = ["m1_yearly", "m1_quarterly", "cif_2016", "covid_deaths"]
 GAP_DATASETS = ["m1_yearly", "cif_2016", "nn5_weekly"]
 PAPER_DATASETS = ["m1_yearly", "cif_2016", "m1_monthly", "tourism_monthly", "electricity_weekly"]
 # Every dataset of the post's list staged in the shared data (original or rebuilt; MANIFEST.csv), for the coverage
-# part (issue 24). Declared, not discovered, so a plan does not depend on the machine; a test holds it against the
+# part. Declared, not discovered, so a plan does not depend on the machine; a test holds it against the
 # manifest. Windows (context + prediction) 6 to 258 steps.
 COVERAGE_DATASETS = [
     "m1_yearly", "m1_quarterly", "m1_monthly", "m3_yearly", "m3_quarterly", "m3_monthly", "m4_weekly", "m4_hourly",
@@ -126,6 +127,9 @@ POST_CONDITIONS_PART = {
     "seeds": [42, 43, 44, 45],
     "epochs": 3,
     "trials_at_once": [1, 2, 4],
+    # runs at once above 2 train these only: with default threads PyTorch took 5-27x its time alone at 2 at once
+    # (its OpenMP pool spins on an oversubscribed host), so 4 at once on every dataset would take hours
+    "crowded_datasets": ["m1_yearly", "tourism_monthly"],
 }
 
 CONTENTION_PART = {
@@ -148,7 +152,7 @@ PROFILES = {
         "breakdown": False,
         "versions_part": {"env": "gluonts-0.13"},
     },
-    # under 2 minutes on 2 cores (issue 22 measured 116 s with five datasets): four small datasets, each showing
+    # under 2 minutes on 2 cores (measured: 116 s with five datasets): four small datasets, each showing
     # something (yearly original, quarterly rebuilt, cif_2016 with its per-series horizons, covid_deaths with its
     # zero-scale series; windows 8, 13, 27, 39: the window figure needs three), two short epochs, one seed, with
     # the time breakdown. tourism_monthly (window 39 too) is left to `paper`; mxnet-hybrid-full to `gap`: it
@@ -174,7 +178,7 @@ PROFILES = {
         "threads": 2,
         "breakdown": True,
     },
-    # the papers' scale on one machine (issue 14): the protocol's 100 epochs x 50 batches, 2 seeds, both core arms,
+    # the papers' scale on one machine: the protocol's 100 epochs x 50 batches, 2 seeds, both core arms,
     # on every dataset of the Monash paper's DeepAR MASE reference that is staged from an original file (unrolled
     # windows 8, 27, 33, 39 and 73 steps: short to long), so accuracy is checked against a published number and
     # B's ratio is seen against the window length; forecasting timed too
@@ -188,12 +192,12 @@ PROFILES = {
         "threads": 2,
         "breakdown": False,
         "variants_part": {"datasets": ["m1_yearly", "tourism_monthly"], "seeds": [42], "threads": 1},
-        # the main part again under the post's gluonts 0.13.3 (issue 23): the paper run's next piece, 20 trials
+        # the main part again under the post's gluonts 0.13.3: the paper run's next piece, 20 trials
         "versions_part": {"env": "gluonts-0.13"},
-        # per-batch training cost on every staged dataset of the post's list (issue 24): 4 epochs of 50 batches
+        # per-batch training cost on every staged dataset of the post's list: 4 epochs of 50 batches
         # (the first excluded), no forecasting, 2 seeds, both core arms
         "coverage_part": {"datasets": COVERAGE_DATASETS, "seeds": [42, 43], "epochs": 4},
-        # threads and a busy machine (issue 24): 1 and 2 threads, oversubscribed 4 and 8, and 2 threads beside one
+        # threads and a busy machine: 1 and 2 threads, oversubscribed 4 and 8, and 2 threads beside one
         # burner, on the variants part's short and middle window, 3 seeds, 3 epochs of 50 batches, training only
         "contention_part": CONTENTION_PART,
         # the post's conditions: 1, 2 and 4 runs at once, no thread setting (runs at once need the Dask runner's
@@ -245,6 +249,7 @@ OPTIONS = {
         seeds=opt.list_of(opt.int_range(0, 2**31 - 1)),
         epochs=opt.int_range(2, 10000),
         trials_at_once=opt.list_of(opt.int_range(1, 64)),
+        crowded_datasets=_datasets,
     ),
 }
 
@@ -257,6 +262,9 @@ def prepare(options: dict) -> dict:
     options.setdefault("post_conditions_part", False)
     post = options["post_conditions_part"]
     if post:
+        stray = sorted(set(post["crowded_datasets"]) - set(post["datasets"]))
+        if stray:
+            raise FwbenchError(f"post_conditions_part.crowded_datasets {stray} are not among its datasets")
         short = [k for k in post["trials_at_once"] if len(post["seeds"]) % k]
         if short:
             raise FwbenchError(
@@ -380,17 +388,19 @@ def grid(options: dict) -> list[dict]:
 
 
 def post_condition_configs(post: dict, configs_of) -> list[dict]:
-    """The post's conditions: for each k of ``trials_at_once``, every dataset x arm as groups of k seeds back to
-    back, so the k trials a Dask worker with k slots takes at once are one dataset and one framework (alike in
-    length: they start and end together). Decision: runs at once are of one framework, as the post ran each
-    version on its own ("a weekend to run the MXNet version"). No thread setting (``threads`` None): each
-    framework chooses its own, and the trial records what it chose. The groups' order is seeded and random."""
+    """The post's conditions: for each k of ``trials_at_once``, every dataset x arm (above 2 at once, those of
+    ``crowded_datasets`` only) as groups of k seeds back to back, so the k trials a Dask worker with k slots takes
+    at once are one dataset and one framework (alike in length: they start and end together). Decision: runs at once
+    are of one framework, as the post ran each version on its own ("a weekend to run the MXNet version"). No thread
+    setting (``threads`` None): each framework chooses its own, and the trial records what it chose. The groups'
+    order is seeded and random."""
     out = []
     for k in post["trials_at_once"]:
         groups = [
             post["seeds"][i : i + k] for i in range(0, len(post["seeds"]), k)
         ]  # seeds 42-45 at k=2: (42, 43), (44, 45)
-        units = [(tuple(seeds), name) for seeds in groups for name in post["datasets"]]
+        names = post["datasets"] if k <= 2 else [d for d in post["datasets"] if d in post["crowded_datasets"]]
+        units = [(tuple(seeds), name) for seeds in groups for name in names]
         for seeds, name in random.Random(f"post_conditions:{k}").sample(units, len(units)):
             by_arm: dict[str, list[dict]] = {}
             for c in configs_of([name], list(seeds), "post_conditions", None, True, post["epochs"]):
@@ -430,5 +440,6 @@ STUDY = register(
         reference={"torch": "torch-eager", "mxnet": "mxnet-hybrid-partial"},
         code=("fwbench.forecast", "fwbench.data.monash", "fwbench.measure", "fwbench.background_load"),
         figure_prefix="deepar_",
+        piece_parts=("post_conditions",),
     )
 )

@@ -16,16 +16,16 @@ from .registry import Arm, Study, register
 ARM_TABLE = (
     Arm("torch-eager", "torch", "fwbench.vision.torch", "eager", "PyTorch (torch.matmul)", "#1f77b4"),
     Arm("mxnet-imperative", "mxnet", "fwbench.vision.mxnet", "imperative", "MXNet (mx.nd.dot)", "#d62728"),
-    # beyond the sources (issue 25): JAX in its own environment (numpy 2)
+    # beyond the sources: JAX in its own environment (numpy 2)
     Arm("jax-jit", "jax", "fwbench.vision.jax", "jit", "JAX (jitted jnp.matmul)", "#e377c2", env="jax"),
 )
 ARMS = tuple(a.name for a in ARM_TABLE)
 
 PROFILES = {
     "smoke": {"arms": list(ARMS), "sizes": [256], "threads": [1], "warmup": 1, "repeats": 3, "device": "cpu"},
-    # one size (the larger: nearer the peak) for the default run's budget (issue 22)
+    # one size (the larger: nearer the peak) for the default run's budget
     "quick": {"arms": list(ARMS), "sizes": [2048], "threads": [1, 2], "warmup": 2, "repeats": 5, "device": "cpu"},
-    # issue 14's paper profile: context for the other studies (no claim of the posts rests on it), two sizes
+    # the paper profile: context for the other studies (no claim of the posts rests on it), two sizes
     "paper": {"arms": list(ARMS), "sizes": [1024, 2048], "threads": [1, 2], "warmup": 2, "repeats": 5, "device": "cpu"},
     "full": {
         "arms": list(ARMS),

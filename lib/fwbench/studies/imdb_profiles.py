@@ -21,7 +21,7 @@ ARM_TABLE = (
     Arm("torch-compile", "torch", _TORCH, "compiled", "PyTorch (torch.compile)", "#9467bd"),
     # claim A9 as stated: the whole model, gluon.rnn.LSTM included, hybridized
     Arm("mxnet-hybrid-full", "mxnet", _MXNET, "hybrid-full", "MXNet (whole model hybridized)", "#8c564b"),
-    # beyond the sources (issue 25): JAX, what a reader leaving MXNet would weigh today; its own environment
+    # beyond the sources: JAX, what a reader leaving MXNet would weigh today; its own environment
     # (current jax, flax and optax need numpy 2)
     Arm("jax-jit", "jax", _JAX, "jit", "JAX (Flax module, optax Adam, jit-compiled step)", "#e377c2", env="jax"),
 )
@@ -64,7 +64,7 @@ PROFILES = {
         "n_test": 64,
         "scaling": {"seq_lens": [50], "threads": [1], "batch_size": 32, "epochs": 2, "n_train": 64},
     },
-    # minutes, `make reproduce`'s default, sized to feed every table, figure and ledger row in issue 22's 10 min:
+    # minutes, `make reproduce`'s default, sized to feed every table, figure and ledger row in the default run's 10 min:
     # batch 256 (A8's setting), 2 repeat blocks (the least a CI needs), 3 one-batch epochs (2 timed), per-epoch
     # workers only; the oneDNN part shares its "on" trials with main (30 trials; the earlier 41 took 771 s)
     "quick": {
@@ -80,7 +80,7 @@ PROFILES = {
         "onednn_part": {"batch_size": 256, "epochs": 3, "n_train": 256},
         "scaling": {"seq_lens": [125, 500], "threads": [2], "batch_size": 64, "epochs": 2, "n_train": 128},
     },
-    # issue 14: every CPU-testable claim above its floor on one machine (README "The paper profile"): 3 epochs
+    # every CPU-testable claim above its floor on one machine (README "The paper profile"): 3 epochs
     # of 20 batches (2 timed) at batch 32 / 128 / 512 (1024 would cost as much again as the rest), 0 and 2
     # workers (4 workers on 2 cores measures contention, not the loader), adaptive repeat blocks (4 at least:
     # one chooses the best setting, three judge it; up to 6 while a ratio's CI is wider than +-3 %), the oneDNN
@@ -98,7 +98,7 @@ PROFILES = {
         "n_test": 512,
         "adaptive": {"min_blocks": 4, "max_blocks": 6, "target": 0.03},
         "onednn_part": {"batch_size": 128, "epochs": 3, "n_train": 2560},
-        # Seeds per arm (issue 25: A8 was inconclusive at 2; the goal is 5 for every arm). The plan lists the seeds
+        # Seeds per arm (A8 was inconclusive at 2; the goal is 5 for every arm). The plan lists the seeds
         # each arm has stored or in flight, so a run that resumes never leaves the headline on a partial plan; now
         # every arm has its 5.
         # An accuracy is not a timing, so seeds 45 and 46 run two trials at once (a local Dask worker,
@@ -112,7 +112,7 @@ PROFILES = {
             "arms": [*CORE_ARMS, "jax-jit"],
         },
         "init": "keras",
-        # issue 25: JAX beside the reference arms, all three in each of 3 blocks. 0 workers only: JAX has no
+        # JAX beside the reference arms, all three in each of 3 blocks. 0 workers only: JAX has no
         # DataLoader processes (its loader threads slice in-memory arrays), so a 2-worker setting would time other
         # machinery under the same name (and 2 workers on 2 cores time contention). Batch 32 and 128: on the boot
         # that ran it, batch 512 cost 3x the two others together (docs/paper-profile.md)

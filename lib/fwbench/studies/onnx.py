@@ -70,7 +70,7 @@ PROFILES = {
         "threads": 2,
         "opset": 17,
     },
-    # issue 14's paper profile: A10 asks whether the model crosses (each step works or fails), not how fast, so
+    # the paper profile: A10 asks whether the model crosses (each step works or fails), not how fast, so
     # quick's scale already answers it
     "paper": {
         "steps": list(STEPS),

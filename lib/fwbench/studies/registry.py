@@ -112,6 +112,10 @@ class Study:
     seeds of an accuracy part): the adaptive rule runs every planned block of their settings, whatever their
     timings say.
 
+    ``piece_parts``: the grid parts measured as pieces per CPU model (``--set cpu=this``), never on the unnamed
+    plan alone: a profile's run is complete without them (``paper_progress``), and each CPU's piece is read as its
+    own condition.
+
     ``slots(config) -> int``: how many executor slots (Dask worker threads on one host) a trial occupies; 1 unless
     a trial starts a group of processes itself (the data-parallel study: its world size)."""
 
@@ -136,6 +140,7 @@ class Study:
     adaptive_pairs: tuple | None = None
     adaptive_metric: Callable[[dict], float] | None = None
     fixed_block_parts: tuple = ()
+    piece_parts: tuple = ()
     slots: Callable[[dict], int] = _one_slot
 
     def __post_init__(self):

@@ -35,7 +35,7 @@ ARM_TABLE = (
     Arm("torch-compile", "torch", _TORCH, "compile", "PyTorch (torch.compile, Inductor)", "#17becf"),
     Arm("mxnet-imperative", "mxnet", _MXNET, "imperative", "MXNet Gluon (imperative)", "#d62728"),
     Arm("mxnet-hybrid-full", "mxnet", _MXNET, "hybrid-full", "MXNet (hybridized)", "#ff7f0e"),
-    # beyond the sources (issue 25): JAX, every call jit-compiled, in its own environment (numpy 2)
+    # beyond the sources: JAX, every call jit-compiled, in its own environment (numpy 2)
     Arm("jax-jit", "jax", "fwbench.vision.jax", "jit", "JAX (Flax, jit-compiled forward pass)", "#e377c2", env="jax"),
 )
 ARMS = tuple(a.name for a in ARM_TABLE)
@@ -53,7 +53,7 @@ PROFILES = {
         "threads": 2,
         "device": "cpu",
         "blocks": 1,
-        # the JAX arm (issue 25): compiled by nature, so in the compiled part (oneDNN on only: XLA has none)
+        # the JAX arm: compiled by nature, so in the compiled part (oneDNN on only: XLA has none)
         "compiled": {"arms": ["jax-jit"], "batch_sizes": [1], "image_size": 32, "blocks": 1},
         "beside": None,
         "adaptive": False,
@@ -63,7 +63,7 @@ PROFILES = {
     # plus the compiled part at 112x112: eager, TorchScript and torch.compile at batch 1, oneDNN on, one block. At
     # 224x224 that part took 5.6 min on the shared 2-core host (each cold torch.compile is 35-55 s), over the quick
     # budget; 112x112 keeps every layer and the whole graph, at a quarter of the FLOPs. Batch 8 (3 trials, one more
-    # cold compile) and a third block are left to `paper` (issue 22's 10-minute budget).
+    # cold compile) and a third block are left to `paper` (10-minute budget).
     "quick": {
         "arms": ["torch-eager", "mxnet-imperative"],
         "batch_sizes": [1],
@@ -78,8 +78,9 @@ PROFILES = {
         "beside": None,
         "adaptive": False,
     },
-    # issue 14 (~25 min here): C1's setting and batch 8, oneDNN on and off (C3), 3 to 5 adaptive blocks while the
-    # PyTorch / MXNet latency CI is wider than +-3 %; the compiled part (C4) at 224x224, batch 1 and 8, 3 blocks
+    # the paper profile (~25 min here): C1's setting and batch 8, oneDNN on and off (C3), 3 to 5 adaptive blocks
+    # while the PyTorch / MXNet latency CI is wider than +-3 %; the compiled part (C4) at 224x224, batch 1 and 8,
+    # 3 blocks
     "paper": {
         "arms": ["torch-eager", "mxnet-imperative"],
         "batch_sizes": [1, 8],
@@ -90,7 +91,7 @@ PROFILES = {
         "threads": 2,
         "device": "cpu",
         "blocks": 3,
-        # with JAX's jitted forward pass beside them (issue 25; it enters no claim of the sources)
+        # with JAX's jitted forward pass beside them (it enters no claim of the sources)
         "compiled": {"arms": TORCH_COMPILED + ["jax-jit"], "batch_sizes": [1, 8], "image_size": 224, "blocks": 3},
         "adaptive": {"min_blocks": 3, "max_blocks": 5, "target": 0.03},
         # JAX beside the eager reference arms, its own trials in the same blocks on one machine (the compiled

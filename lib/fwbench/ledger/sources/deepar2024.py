@@ -5,10 +5,10 @@ part (the same datasets x seeds under the post's gluonts 0.13.3, ``studies.deepa
 explain part of the gap to the post, so its total ratio is a context part of B, shown beside the judged one: it
 does not split B's confidence between two tests of one claim.
 
-Decision (coverage, issue 24): B is a total over the post's datasets, so its first judged part is the subset total
+Decision (coverage): B is a total over the post's datasets, so its first judged part is the subset total
 over every dataset of the post's list staged here, from the coverage part's per-batch costs at the protocol's
-scale, weighted as the post summed them (``analysis.deepar_post.weighted_total``); the main part's full-scale total
-over its 5 datasets is the second judged part (it is also what shows the coverage costs predict full-scale trials:
+scale, weighted as the post summed them (``analysis.deepar_prediction.weighted_total``); the main part's full-scale
+total over its 5 datasets is the second judged part (it is also what shows the coverage costs predict full-scale trials:
 ``analysis.deepar_coverage``). Both are judged, Bonferroni-corrected together. The whole list's estimate, with the
 datasets not staged here from the window line, is context beside them, never in their place.
 
@@ -23,7 +23,7 @@ import math
 
 import pandas as pd
 
-from ...analysis.deepar_post import archive_estimate, comparison, weighted_total
+from ...analysis.deepar_prediction import archive_estimate, comparison, weighted_total
 from ...data import monash
 from ...published.deepar2024 import CLAIMED_SPEEDUP, CONDITIONS, HARDWARE, N_DATASETS, SOURCE, TOTAL_TRAIN_S
 from .. import floors

@@ -79,9 +79,9 @@ def eval_c2(d: Data) -> list[Part]:
     """C2's mechanism on this machine (study ``dataparallel``): per world size, the time of a data-parallel
     training step PyTorch DDP / MXNet dist_sync (above 1: MXNet faster, the claim's direction; the claimed ratio
     is the band), and the sync alone at the size nearest the model's gradient. On a CPU the judge shows these
-    as a labelled analogue, never a verdict: the claim is about 8 GPUs. (Before issue 26 C2 read hypothetical
-    8-GPU VGG16 training rows that no study makes; that path is gone: a GPU run of the data-parallel study would
-    be the way to judge C2, and the study declares only the CPU.)"""
+    as a labelled analogue, never a verdict: the claim is about 8 GPUs. (Before the data-parallel study C2 read
+    hypothetical 8-GPU VGG16 training rows that no study makes; that path is gone: a GPU run of the data-parallel
+    study would be the way to judge C2, and the study declares only the CPU.)"""
     f = d.dataparallel
     if f.empty:  # never judged here either way: no study trains on GPUs
         return [

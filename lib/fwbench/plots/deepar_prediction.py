@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.deepar import STUDY, reference_arms
-from ..analysis.deepar_post import sides
+from ..analysis.deepar_prediction import sides
+from ..published.deepar2024 import CHART_GIVEN, CLAIMED_SPEEDUP
 from ..studies import get_framework, get_study
 from . import NothingToDraw, arm_style, legend_outside
 
@@ -60,6 +61,41 @@ def prediction_figure(merged: pd.DataFrame):
     ax.set_xlabel("the post's total training seconds per dataset (read off its chart, 5 seeds x 100 x 50)")
     ax.set_ylabel("predicted from this CPU's per-batch cost (s)")
     legend_outside(ax, title="framework")
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    return fig
+
+
+def conditions_figure(post: dict, published: pd.DataFrame):
+    """MXNet / PyTorch per dataset against the window (log x): the post's ratios on the chart's given datasets
+    (black), each measured condition's prediction over the post's whole list (the chosen one bold); a dataset whose
+    chart value this study was given is a filled marker, one it was not (predicted only) a hollow one."""
+    tables = post["tables"]
+    if not tables:
+        raise NothingToDraw("no condition of the post's runs is measured yet (the coverage part has not run).")
+    given = set(CHART_GIVEN)
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    shown = published[published.dataset.isin(given)]
+    ax.scatter(shown.context_length + shown.prediction_length, shown.post_mxnet_s / shown.post_pytorch_s,
+               color="black", marker="*", s=70, zorder=5, label="the post's chart (given datasets)")  # fmt: skip
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (key, table) in enumerate(sorted(tables.items())):
+        t = table.sort_values("window", kind="stable")
+        chosen = key == post["chosen"]
+        color = colors[i % len(colors)]
+        label = post["conditions"][key].label + (" (chosen)" if chosen else "")
+        ax.plot(t.window, t.predicted_post_ratio, color=color, lw=2.5 if chosen else 0.8, alpha=1 if chosen else 0.6,
+                label=label)  # fmt: skip
+        on_chart = t.dataset.isin(given)
+        ax.scatter(t.window[on_chart], t.predicted_post_ratio[on_chart], color=color, s=18 if chosen else 8)
+        ax.scatter(t.window[~on_chart], t.predicted_post_ratio[~on_chart], facecolor="white", edgecolor=color,
+                   s=18 if chosen else 8)  # fmt: skip
+    ax.axhline(CLAIMED_SPEEDUP, color="grey", ls="--", lw=1, label=f"the post's claim, {CLAIMED_SPEEDUP:g}")
+    ax.set_xscale("log")
+    ax.set_xlabel("window (context + prediction steps, log scale)")
+    ax.set_ylabel("MXNet / PyTorch training time per dataset")
+    ax.set_title("filled: datasets whose chart value was given; hollow: predicted only", fontsize=9)
+    legend_outside(ax, title="condition")
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     return fig

@@ -1,12 +1,13 @@
 """The post's first screen as a reader sees it: index.html in headless Chromium at 1280 x 800, as a screenshot and
 as the positions of the answer's parts on it.
 
-    python -m fwbench.first_screen reports/index.html --png docs/first-screen.png
+    .venv/bin/python tools/first_screen.py reports/index.html --png docs/first-screen.png
 
 The first screen must state the answer (the speed list), the hardware (the sentence that opens the answer) and
 the limitations (the "Limits:" paragraph): ``MUST_SHOW`` names the text each begins with, ``layout`` measures
 where each block ends in the browser, and ``problems`` lists those that end below the fold. Chromium is Debian's
-(``make browser``); the page loads from file:// with no network.
+(``make browser``); the page loads from file:// with no network. A tool of the repository (``make first-screen``),
+not part of the package ``fwbench``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import FwbenchError
+from fwbench.errors import FwbenchError
 
 VIEWPORT = (1280, 800)
 # what the first screen must show -> the text its block starts with (in the post's #answer section)
@@ -135,7 +136,7 @@ def problems(found: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fwbench.first_screen", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tools/first_screen.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("index", help="the post's index.html")
     parser.add_argument("--png", default=None, help="write the screenshot here (e.g. docs/first-screen.png)")
     args = parser.parse_args(argv)
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {screenshot(index, Path(args.png))}")
         found = layout(index)
     except FwbenchError as exc:
-        print(f"fwbench.first_screen: error: {exc}", file=sys.stderr)
+        print(f"first_screen: error: {exc}", file=sys.stderr)
         return 2
     lines = problems(found)
     for name, bottom in found.items():
@@ -156,4 +157,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -8,8 +8,9 @@ import re
 import pytest
 from test_ledger import MX, PT, _template, add_imdb, add_other
 
+from fwbench import prose
+from fwbench.analysis import framework_comparison, imdb_jax
 from fwbench.analysis import imdb as imdb_analysis
-from fwbench.analysis import imdb_beside, leaving_mxnet
 from fwbench.analysis.convergence import accuracy_bar_table
 from fwbench.analysis.vgg16 import vgg16_latencies
 from fwbench.store import ResultsStore
@@ -47,14 +48,14 @@ def test_the_beside_table_sets_jax_against_each_reference_on_the_beside_trials_o
     frame = imdb_analysis.load_sweep(None, store=store)
     assert frame.attrs["machine_dropped_trials"] == 0  # the beside trials are their own machine cell
     assert set(frame.loc[frame.part == "main", "arm"]) == {PT, MX}
-    table = imdb_beside.beside_table(frame)
+    table = imdb_jax.beside_table(frame)
     assert len(table) == 4 and set(table.arm) == {JAX}
     for r in table.itertuples():
         expected = TIMES[JAX] / TIMES[r.reference]
         assert r.ratio == pytest.approx(expected, rel=0.02)
         assert r.ci_low < r.ratio < r.ci_high and r.ci_high / r.ci_low < 1.1
         assert r.n_arm == r.n_reference == len(BLOCKS)
-    md = imdb_beside.beside_markdown(frame)
+    md = prose.imdb_beside(frame)
     assert md.count("data-q=") == 4 and "JAX" in md
 
 
@@ -115,18 +116,25 @@ def test_the_leaving_section_reads_the_beside_parts_and_says_deepar_has_no_jax(t
     plant_beside(store)
     for arm, latency in (("torch-eager", 0.030), ("mxnet-imperative", 0.020), (JAX, 0.040)):
         plant_vgg(store, arm, latency, beside=True)
-    rows = leaving_mxnet.compute(None, store)["rows"]
-    epoch = rows["IMDB epoch time / MXNet's (all batch sizes)"]
+    facts = framework_comparison.facts(None, store)
+    rows = {(r["kind"], r["key"]): r for r in facts["rows"]}
+    epoch = rows[("imdb_ratio", None)]["values"]
     assert epoch["jax"].value == pytest.approx(TIMES[JAX] / TIMES[MX], rel=0.02)
     assert epoch["torch"].value == pytest.approx(TIMES[PT] / TIMES[MX], rel=0.02)
     assert epoch["jax"].has_ci and "mxnet" not in epoch
-    latency = rows["VGG16 latency / MXNet's (all batch sizes)"]
+    latency = rows[("vgg_ratio", None)]["values"]
     assert latency["jax"].value == pytest.approx(2.0, rel=0.02) and latency["torch"].value == pytest.approx(
         1.5, rel=0.02
     )
-    assert rows["VGG16 compile, first call (s)"] == {"jax": "2.5", "torch": "0 (eager)", "mxnet": "0 (eager)"}
-    assert rows["Backend code lines: forecast/"]["jax"] == "none"  # GluonTS has no JAX DeepAR: none written
-    md = leaving_mxnet.markdown(None, store)
+    compile_s = rows[("vgg_compile", None)]
+    assert compile_s["values"] == pytest.approx({"jax": 2.5, "torch": 0.0, "mxnet": 0.0}, abs=0.05)  # 2.5 at 0.1 s
+    assert compile_s["eager"] == ["mxnet", "torch"]
+    assert rows[("code_lines", "forecast")]["values"]["jax"] == 0  # GluonTS has no JAX DeepAR: none written
+    md = prose.framework_comparison_section(None, store)
+    cells = {"jax": "2.5", "torch": "0 (eager)", "mxnet": "0 (eager)"}
+    assert "| VGG16 compile, first call (s) | " + " | ".join(cells[fw] for fw in facts["frameworks"]) + " |" in md
+    forecast = next(line for line in md.splitlines() if line.startswith("| Backend code lines: forecast/ |"))
+    assert forecast.split(" | ")[1 + facts["frameworks"].index("jax")].strip(" |") == "none"
     assert "DeepAR has no JAX backend in GluonTS" in md and "1 (the reference)" in md
     assert re.search(r'data-q="leaving.imdb_epoch.jax" data-v="0\.5[0-9]+', md)
 
@@ -137,6 +145,6 @@ def test_code_lines_leave_out_blank_lines_comments_and_docstrings(tmp_path):
         '"""Module\ndocstring."""\n\n# a comment\nimport os  # why\n\n\ndef f(x):\n    """Doc."""\n'
         "    return (x +\n            1)\n"
     )
-    assert leaving_mxnet.code_lines(source) == 4  # import, def, and the two lines of the return
-    twins = leaving_mxnet.backend_lines()
+    assert framework_comparison.code_lines(source) == 4  # import, def, and the two lines of the return
+    twins = framework_comparison.backend_lines()
     assert set(twins.framework) == {"torch", "mxnet", "jax"} and (twins.lines > 0).sum() >= 11

@@ -1,5 +1,11 @@
-"""How long a declared environment takes to build from its lock, with uv and with pip (``fwbench time-envs``,
-``make time-envs``). The README's sentence on it is rendered from the record this writes (``render_phrase``).
+"""How long a declared environment takes to build from its lock, with uv and with pip (``make time-envs``).
+
+    .venv/bin/python tools/env_build_timing.py gluonts-0.13 [--tools uv,pip] [--record FILE]
+    .venv/bin/python tools/env_build_timing.py --pages      # only re-render the README's sentence from the record
+
+A tool of the repository, not part of the package ``fwbench``. The README's sentence on it (the block
+``env-build-time``) is rendered from the record this writes (``render_phrase``): a measurement with the default
+record refreshes it, and so does ``--pages`` (which ``make readme`` runs).
 
 One measurement of one environment and one tool:
 
@@ -23,16 +29,19 @@ import datetime as dt
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import environments
-from .errors import FwbenchError
-from .paths import REPO_ROOT
-from .provenance import OTHER_BUSY_LIMIT, MachineLoad, cpu_model
+from fwbench import environments
+from fwbench.errors import FwbenchError
+from fwbench.generated_blocks import write_block
+from fwbench.paths import REPO_ROOT
+from fwbench.provenance import OTHER_BUSY_LIMIT, MachineLoad, cpu_model
 
 RECORD = REPO_ROOT / "results" / "benchmarks" / "env-build.csv"
+README = REPO_ROOT / "README.md"  # the front page: the block is looked for there and on the docs/ pages beside it
 COLUMNS = [
     "date",
     "commit",
@@ -50,7 +59,7 @@ COLUMNS = [
 CACHE_VARIABLE = {"uv": "UV_CACHE_DIR", "pip": "PIP_CACHE_DIR"}
 DECLARATION_FILES = ("requirements.in", "requirements.lock", "constraints.txt", "overrides.txt")
 NOTE = (
-    "fwbench.env_build_timing: a copy of the declaration built by environments.build (venv, install --no-deps "
+    "tools/env_build_timing.py: a copy of the declaration built by environments.build (venv, install --no-deps "
     "from the lock, the check imports); cold = an empty download cache, warm = the same build again"
 )
 
@@ -178,13 +187,56 @@ def render_phrase(path: Path = RECORD, name: str = "gluonts-0.13") -> str:
     )
 
 
+# the generated blocks this tool writes (``make readme`` leaves them to ``--pages``): name -> render(record path)
+BLOCKS = {"env-build-time": render_phrase}  # README: building an environment from its lock
+
+
+def write_pages(record: Path | None = None, readme: Path | None = None) -> list[Path]:
+    """Render ``BLOCKS`` from ``record`` (default ``RECORD``, the committed one) onto the page beside ``readme``
+    (default ``README``) that holds each; returns the pages written."""
+    record, readme = Path(record or RECORD), Path(readme or README)
+    pages = []
+    for name, render in BLOCKS.items():
+        pages.append(write_block(name, render(record), readme))
+        print(f"time-envs: refreshed the {name} block in {pages[-1]}")
+    return pages
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", default="gluonts-0.13", help="the declared environment to time")
     parser.add_argument("--tools", default="uv,pip", help="comma-separated builders to time (uv, pip)")
     parser.add_argument("--record", default=None, help=f"the CSV to append to (default: {RECORD})")
+    parser.add_argument(
+        "--pages",
+        action="store_true",
+        help="measure nothing: only re-render the README's block from the committed record (make readme)",
+    )
 
 
 def run(args) -> int:
+    """Measure and record; with the default record, also refresh the README's ``env-build-time`` block."""
     rows = measure(args.name, tools=tuple(t for t in args.tools.split(",") if t))
     append_record(rows, Path(args.record) if args.record else RECORD)
+    if args.record is None:
+        write_pages()
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tools/env_build_timing.py", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    if args.pages and args.record:
+        parser.error("--pages renders the committed record; --record names where a measurement goes")
+    try:
+        if args.pages:
+            write_pages()
+            return 0
+        return run(args)
+    except FwbenchError as exc:
+        print(f"env_build_timing: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fwbench.analysis import deepar_post as post
+from fwbench.analysis import deepar_prediction as post
 from fwbench.data import monash
+from fwbench.pages import render_markdown
 from fwbench.stats import sum_of_means_ratio_ci
 from fwbench.studies import deepar as study
 
@@ -53,7 +54,7 @@ def test_the_weighted_total_sums_datasets_at_the_protocols_scale():
     assert total["n_datasets"] == 3 and total["mxnet_s"] == pytest.approx(mx)
     assert total["pytorch_s"] == pytest.approx(3 * (1.5 + 50.0)) and total["ratio"] == pytest.approx(mx / 154.5)
     assert total["ci_low"] == pytest.approx(total["ratio"])  # identical trials: no spread
-    text = post.weighted_total_markdown(total)
+    text = render_markdown("deepar_post_total", total=total, archive=None)
     assert f"MXNet / PyTorch {total['ratio']:.2f}" in text and "over the 3 datasets" in text
     one_side = post.weighted_total(rows[~((rows.dataset == "nn5_weekly") & (rows.arm == PT))])
     assert one_side["n_datasets"] == 2 and one_side["datasets"] == ["m1_monthly", "m1_yearly"]
@@ -88,7 +89,7 @@ def test_against_the_chart_says_which_framework_differs():
         1.0
     )
     assert np.isfinite(summary["post_ratio_vs_window"])
-    text = post.against_chart_markdown(merged)
+    text = render_markdown("deepar_chart", sentence_only=False, **post.chart_facts(merged))
     assert "a batch cost the post's machine 3.00x ours in MXNet and 1.00x in PyTorch" in text
 
 

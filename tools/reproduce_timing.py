@@ -1,7 +1,12 @@
-"""How long ``make reproduce`` takes, measured in a fresh clone (``fwbench time-reproduce``, ``make time-reproduce``).
+"""How long ``make reproduce`` takes, measured in a fresh clone (``make time-reproduce``).
 
-The durations the README and docs/benchmarks.md state for ``make reproduce`` are rendered from the records this
-writes (``readme_timings.render_reproduce_timings`` and ``render_reproduce_phrase``), never typed in.
+    .venv/bin/python tools/reproduce_timing.py --profile quick [--cold-only] [--build-venv] [--record FILE]
+    .venv/bin/python tools/reproduce_timing.py --pages      # only re-render the blocks from the committed record
+
+A tool of the repository, not part of the package ``fwbench``: it measures the repository itself. The durations
+the README and docs/benchmarks.md state for ``make reproduce`` are rendered from the records this writes
+(``render_reproduce_timings`` and ``render_reproduce_phrase`` below, the blocks ``BLOCKS`` names), never typed in:
+a measurement with the default record refreshes them, and so does ``--pages`` (which ``make readme`` runs).
 
 One measurement:
 
@@ -46,8 +51,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import FwbenchError
-from .paths import REPO_ROOT
+from fwbench.errors import FwbenchError
+from fwbench.generated_blocks import write_block
+from fwbench.paths import REPO_ROOT
+from fwbench.provenance import OTHER_BUSY_LIMIT, MachineLoad, cpu_model, this_cpu
 
 RECORD = REPO_ROOT / "results" / "benchmarks" / "reproduce.csv"
 FIELDS = (
@@ -76,7 +83,7 @@ FIELDS = (
 )
 OPTIONAL_FIELDS = ("cpu",)  # columns added after rows were recorded: read as empty, written on the next append
 _THREAD_PREFIXES = ("OMP_", "KMP_", "MKL_", "OPENBLAS_", "MXNET_CPU_", "GOMP_")
-# What the README promises for each run of a profile (issue 22: the default cold run within 10 minutes)
+# What the README promises for each run of a profile (the default cold run within 10 minutes)
 GOALS_S = {("quick", "cold"): 600, ("quick", "warm"): 60}
 
 
@@ -323,8 +330,6 @@ def measure(
 ) -> list[Record]:
     """Clone ``repo``'s HEAD, run ``make reproduce PROFILE=profile`` cold then warm, and return one ``Record``
     per run (the module docstring says what is fresh and what is reused)."""
-    from .provenance import MachineLoad, cpu_model, this_cpu
-
     repo = Path(repo).resolve()
     venv = repo / ".venv"
     if not build_venv and not (venv / ".installed").exists():
@@ -403,6 +408,180 @@ def measure(
     return records
 
 
+# -- the pages: how long `make reproduce` takes, from the recorded runs ------------------------------------------
+
+REPRODUCE_PROFILES = ("smoke", "quick")  # the profiles whose duration the README states from a record
+_RECORD_LINK = "results/benchmarks/reproduce.csv"  # relative to the repository root
+
+
+def _duration(seconds: float) -> str:
+    """``472.3`` -> ``"7 min 52 s"``, ``600`` -> ``"10 min"``; under a minute ``"41 s"``."""
+    whole = int(round(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    return f"{whole // 60} min" + (f" {whole % 60:02d} s" if whole % 60 else "")
+
+
+def _when(record) -> str:
+    return f"{record.date[:10]} at commit {record.commit[:10]}"
+
+
+def _how(record) -> str:
+    env = (
+        "`.venv` built inside the cold run (nothing installed beforehand)"
+        if record.venv == "built"
+        else "the existing `.venv` reused, not rebuilt"
+    )
+    return f"a fresh clone, a fresh results store and cache, {env}"
+
+
+def _host(record) -> str:
+    mem = f", {record.mem_gib:g} GiB" if record.mem_gib else ""
+    model = f" {record.cpu}" if record.cpu else ""
+    return f"{record.cpu_model or 'CPU not recorded'}{model} ({record.cores or '?'} cores{mem})"
+
+
+def _alone(record) -> str:
+    """What was running beside the run: the CPU share of other processes and the load averages."""
+    load = f"load average {record.load_before or '?'} before, {record.load_after or '?'} after (1/5/15 min)"
+    if record.other_cpu_pct is None:
+        return load
+    text = f"other processes used {record.other_cpu_pct:.1f} % of the CPUs during it; {load}"
+    if record.thread_env:
+        text += f"; thread variables {record.thread_env.replace(';', ', ')}"
+    if record.other_cpu_pct > 100 * OTHER_BUSY_LIMIT:
+        text = "**not alone on the machine**: " + text + "; this wall time overstates the run's own"
+    return text
+
+
+def _notebooks(record) -> str:
+    return ", ".join(f"{name} {seconds:.0f} s" for name, seconds in record.notebooks_s.items()) or "-"
+
+
+def _trials(record) -> str:
+    if record.trials_done is None:
+        return "-"
+    if record.run == "warm" and not record.trials_run:
+        return f"all {record.trials_done} reused"
+    return f"{record.trials_run} run" + (
+        f", {record.trials_done - record.trials_run} reused" if record.trials_done > (record.trials_run or 0) else ""
+    )
+
+
+def render_reproduce_timings(path=None) -> str:
+    """docs/benchmarks.md's table of `make reproduce` wall times: the latest measurement of each profile in the
+    record (``RECORD``), cold and warm, each notebook's papermill duration, the host and
+    what else ran; an honest sentence when nothing is recorded."""
+
+    records = read_records(path or RECORD)
+    profiles = list(dict.fromkeys([*REPRODUCE_PROFILES[::-1], *(r.profile for r in records)]))  # quick first
+    parts = []
+    for profile, cpu in ((p, c) for p in profiles for c in cpus_measured(records, p)):  # each CPU model's latest
+        runs = latest_measurement(records, profile, cpu)
+        if not runs:
+            continue
+        cold = runs["cold"]
+        rows = [
+            "| run | wall time | goal | trials | notebooks (papermill's durations) | the rest (make, the post) |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name, r in runs.items():
+            goal = GOALS_S.get((profile, name))
+            rest = r.wall_s - sum(r.notebooks_s.values())
+            rows.append(
+                f"| {name} | **{_duration(r.wall_s)}** ({r.wall_s:.0f} s) | "
+                f"{'<= ' + _duration(goal) if goal else '-'} | {_trials(r)} | {_notebooks(r)} | "
+                f"{_duration(rest) if r.notebooks_s and rest >= 0 else '-'} |"
+            )
+        dirty = (
+            " The checkout had uncommitted changes; they were not measured (the clone is of the commit)."
+            if cold.source_dirty
+            else ""
+        )
+        parts.append(
+            f"**`make reproduce PROFILE={profile}`**, measured by `make time-reproduce PROFILE={profile}` on "
+            f"{_when(cold)}: {_how(cold)}; on {_host(cold)}. Cold run: {_alone(cold)}."
+            + (f" Warm run: {_alone(runs['warm'])}." if "warm" in runs else " No warm run is recorded.")
+            + dirty
+            + "\n\n"
+            + "\n".join(rows)
+        )
+    if not parts:
+        return (
+            f"No run of `make reproduce` is recorded yet in [`{_RECORD_LINK}`](../{_RECORD_LINK}), so this page "
+            "states no wall time: `make time-reproduce` measures one (alone on the machine) and `make readme` "
+            "writes it here."
+        )
+    return (
+        "\n\n".join(parts) + f"\n\nEvery run is a row of [`{_RECORD_LINK}`](../{_RECORD_LINK}) (the commit, the "
+        "host, the load averages and the other processes' CPU share, each notebook's duration); this block shows the "
+        "latest measurement of each profile on each CPU (its model where recorded, else its name)."
+    )
+
+
+def render_reproduce_phrase(path=None) -> str:
+    """The README's list items saying how long `make reproduce` takes under ``REPRODUCE_PROFILES``, each from the
+    latest recorded measurement (``render_reproduce_timings`` has the details), or saying none is recorded."""
+
+    records = read_records(path or RECORD)
+    what = {
+        "smoke": "every notebook at toy size (what the tests run)",
+        "quick": "(the default) the small-scale check of every claim",
+    }
+    lines = []
+    for profile in REPRODUCE_PROFILES:
+        runs = latest_measurement(records, profile)
+        head = f"- `PROFILE={profile}` {what.get(profile, '')}".rstrip()
+        if not runs:
+            lines.append(
+                f"{head}: no wall time is recorded yet (`make time-reproduce PROFILE={profile}` measures one; "
+                "[how](docs/benchmarks.md#wall-times-of-make-reproduce))."
+            )
+            continue
+        cold = runs["cold"]
+        built = " including building `.venv`" if cold.venv == "built" else ", `.venv` already built"
+        warm = f" and {_duration(runs['warm'].wall_s)} warm (nothing changed)" if "warm" in runs else ""
+        busy = (
+            f"; other work took {cold.other_cpu_pct:.0f} % of the CPUs meanwhile, so this overstates it"
+            if cold.other_cpu_pct is not None and cold.other_cpu_pct > 100 * OTHER_BUSY_LIMIT
+            else ""
+        )
+        others = [
+            latest_measurement(records, profile, cpu)["cold"]
+            for cpu in cpus_measured(records, profile)
+            if cpu != machine_of(cold)
+        ]
+        elsewhere = "".join(f" On {_host(r)}: **{_duration(r.wall_s)}** cold ({_when(r)})." for r in others)
+        lines.append(
+            f"{head}: **{_duration(cold.wall_s)}** cold (a fresh clone and results store{built}){warm} on "
+            f"{_host(cold)}, measured by `make time-reproduce` on {_when(cold)} "
+            f"([details](docs/benchmarks.md#wall-times-of-make-reproduce)){busy}.{elsewhere}"
+        )
+    return "\n".join(lines)
+
+
+# the generated blocks this tool writes (``make readme`` leaves them to ``--pages``): name -> render(record path)
+BLOCKS = {
+    "timings": render_reproduce_timings,  # docs/benchmarks.md: `make reproduce` wall times
+    "reproduce-time": render_reproduce_phrase,  # README: how long each profile takes, from the same record
+}
+
+
+def write_pages(repo: Path = REPO_ROOT, record: Path | None = None) -> list[Path]:
+    """Render ``BLOCKS`` from ``record`` (default: ``repo``'s committed one) onto the pages of ``repo`` that hold
+    them (the README or a docs/ page, ``fwbench.generated_blocks``); returns the pages written, in block order."""
+    repo = Path(repo).resolve()
+    record = Path(record) if record else repo / "results" / "benchmarks" / "reproduce.csv"
+    pages = []
+    for name, render in BLOCKS.items():
+        pages.append(write_block(name, render(record), repo / "README.md"))
+        print(f"time-reproduce: refreshed the {name} block in {pages[-1]}")
+    return pages
+
+
+# -- the command -------------------------------------------------------------------------------------------------
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="quick", help="the PROFILE of `make reproduce` (default quick)")
     parser.add_argument("--repo", default=str(REPO_ROOT), help="the checkout whose HEAD is cloned and timed")
@@ -411,10 +590,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--build-venv", action="store_true", help="build .venv in the cold run instead of reusing it")
     parser.add_argument("--cold-only", action="store_true", help="skip the warm rerun")
     parser.add_argument("--keep", action="store_true", help="keep the clone, store and log afterwards")
+    parser.add_argument(
+        "--pages",
+        action="store_true",
+        help="measure nothing: only re-render the blocks of <repo>'s pages from its committed record (make readme)",
+    )
 
 
 def run(args) -> int:
-    """``fwbench time-reproduce``: measure, append the runs to the record, exit 0 when every run succeeded."""
+    """Measure, append the runs to the record, exit 0 when every run succeeded; with the default record (the
+    checkout's own), also refresh the blocks that state its durations (``BLOCKS``), so the pages never lag it."""
     repo = Path(args.repo).resolve()
     record = Path(args.record) if args.record else repo / "results" / "benchmarks" / "reproduce.csv"
     runs = ("cold",) if args.cold_only else ("cold", "warm")
@@ -422,10 +607,26 @@ def run(args) -> int:
     records = measure(args.profile, repo, workdir, build_venv=args.build_venv, runs=runs, keep=args.keep)
     append_records(records, record)
     print(f"time-reproduce: {len(records)} run(s) appended to {record}")
+    if args.record is None:
+        write_pages(repo, record)
     return 0 if records and all(r.exit_code == 0 for r in records) else 1
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="python -m fwbench.reproduce_timing", description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tools/reproduce_timing.py", description=__doc__.splitlines()[0])
     add_arguments(parser)
-    raise SystemExit(run(parser.parse_args()))
+    args = parser.parse_args(argv)
+    if args.pages and args.record:
+        parser.error("--pages renders the committed record of --repo; --record names where a measurement goes")
+    try:
+        if args.pages:
+            write_pages(Path(args.repo))
+            return 0
+        return run(args)
+    except FwbenchError as exc:
+        print(f"reproduce_timing: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,7 +1,7 @@
-"""If you are leaving MXNet today: per workload, the three frameworks side by side (issue 25), from the store.
+"""If you are leaving MXNet today: per workload, the three frameworks side by side, from the store.
 
 What each row reads, and why:
-- **IMDB LSTM training**: the IMDB beside part (``analysis.imdb_beside``): JAX and both reference arms timed in
+- **IMDB LSTM training**: the IMDB beside part (``analysis.imdb_jax``): JAX and both reference arms timed in
   the same blocks on one machine. Epoch time per 25k reviews at each batch size (median over trials), and each
   framework's time over MXNet's pooled over the batch sizes, with a 95 % CI over trials.
 - **Wait before the first batch**: the IMDB beside trials' ``prepare_time_s`` (JAX: compiling its training and
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ast
 import io
-import math
 import tokenize
 from pathlib import Path
 
@@ -38,7 +37,7 @@ from ..stats import trial_medians, trial_ratio_ci
 from ..store import ResultsStore
 from ..studies import get_study
 from . import imdb as imdb_analysis
-from . import imdb_beside
+from . import imdb_jax
 from .convergence import accuracy_bar_table
 from .inference import gemm_peak
 from .vgg16 import vgg16_compile_times, vgg16_latencies
@@ -115,115 +114,116 @@ def _ratio(name: str, r: dict) -> Quantity:
     return Quantity(name, r["ratio"], r["ci_low"], r["ci_high"], n=f"{r['n_num']} + {r['n_den']} trials")
 
 
-def compute(profile: str, store: ResultsStore | None = None) -> dict:
-    """Everything the section shows: ``{"rows": {row: {framework: text or Quantity}}}`` (default store: the
-    results store)."""
+def facts(profile: str, store: ResultsStore | None = None) -> dict:
+    """Everything the section shows (template ``framework_comparison``; default store: the results store): the
+    frameworks in column order with their labels, the one being left (``leaving``: every ratio's reference) and
+    ``rows``, each ``{"kind", "key", "values": {framework: value}}`` in the section's order:
+
+    - ``imdb_epoch`` (key: batch size): median seconds per 25k-review epoch;
+    - ``imdb_ratio``: epoch time over MXNet's, a ``Quantity`` pooled over the batch sizes;
+    - ``imdb_wait``: median seconds before the first batch;
+    - ``imdb_accuracy``: ``{"accuracy", "seeds"}``, the median final test accuracy over seeds;
+    - ``vgg_latency`` (key: batch size): median milliseconds;
+    - ``vgg_ratio``: latency over MXNet's, a ``Quantity`` pooled over the batch sizes;
+    - ``vgg_compile``: median seconds of the first (compiling) call; ``eager`` lists the frameworks that compile
+      nothing (0);
+    - ``gemm_peak`` (key: threads): GFLOP/s;
+    - ``code_lines`` (key: the backend package): lines of code (0: none).
+    A framework without a value in a row was not measured in this profile."""
     store = store or ResultsStore.open_read(results_path())
-    rows: dict[str, dict] = {}
+    rows: list[dict] = []
+
+    def add(kind: str, values: dict, key=None, **more) -> None:
+        rows.append({"kind": kind, "key": key, "values": values, **more})
+
     imdb = imdb_analysis.load_sweep(profile, store=store)
-    beside = imdb_analysis.timed_epochs(imdb_analysis.part(imdb, imdb_beside.BESIDE))
+    beside = imdb_analysis.timed_epochs(imdb_analysis.part(imdb, imdb_jax.BESIDE))
     mx_imdb = arm_of("imdb", LEAVING)
     if not beside.empty:
         for batch, group in beside.groupby("batch_size"):
-            rows[f"IMDB epoch, batch {int(batch)} (s per 25k reviews)"] = {
-                fw: f"{trial_medians(group[group.arm == arm_of('imdb', fw)], 'epoch_25k_s').median():.1f}"
-                for fw in frameworks()
-                if (group.arm == arm_of("imdb", fw)).any()
-            }
-        rows[f"IMDB epoch time / {_over()} (all batch sizes)"] = {
-            fw: _ratio(
-                f"leaving.imdb_epoch.{fw}",
-                _pooled_over_settings(beside, imdb_beside.SETTING, "arm", "epoch_25k_s", arm_of("imdb", fw), mx_imdb),
+            add(
+                "imdb_epoch",
+                {
+                    fw: float(trial_medians(group[group.arm == arm_of("imdb", fw)], "epoch_25k_s").median())
+                    for fw in frameworks()
+                    if (group.arm == arm_of("imdb", fw)).any()
+                },
+                key=int(batch),
             )
-            for fw in frameworks()
-            if fw != LEAVING and (beside.arm == arm_of("imdb", fw)).any()
-        }
-        waits = imdb_beside.prepare_table(imdb).set_index("arm")
-        rows["IMDB wait before the first batch (s)"] = {
-            fw: f"{waits.loc[arm_of('imdb', fw), 'prepare_s_median']:.1f}"
-            for fw in frameworks()
-            if arm_of("imdb", fw) in waits.index
-        }
+        add(
+            "imdb_ratio",
+            {
+                fw: _ratio(
+                    f"leaving.imdb_epoch.{fw}",
+                    _pooled_over_settings(beside, imdb_jax.SETTING, "arm", "epoch_25k_s", arm_of("imdb", fw), mx_imdb),
+                )
+                for fw in frameworks()
+                if fw != LEAVING and (beside.arm == arm_of("imdb", fw)).any()
+            },
+        )
+        waits = imdb_jax.prepare_table(imdb).set_index("arm")
+        add(
+            "imdb_wait",
+            {
+                fw: float(waits.loc[arm_of("imdb", fw), "prepare_s_median"])
+                for fw in frameworks()
+                if arm_of("imdb", fw) in waits.index
+            },
+        )
     accuracy = accuracy_bar_table(imdb) if not imdb.empty else pd.DataFrame()
     if len(accuracy):
         acc = accuracy.set_index("arm")
-        rows["IMDB test accuracy (25k reviews, median over seeds)"] = {
-            fw: f"{acc.loc[arm_of('imdb', fw), 'test_acc_median']:.3f} ({int(acc.loc[arm_of('imdb', fw), 'seeds'])})"
-            for fw in frameworks()
-            if arm_of("imdb", fw) in acc.index
-        }
+        add(
+            "imdb_accuracy",
+            {
+                fw: {
+                    "accuracy": float(acc.loc[arm_of("imdb", fw), "test_acc_median"]),
+                    "seeds": int(acc.loc[arm_of("imdb", fw), "seeds"]),
+                }
+                for fw in frameworks()
+                if arm_of("imdb", fw) in acc.index
+            },
+        )
     vgg = vgg16_latencies(profile, store=store, beside=True)
     if not vgg.empty:
         for batch, group in vgg.groupby("batch_size"):
-            rows[f"VGG16 latency, batch {int(batch)} (ms)"] = {
-                fw: f"{trial_medians(group[group.framework == fw], 'latency_ms').median():.0f}"
-                for fw in frameworks()
-                if (group.framework == fw).any()
-            }
-        rows[f"VGG16 latency / {_over()} (all batch sizes)"] = {
-            fw: _ratio(
-                f"leaving.vgg16_latency.{fw}",
-                _pooled_over_settings(vgg, ["batch_size"], "framework", "latency_ms", fw, LEAVING),
+            add(
+                "vgg_latency",
+                {
+                    fw: float(trial_medians(group[group.framework == fw], "latency_ms").median())
+                    for fw in frameworks()
+                    if (group.framework == fw).any()
+                },
+                key=int(batch),
             )
-            for fw in frameworks()
-            if fw != LEAVING and (vgg.framework == fw).any()
-        }
+        add(
+            "vgg_ratio",
+            {
+                fw: _ratio(
+                    f"leaving.vgg16_latency.{fw}",
+                    _pooled_over_settings(vgg, ["batch_size"], "framework", "latency_ms", fw, LEAVING),
+                )
+                for fw in frameworks()
+                if fw != LEAVING and (vgg.framework == fw).any()
+            },
+        )
         compiles = vgg16_compile_times(profile, store=store, beside=True)
         if len(compiles):  # an eager arm compiles nothing: 0, not "not measured"
-            rows["VGG16 compile, first call (s)"] = {
-                **{fw: "0 (eager)" for fw in set(vgg.framework)},
-                **{fw: f"{g.compile_s.median():.1f}" for fw, g in compiles.groupby("framework")},
-            }
+            compiled = {fw: float(g.compile_s.median()) for fw, g in compiles.groupby("framework")}
+            eager = sorted(set(vgg.framework) - set(compiled))
+            add("vgg_compile", {**{fw: 0.0 for fw in eager}, **compiled}, eager=eager)
     peak = gemm_peak(store, profile=profile)
     peak = peak[peak.threads == GEMM_THREADS]
     if len(peak):
-        rows[f"GEMM peak, {GEMM_THREADS} threads (GFLOP/s)"] = {
-            r.framework: f"{r.gflops:.0f}" for r in peak.itertuples()
-        }
+        add("gemm_peak", {r.framework: float(r.gflops) for r in peak.itertuples()}, key=GEMM_THREADS)
     lines = backend_lines()
     for package, group in lines.groupby("package", sort=False):
-        rows[f"Backend code lines: {package}/"] = {
-            r.framework: (str(r.lines) if r.lines else "none") for r in group.itertuples()
-        }
-    return {"rows": rows}
-
-
-def _over() -> str:
-    """How a ratio row names its reference: "MXNet's"."""
-    return f"{get_framework(LEAVING).label}'s"
-
-
-def _cell(value) -> str:
-    if isinstance(value, Quantity):
-        return value.markup() if not math.isnan(value.value) else "-"
-    return value if value is not None else "-"
-
-
-def markdown(profile: str, store: ResultsStore | None = None) -> str:
-    """The section's table and its reading notes (Markdown with quantity spans)."""
-    rows = compute(profile, store)["rows"]
+        add("code_lines", {r.framework: int(r.lines) for r in group.itertuples()}, key=package)
     names = frameworks()
-    head = "| workload (ratios: 95 % CI over trials) | " + " | ".join(get_framework(fw).label for fw in names) + " |"
-    lines = [head, "|---|" + "---|" * len(names)]
-    for label, cells in rows.items():
-        mxnet_is_one = f"/ {_over()}" in label
-        lines.append(
-            f"| {label} | "
-            + " | ".join(
-                ("1 (the reference)" if mxnet_is_one and fw == LEAVING else _cell(cells.get(fw, "-"))) for fw in names
-            )
-            + " |"
-        )
-    notes = [
-        "",
-        f"Profile `{profile}`. Ratios are each framework's time over MXNet's (>1: slower than MXNet), geometric "
-        "means over the batch sizes with a 95 % CI over independent trials; the IMDB and VGG16 rows come from the "
-        "beside parts, where the three frameworks ran in the same blocks on one machine. Accuracy: median over seeds "
-        "(their number in brackets). The code lines count each framework's twin modules (the same functions in "
-        "each; blank lines, comments and docstrings left out).",
-        "",
-        "**DeepAR has no JAX backend in GluonTS** (`gluonts.mx` and `gluonts.torch` only), so the forecasting "
-        "workload has no JAX column here: porting DeepAR would measure our port, not GluonTS. For a GluonTS user "
-        "the move is `gluonts.mx` -> `gluonts.torch` (the DeepAR section's numbers).",
-    ]
-    return "\n".join(lines + notes)
+    return {
+        "profile": profile,
+        "frameworks": names,
+        "labels": {fw: get_framework(fw).label for fw in names},
+        "leaving": LEAVING,
+        "rows": rows,
+    }

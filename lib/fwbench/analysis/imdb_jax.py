@@ -1,4 +1,4 @@
-"""JAX beside PyTorch and MXNet on the IMDB sweep's core settings (issue 25): context for a reader leaving MXNet,
+"""JAX beside PyTorch and MXNet on the IMDB sweep's core settings: context for a reader leaving MXNet,
 never a verdict on a claim (no source measured JAX).
 
 Every number here comes from the beside part (``part == "beside"``): JAX and the two reference arms timed back to
@@ -102,19 +102,10 @@ def ratio_quantity(row) -> Quantity:
     )
 
 
-def beside_markdown(frame: pd.DataFrame) -> str:
-    """The beside part as a Markdown table (a line saying none ran when the profile has no beside part)."""
+def beside_facts(frame: pd.DataFrame) -> dict:
+    """What the beside part's page shows (template ``imdb_beside``): ``beside_table`` with each ratio as a
+    ``Quantity`` (``quantity``; an empty table when the profile has no beside part) and the arms' labels."""
     table = beside_table(frame)
-    if table.empty:
-        return "_No beside part in this profile (JAX beside the reference arms): the `paper` profile runs it._"
-    labels = get_study("imdb").labels()
-    lines = [
-        "| batch | workers | arm | reference | arm s / 25k epoch | reference s / 25k epoch | arm / reference |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in table.itertuples():
-        lines.append(
-            f"| {int(r.batch_size)} | {int(r.num_workers)} | {labels[r.arm]} | {labels[r.reference]} "
-            f"| {r.arm_s:.1f} | {r.reference_s:.1f} | {ratio_quantity(r).markup()} |"
-        )
-    return "\n".join(lines)
+    if len(table):
+        table = table.assign(quantity=[ratio_quantity(r) for r in table.itertuples()])
+    return {"table": table, "labels": get_study("imdb").labels()}

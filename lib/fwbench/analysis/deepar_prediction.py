@@ -1,0 +1,430 @@
+"""Claim B over the 2024 post's datasets: its total from the coverage part's per-batch costs, weighted
+as the post weighted it, and a prediction of the post's per-dataset totals set beside the values read off its chart.
+
+- ``weighted_total``: every dataset both core arms have coverage trials of, at the protocol's scale (each trial's
+  cost as ``deepar_coverage.protocol_train_s`` at 100 x 50: the batches, the first epoch's warm-up and the time
+  outside the epochs), summed per framework as the post summed its datasets: big datasets weigh what they cost.
+  MXNet / PyTorch with ``stats.sum_of_means_ratio_ci`` over the independent coverage trials of each dataset.
+- ``comparison``: one row per dataset of the post's list (41): our per-batch cost (measured where the coverage part
+  ran; elsewhere the line ``c_batch = a + b x window`` fitted per framework on the measured datasets, labelled
+  ``measured`` False) and the post's predicted totals (5 seeds x the protocol's training time). The prediction uses
+  only costs measured here; the chart's values (``chart``) are never used to make it.
+- ``against_chart``: the prediction beside the published per-dataset totals, with the post's per-batch cost of
+  each framework over ours (which framework differs on the post's machine, and by how much).
+
+``CONDITION`` names what the coverage prediction assumes: this study's main environment (gluonts 0.17), the
+protocol's 2 threads, a quiet machine. The post's bars may include forecasting and whatever else a run did; ours are
+training.
+
+The post's own conditions (the ``post_conditions`` part: k runs at once, no thread setting):
+
+- ``prediction_conditions``: every condition measured, per CPU model: the coverage part's (1 run, 2 threads) and
+  each k of the post_conditions part (k runs at once, the libraries' default threads).
+- ``comparison(coverage, rows)``: the prediction under one condition. A dataset the condition's own trials ran
+  is predicted from them (``basis`` measured); a dataset only the coverage part ran on that CPU, from its coverage
+  cost times the condition's factor per framework (``condition_factors``: the geometric mean over the datasets
+  both ran of the condition's cost over the coverage cost; ``basis`` scaled); the rest from the coverage part's
+  window line times that factor (``basis`` window line).
+- ``chart_fit`` / ``choose``: how well each condition's predicted MXNet / PyTorch ratio follows the post's, on the
+  datasets the study was given (``published.deepar2024.CHART_GIVEN``) only; the chosen condition has the smallest
+  root-mean-square log error there. Decision: the fit judges the ratio, not the totals: the totals carry the
+  laptop's speed (not measurable here) and the reading of the chart as one run or five, which the ratio does not.
+  Nothing is fitted: each condition's prediction is made from its trials alone, and the chart only ranks them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..data import monash
+from ..floatmode import DEFAULT
+from ..paths import reference_dir, results_path
+from ..published.deepar2024 import CHART_GIVEN, CLAIMED_SPEEDUP
+from ..quantity import Quantity
+from ..stats import CONFIDENCE, sum_of_means_ratio_ci
+from ..store import ResultsStore
+from ..studies import get_framework, get_study
+from .cpu_models import Condition, stored_conditions
+from .deepar import STUDY, reference_arms
+from .deepar_coverage import DEFAULT_THREADS, cost_rows, cost_table, protocol_train_s
+
+CHART_FILE = "deepar_runtime_chart_2024_part.csv"
+POST_SEEDS, PROTOCOL_EPOCHS, PROTOCOL_BATCHES = 5, 100, 50
+POST_BATCHES = POST_SEEDS * PROTOCOL_EPOCHS * PROTOCOL_BATCHES  # per dataset and framework: 25,000
+CONDITION = "gluonts 0.17 (main environment), 2 threads, quiet machine: the coverage part's conditions"
+COMPARISON_COLUMNS = [
+    "dataset",
+    "window",
+    "measured",
+    "condition",
+    "cpu",
+    "ours_mxnet_s_per_batch",
+    "ours_pytorch_s_per_batch",
+    "predicted_post_mxnet_s",
+    "predicted_post_pytorch_s",
+    "predicted_post_ratio",
+    "trials_at_once",
+    "threads",
+    "basis",
+    "chosen",
+]
+POST_CONDITIONS = "post_conditions"
+MEASURED, SCALED, LINE = "measured", "scaled", "window line"  # a prediction's basis, strongest first
+# a condition reproduces the post's 4.5 when its prediction of the post's whole list is within 25 % of it: the bar
+# the per-dataset comparison with the chart uses
+REPRODUCES = 0.25
+
+
+@dataclass(frozen=True)
+class PredictionCondition:
+    """A condition the post's runs may have had: a CPU model, runs at once on the host, threads (``threads``
+    ``DEFAULT_THREADS``: no setting, the libraries chose)."""
+
+    cpu: str
+    trials_at_once: int = 1
+    threads: int = 2
+
+    @property
+    def threads_label(self) -> str:
+        return "default" if self.threads == DEFAULT_THREADS else str(self.threads)
+
+    @property
+    def key(self) -> str:
+        return f"{self.cpu.replace('/', '-')}.x{self.trials_at_once}.t{self.threads_label}"
+
+    @property
+    def cpu_name(self) -> str:
+        return Condition(self.cpu).cpu_name
+
+    @property
+    def label(self) -> str:
+        threads = "the libraries' default threads" if self.threads == DEFAULT_THREADS else f"{self.threads} threads"
+        runs = "1 run at a time" if self.trials_at_once == 1 else f"{self.trials_at_once} runs at once"
+        return f"{Condition(self.cpu).cpu_name}, {runs}, {threads}"
+
+
+def sides() -> tuple[str, ...]:
+    """The column prefix of each reference arm's framework (MXNet's, then PyTorch's): its label in lower case, as
+    the issue names the comparison's columns (``ours_mxnet_s_per_batch``, ``ours_pytorch_s_per_batch``)."""
+    study = get_study(STUDY)
+    return tuple(get_framework(study.arm(arm).framework).label.lower() for arm in reference_arms())
+
+
+def _trial_totals(rows: pd.DataFrame) -> pd.Series:
+    """Each coverage trial's training time at the protocol's scale (one post seed of its dataset)."""
+    return rows.apply(lambda r: protocol_train_s(r, PROTOCOL_EPOCHS, PROTOCOL_BATCHES), axis=1)
+
+
+def weighted_total(rows: pd.DataFrame, confidence: float = CONFIDENCE) -> dict:
+    """B over the datasets both core arms measured: Σ protocol-scale training time MXNet / PyTorch, with its CI
+    over the coverage trials; ``n_datasets``, and each framework's total (one seed per dataset)."""
+    mx, pt = reference_arms()
+    out = {"ratio": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n_datasets": 0, "mxnet_s": math.nan,
+           "pytorch_s": math.nan, "datasets": []}  # fmt: skip
+    if rows.empty:
+        return out
+    rows = rows.assign(total_s=_trial_totals(rows))
+    both = sorted(set(rows.loc[rows.arm == mx, "dataset"]) & set(rows.loc[rows.arm == pt, "dataset"]))
+    if not both:
+        return out
+    groups = {arm: [rows.loc[(rows.arm == arm) & (rows.dataset == d), "total_s"].to_numpy() for d in both]
+              for arm in (mx, pt)}  # fmt: skip
+    r = sum_of_means_ratio_ci(groups[mx], groups[pt], confidence)
+    return {
+        **out,
+        "ratio": r["ratio"],
+        "ci_low": r["ci_low"],
+        "ci_high": r["ci_high"],
+        "n_datasets": len(both),
+        "mxnet_s": float(sum(g.mean() for g in groups[mx])),
+        "pytorch_s": float(sum(g.mean() for g in groups[pt])),
+        "datasets": both,
+    }
+
+
+def window_lines(costs: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """Per reference arm: (a, b) of ``c_batch = a + b x window``, least squares over the measured datasets."""
+    lines = {}
+    for arm in reference_arms():
+        mine = costs[costs.arm == arm]
+        if mine.window.nunique() >= 2:
+            b, a = np.polyfit(mine.window.astype(float), mine.c_batch.astype(float), 1)
+            lines[arm] = (float(a), float(b))
+    return lines
+
+
+def condition_factors(coverage: pd.DataFrame, rows: pd.DataFrame) -> dict[str, float]:
+    """Per reference arm: the geometric mean over the datasets both ran of (the condition's per-batch cost / the
+    coverage part's), each dataset's cost the median over its trials (1 where ``rows`` is the coverage itself)."""
+    if rows is coverage:
+        return dict.fromkeys(reference_arms(), 1.0)
+    own = cost_table(rows).set_index(["dataset", "arm"]).c_batch
+    base = cost_table(coverage).set_index(["dataset", "arm"]).c_batch
+    out = {}
+    for arm in reference_arms():
+        keys = [k for k in own.index if k[1] == arm and k in base.index]
+        logs = [math.log(own[k] / base[k]) for k in keys if own[k] > 0 and base[k] > 0]
+        out[arm] = math.exp(sum(logs) / len(logs)) if logs else math.nan
+    return out
+
+
+def comparison(coverage: pd.DataFrame, rows: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per dataset of the post's list (``COMPARISON_COLUMNS``) under one condition: the coverage part's
+    (``rows`` None: the coverage trials of one CPU model, as ``cost_rows`` keeps them) or that of ``rows``, a
+    post_conditions group of the same CPU model (see the module docstring for each row's ``basis``)."""
+    rows = coverage if rows is None else rows
+    cpu = str(coverage.cpu.iloc[0]) if len(coverage) and "cpu" in coverage else "not recorded"
+    condition = condition_of(coverage, rows)
+    mx, pt = reference_arms()
+    base = cost_table(coverage)
+    lines = window_lines(base)
+    factors = condition_factors(coverage, rows)
+    tables = {MEASURED: cost_table(rows), SCALED: base}
+    tables = {k: (t.set_index(["dataset", "arm"]) if len(t) else t) for k, t in tables.items()}
+    typical = {arm: base[base.arm == arm][["warmup", "fit_fixed"]].median() for arm in (mx, pt)}
+    text = CONDITION if rows is coverage else condition.label
+    out = []
+    for name in monash.names(in_2024_post=True):
+        meta = monash.info(name)
+        window = int((meta.context_length or 0) + meta.horizon)
+        per_batch, totals, bases = {}, {}, []
+        for arm in (mx, pt):
+            cost, factor, basis = None, 1.0, None
+            if len(tables[MEASURED]) and (name, arm) in tables[MEASURED].index:
+                cost, basis = tables[MEASURED].loc[(name, arm)], MEASURED
+            elif len(tables[SCALED]) and (name, arm) in tables[SCALED].index:
+                cost, factor, basis = tables[SCALED].loc[(name, arm)], factors[arm], SCALED
+            elif arm in lines:
+                a, b = lines[arm]
+                cost = {"c_batch": max(a + b * window, 0.0), **typical[arm].to_dict()}
+                factor, basis = factors[arm], LINE
+            per_batch[arm] = float(cost["c_batch"]) * factor if cost is not None else math.nan
+            totals[arm] = (
+                POST_SEEDS * protocol_train_s(cost, PROTOCOL_EPOCHS, PROTOCOL_BATCHES) * factor
+                if cost is not None
+                else math.nan
+            )
+            bases.append(basis)
+        basis = max(bases, key=lambda b: (MEASURED, SCALED, LINE, None).index(b))  # the weaker arm's
+        out.append(
+            {
+                "dataset": name,
+                "window": window,
+                "measured": basis == MEASURED,
+                "condition": f"{text}, CPU {cpu}"
+                + ("; window line fitted on the measured datasets" if basis == LINE else ""),  # fmt: skip
+                "cpu": cpu,
+                "ours_mxnet_s_per_batch": per_batch[mx],
+                "ours_pytorch_s_per_batch": per_batch[pt],
+                "predicted_post_mxnet_s": totals[mx],
+                "predicted_post_pytorch_s": totals[pt],
+                "predicted_post_ratio": totals[mx] / totals[pt] if totals[pt] > 0 else math.nan,
+                "trials_at_once": condition.trials_at_once,
+                "threads": condition.threads_label,
+                "basis": basis,
+                "chosen": False,
+            }
+        )
+    return pd.DataFrame(out, columns=COMPARISON_COLUMNS)
+
+
+def condition_of(coverage: pd.DataFrame, rows: pd.DataFrame) -> PredictionCondition:
+    """The condition of ``rows`` (cost rows of one CPU model and one condition)."""
+    cpu = str(coverage.cpu.iloc[0]) if len(coverage) and "cpu" in coverage else "not recorded"
+    if rows.empty:
+        return PredictionCondition(cpu)
+    at_once = int(rows.trials_at_once.iloc[0]) if "trials_at_once" in rows else 1
+    return PredictionCondition(cpu, at_once, int(rows.threads.iloc[0]) if "threads" in rows else 2)
+
+
+def prediction_conditions(
+    profile: str, overrides: dict | None = None, store: ResultsStore | None = None
+) -> list[tuple[PredictionCondition, pd.DataFrame, pd.DataFrame]]:
+    """Every measured condition, CPU model by CPU model (default fp mode): ``(condition, coverage rows of that
+    CPU, the condition's own rows)``: the coverage part's condition first (its rows are the coverage rows), then
+    each k of the post_conditions part."""
+    store = store or ResultsStore.open_read(results_path())
+    out = []
+    for c in stored_conditions(store, STUDY):
+        if c.fp_mode != DEFAULT:
+            continue
+        chosen = {**(overrides or {}), **c.overrides()} or None
+        coverage = cost_rows(profile, chosen, store)
+        if coverage.empty:
+            continue
+        out.append((condition_of(coverage, coverage), coverage, coverage))
+        post = cost_rows(profile, chosen, store, part=POST_CONDITIONS)
+        for _, rows in post.groupby(["trials_at_once", "threads"]):
+            out.append((condition_of(coverage, rows), coverage, rows.reset_index(drop=True)))
+    return out
+
+
+def chart_fit(table: pd.DataFrame, published: pd.DataFrame, given=CHART_GIVEN) -> dict:
+    """How one condition's prediction follows the post's per-dataset MXNet / PyTorch ratio on the ``given``
+    datasets only: ``n``, ``rms_log_error`` (the criterion), the median error factor (exp |log error|) and how many
+    fall within 25 %."""
+    merged = against_chart(table, published[published.dataset.isin(list(given))])
+    err = np.log(merged.predicted_post_ratio.to_numpy(float) / merged.post_ratio.to_numpy(float))
+    err = err[np.isfinite(err)]
+    if not err.size:
+        return {"n": 0, "rms_log_error": math.nan, "median_error": math.nan, "n_within_25": 0}
+    return {
+        "n": int(err.size),
+        "rms_log_error": float(np.sqrt(np.mean(err**2))),
+        "median_error": float(np.exp(np.median(np.abs(err)))),
+        "n_within_25": int((np.abs(np.exp(err) - 1) <= 0.25).sum()),
+    }
+
+
+def choose(tables: dict, published: pd.DataFrame, given=CHART_GIVEN) -> tuple[str | None, pd.DataFrame]:
+    """(the key of the condition whose prediction fits the chart's ``given`` datasets best, one row per condition
+    with its fit). ``tables``: ``{key: comparison table}``. Only the given datasets' chart values are read."""
+    rows = [{"key": key, **chart_fit(table, published, given)} for key, table in tables.items()]
+    fits = pd.DataFrame(rows, columns=["key", "n", "rms_log_error", "median_error", "n_within_25"])
+    usable = fits[fits.n > 0]
+    best = None if usable.empty else str(usable.sort_values(["rms_log_error", "key"]).key.iloc[0])
+    return best, fits.assign(chosen=fits.key == best)
+
+
+def predictions(
+    profile: str, overrides: dict | None = None, store: ResultsStore | None = None, measured: list | None = None
+) -> dict:
+    """Every condition's prediction, the fit of each to the given chart datasets and the chosen one, from one
+    computation: ``{"conditions": {key: PredictionCondition}, "tables": {key: comparison}, "fits": frame,
+    "chosen": key, "table": all rows (``chosen`` True on the chosen condition's)}``."""
+    measured = prediction_conditions(profile, overrides, store) if measured is None else measured
+    conditions = {c.key: c for c, _, _ in measured}
+    tables = {c.key: comparison(coverage, None if rows is coverage else rows) for c, coverage, rows in measured}
+    chosen, fits = choose(tables, chart())
+    if tables:
+        table = pd.concat(
+            [t.assign(chosen=key == chosen) for key, t in tables.items()], ignore_index=True
+        )  # one block of rows per condition
+    else:
+        table = pd.DataFrame(columns=COMPARISON_COLUMNS)
+    threads = {c.key: rows.groupby("arm").omp_max_threads.median() for c, _, rows in measured}
+    mx, pt = reference_arms()
+    fits = fits.assign(
+        label=fits.key.map(lambda k: conditions[k].label),
+        cpu=fits.key.map(lambda k: conditions[k].cpu),
+        trials_at_once=fits.key.map(lambda k: conditions[k].trials_at_once),
+        threads=fits.key.map(lambda k: conditions[k].threads_label),
+        archive_ratio=fits.key.map(lambda k: archive_estimate(tables[k])["ratio"]),
+        mxnet_omp_threads=fits.key.map(lambda k: float(threads[k].get(mx, math.nan))),
+        pytorch_omp_threads=fits.key.map(lambda k: float(threads[k].get(pt, math.nan))),
+    )
+    fits["reproduces"] = (fits.archive_ratio / CLAIMED_SPEEDUP - 1).abs() <= REPRODUCES
+    return {"conditions": conditions, "tables": tables, "fits": fits, "chosen": chosen, "table": table}
+
+
+def facts(post: dict) -> dict:
+    """What the page says of B under the post's conditions (``predictions``' result): the fits by condition (best
+    first), the chosen condition and its whole-list prediction as a ``Quantity``, the residual to the post's 4.5,
+    the conditions that reproduce it (``REPRODUCES``) and the closest one."""
+    fits = post["fits"].sort_values(["rms_log_error", "key"]).reset_index(drop=True)
+    chosen = fits[fits.chosen]
+    out = {"fits": fits, "claimed": CLAIMED_SPEEDUP, "tolerance": REPRODUCES, "n_given": len(CHART_GIVEN),
+           "reproducing": fits[fits.reproduces], "not_reproducing": fits[~fits.reproduces], "chosen": None,
+           "closest": None}  # fmt: skip
+    if fits.empty or chosen.empty:
+        return out
+    row = chosen.iloc[0]
+    closest = fits.iloc[(np.log(fits.archive_ratio / CLAIMED_SPEEDUP)).abs().argsort().iloc[0]]
+    return {
+        **out,
+        "chosen": row,
+        "chosen_ratio": Quantity("deepar.post.chosen_archive_ratio", float(row.archive_ratio),
+                                 n=f"the post's {archive_estimate(post['tables'][row.key])['n_datasets']} datasets"),
+        "residual": CLAIMED_SPEEDUP / float(row.archive_ratio),
+        "closest": closest,
+    }  # fmt: skip
+
+
+def chart() -> pd.DataFrame:
+    """The post's per-dataset totals read off its chart (reference folder, ``CHART_FILE``): 21 of its datasets."""
+    frame = pd.read_csv(reference_dir() / CHART_FILE)
+    return frame.rename(columns={"mxnet_total_s": "post_mxnet_s", "pytorch_total_s": "post_pytorch_s"})
+
+
+def against_chart(table: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
+    """The prediction beside each published total: predicted / published per framework, and the post's per-batch
+    cost over ours (``post_over_ours_*``: above 1, the framework was slower per batch on the post's machine)."""
+    merged = table.merge(published[["dataset", "post_mxnet_s", "post_pytorch_s"]], on="dataset", how="inner")
+    merged["post_ratio"] = merged.post_mxnet_s / merged.post_pytorch_s
+    for side in sides():
+        ours = f"ours_{side}_s_per_batch"
+        merged[f"predicted_over_post_{side}"] = merged[f"predicted_post_{side}_s"] / merged[f"post_{side}_s"]
+        merged[f"post_over_ours_{side}"] = merged[f"post_{side}_s"] / POST_BATCHES / merged[ours]
+    return merged.sort_values("window", kind="stable").reset_index(drop=True)
+
+
+def against_chart_summary(merged: pd.DataFrame) -> dict:
+    """Geometric means over the charted datasets of the post's per-batch cost over ours, per framework (measured
+    datasets only, and those with the larger bars: ``post_mxnet_s`` >= 2,000 s, where a pixel's 135 s matters
+    least), and the correlation of the post's ratio with the window."""
+    measured = merged[merged.measured]
+    big = measured[measured.post_mxnet_s >= 2000]
+
+    def gmean(values) -> float:
+        v = np.asarray(values, float)
+        v = v[np.isfinite(v) & (v > 0)]
+        return float(np.exp(np.log(v).mean())) if v.size else math.nan
+
+    return {
+        "n_charted": len(merged),
+        "n_measured": len(measured),
+        "n_big": len(big),
+        "post_over_ours_mxnet": gmean(measured.post_over_ours_mxnet),
+        "post_over_ours_pytorch": gmean(measured.post_over_ours_pytorch),
+        "post_over_ours_mxnet_big": gmean(big.post_over_ours_mxnet),
+        "post_over_ours_pytorch_big": gmean(big.post_over_ours_pytorch),
+        "post_ratio_vs_window": float(np.corrcoef(merged.window, merged.post_ratio)[0, 1])
+        if len(merged) > 2
+        else math.nan,
+    }
+
+
+def archive_estimate(table: pd.DataFrame) -> dict:
+    """The whole list's predicted MXNet / PyTorch total (measured and modelled rows of ``comparison``)."""
+    usable = table.dropna(subset=["predicted_post_mxnet_s", "predicted_post_pytorch_s"])
+    return {
+        "ratio": float(usable.predicted_post_mxnet_s.sum() / usable.predicted_post_pytorch_s.sum())
+        if len(usable)
+        else math.nan,
+        "n_datasets": len(usable),
+        "n_modelled": int((~usable.measured).sum()),
+    }
+
+
+def chart_facts(merged: pd.DataFrame) -> dict:
+    """What the page shows of the prediction beside the chart (template ``deepar_chart``): the merged rows and
+    ``against_chart_summary``."""
+    return {"merged": merged, "s": against_chart_summary(merged)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m fwbench.analysis.deepar_prediction --profile paper -o results/paper/deepar_post_comparison.csv``"""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="the post's per-dataset totals predicted from the coverage part")
+    parser.add_argument("--profile", default="paper")
+    parser.add_argument("-o", "--output", required=True)
+    parser.add_argument("--store", default=None, help="default: FWBENCH_RESULTS")
+    args = parser.parse_args(argv)
+    store = ResultsStore.open_read(args.store) if args.store else ResultsStore.open_read(results_path())
+    result = predictions(args.profile, store=store)
+    table = result["table"]
+    if table.empty:
+        print(f"no coverage trials in profile {args.profile!r}: {args.output} not written")
+        return 0
+    table.to_csv(args.output, index=False, float_format="%.6g")
+    print(f"wrote {len(table)} rows ({len(result['tables'])} conditions; chosen: {result['chosen']}) to {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
