@@ -781,7 +781,7 @@ def _plant_post_conditions(store: ResultsStore) -> dict:
     overrides = {"versions_part": False, "seeds": [42], "arms": [MX, PT],
                  "coverage_part": {"datasets": ["m1_yearly", "cif_2016"], "seeds": [42, 43], "epochs": 3},
                  "post_conditions_part": {"datasets": ["m1_yearly"], "seeds": [42, 43], "epochs": 3,
-                                          "trials_at_once": [1, 2]}}  # fmt: skip
+                                          "trials_at_once": [1, 2], "crowded_datasets": ["m1_yearly"]}}  # fmt: skip
     ms = {("coverage", "m1_yearly", MX): 20, ("coverage", "m1_yearly", PT): 10, ("coverage", "cif_2016", MX): 40,
           ("coverage", "cif_2016", PT): 10, (1, MX): 30, (1, PT): 10, (2, MX): 60, (2, PT): 15}  # fmt: skip
     for t in plan("deepar", "smoke", overrides):
