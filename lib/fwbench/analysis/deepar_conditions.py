@@ -50,14 +50,11 @@ import numpy as np
 import pandas as pd
 
 from ..data import monash
-from ..floatmode import DEFAULT
-from ..paths import results_path
 from ..published.deepar2024 import CLAIMED_SPEEDUP, post_ratio
 from ..quantity import Quantity
 from ..stats import CONFIDENCE, log_contrast_ci
 from ..store import ResultsStore
 from ..studies import get_framework, get_study
-from .cpu_models import stored_conditions
 from .deepar import STUDY, load_trials, reference_arms
 from .deepar_coverage import DEFAULT_THREADS, cost_rows
 from .deepar_prediction import (
@@ -569,16 +566,15 @@ def contention_facts(table: pd.DataFrame, rows: pd.DataFrame | None = None) -> d
 def load(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> dict:
     """Everything the notebook, README and post show of the conditions, from one computation."""
     trials = load_trials(profile, overrides, store, parts=None)
-    coverage = cost_rows(profile, overrides, store)
     contention = contention_rows(profile, overrides, store)
     baseline = baseline_threads(profile, overrides)
-    other_cpus = {}
-    for c in stored_conditions(store or ResultsStore.open_read(results_path()), STUDY):
-        if c.named and c.fp_mode == DEFAULT:
-            rows = cost_rows(profile, {**(overrides or {}), **c.overrides()}, store)
-            if not rows.empty:
-                other_cpus[c.cpu_name] = rows
+    # every CPU's coverage rows are read once, by prediction_conditions: the unnamed condition's is B's base, each
+    # named CPU's a measured factor of its own
     measured = prediction_conditions(profile, overrides, store)
+    bases = [(c, cov) for c, cov, own in measured if own is cov]
+    coverage = next((cov for c, cov in bases if not c.named), None)
+    coverage = cost_rows(profile, overrides, store) if coverage is None else coverage
+    other_cpus = {c.cpu_name: cov for c, cov in bases if c.named}
     post = predictions(profile, overrides, store, measured=measured)
     factors, total = factor_table(
         trials, coverage, contention, baseline, other_cpus=other_cpus, post=post, measured_conditions=measured

@@ -35,7 +35,7 @@ The post's own conditions (the ``post_conditions`` part: k runs at once, no thre
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -87,6 +87,7 @@ class PredictionCondition:
     cpu: str
     trials_at_once: int = 1
     threads: int = 2
+    named: bool = field(default=False, compare=False)  # the trials' configs name the CPU (a piece run for it)
 
     @property
     def threads_label(self) -> str:
@@ -256,10 +257,10 @@ def prediction_conditions(
         coverage = cost_rows(profile, chosen, store)
         if coverage.empty:
             continue
-        out.append((condition_of(coverage, coverage), coverage, coverage))
+        out.append((replace(condition_of(coverage, coverage), named=c.named), coverage, coverage))
         post = cost_rows(profile, chosen, store, part=POST_CONDITIONS)
         for _, rows in post.groupby(["trials_at_once", "threads"]):
-            out.append((condition_of(coverage, rows), coverage, rows.reset_index(drop=True)))
+            out.append((replace(condition_of(coverage, rows), named=c.named), coverage, rows.reset_index(drop=True)))
     return out
 
 
