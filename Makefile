@@ -86,8 +86,8 @@ test: $(STAMP) browser lint ## lint, then the test suite (notebooks included, sm
 kernels: $(STAMP) ## which math kernels each framework dispatches for DeepAR on this CPU -> results/paper/kernels-CPU.csv
 	$(BIN)/python tools/kernel_dispatch.py -o results/paper/kernels-$$($(BIN)/python -c "from fwbench.provenance import this_cpu; print(this_cpu().replace('/', '-'))").csv
 
-bench: $(STAMP) ## measure the harness overhead and data preparation
-	$(BIN)/fwbench bench
+bench: $(STAMP) ## measure the harness overhead and data preparation -> the results store, study bench (BENCH=harness|harness-paired|deepar|data: one)
+	$(BIN)/python tools/harness_bench.py $(BENCH)
 
 lab: $(STAMP) ## JupyterLab on the repo, headless: prints the URL with its token (LAB_PORT=8888 LAB_IP=127.0.0.1)
 	$(BIN)/jupyter lab --notebook-dir=. --no-browser --ip=$(LAB_IP) --port=$(LAB_PORT) \
@@ -100,6 +100,7 @@ readme: $(STAMP) ## regenerate the generated blocks of README.md and docs/*.md f
 	$(BIN)/python -m fwbench.readme $(if $(filter command line environment,$(origin PROFILE)),--profile $(PROFILE))
 	$(BIN)/python tools/reproduce_timing.py --pages
 	$(BIN)/python tools/env_build_timing.py --pages
+	$(BIN)/python tools/harness_bench.py --pages
 
 export: $(STAMP) ## tables measurements/trials/environments as CSV and Parquet -> results/
 	$(BIN)/fwbench export --format csv --format parquet -o results

@@ -421,7 +421,7 @@ def _busy_id(store) -> str:
 
 
 def test_a_saved_prediction_is_checked_against_the_trials_run_after_it(tmp_path, monkeypatch):
-    from fwbench.analysis.estimate_check import check_prediction, save_prediction
+    from fwbench.analysis.estimate_accuracy import check_prediction, save_prediction
 
     before = ResultsStore(tmp_path / "before.sqlite")
     sweep(before, profile="fixed", monkeypatch=monkeypatch)  # toy-a trials take 2 s, toy-b 4 s
@@ -453,14 +453,14 @@ def test_a_saved_prediction_is_checked_against_the_trials_run_after_it(tmp_path,
     assert both.error == pytest.approx(
         (a.predicted_s + b.predicted_s - a.measured_s - b.measured_s) / (a.measured_s + b.measured_s)
     )
-    assert f"| adaptive-toy | toy-b | {n_b} of 10 (0) | " in prose.estimate_check_table(check.reset_index())
+    assert f"| adaptive-toy | toy-b | {n_b} of 10 (0) | " in prose.estimate_accuracy_table(check.reset_index())
     # saving again replaces the study's entry instead of adding a second one
     save_prediction(estimate_full_runtime(before, "adaptive-toy", 1, "adaptive"), prediction, before)
     assert len(check_prediction(prediction, after)) == 3
 
 
 def test_the_check_refuses_what_is_not_a_prediction(tmp_path, tmp_store, capsys):
-    from fwbench.analysis.estimate_check import check_prediction
+    from fwbench.analysis.estimate_accuracy import check_prediction
 
     with pytest.raises(FwbenchError, match="no prediction file at .*--save"):
         check_prediction(tmp_path / "missing.json", None)
@@ -518,7 +518,7 @@ def test_a_stop_file_is_for_local_runs():
 def test_the_check_has_a_row_per_machine_where_trials_record_it(tmp_path, monkeypatch):
     """Two machines ran the trials, one twice as fast as the prediction's: each gets its own row (the old trials
     without a boot id are 'machine not recorded')."""
-    from fwbench.analysis.estimate_check import check_prediction, save_prediction
+    from fwbench.analysis.estimate_accuracy import check_prediction, save_prediction
 
     before = ResultsStore(tmp_path / "before.sqlite")
     sweep(before, profile="fixed", monkeypatch=monkeypatch)

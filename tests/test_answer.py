@@ -9,7 +9,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pytest
 
-from fwbench import answer
+from fwbench import answer, prose
+from fwbench.analysis import Results
 from fwbench.plots import answer as answer_plot
 from fwbench.quantity import Quantity
 from fwbench.store import ResultsStore
@@ -23,21 +24,27 @@ PAPER_STORE = REPO / "results" / "paper" / "paper-run.sqlite"
 def paper_answer():
     if not PAPER_STORE.exists():
         pytest.skip("no committed paper store")
-    return answer.compute(ResultsStore.open_read(PAPER_STORE), "paper")
+    return answer.compute(Results(ResultsStore.open_read(PAPER_STORE), "paper"))
 
 
-@pytest.mark.parametrize(
-    ("low", "high", "expected"),
-    [(1.1, 1.3, "PyTorch is faster"), (0.7, 0.9, "MXNet is faster"), (0.9, 1.1, "no clear difference")],
-)
+@pytest.mark.parametrize(("low", "high", "expected"), [(1.1, 1.3, "den"), (0.7, 0.9, "num"), (0.9, 1.1, "neither")])
 def test_who_is_faster_is_read_off_the_interval(low, high, expected):
-    q = Quantity("x", (low + high) / 2, low, high)
-    assert answer.reading(q, "MXNet", "PyTorch") == expected
+    assert answer.reading(Quantity("x", (low + high) / 2, low, high)) == expected
 
 
 def test_no_interval_is_never_read_as_a_difference():
-    assert answer.reading(Quantity("x", 3.0), "MXNet", "PyTorch").startswith("one trial a side")
-    assert answer.reading(Quantity("x", math.nan), "MXNet", "PyTorch") == "not measured"
+    assert answer.reading(Quantity("x", 3.0)) == "one_trial"
+    assert answer.reading(Quantity("x", math.nan)) == "unmeasured"
+
+
+def test_each_speed_line_words_its_reading(paper_answer):
+    """The template words each workload's reading: the denominator named faster when the interval is above 1."""
+    text = prose.answer_text(paper_answer)
+    words = {"den": "{den} is faster", "num": "{num} is faster", "neither": "no clear difference"}
+    for s in paper_answer.speed:
+        w = s["workload"]
+        said = words[answer.reading(s["quantity"])].format(num=answer.label(w.num), den=answer.label(w.den))
+        assert f"**{w.title}: {said}.**" in text
 
 
 def test_each_workload_is_oriented_as_its_ledger_row(paper_answer):
@@ -56,7 +63,7 @@ def test_the_answer_quotes_the_ledger(paper_answer):
     for s in paper_answer.speed:
         row = paper_answer.ledger.set_index("claim_id").loc[s["workload"].claim]
         assert (s["quantity"].value, s["quantity"].ci_low) == (row.estimate, row.ci_low)
-    text = answer.markdown(paper_answer)
+    text = prose.answer_text(paper_answer)
     assert text.startswith("## The answer") and "**Limits:**" in text and "no GPU" in text
 
 
@@ -73,11 +80,11 @@ def test_the_answer_figure_has_labels_a_legend_and_every_workload(paper_answer):
 
 
 def test_an_empty_store_gives_an_answer_without_numbers(tmp_path):
-    a = answer.compute(ResultsStore(tmp_path / "empty.sqlite"), "smoke")
+    a = answer.compute(Results(ResultsStore(tmp_path / "empty.sqlite"), "smoke"))
     assert a.speed == [] and a.trials.value == 0
     with pytest.raises(answer_plot.NothingToDraw):
         answer_plot.answer_figure(a)
-    assert "0</span> finished trials" in answer.markdown(a)
+    assert "0</span> finished trials" in prose.answer_text(a)
 
 
 def test_the_limits_name_the_cpu_and_the_ratio_on_every_other_condition():
@@ -91,19 +98,48 @@ def test_the_limits_name_the_cpu_and_the_ratio_on_every_other_condition():
         Condition("GenuineIntel/6/207", "flush", named=True),
     )
     one = {"conditions": {"imdb": [amd]}, "imdb_ratios": [(amd, Quantity("imdb.cpu.a", 1.4, 1.3, 1.5))]}
-    assert answer._cpu_limit(one) == "The timings are of an AMD EPYC 25/17 CPU; other CPUs can move the ratios."
+    assert prose.answer_cpu_limit(one) == (
+        "The speed lines are timed on an AMD EPYC 25/17 CPU; other CPUs can move the ratios."
+    )
     ratios = [
         (amd, Quantity("imdb.cpu.a", 1.4, 1.3, 1.5)),
         (intel, Quantity("imdb.cpu.b", 1.9, 1.7, 2.1)),
         (intel_flush, Quantity("imdb.cpu.c", 1.3, 1.2, 1.4)),
     ]
-    text = answer._cpu_limit(
+    text = prose.answer_cpu_limit(
         {
             "conditions": {"imdb": [amd, intel, intel_flush]},
             "imdb_ratios": ratios,
             "imdb_setting": {"batch_size": 128, "num_workers": 0},
         }
     )
-    assert text.startswith("The timings are of an AMD EPYC 25/17 CPU. The CPU is a condition")
+    assert text.startswith("The speed lines are timed on an AMD EPYC 25/17 CPU (the parts the first line names")
     assert all(q.markup() in text for _, q in ratios)
     assert "on an Intel Xeon 6/207 with the libraries' defaults" in text and "with subnormals flushed" in text
+
+
+def test_the_first_line_names_every_cpu_model_with_its_trials_and_parts():
+    """Each CPU model with its trial count, the most first; the others with the parts they ran, a part split
+    between models with its share."""
+    import pandas as pd
+
+    trials = pd.DataFrame(
+        {
+            "study": ["imdb"] * 5 + ["gemm"],
+            "config.part": ["main", "main", "main", "quality", "quality", None],
+            "provenance.cpu_id": ["AuthenticAMD/25/17/1"] * 4 + ["AuthenticAMD/25/1/1", "GenuineIntel/6/207/2"],
+            "provenance.cpu_count": [2] * 6,
+        }
+    )
+    a = answer.Answer(profile="p", hardware=answer.hardware(trials), trials=Quantity("t", 6.0), ledger=None)
+    from fwbench.pages import render_markdown
+
+    text = render_markdown("answer_hardware", a=a)
+    assert text == (
+        "**AMD EPYC 25/17** (4 trials: the parts not named after it), **AMD EPYC 25/1** (1 trial: `imdb` quality"
+        " (1 of 2)) and **Intel Xeon 6/207** (1 trial: `gemm`), 2 cores each"
+    )
+    one = answer.hardware(trials.iloc[:3])
+    assert render_markdown("answer_hardware", a=answer.Answer("p", one, Quantity("t", 3.0), None)) == (
+        "**AMD EPYC 25/17**, 2 cores"
+    )

@@ -1,5 +1,6 @@
-"""The harness-overhead benchmark: bare loops written from scratch (no fwbench code near the clock), epochs of at
-least 20 batches, fresh processes interleaved in a random order per block, a ratio over processes with its CI."""
+"""The harness-overhead benchmark (``tools/harness_bench.py``, ``make bench``): bare loops written from scratch (no
+fwbench code near the clock), epochs of at least 20 batches, fresh processes interleaved in a random order per
+block, a ratio over processes with its CI; the block ``bench`` rendered from the store's rows."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import load_tool
 
-from fwbench import bench
 from fwbench.studies import get_study
+
+bench = load_tool("harness_bench")
 
 
 def _source(fn) -> str:
@@ -161,12 +164,10 @@ def test_blocks_go_on_until_the_overhead_is_resolved(monkeypatch):
 def test_paired_overhead_cancels_the_process_effect(monkeypatch):
     """Processes differ by up to +-20 % (the same for both loops in a process); a planted 1 % harness overhead
     is found with a CI far narrower than the process spread, and the loop order alternates over processes."""
-    from fwbench import bench_paired
-
     calls, state = [], {"i": 0}
 
-    def fake_child(mode, payload, env, module):
-        assert mode == "paired" and module == "fwbench.bench_paired" and set(payload) == {"config", "order"}
+    def fake_child(mode, payload, env):
+        assert mode == "paired" and set(payload) == {"config", "order"}
         state["i"] += 1
         process = 1 + 0.2 * math.sin(state["i"])  # this process's speed: both loops share it
         wobble = [1 + 0.003 * math.cos(state["i"] * k) for k in range(5)]
@@ -179,7 +180,7 @@ def test_paired_overhead_cancels_the_process_effect(monkeypatch):
         }
 
     monkeypatch.setattr(bench, "_run_child", fake_child)
-    rows = bench_paired.harness_overhead_paired(min_blocks=6, max_blocks=6, log=lambda msg: None)
+    rows = bench.harness_overhead_paired(min_blocks=6, max_blocks=6, log=lambda msg: None)
     assert len(calls) == 12 and sum(order == ("bare", "harness") for _, order in calls) == 6
     for row in rows:
         assert row["overhead_pct"] == pytest.approx(1.0, abs=0.3) and row["half_width_pct"] < 1
@@ -190,11 +191,9 @@ def test_paired_overhead_cancels_the_process_effect(monkeypatch):
 def test_a_resolved_arm_stops_while_the_other_goes_on(monkeypatch):
     """torch's processes agree to 0.5 %, mxnet's spread 10 %: torch stops after the minimum blocks, mxnet runs on
     to the cap, and the loop order still alternates within each arm."""
-    from fwbench import bench_paired
-
     calls = []
 
-    def fake_child(mode, payload, env, module):
+    def fake_child(mode, payload, env):
         arm = payload["config"]["arm"]
         calls.append((arm, tuple(payload["order"])))
         spread = 0.005 if arm.startswith("torch") else 0.10
@@ -202,9 +201,7 @@ def test_a_resolved_arm_stops_while_the_other_goes_on(monkeypatch):
         return {"order": payload["order"], "bare": [1.0] * 4, "harness": [1.0 + spread * math.sin(k)] * 4}
 
     monkeypatch.setattr(bench, "_run_child", fake_child)
-    rows = {
-        r["arm"]: r for r in bench_paired.harness_overhead_paired(min_blocks=6, max_blocks=12, log=lambda msg: None)
-    }
+    rows = {r["arm"]: r for r in bench.harness_overhead_paired(min_blocks=6, max_blocks=12, log=lambda msg: None)}
     torch_arm = get_study("imdb").reference_arm("torch")
     mxnet_arm = get_study("imdb").reference_arm("mxnet")
     assert rows[torch_arm]["n"] == 6 and rows[torch_arm]["half_width_pct"] < 2
@@ -215,30 +212,26 @@ def test_a_resolved_arm_stops_while_the_other_goes_on(monkeypatch):
 
 
 def test_paired_ci_is_over_processes():
-    from fwbench import bench_paired
-
-    one = bench_paired.log_ratio_ci([1.02])
+    one = bench.log_ratio_ci([1.02])
     assert one["n"] == 1 and math.isnan(one["ci_low"]) and one["half_width"] == math.inf
-    ci = bench_paired.log_ratio_ci([1.0, 1.1, 0.9, 1.05])
+    ci = bench.log_ratio_ci([1.0, 1.1, 0.9, 1.05])
     assert ci["ci_low"] < ci["ratio"] < ci["ci_high"] and ci["n"] == 4
-    assert bench_paired.process_ratio({"harness": [9.0, 2.0, 2.2, 2.1], "bare": [5.0, 2.0, 2.0, 2.0]}) == 1.05
+    assert bench.process_ratio({"harness": [9.0, 2.0, 2.2, 2.1], "bare": [5.0, 2.0, 2.0, 2.0]}) == 1.05
 
 
 def test_paired_estimate_is_stratified_by_loop_order():
     """The loop run second is 6 % slower and the orders' counts differ (17 / 23, as in the first real run): the
     pooled mean is pulled towards the larger order and its CI widened by the order effect; the stratified one
     recovers the planted 1 % overhead with a narrow CI."""
-    from fwbench import bench_paired
-
     first = [i < 23 for i in range(40)]  # 23 processes ran the harness first (and the bare loop second, slower)
     wobble = [0.01 * math.sin(3 * i) for i in range(40)]
     ratios = [1.01 * (1 / 1.06 if f else 1.06) * math.exp(w) for f, w in zip(first, wobble)]
-    pooled = bench_paired.log_ratio_ci(ratios)
-    ci = bench_paired.order_balanced_ci(ratios, first)
+    pooled = bench.log_ratio_ci(ratios)
+    ci = bench.order_balanced_ci(ratios, first)
     assert ci["stratified"] and ci["ratio"] == pytest.approx(1.01, abs=0.002)
     assert ci["order_effect"] == pytest.approx(0.06, abs=0.002) and ci["ci_low"] < 1.01 < ci["ci_high"]
     assert pooled["ratio"] < 1.003 and ci["half_width"] < pooled["half_width"] / 3  # biased, and wide
-    assert not bench_paired.order_balanced_ci(ratios[:3], [True, True, False])["stratified"]  # one per order
+    assert not bench.order_balanced_ci(ratios[:3], [True, True, False])["stratified"]  # one per order
 
 
 @pytest.mark.slow
@@ -246,18 +239,12 @@ def test_paired_child_runs_both_loops_in_one_process():
     config = dict(bench.harness_trial(get_study("imdb").reference_arm("torch")).config, n_train=64, epochs=2)
     env = bench.child_env(config["threads"])
     env.setdefault("FWBENCH_DATA_DIR", os.environ.get("FWBENCH_DATA_DIR", ""))
-    out = bench._run_child(
-        "paired",
-        {"config": config, "framework": "torch", "order": ["harness", "bare"]},
-        env,
-        module="fwbench.bench_paired",
-    )
+    out = bench._run_child("paired", {"config": config, "framework": "torch", "order": ["harness", "bare"]}, env)
     assert len(out["bare"]) == len(out["harness"]) == 2 and out["order"] == ["harness", "bare"]
     assert all(t > 0 for t in out["bare"] + out["harness"]) and "other_busy_frac" in out
 
 
 def test_the_readme_reports_the_paired_benchmark_from_the_store(tmp_path):
-    from fwbench import bench_paired, readme_timings
     from fwbench.store import ResultsStore
 
     store = ResultsStore(tmp_path / "r.sqlite")
@@ -273,16 +260,16 @@ def test_the_readme_reports_the_paired_benchmark_from_the_store(tmp_path):
         {"arm": "mxnet-imperative", "processes": 4},
         {"process_ratio": [1.05, 1.07, 0.97, 0.99], "harness_first": [0.0, 0.0, 1.0, 1.0]},
     )
-    line, stratified = sorted(readme_timings.bench_lines(store), key=lambda text: "mxnet" in text)
+    line, stratified = sorted(bench.bench_lines(store), key=lambda text: "mxnet" in text)
     assert line.startswith("- harness overhead, torch-eager, IMDB epoch time vs a bare training loop, both in each")
     assert "+0.5 % (95 % CI -1." in line and line.endswith("4 processes")
     assert stratified.startswith("- harness overhead, mxnet-imperative") and "+1.9 % (95 % CI" in stratified
     assert stratified.endswith("stratified by loop order (the loop run second is 4.0 % slower)")
-    assert bench_paired.order_effect_words(-0.009) == "0.9 % faster"
+    assert bench.order_effect_words(-0.009) == "0.9 % faster"
 
 
-def test_readme_block_option_refreshes_only_the_named_block(tmp_path, monkeypatch):
-    from fwbench import readme
+def test_pages_refresh_only_the_bench_block_from_the_store(tmp_path, monkeypatch):
+    """``--pages`` (what ``make readme`` runs) writes the block ``bench`` from the results store and nothing else."""
     from fwbench.store import ResultsStore
 
     store_path = tmp_path / "r.sqlite"
@@ -297,7 +284,25 @@ def test_readme_block_option_refreshes_only_the_named_block(tmp_path, monkeypatc
         "<!-- headline:start -->\nkept\n<!-- headline:end -->\n<!-- bench:start -->\nold\n<!-- bench:end -->\n"
     )
     monkeypatch.setenv("FWBENCH_RESULTS", str(store_path))
-    monkeypatch.setattr("sys.argv", ["readme", "--readme", str(page), "--block", "bench"])
-    assert readme.main() == 0
+    monkeypatch.setattr(bench, "README", page)
+    assert bench.main(["--pages"]) == 0
     text = page.read_text()
     assert "kept" in text and "old" not in text and "- harness overhead, torch-eager" in text
+    with pytest.raises(SystemExit):
+        bench.main(["--pages", "harness"])  # --pages measures nothing
+
+
+def test_the_harness_benchmark_is_a_tool_not_part_of_fwbench():
+    """`make bench` runs tools/harness_bench.py: the modules of fwbench that held it are gone, ``fwbench bench`` is
+    no command, and fwbench.readme no longer writes its block."""
+    from fwbench import readme
+    from fwbench.cli import main as cli_main
+
+    for name in ("bench", "bench_paired", "readme_timings"):
+        assert importlib.util.find_spec(f"fwbench.{name}") is None, f"fwbench.{name} is importable again"
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["bench"])
+    assert exc.value.code == 2
+    assert "bench" not in readme.BLOCKS and set(bench.BLOCKS) == {"bench"}
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    assert "tools/harness_bench.py $(BENCH)" in makefile and "tools/harness_bench.py --pages" in makefile

@@ -113,8 +113,8 @@ def test_two_sweeps_a_reader_and_exports_share_one_store(tmp_path):
                 continue
             try:
                 store.trials()
-                analysis.profile_measurements("imdb", None, store=store)
-                analysis.profile_trials("deepar", None, store=store)
+                analysis.Results(store).values("imdb")
+                analysis.Results(store).trials("deepar")
                 reads["loaders"] += 1
             except Exception as exc:  # noqa: BLE001 - every failure is reported below
                 errors.append(exc)

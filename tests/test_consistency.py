@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fwbench import answer, consistency, readme, report
+from fwbench import answer, consistency, prose, readme, report
+from fwbench.analysis import Results
 from fwbench.quantity import Quantity
 from fwbench.store import ResultsStore
 
@@ -87,6 +88,36 @@ def test_a_planted_other_interval_or_text_is_caught(tmp_path):
     )
 
 
+LABEL = "MXNet / PyTorch, one thread, tourism_monthly"
+
+
+def test_a_quantity_carries_its_label_and_conditions_in_its_span():
+    q = Quantity("x.intel", 0.95, label=LABEL, conditions={"cpu": "Intel Xeon 6/207", "trials_at_once": "2 at once"})
+    (m,) = consistency.mentions(f"<p>{q.markup()}</p>", "page.html")
+    assert m.label == LABEL and dict(m.conditions) == {"cpu": "Intel Xeon 6/207", "trials_at_once": "2 at once"}
+    (plain,) = consistency.mentions(Quantity("claim.B", 2.29).markup(), "page.md")
+    assert (plain.label, plain.conditions) == ("claim.B", ())  # no label: its name; no conditions: the headline's
+
+
+def test_one_label_under_other_conditions_unnamed_is_caught(tmp_path):
+    """Two quantities shown under one label, the second measured on another CPU with two trials at once: pages
+    that do not say so show one label with two numbers; naming the conditions in the row or sentence passes."""
+    headline = Quantity("deepar.ratio.amd", 1.26, label=LABEL)
+    conditions = {"cpu": "Intel Xeon 6/207", "at_once": "2 trials at once"}
+    other = Quantity("deepar.ratio.intel", 0.95, label=LABEL, conditions=conditions)
+    unnamed = [
+        _page(tmp_path, "README.md", f"| {LABEL} | {headline.markup()} |"),
+        _page(tmp_path, "b.html", other.markup()),
+    ]
+    (problem,) = consistency.disagreements(consistency.collect(unnamed))
+    assert problem.startswith(f"{LABEL} on README.md, b.html: at_once, cpu differ and are not named")
+    assert "b.html: 0.95 (no CI) under at_once 2 trials at once, cpu Intel Xeon 6/207" in problem
+    named = _page(tmp_path, "c.html", f"{other.markup()} on the Intel Xeon 6/207, 2 trials at once")
+    assert consistency.disagreements(consistency.collect([unnamed[0], named])) == []
+    half = _page(tmp_path, "d.md", f"| {LABEL}, Intel Xeon 6/207 | {other.markup()} |")  # one of two named
+    assert "under at_once 2 trials at once)" in consistency.disagreements(consistency.collect([unnamed[0], half]))[0]
+
+
 def test_the_command_line_exits_1_on_a_disagreement(tmp_path, capsys):
     a, b = Quantity("q", 1.0), Quantity("q", 2.0)
     _page(tmp_path, "a.html", a.markup())
@@ -104,13 +135,13 @@ def paper_pages(tmp_path_factory):
         pytest.skip("no committed paper store")
     out = tmp_path_factory.mktemp("paper-pages")
     store = ResultsStore.open_read(PAPER_STORE)
-    (out / "README.md").write_text(readme.render("paper", store), encoding="utf-8")
-    (out / "results.md").write_text(readme.details("paper", store), encoding="utf-8")
+    (out / "README.md").write_text(readme.render(Results(store, "paper")), encoding="utf-8")
+    (out / "results.md").write_text(readme.details(Results(store, "paper")), encoding="utf-8")
     report.build(out / "no-notebooks", out / "site", "paper", store=store, figures=out / "no-figures")
-    found = answer.compute(store, "paper")
+    found = answer.compute(Results(store, "paper"))
     for study in STUDIES:
-        (out / f"notebook-{study}.md").write_text(answer.study_markdown(found, study), encoding="utf-8")
-    (out / "notebook-ledger.md").write_text(answer.ledger_markdown(found), encoding="utf-8")
+        (out / f"notebook-{study}.md").write_text(prose.answer_study(found, study), encoding="utf-8")
+    (out / "notebook-ledger.md").write_text(prose.answer_ledger(found), encoding="utf-8")
     return out
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from fwbench import prose
+from fwbench.analysis import Results
 from fwbench.analysis import convergence as conv
 from fwbench.errors import FwbenchError
 from fwbench.store import ResultsStore
@@ -89,7 +90,7 @@ def test_notebook_03_shows_what_the_store_holds(smoke_notebooks):
     nb = nbformat.read(smoke_notebooks.executed / "03_convergence_curves.ipynb", as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     markdown = [o["data"]["text/markdown"] for o in outputs if "text/markdown" in o.get("data", {})]
-    expected = "\n\n".join(prose.convergence_summary("smoke", store=store))
+    expected = "\n\n".join(prose.convergence_summary(Results(store, "smoke")))
     assert expected in markdown
     assert "Profile full makes them" in expected  # smoke has no 30-epoch runs, and says which profile has
     for name in ("convergence_imdb_loss", "convergence_imdb_accuracy", "convergence_imdb_wallclock"):

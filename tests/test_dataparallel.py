@@ -17,6 +17,7 @@ import numpy as np
 import psutil
 import pytest
 
+from fwbench.analysis import Results
 from fwbench.dataparallel import initial_weights, parameter_count, parameter_shapes, rank_batch
 from fwbench.dataparallel.group import GroupFailed, layout, run_group
 from fwbench.errors import FwbenchError
@@ -189,7 +190,7 @@ def smoke_store(tmp_path_factory):
 def test_smoke_runs_both_arms_at_both_world_sizes(smoke_store):
     from fwbench.analysis import dataparallel
 
-    frame = dataparallel.per_trial("smoke", {"repeats": 2}, smoke_store)
+    frame = dataparallel.per_trial(Results(smoke_store, "smoke", {"dataparallel": {"repeats": 2}}))
     assert len(frame) == 2 * 2 * len(STUDY.arm_names)  # both world sizes, 2 repeats
     assert set(zip(frame.arm, frame.world_size, strict=True)) == {(a, w) for a in STUDY.arm_names for w in (1, 2)}
     assert (frame.samples_per_s > 0).all() and (frame.median_step_s > 0).all()
@@ -210,7 +211,7 @@ def test_c2_is_a_labelled_analogue_with_cis(smoke_store):
     from fwbench.ledger.sources.overview import CLAIMS
 
     claim = next(c for c in CLAIMS if c.id == "C2")
-    j = judge(claim, ledger_data.load(smoke_store, "smoke", {"dataparallel": {"repeats": 2}}))
+    j = judge(claim, ledger_data.load(Results(smoke_store, "smoke", {"dataparallel": {"repeats": 2}})))
     assert j["verdict"] == NOT_TESTABLE and j["analogue"]
     assert "labelled analogue" in j["reason"]
     labels = [p.label for p in j["parts"]]

@@ -10,7 +10,7 @@ import pytest
 
 from fwbench.analysis import deepar_conditions as conditions
 from fwbench.pages import render_markdown
-from fwbench.published.deepar2024 import CLAIMED_SPEEDUP
+from fwbench.published.deepar2024 import post_ratio
 from fwbench.stats import log_contrast_ci, trial_ratio_ci
 from fwbench.studies import deepar as study
 
@@ -71,7 +71,7 @@ def test_the_factor_table_reads_each_effect_against_the_gap():
           "train_time_s": 0.0} for arm, c in ((MX, 0.02), (PT, 0.01)) for k in range(2)]
     )  # fmt: skip
     factors, total = conditions.factor_table(pd.DataFrame(), coverage, planted(), baseline=2)
-    gap = CLAIMED_SPEEDUP / total["ratio"]
+    gap = post_ratio() / total["ratio"]  # the post's totals' ratio, not its rounded wording
     assert total["gap"] == pytest.approx(gap)
     eight = factors.set_index("key").loc["threads_8"]
     assert eight.effect == pytest.approx(2.5) and eight.mxnet_slowdown == pytest.approx(5.0)
@@ -83,6 +83,9 @@ def test_the_factor_table_reads_each_effect_against_the_gap():
     assert "post_machine" in set(factors.key) and factors.set_index("key").loc["post_machine", "kind"] == "inferred"
     text = render_markdown("deepar_factors", **conditions.factor_facts(factors, total))
     assert 'data-q="deepar.gap_factor.threads_8"' in text and "share of the gap" in text
+    assert "| CPU |" in text and "it states 4.5" in text
+    q = conditions.effect_quantity(eight.rename(None).to_frame().T.assign(key="threads_8").iloc[0])
+    assert q.label == eight.factor and q.conditions == {"part": eight.source}  # no CPU recorded: none declared
 
 
 def test_no_contention_trials_says_so():

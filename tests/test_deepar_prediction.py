@@ -97,3 +97,30 @@ def test_the_chart_is_read_from_the_reference_folder():
     chart = post.chart()
     assert len(chart) == 21 and {"dataset", "post_mxnet_s", "post_pytorch_s"} <= set(chart.columns)
     assert set(chart.dataset) <= set(monash.names(in_2024_post=True))
+
+
+def test_the_best_fit_names_a_near_tie_and_its_conditions():
+    """The best fit and a runner-up within 5 % of its RMS log error: both named; further off, no runner-up."""
+    n = len(monash.names(in_2024_post=True))
+    table = pd.DataFrame({"predicted_post_mxnet_s": [2.0] * n, "predicted_post_pytorch_s": 1.0, "measured": True})
+    intel, amd = "GenuineIntel/6/207", "AuthenticAMD/25/17"
+    conditions = {"a": post.PredictionCondition(intel), "b": post.PredictionCondition(amd),
+                  "c": post.PredictionCondition(amd, 2, 0)}  # fmt: skip
+
+    def facts(rms_b: float) -> dict:
+        fits = pd.DataFrame({"key": list("abc"), "n": 21, "rms_log_error": [0.770, rms_b, 2.0], "n_within_25": 1,
+                             "median_error": 1.9, "chosen": [True, False, False],
+                             "label": [c.label for c in conditions.values()], "archive_ratio": [2.69, 2.5, 0.3],
+                             "reproduces": False, "threads": ["2", "2", "default"], "mxnet_omp_threads": 1.0,
+                             "pytorch_omp_threads": 2.0})  # fmt: skip
+        return post.facts({"fits": fits, "tables": dict.fromkeys("abc", table), "conditions": conditions})
+
+    near = facts(0.777)
+    assert near["runner_up"].key == "b" and facts(0.9)["runner_up"] is None
+    assert near["chosen_ratio"].conditions == {"cpu": "Intel Xeon 6/207", "runs at once": "1 run at a time",
+                                               "threads": "2 threads"}  # fmt: skip
+    answer = render_markdown("post_conditions_answer", **near)
+    assert "**The best-fitting measured condition**" in answer and "post's own conditions" not in answer
+    assert "A near-tie: AMD EPYC 25/17, 1 run at a time, 2 threads" in answer
+    page = render_markdown("post_conditions", **near)
+    assert f"the {n} datasets of its list (its text says 40)" in page and "near-tie" in page

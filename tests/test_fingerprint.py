@@ -211,7 +211,7 @@ def test_fingerprints_at_an_unknown_commit_is_one_clear_error():
 def test_a_saved_prediction_still_finds_its_trials_after_a_migration():
     import pandas as pd
 
-    from fwbench.analysis.estimate_check import _under_predicted_ids
+    from fwbench.analysis.estimate_accuracy import _under_predicted_ids
 
     first = {"commit": "a", "code_version": "c0", "trial_id": "old1"}
     second = {"commit": "b", "code_version": "c1", "trial_id": "mid1"}

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_ledger import MX, PT, _template, add_imdb, add_other
+from test_ledger import MX, PT, _record, _template, add_imdb, add_other
 
 from fwbench import prose
-from fwbench.analysis import framework_comparison, imdb_jax
+from fwbench.analysis import Results, framework_comparison, imdb_jax
 from fwbench.analysis import imdb as imdb_analysis
 from fwbench.analysis.convergence import accuracy_bar_table
 from fwbench.analysis.vgg16 import vgg16_latencies
@@ -20,7 +20,7 @@ BLOCKS = (0, 1, 2)
 TIMES = {PT: 1.0, MX: 1.5, JAX: 0.8}  # seconds per epoch; JAX / MXNet = 0.533, JAX / PyTorch = 0.8
 
 
-def plant_beside(store, machine="boot-b"):
+def plant_beside(store, machine="boot-b", cpu_id=None):
     for arm, t in TIMES.items():
         for batch in (32, 128):
             for block in BLOCKS:
@@ -34,7 +34,7 @@ def plant_beside(store, machine="boot-b"):
                     device="cpu",
                     part="beside",
                     beside=True,
-                    provenance={"boot_id": machine},
+                    provenance={"boot_id": machine, **({"cpu_id": cpu_id} if cpu_id else {})},
                     summary={},
                 )
 
@@ -45,7 +45,7 @@ def test_the_beside_table_sets_jax_against_each_reference_on_the_beside_trials_o
     for block in BLOCKS:  # the main grid on another machine, PyTorch 5x slower there: never in a JAX ratio
         for arm, t in ((PT, 5.0), (MX, 6.0)):
             add_imdb(store, arm, 32, 0, t, block=block, device="cpu", provenance={"boot_id": "boot-a"})
-    frame = imdb_analysis.load_sweep(None, store=store)
+    frame = imdb_analysis.load_sweep(Results(store))
     assert frame.attrs["machine_dropped_trials"] == 0  # the beside trials are their own machine cell
     assert set(frame.loc[frame.part == "main", "arm"]) == {PT, MX}
     table = imdb_jax.beside_table(frame)
@@ -77,7 +77,7 @@ def test_quality_rows_are_kept_whichever_machines_their_arms_ran_on(tmp_path):
                 acc=acc,
                 provenance={"boot_id": machine},
             )
-    frame = imdb_analysis.load_sweep(None, store=store)
+    frame = imdb_analysis.load_sweep(Results(store))
     table = accuracy_bar_table(frame).set_index("arm")
     assert set(table.index) == {PT, MX, JAX}
     assert table.loc[JAX, "test_acc_median"] == pytest.approx(0.86) and table.loc[JAX, "seeds"] == 2
@@ -105,8 +105,8 @@ def test_vgg16_beside_trials_stay_out_of_every_other_table(tmp_path):
     store = ResultsStore(tmp_path / "s.sqlite")
     plant_vgg(store, "torch-eager", 0.030, beside=False)
     plant_vgg(store, "torch-eager", 0.060, beside=True)
-    main = vgg16_latencies(store=store)
-    beside = vgg16_latencies(store=store, beside=True)
+    main = vgg16_latencies(Results(store))
+    beside = vgg16_latencies(Results(store), beside=True)
     assert main.latency_ms.median() == pytest.approx(30, rel=0.02)
     assert beside.latency_ms.median() == pytest.approx(60, rel=0.02)
 
@@ -116,7 +116,7 @@ def test_the_leaving_section_reads_the_beside_parts_and_says_deepar_has_no_jax(t
     plant_beside(store)
     for arm, latency in (("torch-eager", 0.030), ("mxnet-imperative", 0.020), (JAX, 0.040)):
         plant_vgg(store, arm, latency, beside=True)
-    facts = framework_comparison.facts(None, store)
+    facts = framework_comparison.facts(Results(store))
     rows = {(r["kind"], r["key"]): r for r in facts["rows"]}
     epoch = rows[("imdb_ratio", None)]["values"]
     assert epoch["jax"].value == pytest.approx(TIMES[JAX] / TIMES[MX], rel=0.02)
@@ -130,13 +130,35 @@ def test_the_leaving_section_reads_the_beside_parts_and_says_deepar_has_no_jax(t
     assert compile_s["values"] == pytest.approx({"jax": 2.5, "torch": 0.0, "mxnet": 0.0}, abs=0.05)  # 2.5 at 0.1 s
     assert compile_s["eager"] == ["mxnet", "torch"]
     assert rows[("code_lines", "forecast")]["values"]["jax"] == 0  # GluonTS has no JAX DeepAR: none written
-    md = prose.framework_comparison_section(None, store)
+    md = prose.framework_comparison_section(Results(store))
     cells = {"jax": "2.5", "torch": "0 (eager)", "mxnet": "0 (eager)"}
     assert "| VGG16 compile, first call (s) | " + " | ".join(cells[fw] for fw in facts["frameworks"]) + " |" in md
     forecast = next(line for line in md.splitlines() if line.startswith("| Backend code lines: forecast/ |"))
     assert forecast.split(" | ")[1 + facts["frameworks"].index("jax")].strip(" |") == "none"
     assert "DeepAR has no JAX backend in GluonTS" in md and "1 (the reference)" in md
     assert re.search(r'data-q="leaving.imdb_epoch.jax" data-v="0\.5[0-9]+', md)
+
+
+def plant_gemm(store, cpu_id, gflops, n):
+    for arm in ("torch-eager", "mxnet-imperative"):
+        config = {**_template("gemm"), "arm": arm, "threads": framework_comparison.GEMM_THREADS, "n": n}
+        _record(store, "gemm", config, "done", [(k, "gflops", gflops) for k in range(3)], {"cpu_id": cpu_id})
+
+
+def test_each_row_names_the_cpu_of_its_trials_and_gemm_is_the_beside_rows_cpu_where_stored(tmp_path):
+    store = ResultsStore(tmp_path / "s.sqlite")
+    plant_beside(store, cpu_id="AuthenticAMD/25/1/1")
+    plant_gemm(store, "AuthenticAMD/25/17/1", 100.0, 512)
+    plant_gemm(store, "AuthenticAMD/25/17/1", 100.0, 1024)  # the model most GEMM trials ran on
+    rows = {(r["kind"], r["key"]): r for r in framework_comparison.facts(Results(store))["rows"]}
+    assert rows[("imdb_ratio", None)]["cpus"] == rows[("imdb_epoch", 32)]["cpus"] == ["AMD EPYC 25/1"]
+    assert rows[("gemm_peak", 2)]["cpus"] == ["AMD EPYC 25/17"] and rows[("gemm_peak", 2)]["other_cpu"]
+    md = prose.framework_comparison_section(Results(store))
+    assert "| AMD EPYC 25/17 (no GEMM trial ran on the beside rows' CPU) |" in md
+    plant_gemm(store, "AuthenticAMD/25/1/1", 50.0, 256)
+    rows = {(r["kind"], r["key"]): r for r in framework_comparison.facts(Results(store))["rows"]}
+    gemm = rows[("gemm_peak", 2)]
+    assert gemm["cpus"] == ["AMD EPYC 25/1"] and not gemm["other_cpu"] and gemm["values"]["torch"] < 60
 
 
 def test_code_lines_leave_out_blank_lines_comments_and_docstrings(tmp_path):

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from fwbench import cli, prose
+from fwbench.analysis import Results
 from fwbench.errors import FwbenchError
 from fwbench.provenance import imported_frameworks
 from fwbench.studies import (
@@ -272,7 +273,7 @@ def test_the_thread_check_reads_each_arms_measured_cpu(tmp_path):
         store.record(trial_id=t.trial_id, study="gemm", status="done", config=t.config, provenance={"host": "h"},
                      summary={}, measurements=[(-1, "cpus_busy", busy[(t.config["arm"], t.config["threads"])])],
                      profile="quick")  # fmt: skip
-    table = inference.thread_check("quick", {"arms": ["torch-eager", "jax-jit"]}, store)
+    table = inference.thread_check(Results(store, "quick", {"gemm": {"arms": ["torch-eager", "jax-jit"]}}))
     got = {(r.arm, r.threads): r.cpus_busy for r in table.itertuples()}
     assert got == pytest.approx(busy) and set(table.framework) == {"torch", "jax"}
     assert "| `jax-jit` | 1 | 1 | 0.99 | 0.99 |" in prose.thread_check(table)

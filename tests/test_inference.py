@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from fwbench import prose
+from fwbench.analysis import Results
 from fwbench.errors import FwbenchError
 from fwbench.store import ResultsStore
 from fwbench.studies import get_study
@@ -81,11 +82,11 @@ def test_vgg16_smoke_records_raw_latencies_and_onednn_state(vgg16_smoke):
     long = store.measurements("vgg16")
     counts = long.groupby(["trial_id", "metric"]).size().unstack()
     assert (counts["latency_s"] == options["repeats"]).all() and (counts["warmup_latency_s"] == options["warmup"]).all()
-    frame = inference.vgg16_latencies("smoke", store=store)
+    frame = inference.vgg16_latencies(Results(store, "smoke"))
     assert len(frame) == 5 * options["repeats"] and (frame.latency_ms > 0).all()
     ratios = inference.vgg16_ratios(frame)
     assert set(ratios.comparison) == {"torch / mxnet", "oneDNN off / on"}
-    text = prose.inference_summary("smoke", store=store)
+    text = prose.inference_summary(Results(store, "smoke"))
     assert "claim C1" in text and "oneDNN on" in text  # the ratio itself is the ledger's (fwbench.answer)
 
 
@@ -116,7 +117,7 @@ def test_vgg16_ratio_and_prose_follow_planted_latencies(tmp_path):
         _plant(store, "vgg16", {**setting, "arm": "torch-script", "onednn": True}, 0.030 + 0.001 * rng.random(8))
         _plant(store, "vgg16", {**setting, "arm": mxnet_arm, "onednn": True}, 0.020 + 0.001 * rng.random(8))
         _plant(store, "vgg16", {**setting, "arm": mxnet_arm, "onednn": False}, 0.010 + 0.001 * rng.random(8))
-    frame = inference.vgg16_latencies(store=store)
+    frame = inference.vgg16_latencies(Results(store))
     assert dict(zip(frame.arm, frame.framework)) == {torch_arm: "torch", "torch-script": "torch", mxnet_arm: "mxnet"}
     ratios = inference.vgg16_ratios(frame)
     main = ratios[(ratios.comparison == "torch / mxnet") & (ratios.onednn == True)].iloc[0]  # noqa: E712
@@ -126,7 +127,7 @@ def test_vgg16_ratio_and_prose_follow_planted_latencies(tmp_path):
     assert (compiled.numerator, compiled.denominator) == ("torch-script", torch_arm) and compiled.ci_high < 1
     off = ratios[ratios.comparison == "oneDNN off / on"].iloc[0]
     assert off.ratio < 1 and off.ci_high < 1
-    text = prose.inference_summary(store=store)
+    text = prose.inference_summary(Results(store))
     # the prose states the medians; the ratios with their intervals are the ledger's (C1, C3), quoted by the answer
     assert "ratio of 1.48" in text and "PyTorch / MXNet =" not in text and "off / on =" not in text
 
@@ -144,7 +145,7 @@ def test_gemm_smoke_gflops_match_the_timings(tmp_path_factory):
         secs = g[g.metric == "seconds"].sort_values("step").value.to_numpy()
         gflops = g[g.metric == "gflops"].sort_values("step").value.to_numpy()
         assert len(secs) == 3 and np.allclose(gflops, 2 * n**3 / secs / 1e9)
-    peak = inference.gemm_peak(store)
+    peak = inference.gemm_peak(Results(store))
     assert set(peak.framework) == {"torch", "mxnet", "jax"} and (peak.gflops > 0).all() and (peak.threads == 1).all()
 
 
@@ -165,12 +166,12 @@ def test_gemm_peak_is_the_best_median_over_sizes(tmp_path):
             values,
             metric="gflops",
         )
-    peak = inference.gemm_peak(store).set_index(["framework", "threads"])
+    peak = inference.gemm_peak(Results(store)).set_index(["framework", "threads"])
     assert peak.loc[("torch", 1), "gflops"] == 21 and peak.loc[("torch", 1), "n"] == 2048
     assert peak.loc[("torch", 1), "max_repeat_gflops"] == 90
     assert peak.loc[("torch", 2), "gflops"] == 31 and peak.loc[("mxnet", 1), "gflops"] == 6
-    assert inference.peak_gflops(store) == {("mxnet", 1): 6.0, ("torch", 1): 21.0, ("torch", 2): 31.0}
-    assert inference.gemm_peak(ResultsStore(tmp_path / "empty.sqlite")).empty
+    assert inference.peak_gflops(Results(store)) == {("mxnet", 1): 6.0, ("torch", 1): 21.0, ("torch", 2): 31.0}
+    assert inference.gemm_peak(Results(ResultsStore(tmp_path / "empty.sqlite"))).empty
 
 
 # -- ONNX -----------------------------------------------------------------------------------------------------
@@ -200,15 +201,15 @@ def test_onnx_tables_follow_the_arm_table_on_planted_steps(tmp_path):
             "failed_at": "mx.contrib.onnx.import_model",
         },
     )
-    steps = inference.onnx_steps(store=store)
+    steps = inference.onnx_steps(Results(store))
     assert steps.step.tolist() == list(get_study("onnx").arm_names)
     assert steps.runtime.tolist() == ["torch", "onnxruntime", "mxnet"]
     assert steps.loc[0, "max_abs_diff"] == 0.0  # the export step is the reference itself
-    lat = inference.onnx_latency_table(inference.onnx_latencies(store=store)).set_index("step")
+    lat = inference.onnx_latency_table(inference.onnx_latencies(Results(store))).set_index("step")
     assert lat.loc["torch-export", "ratio_to_torch"] == 1.0
     assert lat.loc["onnxruntime", "ratio_to_torch"] == pytest.approx(0.5)
     labels = get_study("onnx").labels()
-    text = prose.inference_summary(store=store)
+    text = prose.inference_summary(Results(store))
     assert f"**{labels['onnxruntime']}** latency, batch 1" in text
     assert f"**{labels['mxnet-import']}**: step_failed" in text
 
@@ -224,7 +225,7 @@ def test_onnx_round_trip_parity_and_recorded_errors(onnx_smoke):
 
     summary, store, root = onnx_smoke
     assert summary.ok and summary.done == 3
-    steps = inference.onnx_steps("smoke", store=store).set_index("step")
+    steps = inference.onnx_steps(Results(store, "smoke")).set_index("step")
     assert steps.loc["torch-export", "status"] == "ok"
     if steps.loc["onnxruntime", "status"] == "unavailable":
         pytest.skip(f"onnxruntime not installed: {steps.loc['onnxruntime', 'error']}")
@@ -236,10 +237,10 @@ def test_onnx_round_trip_parity_and_recorded_errors(onnx_smoke):
         assert mx.max_abs_diff < 1e-4 and mx.argmax_agreement == 1.0
     else:  # MXNet 1.9.1's importer has no LSTM translation: the exact error and the reason are stored
         assert mx.status == "step_failed" and "not implemented" in mx.error and "LSTM" in mx.reason
-        assert "LSTM" in prose.onnx_errors("smoke", store=store)
+        assert "LSTM" in prose.onnx_errors(Results(store, "smoke"))
     artifacts = list((root / "artifacts" / "onnx").iterdir())
     assert len(artifacts) == 1 and (artifacts[0] / "model.onnx").stat().st_size > 1e6
-    lat = inference.onnx_latency_table(inference.onnx_latencies("smoke", store=store))
+    lat = inference.onnx_latency_table(inference.onnx_latencies(Results(store, "smoke")))
     assert {"torch", "onnxruntime"} <= set(lat.runtime) and set(lat.batch_size) == {1, 16}
     for _, t in store.trials("onnx").iterrows():  # never two runtimes in one process
         assert len(t["provenance.frameworks_imported"]) <= 1
@@ -315,9 +316,9 @@ def test_vgg16_and_gemm_on_cuda(tmp_path):
     for study in ("vgg16", "gemm"):
         arms = [ref(study, fw) for fw in frameworks]
         assert run_sweep(study, "smoke", {"device": "cuda", "arms": arms}, store=store, progress="none").ok
-    frame = inference.vgg16_latencies(store=store)
+    frame = inference.vgg16_latencies(Results(store))
     assert set(frame.device) == {"cuda"} and (frame.latency_ms > 0).all()
-    assert not inference.gemm_peak(store, device="cuda").empty
+    assert not inference.gemm_peak(Results(store), device="cuda").empty
 
 
 @pytest.mark.slow
@@ -336,7 +337,7 @@ def test_onnx_runtime_step_rebuilds_missing_artifacts_in_a_separate_process(tmp_
     assert trial["summary.artifacts_rebuilt"] is True or trial["summary.artifacts_rebuilt"] == 1
     # torch ran in the rebuild process, not here: this process loaded ONNX Runtime only
     assert trial["provenance.frameworks_imported"] == ["onnxruntime"]
-    steps = inference.onnx_steps("smoke", {"steps": ["onnxruntime"]}, store=store)
+    steps = inference.onnx_steps(Results(store, "smoke", {"onnx": {"steps": ["onnxruntime"]}}))
     assert steps.loc[0, "max_abs_diff"] < 1e-4 and steps.loc[0, "argmax_agreement"] == 1.0
 
 
@@ -411,9 +412,9 @@ def test_compiled_vs_eager_covers_both_compiled_torch_arms(tmp_path):
         _plant_vgg(store, eager, batch, 0.100 * scale)
         _plant_vgg(store, "torch-script", batch, 0.080 * scale, compile_s=2.0)
         _plant_vgg(store, "torch-compile", batch, 0.050 * scale, compile_s=40.0)
-    frame = vgg_analysis.vgg16_latencies(store=store)
+    frame = vgg_analysis.vgg16_latencies(Results(store))
     assert frame.latency_ms.max() < 700  # warm-up passes excluded
-    times = vgg_analysis.vgg16_compile_times(store=store)
+    times = vgg_analysis.vgg16_compile_times(Results(store))
     assert sorted(times.arm.unique()) == ["torch-compile", "torch-script"] and len(times) == 12  # 2 x 2 x 3 trials
     table = vgg_analysis.compiled_table(frame, times).set_index(["arm", "batch_size"])
     assert set(table.index) == {(a, b) for a in ("torch-script", "torch-compile") for b in (1, 8)}
@@ -422,7 +423,7 @@ def test_compiled_vs_eager_covers_both_compiled_torch_arms(tmp_path):
     assert 1.9 < c1.speedup < 2.1 and c1.ci_low > 1 and c1.compile_s == 40.0
     assert 750 < c1.break_even_calls < 850  # 40 s / (100 - 50 ms)
     assert 1.2 < table.loc[("torch-script", 8), "speedup"] < 1.3
-    text = prose.inference_summary(store=store)
+    text = prose.inference_summary(Results(store))
     labels = get_study("vgg16").labels()
     assert f"**{labels['torch-compile']}** vs {labels[eager]} (batch 8" in text
     assert "compiling took 40.0 s" in text and "eager / compiled =" not in text
@@ -440,8 +441,8 @@ def test_a_slower_compiled_arm_never_pays_back(tmp_path):
     store = ResultsStore(tmp_path / "s.sqlite")
     _plant_vgg(store, ref("vgg16", "torch"), 1, 0.050)
     _plant_vgg(store, "torch-compile", 1, 0.100, compile_s=30.0)
-    frame = vgg_analysis.vgg16_latencies(store=store)
-    row = vgg_analysis.compiled_table(frame, vgg_analysis.vgg16_compile_times(store=store)).iloc[0]
+    frame = vgg_analysis.vgg16_latencies(Results(store))
+    row = vgg_analysis.compiled_table(frame, vgg_analysis.vgg16_compile_times(Results(store))).iloc[0]
     assert row.speedup < 1 and row.ci_high < 1 and np.isnan(row.break_even_calls)
 
 
@@ -465,9 +466,9 @@ def test_torch_compile_and_script_trials_time_the_compile_apart(tmp_path):
     assert pd_isnull(trials.loc["torch-eager", "summary.compile_time_s"])
     assert trials.loc["torch-compile", "summary.dynamo_graphs"] == 1
     assert trials.loc["torch-compile", "summary.graph_breaks"] == 0
-    times = vgg_analysis.vgg16_compile_times("smoke", overrides, store)
+    times = vgg_analysis.vgg16_compile_times(Results(store, "smoke", {"vgg16": overrides}))
     assert sorted(times.arm) == ["torch-compile", "torch-script"]
-    frame = vgg_analysis.vgg16_latencies("smoke", overrides, store)
+    frame = vgg_analysis.vgg16_latencies(Results(store, "smoke", {"vgg16": overrides}))
     assert len(vgg_analysis.compiled_table(frame, times)) == 2
 
 

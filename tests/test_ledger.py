@@ -19,11 +19,14 @@ import pytest
 
 from fwbench import ledger as L
 from fwbench import prose
+from fwbench.analysis import Results
 from fwbench.cli import main as cli_main
 from fwbench.errors import FwbenchError
 from fwbench.ledger import floors, rules
+from fwbench.ledger import render as ledger_render
 from fwbench.ledger.data import named_arm
 from fwbench.ledger.sources import borealis2018, deepar2024, overview
+from fwbench.pages import render_markdown
 from fwbench.planning import plan
 from fwbench.store import ResultsStore, trial_id
 from fwbench.studies import get_study
@@ -281,8 +284,13 @@ def store_pair(tmp_path_factory):
     return good, bad
 
 
+def results(store, profile="all") -> Results:
+    """The store's rows of ``profile`` ("all": every row) as the ledger reads them; a fresh read each call."""
+    return Results(store, None if profile == "all" else profile)
+
+
 def verdicts(store, profile="all") -> dict:
-    table = L.build(store, profile=profile)
+    table = L.build(results(store, profile))
     assert list(table.columns) == L.COLUMNS
     assert set(table.verdict) <= set(L.VERDICTS)
     return dict(zip(table.claim_id, table.verdict))
@@ -305,7 +313,7 @@ def test_every_rule_gives_both_outcomes_on_planted_rows(store_pair):
 
 
 def test_ledger_rows_carry_measurement_ci_and_conditions(store_pair):
-    table = L.build(store_pair[0], profile="all").set_index("claim_id")
+    table = L.build(results(store_pair[0])).set_index("claim_id")
     a1 = table.loc["A1"]
     assert a1.ci_low <= a1.estimate <= a1.ci_high
     assert 1.10 / 1.05 <= a1.ci_low and a1.ci_high <= 1.10 * 1.05
@@ -328,7 +336,7 @@ def test_ledger_rows_carry_measurement_ci_and_conditions(store_pair):
 
 
 def test_empty_store_is_not_measured_or_not_testable(tmp_path):
-    table = L.build(ResultsStore(tmp_path / "empty.sqlite"), profile="all").set_index("claim_id")
+    table = L.build(results(ResultsStore(tmp_path / "empty.sqlite"))).set_index("claim_id")
     assert set(table.verdict) <= {L.NOT_MEASURED, L.NOT_TESTABLE}
     assert table.loc["A2", "verdict"] == L.NOT_TESTABLE and table.loc["C2", "verdict"] == L.NOT_TESTABLE
     # A9 now waits for the arm that hybridizes the whole model (LSTM included)
@@ -347,7 +355,7 @@ def test_one_trial_per_side_is_insufficient_data_or_below_scale(tmp_path):
     store = ResultsStore(tmp_path / "s.sqlite")
     for arm, loss in ((PT, 0.35), (MX, 0.40)):
         add_imdb(store, arm, 256, 0, 1.0, final_loss=loss)  # one trial each: a ratio but no CI
-    table = L.build(store, profile="all").set_index("claim_id")
+    table = L.build(results(store)).set_index("claim_id")
     # A8 (training quality) has no trial-count floor: one trial a side is a point estimate without a CI
     assert table.loc["A8", "verdict"] == L.INSUFFICIENT
     assert not math.isnan(table.loc["A8", "estimate"]) and math.isnan(table.loc["A8", "ci_low"])
@@ -372,9 +380,9 @@ def test_profile_selects_only_that_profiles_trials(tmp_path):
             measurements=[(e, "train_time_s", 1.0 + 0.01 * e) for e in range(t.config["epochs"])],
         )
     judged = [t for t in smoke if t.config.get("part", "main") in L.IMDB_PARTS]  # not the scaling part
-    assert 0 < len(judged) and L.load(store, "smoke").imdb.trial_id.nunique() == len(judged)
-    assert L.load(store, "quick").imdb.empty
-    assert "no finished IMDB trials" in L.build(store, "quick").set_index("claim_id").loc["A1", "reason"]
+    assert 0 < len(judged) and L.load(results(store, "smoke")).imdb.trial_id.nunique() == len(judged)
+    assert L.load(results(store, "quick")).imdb.empty
+    assert "no finished IMDB trials" in L.build(results(store, "quick")).set_index("claim_id").loc["A1", "reason"]
 
 
 @pytest.mark.parametrize(
@@ -418,7 +426,10 @@ def test_fastest_is_rule():
     with rules.settings(confidence=0.99):  # a corrected part says (and has) its confidence
         wide = L.fastest_is({64: slow, 1024: fast}, 1024)
     assert wide.confidence == 0.99 and wide.ci_low < part.ci_low and part.ci_high < wide.ci_high
-    assert "[CI " in wide.text() and "% CI" not in wide.text()  # the level is the table's header's, not the row's
+    text = render_markdown("ledger_measurement", parts=[wide], analogue=False, our_hardware="CPU")
+    assert "[CI " in text and "% CI" not in text  # the level is the table's header's, not the row's
+    ci = f"[CI {wide.ci_low:.3g}-{wide.ci_high:.3g}]"
+    assert text == f"{wide.label}: {wide.quantity} = {wide.estimate:.3g} {ci} ({wide.n}) -> {L.REPRODUCED}"
     assert L.fastest_is({64: fast, 1024: slow}, 1024).verdict == L.CONTRADICTED
     assert L.fastest_is({64: fast}, 1024).verdict == L.NOT_MEASURED
 
@@ -436,7 +447,7 @@ def test_cli_writes_csv(store_pair, tmp_path, monkeypatch):
     assert cli_main(["ledger", "--profile", "all", "-o", str(out)]) == 0
     table = pd.read_csv(out)
     assert list(table.claim_id) == [c.id for c in L.CLAIMS]
-    assert list(table.verdict) == list(L.build(store_pair[0], profile="all").verdict)
+    assert list(table.verdict) == list(L.build(results(store_pair[0])).verdict)
     assert (table.verdict == L.REPRODUCED).sum() == len(L.CLAIMS) - 2  # all but C1, C2 (see above)
 
 
@@ -463,15 +474,31 @@ def test_each_source_holds_its_numbers_once_and_its_claims():
 
 
 def test_a_profile_a_study_lacks_gives_no_rows_of_it(store_pair):
-    table = L.build(store_pair[0], profile="gap").set_index("claim_id")  # gap: a DeepAR-only profile
+    table = L.build(results(store_pair[0], "gap")).set_index("claim_id")  # gap: a DeepAR-only profile
     assert table.loc["A1", "verdict"] == L.NOT_MEASURED and table.loc["C1", "verdict"] == L.NOT_MEASURED
 
 
 def test_host_text_names_cpu_cores_and_versions(store_pair):
     trials = store_pair[0].trials("imdb")
-    text = L.host_text(trials)
-    assert text == "CPU Planted CPU (2 cores); mxnet 0, torch 0"
-    assert L.host_text(trials.iloc[:0]) == "no finished trials"
+    facts = ledger_render.host_facts(trials)
+    assert facts == {"cpu": "Planted CPU", "cores": 2, "versions": {"mxnet": "0", "torch": "0"}}
+    assert L.host_text(trials) == "CPU Planted CPU (2 cores); mxnet 0, torch 0"
+    assert ledger_render.host_facts(trials.iloc[:0]) is None and L.host_text(trials.iloc[:0]) == "no finished trials"
+
+
+def test_conditions_name_every_value_of_the_studys_trials(store_pair, tmp_path):
+    d = L.load(results(store_pair[0]))
+    facts = ledger_render.conditions_facts(d, "vgg16")
+    done = d.study_trials("vgg16").query("status == 'done'")
+    assert facts["measured"] and facts["batch_size"] == sorted(set(done["config.batch_size"]))
+    words = ledger_render.conditions(d, "vgg16")
+    assert words.startswith(f"{L.host_text(done)}; profile all: VGG16") and f"batch {facts['batch_size']}, " in words
+    empty = L.load(results(ResultsStore(tmp_path / "empty.sqlite")))
+    assert [ledger_render.conditions(empty, s) for s in ("imdb", "deepar", "onnx")] == [
+        "no IMDB trials",
+        "no DeepAR trials",
+        "no ONNX trials",
+    ]
 
 
 @pytest.mark.slow
@@ -485,7 +512,7 @@ def test_notebook_05_shows_the_ledger_of_the_store(smoke_notebooks):
     markdown = "".join(o["data"].get("text/markdown", "") for o in outputs if "data" in o)
     assert prose.ledger_rules() in markdown
     # 05 runs last: every study's rows were there when it ran, so it shows the ledger as built now
-    table = L.build(store, profile="smoke")
+    table = L.build(results(store, "smoke"))
     assert prose.ledger_summary(table, L.PRECEDENCE) in markdown
     for claim_id, verdict in zip(table.claim_id, table.verdict):
         assert f">{claim_id}<" in html and verdict in html
@@ -494,13 +521,13 @@ def test_notebook_05_shows_the_ledger_of_the_store(smoke_notebooks):
 def test_threats_to_validity_come_from_the_stores_provenance(tmp_path):
     """The post's closing section names the versions and builds the trials recorded, and the sources' own."""
     store = ResultsStore(tmp_path / "t.sqlite")
-    empty = prose.threats(store, "all")
+    empty = prose.threats(results(store))
     assert "no finished trials" in empty and "PyTorch 0.3.0.post4, MXNet 1.0.0" in empty
     add_imdb(store, PT, 64, 0, 1.0, profile="quick")
-    text = prose.threats(store, "all")
+    text = prose.threats(results(store))
     assert "torch 0" in text and "Planted CPU (2 cores)" in text  # add_imdb's planted provenance
     assert "A1" in text and "labelled analogues" in text and "What could make this answer wrong" in text
     assert "Machines." not in text  # one machine: nothing to say
     add_imdb(store, PT, 64, 0, 1.0, profile="quick", block=1, provenance={"boot_id": "b1", "cpu_id": "AMD/25/17/1"})
     add_imdb(store, PT, 64, 0, 1.6, profile="quick", block=2, provenance={"boot_id": "b2", "cpu_id": "AMD/23/49/0"})
-    assert "ran on 2 machines (CPU family/model: AMD/23/49/0, AMD/25/17/1)" in prose.threats(store, "all")
+    assert "ran on 2 machines (CPU family/model: AMD/23/49/0, AMD/25/17/1)" in prose.threats(results(store))

@@ -22,11 +22,15 @@ from test_ledger import (
     VGG_MX,
     VGG_PT,
     VGG_SCRIPT,
+    _noise,
+    _record,
+    _template,
     add_blocks,
     add_deepar,
     add_imdb,
     add_vgg,
     plant,
+    results,
     verdicts,
 )
 
@@ -43,7 +47,7 @@ GPU_CLAIMS = ("A1", "A2", "A3", "A4", "A5", "A6", "A7")
 
 
 def ledger(store) -> pd.DataFrame:
-    return L.build(store, profile="all").set_index("claim_id")
+    return L.build(results(store)).set_index("claim_id")
 
 
 def plant_a1(store, ratio=A1_RATIO, *, batches=(64, 1024), blocks=BLOCKS, **kw):
@@ -235,6 +239,75 @@ def test_deepar_needs_the_protocols_length_and_three_pairs(tmp_path, below, need
     assert b.verdict == L.REPRODUCED and b.n == "6 dataset x seed pairs" and "subset total" in b.measurement
 
 
+def add_coverage(store, factor, *, datasets=("m1_yearly", "cif_2016", "nn5_weekly"), seeds=(42, 43)):
+    """DeepAR coverage trials (4 epochs x 50 batches): MXNet's cost per batch ``factor`` x PyTorch's."""
+    for (dataset, base), seed in [(d, s) for d in zip(datasets, (0.01, 0.02, 0.04)) for s in seeds]:
+        for framework in ("torch", "mxnet"):
+            batch_s = base * (factor if framework == "mxnet" else 1.0) * _noise(seed + len(dataset))
+            config = {**_template("deepar"), "part": "coverage", "dataset": dataset, "seed": seed, "epochs": 4}
+            config |= {"arm": deepar2024.reference(deepar2024.STUDY, framework), "num_batches_per_epoch": 50}
+            epochs = [(e, "epoch_time_s", 50 * batch_s * (1.5 if e == 0 else 1.0)) for e in range(4)]
+            train = (-1, "train_time_s", sum(v for _, _, v in epochs) + 1.0)
+            _record(store, "deepar", config, "done", [*epochs, train], provenance={"dataset_kind": "original"})
+
+
+def test_b_is_read_on_the_coverage_trials_and_checked_against_protocol_scale_ones(tmp_path):
+    """B's estimate comes from the coverage trials: its conditions are theirs, its floor needs the full-scale trials
+    its costs are checked against, and its interval keeps B's two tests' level where only one is measured."""
+    short = new(tmp_path, "short")
+    add_coverage(short, 2.0)  # contradicted on the coverage part alone (as on a CPU without full-scale trials)
+    b = ledger(short).loc["B"]
+    assert b.verdict == L.BELOW_SCALE and "to check its costs against (this run: 0)" in b.reason
+    assert "coverage part: 3 datasets, [4] epochs x [50] batches per trial, seeds [42, 43]" in b.our_conditions
+    assert "12 trials" in b.our_conditions and b.ci_level == pytest.approx(bonferroni(2))
+    both = new(tmp_path, "both")
+    add_coverage(both, deepar2024.CLAIMED_SPEEDUP)
+    add_deepar(both, deepar2024.CLAIMED_SPEEDUP)
+    b = ledger(both).loc["B"]
+    assert b.verdict == L.REPRODUCED and "coverage part" in b.our_conditions and b.n.startswith("12 coverage")
+    assert "delta-method" in b.rule and "paired percentile-bootstrap" in b.rule
+
+
+def test_a8_names_the_quality_parts_trials_and_the_cpu_models_they_ran_on(tmp_path):
+    store = plant_a1(new(tmp_path))
+    for arm, loss in ((PT, 0.30), (MX, 0.36)):
+        for block, cpu in ((0, "AuthenticAMD/25/1/x"), (1, "AuthenticAMD/25/17/x")):
+            add_imdb(store, arm, 64, 0, 9.0, block=block, n_train=25000, final_loss=loss, part="quality",
+                     provenance={"cpu_id": cpu})  # fmt: skip
+    conditions = ledger(store).loc["A8"].our_conditions
+    assert "quality part:" in conditions and "train reviews per epoch [25000]" in conditions
+    assert "CPU models AuthenticAMD/25/1 (2 trials), AuthenticAMD/25/17 (2 trials)" in conditions
+
+
+def test_a_context_part_keeps_the_plain_level_so_one_number_has_one_interval(tmp_path):
+    store = new(tmp_path)
+    for arm, on in ((VGG_PT, 0.036), (VGG_MX, 0.03)):
+        add_vgg(store, arm, on, onednn=True, batch=1)
+        add_vgg(store, arm, 0.21, onednn=False, batch=1)
+        add_vgg(store, arm, 8 * on, onednn=True, batch=8)
+        add_vgg(store, arm, 8 * 0.21, onednn=False, batch=8)
+    parts = L.judged_parts(L.load(results(store)))
+    (c1,) = parts["C1"]
+    (beside,) = [p for p in parts["C3"] if "PyTorch / MXNet" in p.quantity]
+    judged = [p for p in parts["C3"] if p.verdict != L.CONTEXT]
+    assert len(judged) == 2 and all(p.confidence == pytest.approx(bonferroni(2)) for p in judged)
+    assert (beside.ci_low, beside.ci_high, beside.confidence) == (c1.ci_low, c1.ci_high, c1.confidence)
+
+
+def test_best_setting_floor_counts_trials_per_setting_in_the_judging_blocks_and_needs_a_choice(tmp_path):
+    # PyTorch also at 2 workers in blocks 0-2 only: two judged trials of that setting
+    store = plant_a7(new(tmp_path, "few"), 1 / 1.02 / 2.0, 0.45)
+    add_blocks(store, PT, 1024, 2, 1.0, blocks=(0, 1, 2))
+    a7 = ledger(store).loc["A7"]
+    assert a7.verdict == L.BELOW_SCALE and "trials per arm and setting in the judging blocks (this run: 2)" in a7.reason
+    one = new(tmp_path, "one")
+    for arm in (PT, SPARSE, MX):
+        add_blocks(one, arm, 1024, 0, 1.0)
+    a7 = ledger(one).loc["A7"]
+    assert a7.verdict == L.BELOW_SCALE and ">= 2 settings swept to choose the best from (this run: 1)" in a7.reason
+    assert "the one setting swept: no best chosen" in a7.measurement
+
+
 @pytest.mark.parametrize("trials,expected", [((0, 1), L.BELOW_SCALE), ((0, 1, 2), L.REPRODUCED)])
 def test_latency_claims_need_three_trials_per_arm_and_setting(tmp_path, trials, expected):
     store = new(tmp_path)
@@ -276,7 +349,7 @@ def test_multi_part_claims_have_bonferroni_corrected_intervals(tmp_path):
     assert a1_two.ci_level == pytest.approx(0.975) and "% CI" not in a1_two.measurement
     assert a1_two.ci_high > rules.band_about(A1_RATIO)[1] > a1_one.ci_high
     # the judged parts' CIs are those of rules.settings(confidence=0.975), wider than the same parts at 95 %
-    d = L.load(two, "all")
+    d = L.load(results(two))
     judged = judge.judge(CLAIMS["A1"], d)["parts"]
     plain = CLAIMS["A1"].evaluate(d)
     with rules.settings(confidence=bonferroni(2)):
@@ -287,7 +360,7 @@ def test_multi_part_claims_have_bonferroni_corrected_intervals(tmp_path):
         assert (j.ci_low, j.ci_high) == pytest.approx((c.ci_low, c.ci_high))
         assert j.ci_low < p.ci_low and p.ci_high < j.ci_high
     # the single-part claim is judged at 95 %: its CI equals the plain one
-    d1 = L.load(one, "all")
+    d1 = L.load(results(one))
     (j,), (p,) = judge.judge(CLAIMS["A1"], d1)["parts"], CLAIMS["A1"].evaluate(d1)
     assert (j.ci_low, j.ci_high) == pytest.approx((p.ci_low, p.ci_high))
 
@@ -346,7 +419,7 @@ def test_ratio_ci_is_over_trials_not_epochs(tmp_path, trials, epochs):
     )
     if epochs > 3:
         # pooling the 29 timed epochs a side would pretend to 29 replicates: a far narrower interval
-        t = L.load(store, "all").timed()
+        t = L.load(results(store)).timed()
         pooled = trial_ratio_ci(t[t.arm == MX].train_time_s, t[t.arm == PT].train_time_s)
         assert pooled["n_num"] == trials * (epochs - 1)
         assert (pooled["ci_high"] - pooled["ci_low"]) < 0.5 * (a1.ci_high - a1.ci_low)
@@ -361,7 +434,7 @@ def test_imdb_ratio_table_and_figure_are_over_trials_not_epochs(tmp_path):
     from fwbench.plots import imdb as imdb_plots
 
     store, medians = _trial_store(tmp_path, "fig", 3, 30)
-    frame = L.load(store, "all").imdb
+    frame = L.load(results(store)).imdb
     row = imdb_analysis.ratio_table(frame, MX, (PT,)).iloc[0]
     expected = trial_ratio_ci(medians[MX], medians[PT])
     assert (row.n_num, row.n_den) == (3, 3)
@@ -419,7 +492,7 @@ def two_good_runs(tmp_path_factory):
 
 def test_two_independent_runs_agree(two_good_runs, capsys):
     a, b = two_good_runs
-    table, summary = stability.compare(a, b, "all")
+    table, summary = stability.compare(results(a), results(b))
     assert summary["disagreeing_claims"] == [] and summary["verdicts_agree"] == summary["claims"] == len(L.CLAIMS)
     assert 0 < summary["estimates_compared"] and 0 <= summary["share_inside_other_ci"] <= 1
     assert {"a_in_b", "b_in_a", "estimate_a", "estimate_b"} <= set(table.columns)
@@ -432,7 +505,7 @@ def test_two_runs_that_disagree_fail_the_check_naming_the_claim(tmp_path, capsys
     a = plant_a1(new(tmp_path, "a"))  # A1 reproduced
     b = plant_a1(new(tmp_path, "b"), 0.9)  # A1 contradicted: MXNet faster
     assert verdicts(a)["A1"] == L.REPRODUCED and verdicts(b)["A1"] == L.CONTRADICTED
-    table, summary = stability.compare(a, b, "all")
+    table, summary = stability.compare(results(a), results(b))
     assert summary["disagreeing_claims"] == ["A1"]
     a1 = table[table.claim_id == "A1"]  # 1.10 vs 0.90: neither estimate inside the other's CI
     assert len(a1) == 2 and (a1.a_in_b == 0).all() and (a1.b_in_a == 0).all()
@@ -540,7 +613,7 @@ def test_settings_the_post_swept_but_a_cpu_profile_did_not_stand_in_only_for_an_
         assert a4.verdict == a6.verdict == L.NOT_TESTABLE
         assert "(analogue, not judged)" in a4.measurement and "4 workers not swept, 2 instead" in a4.measurement
         assert "epoch time 0 workers / 2 workers = 1.2" in a4.measurement
-        assert "fastest = 512" in a6.measurement and "1024 not swept, the largest swept instead" in a6.measurement
+        assert "is 512 fastest?" in a6.measurement and "1024 not swept, the largest swept instead" in a6.measurement
         assert "needs mxnet-imperative at batch 1024 with 1 and 2 workers" in a6.measurement  # still named
     else:
         assert a4.verdict == a6.verdict == L.NOT_MEASURED

@@ -106,3 +106,40 @@ def test_one_cpu_model_per_part_and_the_machine_factor_within_it():
     same = frame[frame.cpu == "AuthenticAMD/25/17"]
     assert one_cpu_model(same)[0] is same
     assert cpu_model_of("GenuineIntel/6/207/2") == "GenuineIntel/6/207" and cpu_model_of(None) == "not recorded"
+
+
+def test_the_unnamed_trials_other_cpu_model_is_a_row_of_its_own_read_from_the_beside_part(tmp_path):
+    """The IMDB setting per CPU model: the model most unnamed trials ran on from the main part, another model of
+    the unnamed trials from the beside part that repeats the setting there, each ratio over its own trials."""
+    from test_ledger import MX, PT, add_imdb
+
+    from fwbench.analysis import Results, cpu_models
+    from fwbench.store import ResultsStore
+
+    store = ResultsStore(tmp_path / "s.sqlite")
+    amd17, amd1 = {"cpu_id": "AuthenticAMD/25/17/1", "boot_id": "a"}, {"cpu_id": "AuthenticAMD/25/1/1", "boot_id": "b"}
+    for block in range(3):
+        for arm, seconds in ((PT, 10.0), (MX, 15.0)):
+            add_imdb(store, arm, 128, 0, seconds, block=block, device="cpu", provenance=amd17)
+    for block in range(2):
+        for arm, seconds in ((PT, 10.0), (MX, 20.0)):
+            add_imdb(
+                store, arm, 128, 0, seconds, block=block, device="cpu", part="beside", beside=True, provenance=amd1
+            )
+    results = Results(store)
+    # the planted rows are the smoke profile's, whose IMDB trials run flushed: the CPU models are what is tested
+    assert [(c.cpu, c.named) for c in cpu_models.stored_conditions(results, "imdb")] == [("AuthenticAMD/25/17", False)]
+    assert [(c.cpu, c.named) for c in cpu_models.minority_conditions(results, "imdb")] == [("AuthenticAMD/25/1", False)]
+    table = cpu_models.imdb_table(results).set_index(["cpu", "arm"])
+    assert (
+        table.loc[("AuthenticAMD/25/17", MX), "part"] == "main"
+        and table.loc[("AuthenticAMD/25/17", MX), "n_trials"] == 3
+    )
+    assert (
+        table.loc[("AuthenticAMD/25/1", MX), "part"] == "beside"
+        and table.loc[("AuthenticAMD/25/1", MX), "n_trials"] == 2
+    )
+    assert table.loc[("AuthenticAMD/25/17", MX), "ratio"] == pytest.approx(1.5, rel=0.05)
+    assert table.loc[("AuthenticAMD/25/1", MX), "ratio"] == pytest.approx(2.0, rel=0.05)
+    names = [c.cpu_name for c, _ in cpu_models.imdb_ratio_quantities(cpu_models.imdb_table(results))]
+    assert names == ["AMD EPYC 25/17", "AMD EPYC 25/1"]

@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 from fwbench import prose
+from fwbench.analysis import Results
 from fwbench.analysis import mase_reference as mr
 from fwbench.errors import FwbenchError
 from fwbench.planning import plan
@@ -276,8 +277,8 @@ def test_headline_comes_from_the_paper_run_when_stored_and_names_older_code(tmp_
 
 
 def _complete_paper_run(store) -> None:
-    """Every trial the paper profile needs (``paper_progress.required_trials``), recorded as done."""
-    from fwbench.paper_progress import required_trials
+    """Every trial the paper profile needs (``completeness.required_trials``), recorded as done."""
+    from fwbench.completeness import required_trials
     from fwbench.studies import all_studies
 
     for s in all_studies():  # every study the paper profile runs (one declaration adds one)
@@ -318,10 +319,10 @@ def test_the_post_banner_states_the_profile_and_scale(tmp_store):
     from fwbench import post_text
 
     store = ResultsStore(tmp_store)
-    quick, paper = post_text.profile_note("quick", store), post_text.profile_note("paper", store)
+    quick, paper = post_text.profile_note(Results(store, "quick")), post_text.profile_note(Results(store, "paper"))
     assert quick.startswith("Small-scale check (profile quick)") and "**" not in quick and "`" not in quick
     assert paper.startswith("The papers' scale (profile paper:")  # what it ran: the answer's limits, the setup
-    assert post_text.profile_note("full", store) == ""
+    assert post_text.profile_note(Results(store, "full")) == ""
 
 
 def test_paper_sofar_block_labels_a_partial_run_and_steps_aside_once_it_is_complete(tmp_store):
@@ -331,7 +332,7 @@ def test_paper_sofar_block_labels_a_partial_run_and_steps_aside_once_it_is_compl
 
     store = ResultsStore(tmp_store)
     text = readme.render_paper_sofar(store)
-    from fwbench.paper_progress import required_trials
+    from fwbench.completeness import required_trials
     from fwbench.studies import get_study
 
     deepar_planned = len(required_trials(get_study("deepar")))  # the per-CPU pieces are not required
@@ -380,7 +381,7 @@ def test_deepar_headline_says_where_the_ratio_comes_from_once_two_windows_are_me
         {**MAIN_PART_ONLY, "datasets": ["m1_yearly"]},
         mase=4.0,
     )
-    one_window = readme.details("paper", store)
+    one_window = readme.details(Results(store, "paper"))
     assert "**Training time, the post's measure.**" in one_window and "Where the ratio comes from" not in one_window
     plant(
         store,
@@ -388,6 +389,6 @@ def test_deepar_headline_says_where_the_ratio_comes_from_once_two_windows_are_me
         {**MAIN_PART_ONLY, "datasets": ["m1_yearly", "cif_2016"]},
         mase=4.0,
     )
-    two_windows = readme.details("paper", store)
-    assert "**Where the ratio comes from.** Seconds per training batch on this CPU" in two_windows
-    assert "Summed over the windows of the post's 41 datasets" in two_windows
+    two_windows = readme.details(Results(store, "paper"))
+    assert "**Where the ratio comes from.** Seconds per training batch in the main part's trials" in two_windows
+    assert "the post's whole list is predicted once, from the coverage part" in two_windows  # not from this line

@@ -33,15 +33,16 @@ def test_notebook_runs_under_smoke_profile_without_errors(path, smoke_notebooks)
 
 @pytest.mark.slow
 def test_imdb_notebook_figures_and_prose_come_from_the_store(smoke_notebooks):
-    from fwbench import answer
-    from fwbench.analysis import imdb
+    from fwbench import answer, prose
+    from fwbench.analysis import Results, imdb
     from fwbench.store import ResultsStore
 
     for name in ("imdb_epoch_time", "imdb_ratio"):
         for ext in ("png", "svg"):
             assert (smoke_notebooks.figures / f"{name}.{ext}").stat().st_size > 1000
-    frame = imdb.load_sweep("smoke", store=ResultsStore(smoke_notebooks.store))
-    expected = answer.study_markdown(answer.compute(ResultsStore(smoke_notebooks.store), "smoke"), "imdb")
+    results = Results(ResultsStore(smoke_notebooks.store), "smoke")
+    frame = imdb.load_sweep(results)
+    expected = prose.answer_study(answer.compute(results), "imdb")
     nb = nbformat.read(smoke_notebooks.executed / "01_imdb_sweep.ipynb", as_version=4)
     shown = [
         o["data"]["text/markdown"]

@@ -79,9 +79,9 @@ def test_the_anchor_rule_matches_github(tmp_path):
     }
 
 
-# the blocks that state the repository's own wall times: written by its tools from their records (a measurement,
-# or `make readme` running them with --pages), not by fwbench.readme
-TOOLS_WITH_BLOCKS = ("reproduce_timing", "env_build_timing")
+# the blocks that measure the repository itself: written by its tools from their records or the store's bench rows
+# (a measurement, or `make readme` running them with --pages), not by fwbench.readme
+TOOLS_WITH_BLOCKS = ("reproduce_timing", "env_build_timing", "harness_bench")
 
 
 def tool_blocks() -> dict[str, str]:
@@ -90,8 +90,20 @@ def tool_blocks() -> dict[str, str]:
 
 
 def test_each_block_has_one_writer():
-    assert set(tool_blocks()) == {"timings", "reproduce-time", "env-build-time"}
+    assert set(tool_blocks()) == {"timings", "reproduce-time", "env-build-time", "bench"}
     assert not set(tool_blocks()) & {"headline", *readme.BLOCKS}, "a block written both by fwbench.readme and a tool"
+
+
+def test_the_block_option_refreshes_only_the_named_block(tmp_path, monkeypatch):
+    page = tmp_path / "README.md"
+    page.write_text(
+        "<!-- headline:start -->\nkept\n<!-- headline:end -->\n<!-- arms:start -->\nold\n<!-- arms:end -->\n"
+    )
+    monkeypatch.setenv("FWBENCH_RESULTS", str(tmp_path / "none.sqlite"))  # the arms block reads no store
+    monkeypatch.setattr("sys.argv", ["readme", "--readme", str(page), "--block", "arms"])
+    assert readme.main() == 0
+    text = page.read_text()
+    assert "kept" in text and "old" not in text and "| imdb | `torch-eager` |" in text
 
 
 def test_every_generated_block_lives_on_exactly_one_page():

@@ -91,9 +91,25 @@ def test_a_record_from_before_the_cpu_column_is_migrated_and_each_cpu_model_is_s
     assert [r.cpu for r in rt.read_records(path)] == ["", "I/6/207"]
     assert rt.cpus_measured(rt.read_records(path), "quick") == ["I/6/207", "AMD EPYC 7B13"]
     text = rt.render_reproduce_timings(path)
-    assert "Intel(R) Xeon(R) I/6/207 (2 cores" in text and "AMD EPYC 7B13 (2 cores" in text
+    assert "Intel(R) Xeon(R) I/6/207 (2 cores" in text and "AMD EPYC 7B13, model not recorded (2 cores" in text
     phrase = rt.render_reproduce_phrase(path)
-    assert "**8 min 50 s** cold" in phrase and "On AMD EPYC 7B13 (2 cores, 23.5 GiB): **7 min 52 s** cold" in phrase
+    assert "**8 min 50 s** cold" in phrase
+    assert "On AMD EPYC 7B13, model not recorded (2 cores, 23.5 GiB): **7 min 52 s** cold (62 trials; 2026" in phrase
+
+
+def test_a_run_of_an_older_profile_version_says_so_with_its_trial_count(tmp_path):
+    """A profile whose grid changed since (another trial count than the latest run's) times other work: each
+    run names its trials, and the older ones are marked."""
+    path = tmp_path / "reproduce.csv"
+    old = record(wall=376.0, measurement="2026-11-24T10:00:00+00:00", trials_done=52, trials_run=52)
+    new = record(wall=512.0, measurement="2026-11-26T10:00:00+00:00", trials_done=66, trials_run=66, cpu="I/6/207")
+    rt.append_records([old, new], path)
+    phrase = rt.render_reproduce_phrase(path)
+    assert "**8 min 32 s** cold (66 trials, a fresh clone" in phrase
+    assert "**6 min 16 s** cold (52 trials: an older version of the profile, now 66; 2026-11-24" in phrase
+    text = rt.render_reproduce_timings(path)
+    assert "(2 cores, 23.5 GiB); 66 trials. Cold run" in text
+    assert "model not recorded (2 cores, 23.5 GiB); 52 trials: an older version of the profile, now 66." in text
 
 
 def test_the_latest_successful_measurement_is_the_one_shown():
@@ -114,7 +130,7 @@ def test_the_docs_block_renders_the_latest_measurement(tmp_path):
     )
     text = rt.render_reproduce_timings(path)
     assert "**`make reproduce PROFILE=quick`**, measured by `make time-reproduce PROFILE=quick` on 2026-11-25" in text
-    assert "commit abcdef1234" in text and "AMD EPYC 7B13 (2 cores, 23.5 GiB)" in text
+    assert "commit abcdef1234" in text and "AMD EPYC 7B13, model not recorded (2 cores, 23.5 GiB); 62 trials" in text
     assert "| cold | **7 min 52 s** (472 s) | <= 10 min | 62 run |" in text
     assert "| warm | **41 s** (41 s) | <= 1 min | all 62 reused |" in text
     assert "01_imdb_sweep 250 s, 02_deepar_monash 90 s, 05_claims_ledger 12 s" in text
@@ -133,7 +149,7 @@ def test_a_run_beside_other_work_or_from_a_dirty_checkout_says_so(tmp_path):
     assert "uncommitted changes; they were not measured" in text and "No warm run is recorded" in text
     assert "`.venv` built inside the cold run" in text
     phrase = rt.render_reproduce_phrase(path)
-    assert "**7 min 52 s** cold (a fresh clone and results store including building `.venv`)" in phrase
+    assert "**7 min 52 s** cold (62 trials, a fresh clone and results store including building `.venv`)" in phrase
     assert "other work took 40 % of the CPUs meanwhile, so this overstates it." in phrase
 
 
@@ -152,8 +168,8 @@ def test_the_readme_phrase_names_the_measurement(tmp_path):
     rt.append_records([record(), record("warm", 41.0)], path)
     lines = rt.render_reproduce_phrase(path).splitlines()
     quick = next(line for line in lines if line.startswith("- `PROFILE=quick`"))
-    assert "**7 min 52 s** cold (a fresh clone and results store, `.venv` already built) and 41 s warm" in quick
-    assert "on AMD EPYC 7B13 (2 cores, 23.5 GiB)" in quick
+    assert "**7 min 52 s** cold (62 trials, a fresh clone and results store, `.venv` already built) and 41 s" in quick
+    assert "on AMD EPYC 7B13, model not recorded (2 cores, 23.5 GiB)" in quick
     assert "measured by `make time-reproduce` on 2026-11-25 at commit abcdef1234" in quick
     assert "(docs/benchmarks.md#wall-times-of-make-reproduce)" in quick
     smoke = next(line for line in lines if line.startswith("- `PROFILE=smoke`"))
@@ -266,7 +282,7 @@ def test_the_command_records_into_the_checkout_and_refreshes_its_pages(stand_in,
     runs = rt.read_records(stand_in / "results" / "benchmarks" / "reproduce.csv")
     assert [r.run for r in runs] == ["cold", "warm"]
     readme = (stand_in / "README.md").read_text()
-    assert "\nold\n" not in readme and "- `PROFILE=quick` (the default)" in readme and "cold (a fresh clone" in readme
+    assert "\nold\n" not in readme and "- `PROFILE=quick` (the default)" in readme and ", a fresh clone" in readme
     assert "| cold | **" in (stand_in / "docs" / "benchmarks.md").read_text()
 
 

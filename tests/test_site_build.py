@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from fwbench import glossary, ledger, readme, report, site_files
+from fwbench.analysis import Results
 from fwbench.paths import REPO_ROOT
 from fwbench.store import ResultsStore
 from fwbench.studies import all_studies, arm_table
@@ -114,7 +115,11 @@ def test_arm_tables_list_only_the_arms_that_ran(site):
 
 
 def test_notebook_notes_say_yet_only_when_the_profile_plans_the_rows():
-    from fwbench.analysis.imdb import ABSENT, absent_note
+    from fwbench.analysis.imdb import ABSENT
+    from fwbench.prose import imdb_absent
+
+    def absent_note(kind: str, profile: str) -> str:
+        return imdb_absent(kind, Results(None, profile))  # the plan decides: no store is read
 
     assert "yet" not in absent_note("scaling", "paper") and "runs no cost-growth trials" in absent_note(
         "scaling", "paper"
@@ -205,10 +210,10 @@ def test_one_confidence_level_per_table_stated_in_its_header(site):
     store, _, page = site
     ledger_table = re.search(r'<table class="ledger".*?</table>', page, re.S).group(0)
     assert ledger.render.CI_LEVEL in re.search(r"<thead>.*?</thead>", ledger_table, re.S).group(0)
-    table = ledger.build(store, PROFILE)
+    table = ledger.build(Results(store, PROFILE))
     assert (table.ci_level > 0.95).any(), "the plant has no multi-part claim: the test would prove nothing"
     assert not mixed_levels(page), mixed_levels(page)
-    text = readme.details(PROFILE, store)
+    text = readme.details(Results(store, PROFILE))
     header = next(line for line in text.splitlines() if line.startswith("| claim |"))
     assert ledger.render.CI_LEVEL in header and not mixed_levels(markdown_tables(text))
     styled = ledger.render.styled(table).to_html()

@@ -437,8 +437,18 @@ def _how(record) -> str:
 
 def _host(record) -> str:
     mem = f", {record.mem_gib:g} GiB" if record.mem_gib else ""
-    model = f" {record.cpu}" if record.cpu else ""
+    model = f" {record.cpu}" if record.cpu else ", model not recorded"
     return f"{record.cpu_model or 'CPU not recorded'}{model} ({record.cores or '?'} cores{mem})"
+
+
+def _version(record, latest) -> str:
+    """The run's trial count, and whether its profile was an older version than the ``latest`` run's (another
+    trial count: a grid changed since, so the two times time different work)."""
+    if record.trials_done is None:
+        return "trials not recorded"
+    if latest is not None and latest.trials_done is not None and record.trials_done != latest.trials_done:
+        return f"{record.trials_done} trials: an older version of the profile, now {latest.trials_done}"
+    return f"{record.trials_done} trials"
 
 
 def _alone(record) -> str:
@@ -481,6 +491,7 @@ def render_reproduce_timings(path=None) -> str:
         if not runs:
             continue
         cold = runs["cold"]
+        version = _version(cold, latest_measurement(records, profile)["cold"])
         rows = [
             "| run | wall time | goal | trials | notebooks (papermill's durations) | the rest (make, the post) |",
             "|---|---|---|---|---|---|",
@@ -500,7 +511,7 @@ def render_reproduce_timings(path=None) -> str:
         )
         parts.append(
             f"**`make reproduce PROFILE={profile}`**, measured by `make time-reproduce PROFILE={profile}` on "
-            f"{_when(cold)}: {_how(cold)}; on {_host(cold)}. Cold run: {_alone(cold)}."
+            f"{_when(cold)}: {_how(cold)}; on {_host(cold)}; {version}. Cold run: {_alone(cold)}."
             + (f" Warm run: {_alone(runs['warm'])}." if "warm" in runs else " No warm run is recorded.")
             + dirty
             + "\n\n"
@@ -515,7 +526,8 @@ def render_reproduce_timings(path=None) -> str:
     return (
         "\n\n".join(parts) + f"\n\nEvery run is a row of [`{_RECORD_LINK}`](../{_RECORD_LINK}) (the commit, the "
         "host, the load averages and the other processes' CPU share, each notebook's duration); this block shows the "
-        "latest measurement of each profile on each CPU (its model where recorded, else its name)."
+        "latest measurement of each profile on each CPU (its model where recorded, else its name), with the trials its "
+        "profile had then."
     )
 
 
@@ -551,9 +563,12 @@ def render_reproduce_phrase(path=None) -> str:
             for cpu in cpus_measured(records, profile)
             if cpu != machine_of(cold)
         ]
-        elsewhere = "".join(f" On {_host(r)}: **{_duration(r.wall_s)}** cold ({_when(r)})." for r in others)
+        elsewhere = "".join(
+            f" On {_host(r)}: **{_duration(r.wall_s)}** cold ({_version(r, cold)}; {_when(r)})." for r in others
+        )
         lines.append(
-            f"{head}: **{_duration(cold.wall_s)}** cold (a fresh clone and results store{built}){warm} on "
+            f"{head}: **{_duration(cold.wall_s)}** cold ({_version(cold, cold)}, a fresh clone and results store"
+            f"{built}){warm} on "
             f"{_host(cold)}, measured by `make time-reproduce` on {_when(cold)} "
             f"([details](docs/benchmarks.md#wall-times-of-make-reproduce)){busy}.{elsewhere}"
         )

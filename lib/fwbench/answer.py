@@ -1,9 +1,9 @@
 """The study's answer, computed once from the results store, in the words every page opens with.
 
-``compute(store, profile)`` gathers the numbers: the claims ledger's rows (``fwbench.ledger``: every claim's
+``compute(results)`` gathers the numbers: the claims ledger's rows (``fwbench.ledger``: every claim's
 estimate is the ledger's, never recomputed here), the best-setting comparison of the fastest IMDB arm (the same
 held-out selection as claim A7), the IMDB test accuracy and the DeepAR MASE against the Monash paper's (the
-analysis modules' functions), the hardware and versions (``ledger.host_text``) and the trial count. ``markdown``
+analysis modules' functions), the hardware and versions (``hardware``) and the trial count. ``markdown``
 renders them: the README's front page, the top of the post (``fwbench.report``) and the notebooks' closing
 cells show this one text, so a number cannot differ between them. Every number shared with another page is a
 ``fwbench.quantity`` span, which ``fwbench.consistency`` reads back.
@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from . import ledger, prose
+from . import ledger
 from .analysis import (
+    Results,
     convergence,
     cpu_models,
     deepar,
@@ -28,14 +29,14 @@ from .analysis import (
     mase_reference,
 )
 from .frameworks import get_framework
-from .ledger.render import host_text
+from .ledger.render import framework_versions
 from .ledger.rules import verdict_above
 from .ledger.sources.borealis2018 import EPOCH
 from .ledger.sources.borealis2018_rules import PT, best_setting_ratio, best_settings_table
-from .paths import results_path
+from .ledger.sources.deepar2024 import N_POST_LIST
+from .machines import NOT_RECORDED, cpu_model_of
 from .published import borealis2018, deepar2024, overview
 from .quantity import Quantity, from_row
-from .store import ResultsStore
 from .studies import get_study
 
 FULL_HYBRID_ARM = "mxnet-hybrid-full"  # the arm the 2018 post could not build (claim A9)
@@ -90,17 +91,19 @@ def claim_quantity(row) -> Quantity:
     return from_row(f"claim.{row.claim_id}", row.estimate, row.ci_low, row.ci_high, row.ci_level, row.n)
 
 
-def reading(q: Quantity, num: str, den: str) -> str:
-    """Who is faster, read off the interval of a time ratio ``num / den`` (see the module docstring)."""
+def reading(q: Quantity) -> str:
+    """Which side of a time ratio ``num / den`` is faster, read off its interval (see the module docstring):
+    ``den`` (the interval above 1), ``num`` (below 1), ``neither`` (it holds 1), ``one_trial`` (no interval) or
+    ``unmeasured``; template ``answer`` words it."""
     if math.isnan(q.value):
-        return "not measured"
+        return "unmeasured"
     if not q.has_ci:
-        return "one trial a side: no interval to read"
+        return "one_trial"
     if q.ci_low > 1:
-        return f"{den} is faster"
+        return "den"
     if q.ci_high < 1:
-        return f"{num} is faster"
-    return "no clear difference"
+        return "num"
+    return "neither"
 
 
 def label(framework: str) -> str:
@@ -110,16 +113,16 @@ def label(framework: str) -> str:
 @dataclass
 class Answer:
     profile: str
-    hardware: str
+    hardware: dict  # the CPU models, cores and versions of the finished trials (``hardware``)
     trials: Quantity
     ledger: pd.DataFrame
     parts: dict = field(default_factory=dict)  # claim id -> its judged parts (``ledger.judged_parts``)
     speed: list[dict] = field(default_factory=list)
     favour: dict | None = None
     accuracy: list[Quantity] = field(default_factory=list)
-    accuracy_note: str = ""
+    accuracy_run: dict | None = None  # how the accuracy was reached: epochs, reviews, the bar and whether all pass
     mase: dict | None = None
-    limits: list[str] = field(default_factory=list)
+    limits: dict = field(default_factory=dict)  # the facts of the limits a reader weighs first (``_limits``)
     gap: dict | None = None  # B's gap to the post: ``analysis.deepar_conditions.load``
     cpus: dict = field(default_factory=dict)  # the timings per CPU model and fp mode: ``analysis.cpu_models.facts``
 
@@ -128,18 +131,38 @@ class Answer:
         return claim_quantity(rows.iloc[0]) if len(rows) else None
 
 
-def _done(store: ResultsStore, profile: str | None) -> pd.DataFrame:
-    """The finished trials of ``profile`` (every profile's for None or "all", as ``ledger.build`` reads them)."""
-    t = store.trials()
+def _done(results: Results) -> pd.DataFrame:
+    """The finished trials of the profile, of every study (every profile's for None, as ``ledger.build`` reads)."""
+    t = results.every_row().trials()
     if t.empty:
         return t
     t = t[t.status == "done"]
-    return t if profile in (None, "all") or "profile" not in t else t[t.profile == profile]
+    return t if results.profile is None or "profile" not in t else t[t.profile == results.profile]
 
 
-def trial_count(store: ResultsStore, profile: str) -> Quantity:
-    """The finished trials of ``profile`` (each a fresh process): the one count every page states."""
-    t = _done(store, profile)
+def hardware(trials: pd.DataFrame) -> dict:
+    """What the finished ``trials`` ran on (template ``answer_hardware``): ``models``, one per CPU model, the most
+    trials first, each ``{"name", "n", "parts"}`` with ``parts`` the (study, part, trials there, the part's trials
+    on every model) it ran; the core counts; the framework versions. A trial is counted where it ran, whatever its
+    config names."""
+    if trials.empty:
+        return {"models": [], "cores": [], "versions": {}}
+    cpu = trials["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in trials else NOT_RECORDED
+    part = trials["config.part"].fillna("") if "config.part" in trials else ""
+    where = pd.DataFrame({"study": trials.study, "part": part, "cpu": cpu})
+    per_part = where.groupby(["study", "part"]).size()
+    models = []
+    for model, rows in sorted(where.groupby("cpu"), key=lambda g: (-len(g[1]), g[0])):
+        counts = rows.groupby(["study", "part"]).size()
+        parts = [(study, name, int(n), int(per_part[study, name])) for (study, name), n in counts.items()]
+        models.append({"name": cpu_models.Condition(model).cpu_name, "n": len(rows), "parts": parts})
+    cores = sorted({int(c) for c in trials.get("provenance.cpu_count", pd.Series(dtype=float)).dropna()})
+    return {"models": models, "cores": cores, "versions": framework_versions(trials)}
+
+
+def trial_count(results: Results) -> Quantity:
+    """The finished trials of the profile (each a fresh process): the one count every page states."""
+    t = _done(results)
     n = len(t)
     return Quantity("trials.done", float(n), n="trials", digits=6)
 
@@ -159,70 +182,62 @@ def _favour(d: ledger.Data) -> dict | None:
     return {"arm": fastest["arm"], "quantity": q, "label": part.label, "table": rows}
 
 
-def _limits(a: Answer, d: ledger.Data) -> list[str]:
-    """The few limits a reader must weigh before the numbers, each from the store."""
-    out = [
-        "One CPU-only machine: claims whose sources measured on a GPU get a labelled analogue here, not a verdict "
-        f"({int((a.ledger.verdict == GPU_VERDICT).sum())} of {len(a.ledger)} claims).",
-    ]
-    imdb = d.imdb
-    if not imdb.empty:
-        out.append(
-            f"IMDB timing epochs of {int(imdb.n_train.min()):,}-{int(imdb.n_train.max()):,} reviews, scaled to the "
-            "post's 25,000-review epoch; accuracy on all 25,000."
-        )
-    coverage = d.deepar_coverage
-    if not coverage.empty:
-        out.append(
-            f"DeepAR's B over the {coverage.dataset.nunique()} datasets of the post's list staged here, from "
-            f"{int(coverage.epochs.max())}-epoch trials (the cost per batch, checked against "
-            f"{d.deepar.dataset.nunique()} datasets run at the full 100 x 50); the post's other datasets only "
-            "estimated."
-            if not d.deepar.empty
-            else f"DeepAR's B over {coverage.dataset.nunique()} datasets, from short trials."
-        )
-    elif not d.deepar.empty:
-        out.append(
-            f"DeepAR on {d.deepar.dataset.nunique()} of the post's {deepar2024.N_DATASETS} datasets, "
-            f"{d.deepar.seed.nunique()} seed(s) each."
-        )
-    out.append("One version of each framework (the last MXNet, 1.9.1); other builds can move the ratios.")
-    out.append(_cpu_limit(a.cpus))
-    return out
+def _limits(a: Answer, d: ledger.Data) -> dict:
+    """The facts of the few limits a reader must weigh before the numbers (template ``answer``), from the store:
+    the claims judged on a GPU, the IMDB timing epochs' size, DeepAR's coverage and the CPU (``cpu_limit``)."""
+    imdb, coverage, main = d.imdb, d.deepar_coverage, d.deepar
+    return {
+        "n_gpu_claims": int((a.ledger.verdict == GPU_VERDICT).sum()),
+        "n_claims": len(a.ledger),
+        "imdb_n_train": (int(imdb.n_train.min()), int(imdb.n_train.max())) if not imdb.empty else None,
+        "coverage": (
+            {
+                "n_datasets": coverage.dataset.nunique(),
+                "epochs": int(coverage.epochs.max()),
+                "n_main_datasets": main.dataset.nunique() if not main.empty else None,
+            }
+            if not coverage.empty
+            else None
+        ),
+        "deepar": (
+            {"n_datasets": main.dataset.nunique(), "n_post": N_POST_LIST, "n_seeds": main.seed.nunique()}
+            if coverage.empty and not main.empty
+            else None
+        ),
+        "cpu": cpu_limit(a.cpus),
+    }
 
 
-def _cpu_limit(cpus: dict) -> str:
-    """Which CPU the timings are of, and the IMDB setting's MXNet / PyTorch ratio on every other condition measured
-    (``analysis.cpu_models``): a timing is a fact about a CPU."""
+def cpu_limit(cpus: dict) -> dict:
+    """Which CPU the timings are of (``base``: the IMDB unnamed trials' condition, on the model that ran most of
+    them; None when unknown), whether every timed study's unnamed trials ran mostly on that model
+    (``every_study``), the IMDB setting's MXNet / PyTorch ratio there (``here``) and on every other CPU model
+    measured (``others``: condition and quantity), and the ``setting`` (``analysis.cpu_models``): a timing is a
+    fact about a CPU. The answer's first line names every model with the parts it ran."""
     ratios = cpus.get("imdb_ratios") or []
+    firsts = [next((c for c in cs if not c.named), None) for cs in cpus.get("conditions", {}).values() if cs]
     base = next((c for c in cpus.get("conditions", {}).get(cpu_models.IMDB, []) if not c.named), None)
     if base is None:
-        return "The timings are one CPU's; other CPUs can move the ratios."
+        return {"base": None, "here": None, "others": [], "setting": None, "every_study": False}
     here = next((q for c, q in ratios if c.cpu == base.cpu and c.fp_mode == base.fp_mode), None)
     others = [(c, q) for c, q in ratios if c.cpu != base.cpu]
-    if not others or here is None:
-        return f"The timings are of an {base.cpu_name} CPU; other CPUs can move the ratios."
-    setting = cpus["imdb_setting"]
-    shown = "; ".join(f"{q.markup()} on an {c.cpu_name} with {FP_WORDS[c.fp_mode]}" for c, q in others)
-    return (
-        f"The timings are of an {base.cpu_name} CPU. The CPU is a condition: at one IMDB setting (batch "
-        f"{setting['batch_size']}, {setting['num_workers']} workers) MXNet / PyTorch is {here.markup()} there, "
-        f"{shown}. On Intel cores the subnormal floats of the LSTM's backward pass are slow unless flushed; the "
-        'results\' "The CPU is a condition" has each condition.'
-    )
+    every_study = all(c is not None and c.cpu == base.cpu for c in firsts)
+    setting = cpus.get("imdb_setting")
+    return {"base": base, "here": here, "others": others, "setting": setting, "every_study": every_study}
 
 
-FP_WORDS = {"default": "the libraries' defaults", "flush": "subnormals flushed"}
+def compute(results: Results) -> Answer:
+    """The answer for ``results``' profile (see the module docstring), once: kept in ``results``. It is the
+    profile's answer: a notebook's overrides are set aside (``Results.whole_profile``), as the ledger reads."""
+    whole = results.whole_profile()
+    return whole.frame(("answer",), lambda: _compute(whole))
 
 
-def compute(store: ResultsStore | None, profile: str) -> Answer:
-    """The answer for ``profile`` from ``store`` (default: the results store; see the module docstring). It is the
-    profile's answer: a notebook run with overrides still quotes the whole profile's rows, as the ledger does."""
-    store = store or ResultsStore.open_read(results_path())
-    table = ledger.build(store, profile)
-    d = ledger.load(store, profile)
+def _compute(results: Results) -> Answer:
+    table = ledger.build(results)
+    d = ledger.load(results)
     a = Answer(
-        profile=profile, hardware=host_text(_done(store, profile)), trials=trial_count(store, profile), ledger=table
+        profile=results.profile or "all", hardware=hardware(_done(results)), trials=trial_count(results), ledger=table
     )
     a.parts = ledger.judged_parts(d)
     for w in WORKLOADS:
@@ -230,7 +245,9 @@ def compute(store: ResultsStore | None, profile: str) -> Answer:
         if q is None or math.isnan(q.value):
             continue
         row = table[table.claim_id == w.claim].iloc[0]
-        beside = [(k, p) for k, p in enumerate(a.parts.get(w.claim, []), start=1) if p.beside]
+        beside = [
+            (p.label, part_quantity(w.claim, k, p)) for k, p in enumerate(a.parts.get(w.claim, []), 1) if p.beside
+        ]
         a.speed.append({"workload": w, "quantity": q, "verdict": row.verdict, "what": row.quantity, "beside": beside})
     a.favour = _favour(d)
     acc = convergence.accuracy_bar_table(d.imdb_quality) if not d.imdb_quality.empty else pd.DataFrame()
@@ -239,11 +256,12 @@ def compute(store: ResultsStore | None, profile: str) -> Answer:
         acc = acc[acc.arm.map(imdb_study.framework_of).isin(set(imdb_study.reference))]
     a.accuracy = [convergence.accuracy_quantity(r) for r in acc.itertuples()]
     if len(acc):
-        a.accuracy_note = (
-            f"after {int(acc.epochs.max())} epochs on all {int(acc.n_train.max()):,} training reviews, median over "
-            f"seeds; {'every arm reaches' if acc.passes_bar.all() else 'not every arm reaches'} the "
-            f"{convergence.ACCURACY_BAR:.0%} a Keras LSTM gets"
-        )
+        a.accuracy_run = {
+            "epochs": int(acc.epochs.max()),
+            "n_train": int(acc.n_train.max()),
+            "all_pass": bool(acc.passes_bar.all()),
+            "bar": convergence.ACCURACY_BAR,
+        }
     if not d.deepar.empty:
         table_mase = mase_reference.mase_vs_reference(d.deepar)
         if len(table_mase):
@@ -252,74 +270,13 @@ def compute(store: ResultsStore | None, profile: str) -> Answer:
                 "high": Quantity("deepar.mase_vs_paper.max", float(table_mase.ratio.max())),
                 "n": int(table_mase.dataset.nunique()),
                 "median": deepar.median_mase(d.deepar),
+                "wins": deepar.mase_wins(deepar.accuracy_table(d.deepar)),
             }
     if not d.deepar_coverage.empty:
-        a.gap = deepar_conditions.load(profile, store=store)
-    a.cpus = cpu_models.facts(store, profile) if profile not in (None, "all") else {}
+        a.gap = deepar_conditions.load(results)
+    a.cpus = cpu_models.facts(results) if results.profile is not None else {}
     a.limits = _limits(a, d)
     return a
-
-
-def _speed_line(s: dict) -> str:
-    w, q = s["workload"], s["quantity"]
-    verdict = "not testable here (needs a GPU): an analogue" if s["verdict"] == GPU_VERDICT else s["verdict"]
-    beside = "".join(f" Beside it, {p.label}: {part_quantity(w.claim, k, p).markup()}." for k, p in s.get("beside", []))
-    return (
-        f"- **{w.title}: {reading(q, label(w.num), label(w.den))}.** {s['what']}: {q.markup()}; "
-        f"{w.source} found {w.claimed:.2f} (claim {w.claim}: {verdict}).{beside}"
-    )
-
-
-def markdown(a: Answer, heading: str = "## The answer") -> str:
-    """The answer as Markdown with quantity spans: the README's front page, the post's first screen."""
-    lines = [heading, ""] if heading else []
-    lines.append(
-        f"Measured on **{a.hardware}**, no GPU: {a.trials.markup(ci=False)} finished trials of profile `{a.profile}`, "
-        "each in a fresh process; every interval is over those independent trials."
-    )
-    lines.append("")
-    lines.append("**Speed** (a ratio of times: above 1, the first framework named is slower):")
-    lines += [_speed_line(s) for s in a.speed]
-    if a.favour:
-        f = a.favour
-        lines.append(
-            f"- **In MXNet's favour:** its whole model hybridized (`{f['arm']}`, the LSTM included, which the 2018 "
-            f"post could not do) is the fastest IMDB arm: epoch time {f['arm']} / {PT}, each at its best setting, "
-            f"{f['quantity'].markup()} ({f['label'].split(' (')[0]})."
-            if f["arm"] == FULL_HYBRID_ARM
-            else f"- **The fastest IMDB arm** is `{f['arm']}`: epoch time {f['arm']} / {PT}, each at its best "
-            f"setting, {f['quantity'].markup()}."
-        )
-    lines += [
-        "",
-        f"**Verdicts** on the sources' {len(a.ledger)} claims: "
-        f"{prose.ledger_verdict_counts(a.ledger, ledger.PRECEDENCE)} (the claims ledger has each one with its rule).",
-        "",
-        "**Limits:** " + " ".join(a.limits),
-    ]
-    if a.accuracy or a.mase:
-        lines += ["", "**What they learn** (the same model in each framework):"]
-    if a.accuracy:
-        arms = ", ".join(f"`{q.name.rsplit('.', 1)[-1]}` {q.markup(ci=False)}" for q in a.accuracy)
-        lines.append(f"- IMDB test accuracy: {arms} ({a.accuracy_note}).")
-    if a.mase:
-        m = a.mase
-        med = ", ".join(f"`{arm}` {q.markup(ci=False)}" for arm, q in m["median"].items())
-        lines.append(
-            f"- DeepAR MASE, ours / the Monash paper's: {m['low'].markup(ci=False)} to {m['high'].markup(ci=False)} "
-            f"over {m['n']} dataset(s) with a published value; median MASE over datasets: {med}."
-        )
-    if a.gap is not None and not a.gap["factors"].empty:
-        lines += [
-            "",
-            "**Why DeepAR's ratio is not the post's 4.5** (claim B; every condition measured here in both frameworks "
-            "alike, one at a time; notebook 02 has each per dataset):",
-            "",
-            prose.deepar_factors(a.gap),
-        ]
-        if a.gap.get("post") and a.gap["post"]["chosen"] is not None:
-            lines += ["", prose.post_conditions(a.gap["post"], answer=True)]
-    return "\n".join(lines)
 
 
 def study_claims(study: str) -> list[str]:
@@ -334,63 +291,17 @@ def part_quantity(claim_id: str, k: int, part) -> Quantity:
     )
 
 
-def claims_markdown(a: Answer, study: str) -> str:
-    """The ledger's claims on one study, every part with its estimate as a quantity span: what a notebook closes
-    with instead of recomputing them."""
-    lines = []
-    for row in a.ledger[a.ledger.claim_id.isin(study_claims(study))].itertuples():
-        parts = []
-        for k, p in enumerate(a.parts.get(row.claim_id, []), start=1):
-            if math.isnan(p.estimate):
-                parts.append(f"{p.label}: {p.reason or 'not measured'}")
-            else:
-                parts.append(f"{p.label}: {p.quantity} = {part_quantity(row.claim_id, k, p).markup()}")
-        body = "\n".join(f"  - {text}" for text in parts) if parts else f"  - {row.reason}"
-        lines.append(f"- **{row.claim_id}** ({row.verdict}): {row.claim}\n{body}")
-    return "\n".join(lines) if lines else f"_No claim of the ledger is judged on study `{study}`._"
-
-
-def ledger_markdown(a: Answer) -> str:
-    """The claims ledger as one Markdown table, each claim's deciding estimate as its quantity span."""
-    lines = [
-        f"| claim | verdict | source hardware | ours | scale floor | what is estimated | {ledger.render.CI_HEADER} |",
-        "|---|---|---|---|---|---|---|",
+def claims(a: Answer, study: str) -> list[dict]:
+    """The ledger's claims on one study (template ``answer_study``): each row with its parts, a part's estimate as
+    the quantity ``claim.<id>.<k>`` (None where it was not measured)."""
+    rows = a.ledger[a.ledger.claim_id.isin(study_claims(study))]
+    return [
+        {
+            "row": row,
+            "parts": [
+                (p, None if math.isnan(p.estimate) else part_quantity(row.claim_id, k, p))
+                for k, p in enumerate(a.parts.get(row.claim_id, []), start=1)
+            ],
+        }
+        for row in rows.itertuples()
     ]
-    for row in a.ledger.itertuples():
-        floor = "met" if row.verdict != ledger.BELOW_SCALE else "below: " + str(row.reason).split("needs ", 1)[-1]
-        q = claim_quantity(row)
-        estimate = q.markup() if not math.isnan(q.value) else "-"
-        lines.append(
-            f"| {row.claim_id} | {row.verdict} | {row.source_hardware} | {row.our_hardware} | "
-            f"{floor if row.scale else '-'} | {str(row.quantity or '-').replace('|', '/')} | {estimate} |"
-        )
-    return "\n".join(lines)
-
-
-def best_settings_markdown(a: Answer) -> str:
-    """Each IMDB arm at its best setting (A7's held-out selection: chosen on the first block, timed on the others)."""
-    if not a.favour:
-        return ""
-    rows = sorted(a.favour["table"], key=lambda r: r["median"])
-    lines = [f"Each IMDB arm at its fastest setting ({rows[0]['how']}), seconds per 25,000-review epoch:"]
-    lines += [
-        f"- `{r['arm']}`: batch {r['batch_size']}, {r['num_workers']} workers: median {r['median']:.1f} s "
-        f"(IQR {r['iqr']:.1f} s, {r['n']} trials)"
-        for r in rows
-    ]
-    return "\n".join(lines)
-
-
-def study_markdown(a: Answer, study: str) -> str:
-    """What a study's notebook closes with: the ledger's claims on its rows (and for IMDB, the best settings and
-    the accuracy), quoted from the answer, never recomputed."""
-    parts = []
-    if study == "imdb":
-        parts.append(best_settings_markdown(a))
-        if a.favour:
-            parts.append(f"Fastest arm against PyTorch, each at its best setting: {a.favour['quantity'].markup()}.")
-        if a.accuracy:
-            arms = ", ".join(f"`{q.name.rsplit('.', 1)[-1]}` {q.markup(ci=False)}" for q in a.accuracy)
-            parts.append(f"Test accuracy: {arms} ({a.accuracy_note}).")
-    parts.append(f"The claims judged on these rows (the ledger's numbers):\n\n{claims_markdown(a, study)}")
-    return "\n\n".join(p for p in parts if p)

@@ -5,8 +5,10 @@
     fwbench estimate imdb --workers 8 [--profile full]
     fwbench status [--study imdb] [--profile quick] [--adaptive]
     fwbench export [--format csv|parquet ...] [-o DIR] [--study imdb]   (or -o FILE.csv: the single wide CSV)
-    fwbench bench [harness|harness-paired|deepar|data]
     fwbench ledger [-o ledger.csv] [--profile quick|all] [--compare STORE_A STORE_B]
+
+The repository's measurements of itself (``make bench``, ``make time-reproduce``, ``make time-envs``) are tools in
+``tools/``, not commands of ``fwbench``.
 
 Errors in the input are one line (``fwbench: error: ...``) with exit status 2; a sweep in which any trial
 failed ends with exit status 1 after its summary.
@@ -128,14 +130,14 @@ def cmd_estimate(args) -> int:
     store = ResultsStore.open_read(path)
     if args.check is not None:
         from . import prose
-        from .analysis.estimate_check import check_prediction
+        from .analysis.estimate_accuracy import check_prediction
 
-        print(prose.estimate_check_table(check_prediction(Path(args.check), store)))
+        print(prose.estimate_accuracy_table(check_prediction(Path(args.check), store)))
         return 0
     estimate = estimate_full_runtime(store, args.study, args.workers, args.profile, cpu=args.cpu)
     print("\n".join(estimate.lines()))
     if args.save:
-        from .analysis.estimate_check import save_prediction
+        from .analysis.estimate_accuracy import save_prediction
 
         save_prediction(estimate, Path(args.save), store)
         print(f"prediction written to {args.save}", file=sys.stderr)
@@ -144,11 +146,13 @@ def cmd_estimate(args) -> int:
 
 def cmd_ledger(args) -> int:
     from . import ledger
+    from .analysis import Results
 
     if args.compare:
         return _compare(args)
 
-    table = ledger.build_by_condition(profile=args.profile) if args.by_cpu else ledger.build(profile=args.profile)
+    results = Results.open(args.profile)
+    table = ledger.build_by_condition(results) if args.by_cpu else ledger.build(results)
     if args.output:
         table.to_csv(args.output, index=False)
         print(f"wrote {len(table)} claims to {args.output}", file=sys.stderr)
@@ -161,13 +165,13 @@ def cmd_ledger(args) -> int:
 def _compare(args) -> int:
     from pathlib import Path
 
+    from .analysis import Results
     from .ledger.stability import compare, summary_lines
-    from .store import ResultsStore
 
     for path in args.compare:
         if not Path(path).is_file():
             raise FwbenchError(f"no results store at {path}; give two stores of independent runs of one profile")
-    table, summary = compare(*(ResultsStore.open_read(p) for p in args.compare), profile=args.profile)
+    table, summary = compare(*(Results.open(args.profile, path=p) for p in args.compare))
     if args.output:
         table.to_csv(args.output, index=False)
         print(f"wrote {len(table)} parts to {args.output}", file=sys.stderr)
@@ -200,16 +204,6 @@ def cmd_envs(args) -> int:
     return 0
 
 
-def cmd_bench(args) -> int:
-    if args.what == "harness-paired":  # not in "all": up to 45 minutes of a quiet machine
-        from . import bench_paired
-
-        return bench_paired.main()
-    from . import bench
-
-    return bench.main(args.what)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -217,7 +211,6 @@ def main(argv: list[str] | None = None) -> int:
             "run": cmd_run,
             "status": cmd_status,
             "export": cmd_export,
-            "bench": cmd_bench,
             "estimate": cmd_estimate,
             "ledger": cmd_ledger,
             "migrate-fingerprints": cmd_migrate,

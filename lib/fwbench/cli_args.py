@@ -177,8 +177,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="stability check: two independent runs of one profile; exit 1 if a verdict differs",
     )
 
-    bench = sub.add_parser("bench", help="benchmarks of the harness itself")
-    bench.add_argument("what", nargs="?", default="all", choices=["all", "harness", "harness-paired", "deepar", "data"])
     envs = sub.add_parser("envs", help="the declared environments (envs/NAME/): state, build, lock")
     envs.add_argument("names", nargs="*", help="environments to act on (default: every declared one but main)")
     envs.add_argument("--build", action="store_true", help="build the missing and stale ones from their locks")

@@ -1,5 +1,6 @@
 """One quantity, one value: read every named number (``fwbench.quantity`` spans) back from the rendered pages and
-report each name that carries more than one value, interval or text.
+report each name that carries more than one value, interval or text, and each label shown under other conditions
+that its page does not name.
 
     python -m fwbench.consistency reports/ README.md docs/
 
@@ -7,6 +8,12 @@ The pages are whatever a reader sees: the site's HTML (the post and the notebook
 (README.md, docs/*.md). A mention is a ``<span class="q" data-q=NAME ...>`` as ``Quantity.markup`` writes it;
 the check compares, per name, the stored values (value, interval, level: equal on every page to ``REL_TOL``) and,
 per name and form (as stored or inverse, with or without its interval), the text shown.
+
+Conditions: mentions are grouped by the label their quantity declares (its name where it declares none). Where
+one label's mentions differ in a condition (a CPU model, a thread count, trials at once, a part of the study),
+each mention measured under a declared condition must name its words in its block (its table row, list item or
+paragraph), so a reader never sees one label with two numbers and no word telling them apart. A mention without
+declared conditions was measured under the headline's, which a page need not repeat.
 
 Decision (``REL_TOL``): stored values agree when they are equal to a relative 1e-9. Pages rendered on one machine
 from one computation agree exactly; the same store read on another CPU (another BLAS kernel, another order of a
@@ -19,15 +26,18 @@ from __future__ import annotations
 
 import argparse
 import html
+import json
 import math
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # a quantity span, its attributes in any order (an HTML sanitizer may sort them)
 SPAN = re.compile(r'<span ((?:[a-z-]+="[^"]*"\s*)*class="q"(?:\s*[a-z-]+="[^"]*")*)\s*>(.*?)</span>', re.S)
 ATTR = re.compile(r'data-([a-z]+)="([^"]*)"')
+# where a mention's block (table row, list item, paragraph) ends, in Markdown or in HTML
+BLOCK = re.compile(r"\n\s*\n|\n(?=\s*(?:[|#*+-]|\d+\.)\s)|</?(?:p|li|tr|h[1-6]|div|br)\b[^>]*>")
 PAGE_SUFFIXES = (".html", ".md")
 REL_TOL = 1e-9  # far below the 3 significant digits a page shows; far above float round-off across CPUs
 
@@ -44,6 +54,9 @@ class Mention:
     level: float
     form: str
     text: str
+    label: str = ""
+    conditions: tuple[tuple[str, str], ...] = ()
+    block: str = field(default="", compare=False)  # the visible text around it: one mention wherever it sits
 
     def stored(self) -> tuple:
         """The stored values (value, interval, level)."""
@@ -57,25 +70,33 @@ class Mention:
         )
 
 
+def _visible(text: str) -> str:
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", text)).split())
+
+
 def mentions(text: str, page: str) -> list[Mention]:
     """Every quantity span of one page's text (HTML or Markdown)."""
     found = []
-    for attrs, inner in SPAN.findall(text):
-        a = {k: html.unescape(v) for k, v in ATTR.findall(attrs)}
-        if "q" not in a:
-            continue
-        found.append(
-            Mention(
-                page=page,
-                name=a["q"],
-                value=float(a.get("v", "nan")),
-                ci_low=float(a.get("lo", "nan")),
-                ci_high=float(a.get("hi", "nan")),
-                level=float(a.get("level", "nan")),
-                form=a.get("form", "stored") + ("/value" if a.get("ci") == "hidden" else ""),
-                text=" ".join(html.unescape(re.sub(r"<[^>]+>", "", inner)).split()),
+    for block in BLOCK.split(text):  # no block boundary falls inside a span
+        for attrs, inner in SPAN.findall(block):
+            a = {k: html.unescape(v) for k, v in ATTR.findall(attrs)}
+            if "q" not in a:
+                continue
+            found.append(
+                Mention(
+                    page=page,
+                    name=a["q"],
+                    value=float(a.get("v", "nan")),
+                    ci_low=float(a.get("lo", "nan")),
+                    ci_high=float(a.get("hi", "nan")),
+                    level=float(a.get("level", "nan")),
+                    form=a.get("form", "stored") + ("/value" if a.get("ci") == "hidden" else ""),
+                    text=_visible(inner),
+                    label=a.get("label", a["q"]),
+                    conditions=tuple(sorted(json.loads(a.get("conditions", "{}")).items())),
+                    block=_visible(block),
+                )
             )
-        )
     return found
 
 
@@ -113,6 +134,26 @@ def disagreements(found: list[Mention]) -> list[str]:
             texts = {m.text for m in ms if m.form == form}
             if len(texts) > 1:
                 problems.append(f"{name} ({form}): shown as {' / '.join(sorted(texts))}")
+    return problems + unnamed_conditions(found)
+
+
+def unnamed_conditions(found: list[Mention]) -> list[str]:
+    """One line per label whose mentions differ in a condition that a mention's block does not name."""
+    by_label: dict[str, list[Mention]] = {}
+    for m in found:
+        by_label.setdefault(m.label, []).append(m)
+    problems = []
+    for label, ms in sorted(by_label.items()):
+        keys = sorted({k for m in ms for k, _ in m.conditions})
+        differing = [k for k in keys if len({dict(m.conditions).get(k) for m in ms}) > 1]
+        unnamed = []
+        for m in ms:
+            missing = [f"{k} {v}" for k, v in m.conditions if k in differing and str(v).lower() not in m.block.lower()]
+            if missing:
+                unnamed.append(f"{Path(m.page).name}: {m.text} under {', '.join(missing)}")
+        if unnamed:
+            on, what = ", ".join(sorted({Path(m.page).name for m in ms})), "; ".join(sorted(set(unnamed)))
+            problems.append(f"{label} on {on}: {', '.join(differing)} differ and are not named ({what})")
     return problems
 
 

@@ -19,6 +19,7 @@ a CPU model), never a reader's input.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -90,6 +91,7 @@ def yes_no(value) -> str:
     return "yes" if bool(value) else ""
 
 
+@functools.cache  # one environment: Jinja keeps each compiled template in it
 def _environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(str(TEMPLATES)),

@@ -12,13 +12,12 @@ from markupsafe import Markup
 from nbconvert.filters.markdown import markdown2html
 
 from . import answer, ledger, prose
-from .analysis import dataparallel
+from .analysis import Results, dataparallel
 from .analysis import deepar as deepar_analysis
 from .analysis import imdb as imdb_analysis
 from .ledger.render import host_text
 from .planning import plan
 from .readme import scale_note
-from .store import ResultsStore
 from .studies import imdb as imdb_study
 
 
@@ -33,9 +32,9 @@ def markdown_html(text: str) -> Markup:
     return Markup(markdown2html(text))
 
 
-def imdb_setup(profile: str, store: ResultsStore) -> list[str]:
+def imdb_setup(results: Results) -> list[str]:
     """The IMDB study's setup line: what ran, from the store."""
-    full = imdb_analysis.load_sweep(profile, store=store)
+    full = imdb_analysis.load_sweep(results)
     frame = full[full.part != "scaling"] if "part" in full and not full.empty else full
     if frame.empty:
         return []
@@ -58,9 +57,9 @@ def assumptions() -> list[str]:
     return [" ".join(i.split()) for i in items if i.strip()]
 
 
-def deepar_setup(store: ResultsStore, profile: str) -> list[str]:
+def deepar_setup(results: Results) -> list[str]:
     """The DeepAR study's setup line: what ran, from the store."""
-    f = deepar_analysis.load_trials(profile, store=store)
+    f = deepar_analysis.load_trials(results)
     if f.empty or "train_time_s" not in f:
         return []
     return [
@@ -70,26 +69,27 @@ def deepar_setup(store: ResultsStore, profile: str) -> list[str]:
     ]
 
 
-def study_prose(a: answer.Answer, store: ResultsStore, profile: str) -> dict:
+def study_prose(a: answer.Answer, results: Results) -> dict:
     """Each study's lines in the post: the ledger's claims on its rows quoted from the answer (for DeepAR after
     the totals and accuracy), never recomputed here."""
     texts = {}
     for study in {s for s in ledger.STUDY_OF.values()}:
-        text = answer.study_markdown(a, study)
+        text = prose.answer_study(a, study)
         if study == "deepar":
-            text = prose.deepar_headline(deepar_analysis.load_trials(profile, store=store), profile) + ("\n\n" + text)
+            trials = deepar_analysis.load_trials(results)
+            text = prose.deepar_headline(trials, results.profile) + ("\n\n" + text)
         if study == dataparallel.STUDY:  # its tables and what two cores can show, before the ledger's C2
-            text = prose.dataparallel_section(profile, store=store) + "\n\n" + text
+            text = prose.dataparallel_section(results) + "\n\n" + text
         texts[study] = [markdown_html(text)]
     return texts
 
 
-def convergence_lines(store: ResultsStore, profile: str) -> list[str]:
-    return prose.convergence_summary(profile, store=store)
+def convergence_lines(results: Results) -> list[str]:
+    return prose.convergence_summary(results)
 
 
-def environment(store: ResultsStore, metas: list[dict]) -> list[tuple[str, str]]:
-    trials = store.trials()
+def environment(results: Results, metas: list[dict]) -> list[tuple[str, str]]:
+    trials = results.every_row().trials()
     env = []
     if not trials.empty:
         done = trials[trials.status == "done"]
@@ -112,7 +112,7 @@ def environment(store: ResultsStore, metas: list[dict]) -> list[tuple[str, str]]
                 f"{len(done)} done, {int((trials.status == 'failed').sum())} failed",
             )
         )
-    env.append(("results store", str(store.path.name)))
+    env.append(("results store", str(results.store.path.name)))
     env.append(("site built with", f"Python {platform.python_version()} on {platform.platform()}"))
     starts = [m["start_time"] for m in metas if m["start_time"]]
     if starts:
@@ -120,11 +120,12 @@ def environment(store: ResultsStore, metas: list[dict]) -> list[tuple[str, str]]
     return env
 
 
-def profile_note(profile: str, store: ResultsStore) -> str:
+def profile_note(results: Results) -> str:
     """The post's banner: the profile's scale (``readme.scale_note``), and for a small profile what it runs."""
+    profile = results.profile
     if profile == "full":
         return ""
-    note = scale_note(profile, store, markdown=False)
+    note = scale_note(profile, results.store, markdown=False)
     if profile == "paper":  # what it ran is in the answer's limits and the setup lines, computed from the store
         return note
     planned = plan("imdb", profile)

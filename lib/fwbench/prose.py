@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import ledger
+from . import answer, ledger
 from .analysis import (
+    Results,
     adaptive,
     convergence,
     dataparallel,
@@ -16,17 +17,59 @@ from .analysis import (
     deepar_conditions,
     deepar_coverage,
     deepar_prediction,
-    estimate_check,
+    estimate_accuracy,
     framework_comparison,
     imdb_jax,
     inference,
     mase_reference,
 )
+from .analysis import imdb as imdb_analysis
 from .ledger import render as ledger_render
 from .ledger import validity
 from .pages import render_markdown
-from .paths import results_path
-from .store import ResultsStore
+from .published import deepar2024
+
+
+# ---------------------------------------------------------------------------------------------------- the answer
+def answer_text(a: answer.Answer, heading: str | None = "## The answer") -> str:
+    """The answer with quantity spans: the README's front page, the post's first screen."""
+    gap = a.gap if a.gap is not None and not a.gap["factors"].empty else None
+    post = gap.get("post") if gap else None
+    return render_markdown(
+        "answer",
+        a=a,
+        heading=heading,
+        label=answer.label,
+        reading_of=answer.reading,
+        gpu_verdict=answer.GPU_VERDICT,
+        full_hybrid_arm=answer.FULL_HYBRID_ARM,
+        pt=answer.PT,
+        cpu=a.limits.get("cpu"),
+        verdict_counts=ledger_verdict_counts(a.ledger, ledger.PRECEDENCE),
+        post_ratio=deepar2024.post_ratio(),
+        post_stated=deepar2024.CLAIMED_SPEEDUP,
+        factors=deepar_factors(gap) if gap else "",
+        post_conditions=post_conditions(post, answer=True) if post and post["chosen"] is not None else "",
+    )
+
+
+def answer_cpu_limit(cpus: dict) -> str:
+    """Which CPU the timings are of, and the IMDB setting's ratio on every other CPU measured."""
+    return render_markdown("answer_cpu_limit", cpu=answer.cpu_limit(cpus))
+
+
+def answer_study(a: answer.Answer, study: str) -> str:
+    """What a study's notebook closes with: the ledger's claims on its rows (for IMDB, the best settings and the
+    accuracy first), quoted from the answer, never recomputed."""
+    return render_markdown("answer_study", a=a, study=study, claims=answer.claims(a, study))
+
+
+def answer_ledger(a: answer.Answer) -> str:
+    """The claims ledger as one Markdown table, each claim's deciding estimate as its quantity span."""
+    rows = [(row, answer.claim_quantity(row)) for row in a.ledger.itertuples()]
+    return render_markdown(
+        "answer_ledger", rows=rows, ci_header=ledger.render.CI_HEADER, below_scale=ledger.BELOW_SCALE
+    )
 
 
 def deepar_headline(trials: pd.DataFrame, profile: str) -> str:
@@ -109,14 +152,16 @@ def imdb_beside(frame: pd.DataFrame) -> str:
     return render_markdown("imdb_beside", **imdb_jax.beside_facts(frame))
 
 
+def imdb_absent(kind: str, results: Results) -> str:
+    """The line shown where an IMDB table of ``kind`` has no rows: the profile plans none, or the run is not done."""
+    return render_markdown("imdb_absent", profile=results.profile, **imdb_analysis.absent_facts(kind, results))
+
+
 def convergence_summary(
-    profile: str,
-    store: ResultsStore | None = None,
-    imdb: pd.DataFrame | None = None,
-    deepar: pd.DataFrame | None = None,
+    results: Results, imdb: pd.DataFrame | None = None, deepar: pd.DataFrame | None = None
 ) -> list[str]:
     """What the convergence curves show and what is missing, one paragraph a sentence."""
-    facts = convergence.summary_facts(profile, store=store, imdb=imdb, deepar=deepar)
+    facts = convergence.summary_facts(results, imdb=imdb, deepar=deepar)
     return render_markdown("convergence_summary", **facts).split("\n\n")
 
 
@@ -131,16 +176,14 @@ def convergence_accuracy(frame: pd.DataFrame) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- beyond the posts
-def inference_summary(
-    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
-) -> str:
+def inference_summary(results: Results) -> str:
     """The closing summary of notebook 04: VGG16, the GEMM peak and ONNX, every number from the store."""
-    return render_markdown("inference_summary", **inference.summary_facts(profile, overrides, store))
+    return render_markdown("inference_summary", **inference.summary_facts(results))
 
 
-def onnx_errors(profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None) -> str:
+def onnx_errors(results: Results) -> str:
     """Each ONNX step that did not work: the exact error, where it was raised, and why."""
-    return render_markdown("onnx_errors", **inference.onnx_error_facts(profile, overrides, store))
+    return render_markdown("onnx_errors", **inference.onnx_error_facts(results))
 
 
 def thread_check(table: pd.DataFrame) -> str:
@@ -148,14 +191,14 @@ def thread_check(table: pd.DataFrame) -> str:
     return render_markdown("thread_check", **inference.thread_check_facts(table))
 
 
-def dataparallel_section(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> str:
+def dataparallel_section(results: Results) -> str:
     """Data-parallel training: the tables and what two cores can and cannot show."""
-    return render_markdown("dataparallel", **dataparallel.section_facts(profile, overrides, store))
+    return render_markdown("dataparallel", **dataparallel.section_facts(results))
 
 
-def framework_comparison_section(profile: str, store: ResultsStore | None = None) -> str:
+def framework_comparison_section(results: Results) -> str:
     """If you are leaving MXNet today: per workload, the frameworks side by side, and the reading notes."""
-    return render_markdown("framework_comparison", **framework_comparison.facts(profile, store))
+    return render_markdown("framework_comparison", **framework_comparison.facts(results))
 
 
 # ---------------------------------------------------------------------------------------------------- the harness
@@ -169,9 +212,9 @@ def adaptive_table(frame: pd.DataFrame) -> str:
     return render_markdown("adaptive_table", **adaptive.table_facts(frame))
 
 
-def estimate_check_table(frame: pd.DataFrame) -> str:
-    """``estimate_check.check_prediction`` as a table (errors in %, times in minutes)."""
-    return render_markdown("estimate_check", **estimate_check.check_facts(frame))
+def estimate_accuracy_table(frame: pd.DataFrame) -> str:
+    """``estimate_accuracy.check_prediction`` as a table (errors in %, times in minutes)."""
+    return render_markdown("estimate_accuracy", **estimate_accuracy.check_facts(frame))
 
 
 # ---------------------------------------------------------------------------------------------------- the ledger
@@ -190,8 +233,6 @@ def ledger_summary(table: pd.DataFrame, order=None) -> str:
     return render_markdown("ledger_verdicts", summary=True, **ledger_render.verdict_facts(table, order))
 
 
-def threats(store: ResultsStore | None = None, profile: str | None = "quick") -> str:
+def threats(results: Results) -> str:
     """The post's closing section, "What could make this answer wrong", from the store."""
-    if store is None:
-        store = ResultsStore.open_read(results_path())
-    return render_markdown("threats", **validity.threats_facts(ledger.load(store, profile)))
+    return render_markdown("threats", **validity.threats_facts(ledger.load(results)))

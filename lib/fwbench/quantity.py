@@ -11,6 +11,10 @@ A quantity may be shown the other way round (``inverse=True``: 1 / value and its
 PyTorch / MXNet ratio quoted as MXNet / PyTorch); the span says so (``data-form="inverse"``) and still carries the
 stored orientation's values, so the check compares like with like.
 
+Conditions: a quantity measured under other conditions than the headline's (part, CPU model, threads, trials at
+once) declares them (``conditions``: what -> the words a page names it by) and the ``label`` a reader sees it
+under, so the check can ask each page that shows it to name those words beside it; none declared: the headline's.
+
 Intervals: ``confidence`` is the level the interval was computed at. A level above ``stats.CONFIDENCE`` is a
 Bonferroni-widened part of a claim with several parts (``ledger.judge``): together the claim's intervals hold at
 95 %, so the text says "95 % family-wise CI" rather than a per-row level a reader would have to reconcile.
@@ -19,8 +23,10 @@ Bonferroni-widened part of a claim with several parts (``ledger.judge``): togeth
 from __future__ import annotations
 
 import html
+import json
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from .stats import CONFIDENCE
 
@@ -41,6 +47,8 @@ class Quantity:
     n: str = ""
     unit: str = ""
     digits: int = 3
+    label: str = ""  # what a reader sees it called, shared by its siblings under other conditions
+    conditions: Mapping[str, str] = field(default_factory=dict, hash=False)  # e.g. {"cpu": "Intel Xeon 6/207"}
 
     @property
     def has_ci(self) -> bool:
@@ -87,6 +95,10 @@ class Quantity:
             attrs["data-form"] = "inverse"
         if not ci:
             attrs["data-ci"] = "hidden"
+        if self.label:
+            attrs["data-label"] = self.label
+        if self.conditions:
+            attrs["data-conditions"] = json.dumps(dict(self.conditions), sort_keys=True)
         inner = " ".join(f'{k}="{html.escape(v, quote=True)}"' for k, v in attrs.items())
         return f"<span {inner}>{html.escape(self.text(inverse, ci), quote=False)}</span>"
 

@@ -44,7 +44,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from . import answer, glossary, ledger, post_text, prose, site_files
-from .analysis import arms_that_ran
+from .analysis import Results, arms_that_ran
 from .errors import FwbenchError
 from .ledger.render import CI_HEADER, CI_NOTE
 from .paths import figures_dir, results_path
@@ -164,12 +164,12 @@ def collect_figures(source: Path, out: Path, since: float | None) -> dict:
     return found
 
 
-def study_sections(prose: dict, figures: dict, store: ResultsStore, profile: str) -> list[dict]:
+def study_sections(prose: dict, figures: dict, results: Results) -> list[dict]:
     """One post section per registered study: title, the arms that ran (``arms_that_ran``), prose lines where the
     post has them (``prose``: study -> lines), figures."""
     sections = []
     for s in all_studies():
-        arms, not_run = arms_that_ran(s.name, profile, store)
+        arms, not_run = arms_that_ran(s.name, results)
         sections.append(
             {
                 "name": s.name,
@@ -201,42 +201,42 @@ def build(
     store: ResultsStore | None = None,
     figures: Path | None = None,
 ) -> Path:
-    store = store or ResultsStore.open_read(results_path())
     out.mkdir(parents=True, exist_ok=True)
     metas = [notebook_meta(p) for p in sorted(Path(executed).glob("*.ipynb"))] if Path(executed).is_dir() else []
     profile = profile_of(metas, profile)
+    results = Results(store or ResultsStore.open_read(results_path()), None if profile == "all" else profile)
     pages = []
     for meta in metas:
         page = render_notebook(meta, out, profile)
         pages.append({"href": page.name, "title": meta["title"], "source": Path(str(meta["source"])).name})
 
-    table = ledger.build(store, profile=profile)
+    table = ledger.build(results)
     table.to_csv(out / "ledger.csv", index=False)
     rows = [dict(r._asdict(), estimate_text=post_text.ledger_estimate(r)) for r in table.itertuples(index=False)]
 
-    a = answer.compute(store, profile)
-    imdb_setup = post_text.imdb_setup(profile, store)
-    deepar_setup = post_text.deepar_setup(store, profile)
+    a = answer.compute(results)
+    imdb_setup = post_text.imdb_setup(results)
+    deepar_setup = post_text.deepar_setup(results)
     starts = [t for t in (_parse_time(m["start_time"]) for m in metas) if t]
     figs = collect_figures(Path(figures) if figures else figures_dir(), out, min(starts) if starts else None)
 
-    trials = store.trials()
+    trials = results.every_row().trials()
     git = git_state()
     context = {
         "title": TITLE,
         "profile": profile,
         "built_at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "n_trials_done": Markup(a.trials.markup(ci=False)),
-        "answer": post_text.markdown_html(answer.markdown(a, heading=None)),
+        "answer": post_text.markdown_html(prose.answer_text(a, heading=None)),
         "answer_figure": answer_figure(a, out),
         "n_trials_failed": int((trials.status == "failed").sum()) if not trials.empty else 0,
         "git_sha": git.get("git_sha"),
         "git_dirty": git.get("git_dirty"),
-        "profile_note": post_text.profile_note(profile, store),
-        "setup": imdb_setup + deepar_setup + [f"Timing: {ledger.conditions(ledger.load(store, profile))}."],
+        "profile_note": post_text.profile_note(results),
+        "setup": imdb_setup + deepar_setup + [f"Timing: {ledger.conditions(ledger.load(results))}."],
         "assumptions": post_text.assumptions(),
-        "studies": study_sections(post_text.study_prose(a, store, profile), figs, store, profile),
-        "convergence": post_text.convergence_lines(store, profile),
+        "studies": study_sections(post_text.study_prose(a, results), figs, results),
+        "convergence": post_text.convergence_lines(results),
         "figures": figs,
         "ledger": rows,
         "ledger_summary": prose.ledger_summary(table, ledger.PRECEDENCE),
@@ -246,16 +246,16 @@ def build(
             f"A claimed ratio r counts as matched when the 95 % CI lies inside "
             f"[r / {1 + ledger.TOL:g}, r x {1 + ledger.TOL:g}]."
         ),
-        "framework_comparison": post_text.markdown_html(prose.framework_comparison_section(profile, store)),
+        "framework_comparison": post_text.markdown_html(prose.framework_comparison_section(results)),
         "pages": pages,
-        "environment": post_text.environment(store, metas),
+        "environment": post_text.environment(results, metas),
     }
     # the files and links of the site (see "Links" above) and the glossary: apart from the numbers
     repo = site_files.repository(git)
     terms = glossary.entries()
     context |= {
         "repository": repo,
-        "data": site_files.publish(store, profile, out),
+        "data": site_files.publish(results.store, profile, out),
         "glossary": Markup(glossary.section_html(terms, repo["url"], repo["commit"])) if terms else None,
     }
     jenv = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "j2"]))

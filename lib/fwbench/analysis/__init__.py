@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pandas as pd
 
 from ..errors import FwbenchError
@@ -25,48 +27,102 @@ def arm_order(study: str, arms=None) -> list[str]:
     return [a for a in s.arm_names if a in present]
 
 
-def planned_ids(study: str, profile: str | None, overrides: dict | None = None) -> set | None:
-    """Trial ids of a profile's grid (None for ``profile=None``: every stored trial of the study)."""
-    if profile is None:
-        return None
-    return {t.trial_id for t in plan(study, profile, overrides)}
+@dataclass
+class Results:
+    """One store read for one profile, loaded once per page or notebook: every study's trials (any status) and the
+    raw values of its finished trials, each read on first use and kept, and the frames the analysis builds from
+    them (``frame``: one per study, part and loader). Every analysis function takes one; none reads the store.
+
+    ``profile`` None takes every stored row of a study (no plan selects them); ``overrides`` maps a study to its
+    profile overrides (a notebook's parameters). The frames are shared, not copied: a caller that changes one
+    copies it first."""
+
+    store: ResultsStore
+    profile: str | None = None
+    overrides: dict = field(default_factory=dict)
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def open(cls, profile: str | None = None, overrides: dict | None = None, path=None) -> Results:
+        """The results store at ``path`` (default ``FWBENCH_RESULTS``' or the project's), read-only; ``profile``
+        "all" is None (every row)."""
+        profile = None if profile == "all" else profile
+        return cls(ResultsStore.open_read(path or results_path()), profile, dict(overrides or {}))
+
+    def frame(self, key, make):
+        """``make()``'s result, computed once per key (a study's loader and its arguments) and kept."""
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    def overrides_of(self, study: str) -> dict | None:
+        return self.overrides.get(study) or None
+
+    def with_overrides(self, study: str, overrides: dict | None) -> Results:
+        """The same store and profile with ``study``'s overrides replaced (another selection of rows: its own
+        cache, kept here, so asking twice reads once)."""
+        if (overrides or None) == self.overrides_of(study):
+            return self
+        key = ("with_overrides", study, repr(sorted((overrides or {}).items())))
+        return self.frame(key, lambda: Results(self.store, self.profile, {**self.overrides, study: overrides}))
+
+    def whole_profile(self) -> Results:
+        """The same store and profile without overrides (a notebook's parameters narrow its tables; the ledger and
+        the answer judge the whole profile). Overrides that are all None change nothing: then this is ``self``."""
+        if not any(v is not None for o in self.overrides.values() for v in (o or {}).values()):
+            return self
+        return self.frame("whole_profile", lambda: Results(self.store, self.profile))
+
+    def every_row(self) -> Results:
+        """The same store without a profile: every stored row (the GEMM peak, a fallback to any profile)."""
+        return self if self.profile is None else self.frame("every_row", lambda: Results(self.store))
+
+    def has(self, study: str) -> bool:
+        """Whether the study defines the profile (a study without it contributes no rows)."""
+        return self.profile is None or self.profile in get_study(study).profiles
+
+    def planned_ids(self, study: str | None) -> set | None:
+        """Trial ids of the profile's grid (None without a profile or a study: every stored trial)."""
+        if self.profile is None or study is None:
+            return None
+        return self.frame(
+            ("planned", study),
+            lambda: (
+                {t.trial_id for t in plan(study, self.profile, self.overrides_of(study))} if self.has(study) else set()
+            ),
+        )
+
+    def trials(self, study: str | None = None) -> pd.DataFrame:
+        """The stored trials (any status) of the profile's grid (``study`` None: of every study, every trial)."""
+        return self.frame(("trials", study), lambda: self.store.trials(study, self.planned_ids(study)))
+
+    def values(self, study: str) -> pd.DataFrame:
+        """The raw values of the profile's finished (``done``) trials, long format."""
+
+        def make() -> pd.DataFrame:
+            long = self.store.measurements(study, self.planned_ids(study))
+            return long[long.status == "done"] if not long.empty else long
+
+        return self.frame(("values", study), make)
 
 
-def profile_trials(
-    study: str, profile: str | None, overrides: dict | None = None, store: ResultsStore | None = None
-) -> pd.DataFrame:
-    """The stored trials (any status) of the profile's grid."""
-    return (store or ResultsStore.open_read(results_path())).trials(study, planned_ids(study, profile, overrides))
-
-
-def profile_measurements(
-    study: str, profile: str | None, overrides: dict | None = None, store: ResultsStore | None = None
-) -> pd.DataFrame:
-    """The raw values of the profile's finished (``done``) trials, long format."""
-    long = (store or ResultsStore.open_read(results_path())).measurements(study, planned_ids(study, profile, overrides))
-    return long[long.status == "done"] if not long.empty else long
-
-
-def arms_that_ran(study: str, profile: str, store: ResultsStore | None = None) -> tuple[list[dict], str]:
-    """(the rows of the study's arm table with finished trials of the profile's plan in the store: the rows every
-    table reads; one sentence naming the declared arms that did not run, not in the profile's plan or planned and
-    not stored, "" when every declared arm ran)."""
+def arms_that_ran(study: str, results: Results) -> tuple[list[dict], dict]:
+    """(the rows of the study's arm table with finished trials of the profile's plan: the rows every table reads;
+    the declared arms that did not run: ``unplanned`` (not in the profile's plan), ``waiting`` (planned, with no
+    finished trial in this store) and ``any_ran``; both lists empty when every declared arm ran)."""
     s = get_study(study)
     try:
-        planned = plan(study, profile)
+        in_plan = {t.config.get(s.arm_field) for t in plan(study, results.profile)}
     except FwbenchError:  # the study has no such profile
-        planned = []
+        in_plan = set()
     field = f"config.{s.arm_field}"
-    stored = (store or ResultsStore.open_read(results_path())).trials(study, {t.trial_id for t in planned})
-    ran = set(stored.loc[stored.status == "done", field]) if planned and not stored.empty and field in stored else set()
+    stored = results.trials(study) if in_plan else pd.DataFrame()
+    ran = set(stored.loc[stored.status == "done", field]) if not stored.empty and field in stored else set()
     declared = arm_table(study)
     missing = [a["arm"] for a in declared if a["arm"] not in ran]
-    if not missing:
-        return declared, ""
-    in_plan = {t.config.get(s.arm_field) for t in planned}
-    unplanned, waiting = [a for a in missing if a not in in_plan], [a for a in missing if a in in_plan]
-    parts = [f"{', '.join(unplanned)} (not in profile {profile}'s plan)"] if unplanned else []
-    if waiting:
-        parts.append(f"{', '.join(waiting)} (planned, with no finished trial in this store: the run is incomplete)")
-    head = "Declared arms that did not run" if ran else "No arm of this study ran"
-    return [a for a in declared if a["arm"] in ran], f"{head} in profile {profile}: {'; '.join(parts)}."
+    not_run = {
+        "unplanned": [a for a in missing if a not in in_plan],
+        "waiting": [a for a in missing if a in in_plan],
+        "any_ran": bool(ran),
+    }
+    return [a for a in declared if a["arm"] in ran], not_run

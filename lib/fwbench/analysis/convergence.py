@@ -7,12 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..paths import results_path
 from ..published.keras_imdb import LSTM_TEST_ACCURACY
 from ..quantity import Quantity
-from ..store import ResultsStore
 from ..studies import imdb as imdb_study
-from . import arm_order, profile_measurements
+from . import Results, arm_order
 from . import imdb as imdb_analysis
 
 DEEPAR_MAX_DATASETS = 4
@@ -29,11 +27,10 @@ def convergence_settings() -> list[dict]:
 
 
 # ---------------------------------------------------------------------------------------------------- IMDB
-def load_imdb(profile: str, store: ResultsStore | None = None) -> pd.DataFrame:
+def load_imdb(results: Results) -> pd.DataFrame:
     """One row per (trial, epoch) of the profile's finished IMDB trials, with ``setting`` and ``wall_s`` (the
     cumulative training-pass seconds at the end of the epoch)."""
-    store = store or ResultsStore.open_read(results_path())
-    frame = imdb_analysis.load_sweep(profile, store=store)
+    frame = imdb_analysis.load_sweep(results)
     if frame.empty:
         return frame
     if "part" in frame:  # the scaling part varies sequence length, threads and n_train: not a convergence curve
@@ -99,15 +96,13 @@ def missing_convergence(profile: str, frame: pd.DataFrame) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------------------------------- DeepAR
-def load_deepar(
-    profile: str, store: ResultsStore | None = None, max_datasets: int = DEEPAR_MAX_DATASETS
-) -> pd.DataFrame:
+def load_deepar(results: Results, max_datasets: int = DEEPAR_MAX_DATASETS) -> pd.DataFrame:
     """Per-epoch DeepAR training loss (step >= 0) of the profile's finished main-part trials, for at most
     ``max_datasets`` datasets (those with the most epochs recorded, then by name)."""
     try:
-        long = profile_measurements("deepar", profile, store=store)
+        long = results.values("deepar")
     except Exception:  # the study's plan needs its data catalogue; without it, all rows
-        long = profile_measurements("deepar", None, store=store)
+        long = results.every_row().values("deepar")
     if long.empty:
         return pd.DataFrame()
     long = long[(long.metric == "train_loss") & (long.step >= 0)]
@@ -138,20 +133,14 @@ def _final_by_arm(frame: pd.DataFrame, setting: str, metric: str) -> dict:
     return sel.groupby("arm")[metric].median().to_dict()
 
 
-def summary_facts(
-    profile: str,
-    store: ResultsStore | None = None,
-    imdb: pd.DataFrame | None = None,
-    deepar: pd.DataFrame | None = None,
-) -> dict:
+def summary_facts(results: Results, imdb: pd.DataFrame | None = None, deepar: pd.DataFrame | None = None) -> dict:
     """What the curves show and what is missing (template ``convergence_summary``), from the store: ``imdb`` (None
     without finished IMDB trials) with the settings drawn, their epochs, seeds per arm, each of the first three
     settings' final train loss and test accuracy per arm, and the convergence runs the profile lacks; ``deepar``
     (None without training-loss rows) with its datasets, arms, epochs and seeds."""
-    store = store or ResultsStore.open_read(results_path())
-    imdb = load_imdb(profile, store) if imdb is None else imdb
-    deepar = load_deepar(profile, store) if deepar is None else deepar
-    facts: dict = {"profile": profile, "imdb": None, "deepar": None}
+    imdb = load_imdb(results) if imdb is None else imdb
+    deepar = load_deepar(results) if deepar is None else deepar
+    facts: dict = {"profile": results.profile, "imdb": None, "deepar": None}
     if not imdb.empty:
         settings, is_conv = curve_settings(imdb)
         seeds = imdb.groupby("setting")["seed"].nunique()
@@ -174,7 +163,7 @@ def summary_facts(
             "epochs": sorted(set(int(e) for e in imdb[imdb.setting.isin(settings)].epochs)),
             "n_seeds": sorted(set(int(seeds[s]) for s in settings)),
             "finals": finals,
-            "missing": missing_convergence(profile, imdb),
+            "missing": missing_convergence(results.profile, imdb),
         }
     if not deepar.empty:
         facts["deepar"] = {

@@ -19,16 +19,15 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..floatmode import DEFAULT, FLUSH
-from ..machines import CPU, cpu_model_of
+from ..machines import CPU, NOT_RECORDED, cpu_model_of
 from ..quantity import Quantity
 from ..stats import trial_ratio_ci
-from ..store import ResultsStore
 from ..studies import get_study
+from . import Results, deepar_coverage, inference
 from . import deepar as deepar_analysis
-from . import deepar_coverage, inference
 from . import imdb as imdb_analysis
 
-IMDB, DEEPAR, GEMM = "imdb", "deepar", "gemm"
+IMDB, DEEPAR, VGG16, GEMM = "imdb", "deepar", "vgg16", "gemm"
 # the IMDB setting every CPU piece times (a setting of the paper grid: batch 128, 0 loader workers)
 IMDB_SETTING = {"batch_size": 128, "num_workers": 0}
 VENDOR_NAMES = {"AuthenticAMD": "AMD EPYC", "GenuineIntel": "Intel Xeon"}
@@ -60,52 +59,79 @@ class Condition:
         return f"{self.cpu.replace('/', '-')}.{self.fp_mode}" + (".named" if self.named else "")
 
 
-def stored_conditions(store: ResultsStore, study: str, profile: str | None = None) -> list[Condition]:
-    """The conditions with finished trials of ``study`` (of ``profile`` when given) in the store: the unnamed
-    default first (on its CPU model: the one that ran most of its trials), then each named one by CPU model and
-    mode."""
-    trials = store.trials(study)
-    if trials.empty:
-        return []
-    done = trials[trials.status == "done"]
-    if profile is not None and "profile" in done:
-        done = done[done.profile == profile]
+def _unnamed_models(results: Results, study: str) -> tuple[list[Condition], list[Condition]]:
+    """The conditions with finished trials of ``study`` (of the profile when it has one): the unnamed trials' per
+    fp mode and CPU model, the model that ran most of a mode's trials first, and the named ones by CPU and mode."""
+    trials = results.every_row().trials(study)
+    done = trials[trials.status == "done"] if not trials.empty else trials
+    if results.profile is not None and "profile" in done:
+        done = done[done.profile == results.profile]
     if done.empty:
-        return []
+        return [], []
     named = done["config.cpu"] if "config.cpu" in done else pd.Series(None, index=done.index)
     modes = done["config.fp_mode"].fillna(DEFAULT) if "config.fp_mode" in done else pd.Series(DEFAULT, done.index)
     models = done["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in done else None
-    out = []
-    for mode in sorted(set(modes[named.isna()])):
+    unnamed = []
+    for mode in sorted(set(modes[named.isna()]), key=lambda m: m != DEFAULT):
         ran = models[named.isna() & modes.eq(mode)] if models is not None else pd.Series(dtype=object)
-        cpu = ran.value_counts().sort_index().sort_values(ascending=False, kind="stable").index[0] if len(ran) else "?"
-        out.append(Condition(cpu, mode, named=False))
-    for (cpu, mode), _ in done[named.notna()].groupby([named[named.notna()], modes[named.notna()]]):
-        out.append(Condition(cpu, mode, named=True))
-    return sorted(out, key=lambda c: (c.named, c.cpu, c.fp_mode != DEFAULT))
+        counts = ran.value_counts().sort_index().sort_values(ascending=False, kind="stable")
+        unnamed += [Condition(cpu, mode) for cpu in counts.index] if len(counts) else [Condition(NOT_RECORDED, mode)]
+    by_cpu = done[named.notna()].groupby([named[named.notna()], modes[named.notna()]])
+    named_ones = [Condition(cpu, mode, named=True) for (cpu, mode), _ in by_cpu]
+    return unnamed, sorted(named_ones, key=lambda c: (c.cpu, c.fp_mode != DEFAULT))
+
+
+def stored_conditions(results: Results, study: str) -> list[Condition]:
+    """The conditions with finished trials of ``study`` (of the profile when it has one) in the store: the unnamed
+    default first (on its CPU model: the one that ran most of its trials; the unnamed trials select no other
+    model), then each named one by CPU model and mode."""
+    unnamed, named = _unnamed_models(results, study)
+    firsts = {}
+    for c in unnamed:
+        firsts.setdefault(c.fp_mode, c)
+    return [*firsts.values(), *named]
+
+
+def minority_conditions(results: Results, study: str) -> list[Condition]:
+    """The CPU models that ran fewer of the unnamed trials than ``stored_conditions``' model (another boot, e.g.
+    the beside parts'): read on their own trials only where a table filters by CPU model (``imdb_trials``)."""
+    unnamed, _ = _unnamed_models(results, study)
+    return [c for c in unnamed if c not in stored_conditions(results, study)]
 
 
 # -- IMDB: one setting on every condition ---------------------------------------------------------------------------
-def imdb_trials(store: ResultsStore, profile: str, condition: Condition) -> pd.Series:
-    """Per (arm, trial): the median timed epoch time (scaled to 25k reviews) at ``IMDB_SETTING`` in the main part,
-    for one condition: one value per independent trial."""
-    frame = imdb_analysis.load_sweep(profile, condition.overrides() or None, store)
+def imdb_trials(results: Results, condition: Condition) -> pd.Series:
+    """Per (arm, trial): the median timed epoch time (scaled to 25k reviews) at ``IMDB_SETTING``, for one condition
+    (its CPU model's trials only): one value per independent trial. From the main part where the condition has
+    trials there, else from the beside part (which repeats main settings on another machine); ``attrs["part"]``
+    says which."""
+    frame = imdb_analysis.load_sweep(results.with_overrides(IMDB, condition.overrides() or None))
     if frame.empty:
         return pd.Series(dtype=float)
-    timed = imdb_analysis.timed_epochs(imdb_analysis.part(frame, "main"))
+    timed = imdb_analysis.timed_epochs(frame)
+    timed = timed[timed[CPU] == condition.cpu]
     for column, value in IMDB_SETTING.items():
         timed = timed[timed[column] == value]
-    return timed.groupby(["arm", "trial_id"]).epoch_25k_s.median()
+    for name in ("main", "beside"):
+        rows = imdb_analysis.part(timed, name)
+        if not rows.empty:
+            values = rows.groupby(["arm", "trial_id"]).epoch_25k_s.median()
+            values.attrs["part"] = name
+            return values
+    return pd.Series(dtype=float)
 
 
-def imdb_table(store: ResultsStore, profile: str, conditions: list[Condition] | None = None) -> pd.DataFrame:
-    """One row per condition x arm at ``IMDB_SETTING``: the CPU model actually recorded, trials, the median epoch
-    (25k reviews, s) and the arm's ratio to PyTorch's reference arm with its CI (over trials of that condition)."""
+def imdb_table(results: Results, conditions: list[Condition] | None = None) -> pd.DataFrame:
+    """One row per condition x arm at ``IMDB_SETTING``: the CPU model actually recorded, the part read, trials,
+    the median epoch (25k reviews, s) and the arm's ratio to PyTorch's reference arm with its CI (over trials of
+    that condition). By default every condition: the stored ones and the unnamed trials' other CPU models."""
     _, torch_arms = imdb_analysis.post_comparison()
     base = torch_arms[0]
+    if conditions is None:
+        conditions = stored_conditions(results, IMDB) + minority_conditions(results, IMDB)
     rows = []
-    for c in conditions if conditions is not None else stored_conditions(store, IMDB, profile):
-        values = imdb_trials(store, profile, c)
+    for c in conditions:
+        values = imdb_trials(results, c)
         if values.empty:
             continue
         arms = imdb_analysis.arm_order(IMDB, values.index.get_level_values("arm").unique())
@@ -117,6 +143,7 @@ def imdb_table(store: ResultsStore, profile: str, conditions: list[Condition] | 
                     "cpu": c.cpu,
                     "fp_mode": c.fp_mode,
                     "named": c.named,
+                    "part": values.attrs.get("part"),
                     "arm": arm,
                     "n_trials": len(mine),
                     "epoch_25k_s": float(mine.median()),
@@ -140,11 +167,11 @@ def contrast(values: dict, numerator: Condition, denominator: Condition) -> pd.D
     return pd.DataFrame(rows)
 
 
-def imdb_fp_effect(store: ResultsStore, profile: str) -> pd.DataFrame:
+def imdb_fp_effect(results: Results) -> pd.DataFrame:
     """Per CPU model with both modes measured, per arm: the libraries' default time / the flushed time (> 1: the
     subnormal floats cost that factor on that CPU)."""
-    conditions = stored_conditions(store, IMDB, profile)
-    values = {c: imdb_trials(store, profile, c) for c in conditions}
+    conditions = stored_conditions(results, IMDB)
+    values = {c: imdb_trials(results, c) for c in conditions}
     rows = []
     for flushed in (c for c in conditions if c.fp_mode == FLUSH):
         for default in (c for c in conditions if c.cpu == flushed.cpu and c.fp_mode == DEFAULT):
@@ -155,45 +182,54 @@ def imdb_fp_effect(store: ResultsStore, profile: str) -> pd.DataFrame:
 
 
 def imdb_ratio_quantities(table: pd.DataFrame) -> list[tuple[Condition, Quantity]]:
-    """The MXNet reference arm / PyTorch reference arm ratio of each condition, as a quantity named by it."""
+    """The MXNet reference arm / PyTorch reference arm ratio of each condition, as a quantity named by it, its CPU
+    model and fp mode declared as the conditions a page names beside it."""
     mx_ref, _ = imdb_analysis.post_comparison()
     out = []
     for row in table[(table.arm == mx_ref) & table.ratio.notna()].itertuples():
         c = Condition(row.cpu, row.fp_mode, row.named)
-        name = f"imdb.cpu.{c.key}.{mx_ref}"
-        out.append((c, Quantity(name, row.ratio, row.ci_low, row.ci_high, n=f"{row.n_trials} trials a side")))
+        q = Quantity(
+            f"imdb.cpu.{c.key}.{mx_ref}",
+            row.ratio,
+            row.ci_low,
+            row.ci_high,
+            n=f"{row.n_trials} trials a side",
+            label=f"imdb.cpu.{mx_ref}",
+            conditions={"cpu": c.cpu_name, "fp_mode": c.fp_mode},
+        )
+        out.append((c, q))
     return out
 
 
 # -- DeepAR: the per-batch cost on every condition --------------------------------------------------------------------
-def deepar_cost(store: ResultsStore, profile: str, condition: Condition) -> pd.DataFrame:
+def deepar_cost(results: Results, condition: Condition) -> pd.DataFrame:
     """The coverage part's per-batch cost rows (``deepar_coverage.cost_rows``) of one condition, its CPU recorded."""
-    rows = deepar_coverage.cost_rows(profile, condition.overrides() or None, store)
+    rows = deepar_coverage.cost_rows(results.with_overrides(DEEPAR, condition.overrides() or None))
     return rows.assign(cpu=condition.cpu, fp_mode=condition.fp_mode) if not rows.empty else rows
 
 
-def deepar_ratios(store: ResultsStore, profile: str, condition: Condition) -> pd.DataFrame:
+def deepar_ratios(results: Results, condition: Condition) -> pd.DataFrame:
     """Per dataset: MXNet / PyTorch per-batch cost of one condition's coverage trials, with its CI over them
     (``deepar.ratio_table`` on ``c_batch``), and the dataset's window."""
-    rows = deepar_cost(store, profile, condition)
+    rows = deepar_cost(results, condition)
     if rows.empty:
         return pd.DataFrame()
     ratios = deepar_analysis.ratio_table(rows, metric="c_batch")
     return ratios.merge(rows.groupby("dataset").window.first().reset_index(), on="dataset")
 
 
-def deepar_cpu_table(store: ResultsStore, profile: str) -> pd.DataFrame:
+def deepar_cpu_table(results: Results) -> pd.DataFrame:
     """Per dataset measured on two CPU models (default fp mode): each model's MXNet / PyTorch per-batch ratio
     (``_first``: the unnamed default's model, ``_second``: the named one) and ``cpu_factor``, the second / the
     first: how much the second CPU moves the framework ratio."""
-    conditions = [c for c in stored_conditions(store, DEEPAR, profile) if c.fp_mode == DEFAULT]
+    conditions = [c for c in stored_conditions(results, DEEPAR) if c.fp_mode == DEFAULT]
     if len(conditions) < 2 or conditions[0].named:  # the first CPU is the unnamed trials' model
         return pd.DataFrame()
     base, *others = conditions
-    first = deepar_ratios(store, profile, base)
+    first = deepar_ratios(results, base)
     rows = []
     for other in others:
-        second = deepar_ratios(store, profile, other)
+        second = deepar_ratios(results, other)
         if first.empty or second.empty:
             continue
         both = first.merge(second, on=["dataset", "window"], suffixes=("_first", "_second"))
@@ -204,23 +240,24 @@ def deepar_cpu_table(store: ResultsStore, profile: str) -> pd.DataFrame:
 
 
 # -- GEMM: each framework's dense-product peak on every CPU model -----------------------------------------------------
-def gemm_by_cpu(store: ResultsStore) -> pd.DataFrame:
+def gemm_by_cpu(results: Results) -> pd.DataFrame:
     """Per CPU model with GEMM trials: each framework's fp32 peak at each thread count (``inference.gemm_peak`` of
     that model's products only), one row per (cpu, framework, threads)."""
-    trials = store.trials(GEMM)
+    every = results.every_row()
+    trials = every.trials(GEMM)
     if trials.empty or "provenance.cpu_id" not in trials:
         return pd.DataFrame()
     models = sorted(set(trials.loc[trials.status == "done", "provenance.cpu_id"].map(cpu_model_of)))
-    tables = [inference.gemm_peak(store, cpu=m).assign(cpu=m) for m in models]
+    tables = [inference.gemm_peak(every, cpu=m).assign(cpu=m) for m in models]
     tables = [t for t in tables if not t.empty]
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
 
 
 # -- what each framework's threads did with subnormals --------------------------------------------------------------
-def fp_probe_table(store: ResultsStore) -> pd.DataFrame:
+def fp_probe_table(results: Results) -> pd.DataFrame:
     """Per CPU model x framework x fp mode asked: the trials whose probe ran (``fwbench.floatmode``) and what their
     framework's own threads did (``fp_pool``: flush, default or mixed; several values if trials differ)."""
-    trials = store.trials()
+    trials = results.every_row().trials()
     cols = ["cpu", "framework", "fp_mode", "n_trials", "fp_pool"]
     if trials.empty or "provenance.fp_pool" not in trials:
         return pd.DataFrame(columns=cols)
@@ -236,23 +273,23 @@ def fp_probe_table(store: ResultsStore) -> pd.DataFrame:
     return out[cols]
 
 
-def facts(store: ResultsStore, profile: str) -> dict:
+def facts(results: Results) -> dict:
     """Everything the per-CPU pages show, computed once: the conditions, the IMDB setting per condition with its
     MXNet / PyTorch ratios as quantities, the subnormal mode's effect, DeepAR's per-batch ratio per CPU, and what
     each framework's threads did with subnormals. (The CPU's pooled effect on B is a row of B's factor table:
     ``deepar_conditions``.)"""
-    has = {study: profile in get_study(study).profiles for study in (IMDB, DEEPAR)}  # a profile one study lacks
-    imdb = imdb_table(store, profile) if has[IMDB] else pd.DataFrame()
-    deepar = deepar_cpu_table(store, profile) if has[DEEPAR] else pd.DataFrame()
+    has = {study: results.profile in get_study(study).profiles for study in (IMDB, DEEPAR, VGG16)}  # some lack it
+    imdb = imdb_table(results) if has[IMDB] else pd.DataFrame()
+    deepar = deepar_cpu_table(results) if has[DEEPAR] else pd.DataFrame()
     return {
-        "conditions": {study: stored_conditions(store, study, profile) if has[study] else [] for study in has},
+        "conditions": {study: stored_conditions(results, study) if has[study] else [] for study in has},
         "imdb_setting": IMDB_SETTING,
         "imdb": imdb,
         "imdb_ratios": imdb_ratio_quantities(imdb) if not imdb.empty else [],
-        "fp_effect": imdb_fp_effect(store, profile),
+        "fp_effect": imdb_fp_effect(results),
         "deepar": deepar,
-        "probes": fp_probe_table(store),
-        "gemm": gemm_by_cpu(store),
+        "probes": fp_probe_table(results),
+        "gemm": gemm_by_cpu(results),
     }
 
 
@@ -271,5 +308,6 @@ __all__ = [
     "imdb_ratio_quantities",
     "imdb_table",
     "imdb_trials",
+    "minority_conditions",
     "stored_conditions",
 ]

@@ -18,19 +18,18 @@ from ..dataparallel import parameter_count
 from ..published.overview import MIN_GPUS, VGG16_8GPU_TRAIN_S
 from ..quantity import Quantity
 from ..stats import trial_ratio_ci
-from ..store import ResultsStore
 from ..studies import get_study
-from . import arm_order, profile_measurements
+from . import Results, arm_order
 
 STUDY = "dataparallel"
 SYNC_PREFIX = "sync_s.n"
 
 
-def per_trial(profile: str | None, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
+def per_trial(results: Results) -> pd.DataFrame:
     """One row per finished trial: arm, framework, world size, repeat, ``median_step_s``, ``samples_per_s``,
     ``cpus_busy_max`` (one worker's CPUs during the timed steps), ``group_cpu_s`` (all processes), ``final_loss``,
     ``busy`` (other load flagged while it ran) and ``sync_s.n<size>`` (median seconds of the timed syncs)."""
-    long = profile_measurements(STUDY, profile, overrides, store)
+    long = results.values(STUDY)
     if long.empty:
         return pd.DataFrame()
     study = get_study(STUDY)
@@ -128,14 +127,14 @@ def _scaling_quantity(row) -> Quantity:
     )
 
 
-def section_facts(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> dict:
+def section_facts(results: Results) -> dict:
     """What the section shows (template ``dataparallel``): ``per_trial`` reduced to the arm table (``arms``, with
     the threads per worker), the sync sweep (``sync``: per tensor size, the median sync seconds at each world size
     and arm, in ``worlds`` x ``arm_names`` order), the net and batch, each arm's weak scaling as a ``Quantity``
     (``scaling``), and C2's GPU host and numbers. The PyTorch / MXNet ratios are claim C2's parts: the ledger
     computes them once and the post quotes them there. ``frame`` is None when no trial has finished."""
-    frame = per_trial(profile, overrides, store)
-    facts = {"profile": profile, "study": STUDY, "frame": None}
+    frame = per_trial(results)
+    facts = {"profile": results.profile, "study": STUDY, "frame": None}
     if frame.empty:
         return facts
     worlds = sorted(int(w) for w in set(frame.world_size))

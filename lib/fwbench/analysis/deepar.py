@@ -28,10 +28,9 @@ from ..planning import plan
 from ..published.deepar2024 import TOTAL_TRAIN_S, post_ratio
 from ..quantity import Quantity
 from ..stats import trial_ratio_ci
-from ..store import ResultsStore
 from ..studies import get_study
 from ..studies.deepar_trial import hybridization
-from . import arm_order, profile_measurements, profile_trials
+from . import Results, arm_order
 
 STUDY = "deepar"
 ACCURACY = ["MASE", "sMAPE", "mean_wQL"]
@@ -44,17 +43,15 @@ def reference_arms() -> tuple[str, str]:
     return study.reference_arm("mxnet"), study.reference_arm("torch")
 
 
-def load_trials(
-    profile: str,
-    overrides: dict | None = None,
-    store: ResultsStore | None = None,
-    parts: tuple[str, ...] | None = ("main",),
-) -> pd.DataFrame:
+def load_trials(results: Results, parts: tuple[str, ...] | None = ("main",)) -> pd.DataFrame:
     """One row per finished trial of the profile: config, dataset provenance and every whole-trial value. Only
     the main part's trials by default (what B and the accuracy tables read); ``parts=None`` for every part
     (``variants_table``: 1 thread, oneDNN off; ``versions_table``: the ``versions`` part, run in another declared
     environment, column ``env``; a main-part trial's ``env`` is ``main``)."""
-    long = profile_measurements(STUDY, profile, overrides, store)
+    return results.frame((STUDY, "trials", parts), lambda: _trials(results.values(STUDY), parts))
+
+
+def _trials(long: pd.DataFrame, parts: tuple[str, ...] | None) -> pd.DataFrame:
     if long.empty:
         return pd.DataFrame()
     long = long[long.step == -1].copy()
@@ -102,9 +99,9 @@ def load_trials(
     return wide
 
 
-def load_epochs(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
+def load_epochs(results: Results) -> pd.DataFrame:
     """Per-epoch values (``train_loss``, ``epoch_time_s``) of the profile's finished trials."""
-    long = profile_measurements(STUDY, profile, overrides, store)
+    long = results.values(STUDY)
     if long.empty:
         return pd.DataFrame()
     long = long[long.step >= 0]
@@ -119,17 +116,17 @@ def load_epochs(profile: str, overrides: dict | None = None, store: ResultsStore
     )
 
 
-def unavailable(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
+def unavailable(results: Results) -> pd.DataFrame:
     """The profile's datasets that could not be used: with no local file (and no download here), or whose trials
     failed with ``DataUnavailable``. Never empty-by-omission: every dataset of the profile is checked."""
-    datasets = sorted({t.config["dataset"] for t in plan(STUDY, profile, overrides)})
+    datasets = sorted({t.config["dataset"] for t in plan(STUDY, results.profile, results.overrides_of(STUDY))})
     local = monash.availability(datasets, allow_download=False).set_index("dataset")
-    trials = profile_trials(STUDY, profile, overrides, store)
+    trials = results.trials(STUDY)
     failed_unavail = set()
     if not trials.empty:
         bad = trials[(trials.status == "failed") & trials.error.fillna("").str.contains("unavailable")]
         failed_unavail = set(bad["config.dataset"])
-    finished = load_trials(profile, overrides, store, parts=None)  # a dataset any part ran is not unavailable
+    finished = load_trials(results, parts=None)  # a dataset any part ran is not unavailable
     done = set(finished["dataset"]) if not finished.empty else set()
     rows = []
     for name in datasets:
@@ -140,8 +137,8 @@ def unavailable(profile: str, overrides: dict | None = None, store: ResultsStore
     return pd.DataFrame(rows, columns=["dataset", "reason"])
 
 
-def failures(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
-    trials = profile_trials(STUDY, profile, overrides, store)
+def failures(results: Results) -> pd.DataFrame:
+    trials = results.trials(STUDY)
     if trials.empty:
         return pd.DataFrame(columns=["trial_id", "dataset", "arm", "seed", "error"])
     failed = trials[trials.status == "failed"]
@@ -256,6 +253,16 @@ def median_mase(trials: pd.DataFrame) -> dict[str, Quantity]:
     return {arm: Quantity(f"deepar.median_mase.{arm}", float(m[arm].median()), n=f"{len(m)} datasets") for arm in arms}
 
 
+def mase_wins(acc: pd.DataFrame) -> dict:
+    """On how many datasets each reference arm had the lower MASE (``accuracy_table``: each dataset's median over
+    seeds), over the datasets both have: ``{"n": datasets, "lower": {arm: count}}``; empty without both arms' MASE."""
+    mx, pt = reference_arms()
+    if acc.empty or ("MASE", pt) not in acc or ("MASE", mx) not in acc:
+        return {}
+    m = acc["MASE"][[mx, pt]].dropna()
+    return {"n": int(len(m)), "lower": {mx: int((m[mx] < m[pt]).sum()), pt: int((m[pt] < m[mx]).sum())}}
+
+
 def headline(trials: pd.DataFrame) -> dict:
     """Numbers for the notebook's prose. ``train_ratio`` (total training time MXNet / PyTorch over the datasets
     both finished) is the post's measure; ``total_ratio`` adds forecasting."""
@@ -280,10 +287,10 @@ def headline(trials: pd.DataFrame) -> dict:
         out["one_seed"] = bool(ratios.ci_low.isna().all())
     out["window_rho"] = window_trend(window_ratio_table(trials))
     acc = accuracy_table(trials)
-    if not acc.empty and ("MASE", pt) in acc and ("MASE", mx) in acc:
-        m = acc["MASE"][[pt, mx]].dropna()
-        out["mase_torch_better"] = int((m[pt] < m[mx]).sum())
-        out["mase_n"] = int(len(m))
+    wins = mase_wins(acc)
+    if wins:
+        out["mase_torch_better"] = wins["lower"][pt]
+        out["mase_n"] = wins["n"]
         out["mase_median"] = median_mase(trials)
         dropped = acc["n_series_dropped"].max(axis=1).dropna()
         out["n_series_dropped"] = {d: int(v) for d, v in dropped.items() if v > 0}

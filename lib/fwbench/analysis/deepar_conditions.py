@@ -1,5 +1,5 @@
-"""What explains the gap between B's ratio here and the post's 4.5: every condition measured, both frameworks alike,
-as its effect on the MXNet / PyTorch ratio.
+"""What explains the gap between B's ratio here and the post's (its totals' 4.46, stated as 4.5): every condition
+measured, both frameworks alike, as its effect on the MXNet / PyTorch ratio.
 
 - ``contention_rows``: the ``contention`` part's trials (``studies.deepar``: training only, at 1, 2, 4, 8 threads
   on an otherwise idle machine and at 2 threads beside one burner), one row each with its cost per batch (the
@@ -8,24 +8,25 @@ as its effect on the MXNet / PyTorch ratio.
   its slowdown against its own baseline (the profile's threads, no load), the MXNet / PyTorch ratio and the
   condition's effect on it (ratio / baseline ratio), every interval over independent trials
   (``stats.log_contrast_ci``).
-- ``factor_table``: one row per factor: the post's library versions (the versions part), oneDNN off (the variants
-  part), each contention condition (pooled over the part's datasets, each weighted alike), the post's datasets not
-  staged here (the window line's estimate over the judged subset total), and the post's machine as its chart
-  implies it (inferred, not measured). Each with each framework's slowdown, the effect on the ratio with its CI,
-  and the share of the gap to 4.5 it would close alone (log scale: ``log(effect) / log(4.5 / B)``). The factors
-  are not multiplied together: they are alternatives measured one at a time, not a decomposition.
+- ``factor_table``: one row per factor, each with the CPU model its trials ran on: the post's library versions
+  (the versions part), oneDNN off (the variants part), each contention condition (pooled over the part's
+  datasets, each weighted alike), each other CPU model, no thread setting and k runs at once (the post_conditions
+  part), the post's datasets not staged here, the post's machine as its chart implies it (inferred, not
+  measured), the best-fitting measured condition and the residual. Each with each framework's slowdown, the
+  effect on the ratio with its CI, and the share of the gap it would close alone (log scale:
+  ``log(effect) / log(post / B)``). The measured factors are not multiplied together: they are alternatives
+  measured one at a time, not a decomposition (the last three rows chain: see ``factor_table``).
 
 ``factor_facts`` and ``contention_facts`` are what the pages read (the words are the templates'
 ``deepar_factors`` and ``deepar_contention``): each effect as a ``Quantity``, the measured factor that moves the
 ratio most beside what the post's chart implies of its machine, and whether a framework stalled beside the load.
 
 Decision: the post's per-dataset prediction is made under every measured condition (``deepar_prediction.predictions``),
-each from its own trials; the chart's given datasets only rank them (``deepar_prediction.choose``), and the chosen one's
-prediction of the post's whole list is a row of the factor table, with the residual it leaves.
+each from its own trials; the chart's given datasets only rank them (``deepar_prediction.choose``), and what the
+best-fitting one adds to the coverage part's whole-list prediction is a row of the factor table, with the residual
+it leaves.
 
-The variants and versions parts, and the window line of the main part's trials:
-
-Where B's ratio comes from, measured on this CPU.
+The variants and versions parts, and the window line of the main part's trials, measured on this CPU:
 
 - ``variants_table``: the DeepAR variants part (1 thread, and oneDNN off in both frameworks; ``studies.deepar``'s
   ``variants_part``) set against the main part's trials of the same seeds. Read with
@@ -33,13 +34,9 @@ Where B's ratio comes from, measured on this CPU.
 - ``versions_table``: the post's library versions (``studies.deepar``'s ``versions_part``: the main part's configs
   run again in the ``gluonts-0.13`` environment) beside the main part: per dataset, the MXNet / PyTorch training
   ratio under each environment. Rows of two environments meet only in this table, never in one ratio.
-- ``window_model`` / ``post_ratio_from_windows``: how much of the post's 4.5 the window length explains. Per
-  framework, training seconds per batch as a line in the unrolled window (context + prediction length), fitted on
-  the main part's trials; summed over the windows of the post's datasets (every one trains the same 100 x 50
-  batches), it predicts the post's total training-time ratio *on this CPU*. The percentile-bootstrap CI resamples
-  the trials of each framework; datasets whose window lies outside the fitted range are counted (extrapolated).
-  What the prediction leaves between itself and 4.5 is what this machine cannot reproduce: the post's CPU, its
-  builds, its library versions, its thread count.
+- ``window_model`` / ``window_facts``: per framework, training seconds per batch as a line in the unrolled
+  window (context + prediction length), fitted on the main part's trials. It describes the windows it was
+  fitted on; the post's whole list is predicted once, from the coverage part (``deepar_prediction``).
 """
 
 from __future__ import annotations
@@ -49,12 +46,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..data import monash
+from ..machines import CPU
 from ..published.deepar2024 import CLAIMED_SPEEDUP, post_ratio
 from ..quantity import Quantity
 from ..stats import CONFIDENCE, log_contrast_ci
-from ..store import ResultsStore
 from ..studies import get_framework, get_study
+from . import Results
+from .cpu_models import Condition
 from .deepar import STUDY, load_trials, reference_arms
 from .deepar_coverage import DEFAULT_THREADS, cost_rows
 from .deepar_prediction import (
@@ -202,56 +200,29 @@ def window_model(trials: pd.DataFrame) -> dict:
     return out
 
 
-def post_ratio_from_windows(trials: pd.DataFrame, windows: list[int], n_boot: int = 2000, seed: int = 0) -> dict:
-    """The post's total MXNet / PyTorch training-time ratio predicted on this CPU from ``window_model`` over the
-    post's dataset ``windows`` (the same batches for each), with a percentile-bootstrap 95 % CI (trials resampled
-    within each framework). NaN when a framework has fewer than 2 windows stored."""
-    mx, pt = reference_arms()
-    frame = _per_batch(trials)
-    sides = {arm: frame[frame.arm == arm] for arm in (mx, pt)}
-    w = np.asarray(windows, float)
-    low, high = (float(frame.window.min()), float(frame.window.max())) if len(frame) else (math.nan, math.nan)
-    out = {
-        "ratio": math.nan,
-        "ci_low": math.nan,
-        "ci_high": math.nan,
-        "n_datasets": len(windows),
-        "n_outside": int(((w < low) | (w > high)).sum()) if len(frame) else len(windows),
-        "fitted_windows": (low, high),
-        "post_windows": (float(w.min()), float(w.max())) if len(w) else None,
-    }
-    if any(side.window.nunique() < 2 for side in sides.values()) or not len(w):
-        return out
-
-    def ratio(fits) -> float:
-        totals = [np.maximum(a + b * w, 0.0).sum() for a, b in fits]
-        return float(totals[0] / totals[1]) if totals[1] > 0 else math.nan
-
-    out["ratio"] = ratio([_fit(sides[mx]), _fit(sides[pt])])
-    rng, draws = np.random.default_rng(seed), []
-    for _ in range(n_boot):
-        resampled = [side.iloc[rng.integers(0, len(side), len(side))] for side in (sides[mx], sides[pt])]
-        if all(r.window.nunique() >= 2 for r in resampled):
-            draws.append(ratio([_fit(r) for r in resampled]))
-    if len(draws) >= n_boot // 2:
-        out["ci_low"], out["ci_high"] = (float(q) for q in np.nanpercentile(draws, [2.5, 97.5]))
-    return out
-
-
-def post_windows() -> list[int]:
-    """The unrolled windows (context + prediction length) of the 2024 post's datasets that have a Monash lag."""
-    infos = [monash.info(name) for name in monash.names(in_2024_post=True)]
-    return [i.context_length + i.horizon for i in infos if i.context_length is not None]
-
-
 def window_facts(trials: pd.DataFrame) -> dict:
-    """What the window line of the main-part ``trials`` explains of the post's own ratio (template
-    ``deepar_window``): the prediction over the post's windows, each framework's line, the post's ratio."""
+    """The per-batch line of each framework, fitted on the main-part ``trials`` (template ``deepar_window``): each
+    line, the windows it was fitted on and the trials' CPU. Decision: the post's whole list is predicted once, by
+    the coverage part (``deepar_prediction.archive_estimate``, claim B's context part): this line predicts nothing
+    beyond the windows it was fitted on."""
     mx, pt = reference_arms()
     model = window_model(trials)
+    frame = _per_batch(trials)
     nan = (math.nan, math.nan)
-    return {"prediction": post_ratio_from_windows(trials, post_windows()), "post_ratio": post_ratio(),
-            "mx_line": model.get(mx, nan), "pt_line": model.get(pt, nan)}  # fmt: skip
+    return {
+        "mx_line": model.get(mx, nan),
+        "pt_line": model.get(pt, nan),
+        "fitted_windows": (int(frame.window.min()), int(frame.window.max())) if len(frame) else None,
+        "n_datasets": int(frame.dataset.nunique()) if len(frame) else 0,
+        "cpu": cpu_names(frame),
+    }
+
+
+def cpu_names(rows: pd.DataFrame) -> str:
+    """'AMD EPYC 25/17': the CPU model names of the rows' CPU ids (column ``machines.CPU``), as the pages print
+    them; empty where the rows have none."""
+    cpus = rows[CPU].dropna().unique() if CPU in rows else ()
+    return ", ".join(sorted({Condition(str(c)).cpu_name for c in cpus}))
 
 
 # -- the contention part and the factor table ---------------------------------------------------------------------
@@ -259,16 +230,14 @@ CONTENTION = "contention"
 BASELINE_LOAD = 0
 
 
-def contention_rows(
-    profile: str | None, overrides: dict | None = None, store: ResultsStore | None = None
-) -> pd.DataFrame:
+def contention_rows(results: Results) -> pd.DataFrame:
     """One row per finished contention trial (``deepar_coverage.COST_COLUMNS``)."""
-    return cost_rows(profile, overrides, store, part=CONTENTION)
+    return cost_rows(results, part=CONTENTION)
 
 
-def baseline_threads(profile: str, overrides: dict | None = None) -> int:
+def baseline_threads(results: Results) -> int:
     """The profile's thread count: the contention part's baseline (with no background load)."""
-    return int(get_study(STUDY).resolve(profile, overrides)["threads"])
+    return int(get_study(STUDY).resolve(results.profile, results.overrides_of(STUDY))["threads"])
 
 
 def condition_label(threads: int, load: int, baseline: int, cores: int | None = None) -> str:
@@ -396,8 +365,8 @@ def _pooled_parts(trials: pd.DataFrame, part: str, confidence: float) -> dict | 
     return _pooled(_paired_parts(trials, part), confidence)
 
 
-FACTOR_COLUMNS = ["key", "factor", "source", "kind", "n", "mxnet_slowdown", "pytorch_slowdown", "effect", "effect_low",
-                  "effect_high", "gap_share"]  # fmt: skip
+FACTOR_COLUMNS = ["key", "factor", "cpu", "source", "kind", "n", "mxnet_slowdown", "pytorch_slowdown", "effect",
+                  "effect_low", "effect_high", "gap_share"]  # fmt: skip
 
 
 def pooled_against(coverage: pd.DataFrame, other: pd.DataFrame, confidence: float = CONFIDENCE):
@@ -427,16 +396,22 @@ def factor_table(
     parts=None)``; ``coverage``/``contention``: the parts' cost rows; ``other_cpus``: ``{CPU model name: its
     coverage cost rows}`` for each other CPU model measured (a measured factor each, and the post's machine
     inferred again beyond it). ``kind``: measured (with a CI where every group has 2 or more trials), modelled, or
-    inferred from the post's chart. ``post``: ``deepar_prediction.predictions`` and ``measured_conditions`` its
-    ``prediction_conditions``: each CPU's default threads (one run, no thread setting, against its coverage part)
-    and each k of runs at once (against one run with default threads) as measured factors; the chosen condition's
-    prediction of the post's whole list over B here (``chosen``), and what stays unexplained (``residual``: 4.5
-    over that prediction)."""
+    inferred from the post's chart. ``cpu``: the CPU model the row's trials ran on. ``post``:
+    ``deepar_prediction.predictions`` and ``measured_conditions`` its ``prediction_conditions``: each CPU's default
+    threads (one run, no thread setting, against its coverage part) and each k of runs at once (against one run
+    with default threads) as measured factors; what the chosen condition adds to the whole list's prediction
+    (``chosen``), and what stays unexplained (``residual``: the post's ratio over the chosen prediction).
+
+    The gap is the post's ratio from its totals (``published.deepar2024.post_ratio``, 4.46; it states 4.5) over B.
+    Decision: three rows chain from B to the post and share nothing: the datasets not staged here (the coverage
+    part's whole-list prediction over B), the chosen condition (its whole-list prediction over the coverage part's,
+    both on the same 41 datasets with the same window-line fill-in, so the unstaged datasets are not counted
+    twice) and the residual (the post over the chosen prediction). Their shares add up to the whole gap."""
     total = weighted_total(coverage, confidence) if not coverage.empty else {"ratio": math.nan, "n_datasets": 0}
-    gap = CLAIMED_SPEEDUP / total["ratio"] if total["ratio"] > 0 else math.nan
+    gap = post_ratio() / total["ratio"] if total["ratio"] > 0 else math.nan
     rows = []
 
-    def add(key, factor, source, kind, pooled=None, *, mxnet=math.nan, pytorch=math.nan, effect=math.nan, n=""):
+    def add(key, factor, cpu, source, kind, pooled=None, *, mxnet=math.nan, pytorch=math.nan, effect=math.nan, n=""):
         if pooled is not None:
             e = pooled["effect"]
             mxnet, pytorch, effect = pooled["mxnet_slowdown"]["ratio"], pooled["pytorch_slowdown"]["ratio"], e["ratio"]
@@ -445,17 +420,20 @@ def factor_table(
         else:
             low = high = math.nan
         share = math.log(effect) / math.log(gap) if effect > 0 and gap > 0 and gap != 1 else math.nan
-        rows.append(dict(zip(FACTOR_COLUMNS, [key, factor, source, kind, n, mxnet, pytorch, effect, low, high, share])))
+        values = [key, factor, cpu, source, kind, n, mxnet, pytorch, effect, low, high, share]
+        rows.append(dict(zip(FACTOR_COLUMNS, values)))
 
     if not trials.empty and "part" in trials:
         versions = _pooled_parts(trials, "versions", confidence)
         if versions:
             envs = ", ".join(sorted(set(trials.loc[trials.part == "versions", "env"].dropna())))
-            add("versions", f"the post's library versions ({envs})", "versions part, 100 x 50 trials", "measured",
+            cpu = cpu_names(trials[trials.part == "versions"])
+            add("versions", f"the post's library versions ({envs})", cpu, "versions part, 100 x 50 trials", "measured",
                 versions)  # fmt: skip
         onednn = _pooled_parts(trials, "onednn", confidence)
         if onednn:
-            add("onednn_off", "oneDNN off in both frameworks", "variants part, 100 x 50 trials", "measured", onednn)
+            add("onednn_off", "oneDNN off in both frameworks", cpu_names(trials[trials.part == "onednn"]),
+                "variants part, 100 x 50 trials", "measured", onednn)  # fmt: skip
     if not contention.empty:
         for (threads, load), _ in contention.groupby(["threads", "background_load"]):
             if (threads, load) == (baseline, BASELINE_LOAD):
@@ -463,13 +441,13 @@ def factor_table(
             pooled = pooled_condition(contention, int(threads), int(load), baseline, confidence)
             if pooled:
                 add(f"threads_{threads}" + (f"_load_{load}" if load else ""),
-                    condition_label(int(threads), int(load), baseline), "contention part, 3 x 50 trials", "measured",
-                    pooled)  # fmt: skip
+                    condition_label(int(threads), int(load), baseline), cpu_names(contention),
+                    "contention part, 3 x 50 trials", "measured", pooled)  # fmt: skip
     for name, other in (other_cpus or {}).items():
         pooled = pooled_against(coverage, other, confidence) if not coverage.empty else None
         if pooled:
             add(f"cpu_{name.replace(' ', '_').replace('/', '_')}", f"the {name} CPU (its own trials, both frameworks)",
-                "coverage part on that CPU, 4 x 50 trials", "measured", pooled)  # fmt: skip
+                name, "coverage part on that CPU, 4 x 50 trials", "measured", pooled)  # fmt: skip
     by_cpu: dict = {}
     for c, base, own in measured_conditions or []:
         by_cpu.setdefault(c.cpu, {})[(c.trials_at_once, c.threads)] = (c, base, own)
@@ -479,26 +457,35 @@ def factor_table(
             c, base, own = alone
             pooled = pooled_against(base, own, confidence)
             if pooled:
-                add(f"default_threads_{c.key}", f"no thread setting (the libraries' default threads), {c.cpu_name}",
+                epochs = [int(r.epochs.max()) for r in (own, base)]
+                add(f"default_threads_{c.key}", "no thread setting (the libraries' default threads), and the "
+                    f"post_conditions part's harness ({epochs[0]} epochs) against the coverage part's ({epochs[1]} "
+                    "epochs): threads and harness both differ", c.cpu_name,
                     "post_conditions part against the coverage part", "measured", pooled)  # fmt: skip
         for (k, threads), (c, _, own) in sorted(found.items()):
             if k == 1 or alone is None or threads != DEFAULT_THREADS:
                 continue
             pooled = pooled_against(alone[2], own, confidence)
             if pooled:
-                add(f"at_once_{c.key}", f"{k} runs at once against one, {c.cpu_name}, the libraries' default threads",
-                    "post_conditions part, 3 x 50 trials", "measured", pooled)  # fmt: skip
+                add(f"at_once_{c.key}", f"{k} runs at once against one, over {pooled['n_datasets']} datasets, the "
+                    "libraries' default threads", c.cpu_name, "post_conditions part, 3 x 50 trials", "measured",
+                    pooled)  # fmt: skip
+    archive = {"ratio": math.nan}
     if not coverage.empty:
         table = comparison(coverage)
         archive = archive_estimate(table)
         if archive["n_modelled"] and total["ratio"] > 0:
-            add("unstaged_datasets", f"the post's {archive['n_modelled']} datasets not staged here (longer windows)",
+            staged = table.loc[table.measured, "window"]
+            modelled = table.loc[~table.measured, "window"]
+            beyond = int(((modelled < staged.min()) | (modelled > staged.max())).sum())
+            add("unstaged_datasets", f"the post's {archive['n_modelled']} datasets not staged here ({beyond} with "
+                f"windows beyond the staged {staged.min()}-{staged.max()})", cpu_names(coverage),
                 "window line over the coverage part", "modelled", effect=archive["ratio"] / total["ratio"],
                 n=f"{archive['n_datasets']} datasets")  # fmt: skip
         s = against_chart_summary(against_chart(table, chart()))
         if s["n_measured"]:
             add("post_machine", "the post's machine, builds and anything else its bars hold (not measurable here)",
-                "the post's chart over our quiet per-batch costs", "inferred",
+                cpu_names(coverage), "the post's chart over our quiet per-batch costs", "inferred",
                 mxnet=s["post_over_ours_mxnet"], pytorch=s["post_over_ours_pytorch"],
                 effect=s["post_over_ours_mxnet"] / s["post_over_ours_pytorch"],
                 n=f"{s['n_measured']} charted datasets")  # fmt: skip
@@ -506,27 +493,32 @@ def factor_table(
             s = against_chart_summary(against_chart(comparison(other), chart()))
             if s["n_measured"]:
                 add(f"post_machine_{name.replace(' ', '_').replace('/', '_')}",
-                    f"the post's machine beyond the {name} CPU (not measurable here)",
+                    f"the post's machine beyond the {name} CPU (not measurable here)", name,
                     "the post's chart over that CPU's per-batch costs", "inferred",
                     mxnet=s["post_over_ours_mxnet"], pytorch=s["post_over_ours_pytorch"],
                     effect=s["post_over_ours_mxnet"] / s["post_over_ours_pytorch"],
                     n=f"{s['n_measured']} charted datasets")  # fmt: skip
     chosen = post["chosen"] if post else None
-    if chosen is not None and total["ratio"] > 0:
+    if chosen is not None and archive["ratio"] > 0:
         fit = post["fits"].set_index("key").loc[chosen]
+        condition = post["conditions"][chosen]
         estimate = archive_estimate(post["tables"][chosen])
-        add("chosen", f"the chosen conditions: {post['conditions'][chosen].label} (the best fit to the chart's "
-            f"{int(fit.n)} given datasets)", "the prediction over the post's whole list under them", "predicted",
-            effect=estimate["ratio"] / total["ratio"], n=f"{estimate['n_datasets']} datasets")  # fmt: skip
-        add("residual", "what the chosen conditions leave unexplained (the post's 4.5 over their prediction)",
-            "the post's claim over the chosen prediction", "residual", effect=CLAIMED_SPEEDUP / estimate["ratio"],
-            n="")  # fmt: skip
+        add("chosen", f"the best-fitting measured condition: {condition.label} (the chart's {int(fit.n)} given "
+            "datasets rank them), over the coverage part's prediction", condition.cpu_name,
+            "both predictions over the post's whole list", "predicted", effect=estimate["ratio"] / archive["ratio"],
+            n=f"{estimate['n_datasets']} datasets")  # fmt: skip
+        add("residual", f"what the best-fitting condition leaves unexplained (the post's totals' {post_ratio():.3g} "
+            "over its prediction)", condition.cpu_name, "the post's totals over the chosen prediction", "residual",
+            effect=post_ratio() / estimate["ratio"])  # fmt: skip
     return pd.DataFrame(rows, columns=FACTOR_COLUMNS), {**total, "gap": gap}
 
 
 def effect_quantity(row) -> Quantity:
-    """A factor's effect on B's ratio as a named quantity (``deepar.gap_factor.<key>``): one value on every page."""
-    return Quantity(f"deepar.gap_factor.{row.key}", row.effect, row.effect_low, row.effect_high, n=row.n)
+    """A factor's effect on B's ratio as a named quantity (``deepar.gap_factor.<key>``): one value on every page,
+    measured on its row's CPU model by its row's part (the table's ``cpu`` and ``from`` columns print both)."""
+    conditions = {k: v for k, v in (("cpu", row.cpu), ("part", row.source)) if v}
+    return Quantity(f"deepar.gap_factor.{row.key}", row.effect, row.effect_low, row.effect_high, n=row.n,
+                    label=row.factor, conditions=conditions)  # fmt: skip
 
 
 def factor_facts(table: pd.DataFrame, total: dict) -> dict:
@@ -535,8 +527,8 @@ def factor_facts(table: pd.DataFrame, total: dict) -> dict:
     post's machine as its chart implies it (``post_machine``), with whether both slow MXNet more
     (``same_pattern``). A reading of the table, not a fit."""
     factors = table.assign(effect_q=[effect_quantity(r) for r in table.itertuples()]) if len(table) else table
-    out = {"factors": factors, "total": total, "claimed": CLAIMED_SPEEDUP, "top": None, "post_machine": None,
-           "same_pattern": False}  # fmt: skip
+    out = {"factors": factors, "total": total, "claimed": post_ratio(), "stated": CLAIMED_SPEEDUP, "top": None,
+           "post_machine": None, "same_pattern": False}  # fmt: skip
     if table.empty:
         return out
     measured = factors[(factors.kind == "measured") & np.isfinite(factors.effect.astype(float))]
@@ -563,19 +555,24 @@ def contention_facts(table: pd.DataFrame, rows: pd.DataFrame | None = None) -> d
     return {"table": table, "stalls": stalls}
 
 
-def load(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> dict:
-    """Everything the notebook, README and post show of the conditions, from one computation."""
-    trials = load_trials(profile, overrides, store, parts=None)
-    contention = contention_rows(profile, overrides, store)
-    baseline = baseline_threads(profile, overrides)
+def load(results: Results) -> dict:
+    """Everything the notebook, README and post show of the conditions, from one computation (kept in
+    ``results``: every page of one build reads the same)."""
+    return results.frame((STUDY, "conditions"), lambda: _load(results))
+
+
+def _load(results: Results) -> dict:
+    trials = load_trials(results, parts=None)
+    contention = contention_rows(results)
+    baseline = baseline_threads(results)
     # every CPU's coverage rows are read once, by prediction_conditions: the unnamed condition's is B's base, each
     # named CPU's a measured factor of its own
-    measured = prediction_conditions(profile, overrides, store)
+    measured = prediction_conditions(results)
     bases = [(c, cov) for c, cov, own in measured if own is cov]
     coverage = next((cov for c, cov in bases if not c.named), None)
-    coverage = cost_rows(profile, overrides, store) if coverage is None else coverage
+    coverage = cost_rows(results) if coverage is None else coverage
     other_cpus = {c.cpu_name: cov for c, cov in bases if c.named}
-    post = predictions(profile, overrides, store, measured=measured)
+    post = predictions(results, measured=measured)
     factors, total = factor_table(
         trials, coverage, contention, baseline, other_cpus=other_cpus, post=post, measured_conditions=measured
     )
@@ -599,8 +596,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", required=True)
     parser.add_argument("--store", default=None, help="default: FWBENCH_RESULTS")
     args = parser.parse_args(argv)
-    store = ResultsStore.open_read(args.store) if args.store else None
-    result = load(args.profile, store=store)
+    result = load(Results.open(args.profile, path=args.store))
     if result["factors"].empty:
         print(f"no factor of B's gap measured in profile {args.profile!r}: {args.output} not written")
         return 0

@@ -19,8 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..machines import cpu_model_of, one_cpu_model
-from ..store import ResultsStore
-from . import profile_measurements
+from . import Results
 from .deepar import STUDY, load_trials, reference_arms
 
 COVERAGE = "coverage"
@@ -32,13 +31,14 @@ DEFAULT_THREADS = 0  # ``threads`` of a trial with no thread setting (the librar
 TOLERANCE = 0.10  # the issue's bar: the coverage cost predicts a protocol trial's training time within 10 %
 
 
-def cost_rows(
-    profile: str | None, overrides: dict | None = None, store: ResultsStore | None = None, part: str = COVERAGE
-) -> pd.DataFrame:
+def cost_rows(results: Results, part: str = COVERAGE) -> pd.DataFrame:
     """One row per finished trial of a training-only ``part`` of the profile (the coverage part by default; the
     contention part's too), columns ``COST_COLUMNS``: with the trial's threads and background load, the CPUs
     its training kept busy (``cpus_busy``, NaN where not recorded) and the share of its CPU the burner got."""
-    long = profile_measurements(STUDY, profile, overrides, store)
+    return results.frame((STUDY, "cost_rows", part), lambda: _cost_rows(results.values(STUDY), part))
+
+
+def _cost_rows(long: pd.DataFrame, part: str) -> pd.DataFrame:
     if long.empty or "config.part" not in long:
         return pd.DataFrame(columns=COST_COLUMNS)
     long = long[long["config.part"] == part]
@@ -110,14 +110,12 @@ def protocol_train_s(cost: pd.Series | dict, epochs: int, batches: int) -> float
     return float(cost["fit_fixed"] + cost["warmup"] + epochs * batches * cost["c_batch"])
 
 
-def check_against_main(
-    profile: str | None, overrides: dict | None = None, store: ResultsStore | None = None
-) -> pd.DataFrame:
+def check_against_main(results: Results) -> pd.DataFrame:
     """Every main-part trial of the profile whose dataset x arm has coverage trials: its measured training time,
     the coverage prediction at its epochs x batches, and ``error`` (predicted / measured - 1)."""
     cols = ["dataset", "arm", "seed", "window", "epochs", "measured_train_s", "predicted_train_s", "error"]
-    cost = cost_table(cost_rows(profile, overrides, store)).set_index(["dataset", "arm"])
-    main = load_trials(profile, overrides, store)
+    cost = cost_table(cost_rows(results)).set_index(["dataset", "arm"])
+    main = load_trials(results)
     if cost.empty or main.empty:
         return pd.DataFrame(columns=cols)
     rows = []

@@ -2,8 +2,9 @@
 
 What each row reads, and why:
 - **IMDB LSTM training**: the IMDB beside part (``analysis.imdb_jax``): JAX and both reference arms timed in
-  the same blocks on one machine. Epoch time per 25k reviews at each batch size (median over trials), and each
-  framework's time over MXNet's pooled over the batch sizes, with a 95 % CI over trials.
+  the same blocks on one machine (one boot of one CPU model: every row names the models of its trials). Epoch
+  time per 25k reviews at each batch size (median over trials), and each framework's time over MXNet's pooled
+  over the batch sizes, with a 95 % CI over trials.
 - **Wait before the first batch**: the IMDB beside trials' ``prepare_time_s`` (JAX: compiling its training and
   evaluation steps; the eager arms prepare nothing: 0), median over trials; process start and imports are not in
   it (for every framework alike).
@@ -11,8 +12,9 @@ What each row reads, and why:
 - **VGG16 inference**: the VGG16 beside part (eager PyTorch, imperative MXNet, jitted JAX, the same blocks on one
   machine): median latency per batch size and each framework over MXNet with a 95 % CI over trials; JAX's compile
   time is its first call's.
-- **GEMM peak**: the best median fp32 GFLOP/s at 2 threads (``inference.gemm_peak``; every framework's GEMM
-  trials of the profile ran on one machine).
+- **GEMM peak**: the best median fp32 GFLOP/s at 2 threads (``inference.gemm_peak``) on the beside rows' CPU
+  model where GEMM trials of it are stored, else on the model that ran most of them (``other_cpu``: the template
+  says so).
 - **Code**: the lines of each framework's backend modules (the twins ``sentiment/``, ``vision/``, ``forecast/``,
   ``frameworks/``): lines holding code, without blank lines, comments or docstrings.
 - **DeepAR**: GluonTS has no JAX backend; the study does not write one (a third DeepAR would be ours, not
@@ -31,15 +33,15 @@ import numpy as np
 import pandas as pd
 
 from ..frameworks import all_frameworks, get_framework
-from ..paths import results_path
+from ..machines import cpu_model_of
 from ..quantity import Quantity
 from ..stats import trial_medians, trial_ratio_ci
-from ..store import ResultsStore
 from ..studies import get_study
+from . import Results, imdb_jax
 from . import imdb as imdb_analysis
-from . import imdb_jax
 from .convergence import accuracy_bar_table
-from .inference import gemm_peak
+from .cpu_models import Condition
+from .inference import gemm_peak, gemm_results
 from .vgg16 import vgg16_compile_times, vgg16_latencies
 
 LEAVING = get_framework("mxnet").name  # the framework the reader leaves: the first column, every ratio's reference
@@ -110,11 +112,23 @@ def _pooled_over_settings(frame: pd.DataFrame, setting: list[str], arm_col: str,
     return trial_ratio_ci(mine, theirs)
 
 
+def cpu_models_of(results: Results, study: str, trial_ids) -> list[str]:
+    """The CPU models (vendor/family/model) the given trials of ``study`` ran on."""
+    trials = results.trials(study)
+    if trials.empty or "provenance.cpu_id" not in trials:
+        return []
+    return sorted(set(trials[trials.trial_id.isin(set(trial_ids))]["provenance.cpu_id"].map(cpu_model_of)))
+
+
+def cpu_names(models) -> list[str]:
+    return [Condition(m).cpu_name for m in models]
+
+
 def _ratio(name: str, r: dict) -> Quantity:
     return Quantity(name, r["ratio"], r["ci_low"], r["ci_high"], n=f"{r['n_num']} + {r['n_den']} trials")
 
 
-def facts(profile: str, store: ResultsStore | None = None) -> dict:
+def facts(results: Results) -> dict:
     """Everything the section shows (template ``framework_comparison``; default store: the results store): the
     frameworks in column order with their labels, the one being left (``leaving``: every ratio's reference) and
     ``rows``, each ``{"kind", "key", "values": {framework: value}}`` in the section's order:
@@ -129,16 +143,18 @@ def facts(profile: str, store: ResultsStore | None = None) -> dict:
       nothing (0);
     - ``gemm_peak`` (key: threads): GFLOP/s;
     - ``code_lines`` (key: the backend package): lines of code (0: none).
-    A framework without a value in a row was not measured in this profile."""
-    store = store or ResultsStore.open_read(results_path())
+    A framework without a value in a row was not measured in this profile. Each measured row has ``cpus``, the CPU
+    models of its trials by name (an accuracy may pool models: it is not a timing); ``gemm_peak`` has
+    ``other_cpu``: True where no GEMM trial ran on the beside rows' model."""
     rows: list[dict] = []
 
-    def add(kind: str, values: dict, key=None, **more) -> None:
-        rows.append({"kind": kind, "key": key, "values": values, **more})
+    def add(kind: str, values: dict, key=None, cpus=(), **more) -> None:
+        rows.append({"kind": kind, "key": key, "values": values, "cpus": cpu_names(cpus), **more})
 
-    imdb = imdb_analysis.load_sweep(profile, store=store)
+    imdb = imdb_analysis.load_sweep(results)
     beside = imdb_analysis.timed_epochs(imdb_analysis.part(imdb, imdb_jax.BESIDE))
     mx_imdb = arm_of("imdb", LEAVING)
+    beside_cpus = cpu_models_of(results, "imdb", beside.trial_id) if not beside.empty else []
     if not beside.empty:
         for batch, group in beside.groupby("batch_size"):
             add(
@@ -149,6 +165,7 @@ def facts(profile: str, store: ResultsStore | None = None) -> dict:
                     if (group.arm == arm_of("imdb", fw)).any()
                 },
                 key=int(batch),
+                cpus=cpu_models_of(results, "imdb", group.trial_id),
             )
         add(
             "imdb_ratio",
@@ -160,6 +177,7 @@ def facts(profile: str, store: ResultsStore | None = None) -> dict:
                 for fw in frameworks()
                 if fw != LEAVING and (beside.arm == arm_of("imdb", fw)).any()
             },
+            cpus=beside_cpus,
         )
         waits = imdb_jax.prepare_table(imdb).set_index("arm")
         add(
@@ -169,6 +187,7 @@ def facts(profile: str, store: ResultsStore | None = None) -> dict:
                 for fw in frameworks()
                 if arm_of("imdb", fw) in waits.index
             },
+            cpus=beside_cpus,
         )
     accuracy = accuracy_bar_table(imdb) if not imdb.empty else pd.DataFrame()
     if len(accuracy):
@@ -183,8 +202,10 @@ def facts(profile: str, store: ResultsStore | None = None) -> dict:
                 for fw in frameworks()
                 if arm_of("imdb", fw) in acc.index
             },
+            cpus=cpu_models_of(results, "imdb", imdb_analysis.part(imdb, "quality").trial_id),
         )
-    vgg = vgg16_latencies(profile, store=store, beside=True)
+    vgg = vgg16_latencies(results, beside=True)
+    vgg_cpus = cpu_models_of(results, "vgg16", vgg.trial_id) if not vgg.empty else []
     if not vgg.empty:
         for batch, group in vgg.groupby("batch_size"):
             add(
@@ -195,6 +216,7 @@ def facts(profile: str, store: ResultsStore | None = None) -> dict:
                     if (group.framework == fw).any()
                 },
                 key=int(batch),
+                cpus=cpu_models_of(results, "vgg16", group.trial_id),
             )
         add(
             "vgg_ratio",
@@ -206,22 +228,32 @@ def facts(profile: str, store: ResultsStore | None = None) -> dict:
                 for fw in frameworks()
                 if fw != LEAVING and (vgg.framework == fw).any()
             },
+            cpus=vgg_cpus,
         )
-        compiles = vgg16_compile_times(profile, store=store, beside=True)
+        compiles = vgg16_compile_times(results, beside=True)
         if len(compiles):  # an eager arm compiles nothing: 0, not "not measured"
             compiled = {fw: float(g.compile_s.median()) for fw, g in compiles.groupby("framework")}
             eager = sorted(set(vgg.framework) - set(compiled))
-            add("vgg_compile", {**{fw: 0.0 for fw in eager}, **compiled}, eager=eager)
-    peak = gemm_peak(store, profile=profile)
+            add("vgg_compile", {**{fw: 0.0 for fw in eager}, **compiled}, eager=eager, cpus=vgg_cpus)
+    # a peak is a CPU's: the beside rows' model where it has GEMM trials, else the one most of them ran on
+    beside_models = set(beside_cpus) | set(vgg_cpus)
+    gemm_cpu = next(iter(beside_models)) if len(beside_models) == 1 else None
+    peak = gemm_peak(results, cpu=gemm_cpu)
     peak = peak[peak.threads == GEMM_THREADS]
+    other_cpu = peak.empty and gemm_cpu is not None
+    if other_cpu:
+        peak = gemm_peak(results)
+        peak = peak[peak.threads == GEMM_THREADS]
     if len(peak):
-        add("gemm_peak", {r.framework: float(r.gflops) for r in peak.itertuples()}, key=GEMM_THREADS)
+        gemm = gemm_results(results, None if other_cpu else gemm_cpu)
+        values = {r.framework: float(r.gflops) for r in peak.itertuples()}
+        add("gemm_peak", values, key=GEMM_THREADS, cpus=sorted(set(gemm.cpu)), other_cpu=other_cpu)
     lines = backend_lines()
     for package, group in lines.groupby("package", sort=False):
         add("code_lines", {r.framework: int(r.lines) for r in group.itertuples()}, key=package)
     names = frameworks()
     return {
-        "profile": profile,
+        "profile": results.profile,
         "frameworks": names,
         "labels": {fw: get_framework(fw).label for fw in names},
         "leaving": LEAVING,

@@ -13,13 +13,11 @@ import pandas as pd
 
 from ..data.imdb import REVIEWS_PER_SPLIT
 from ..machines import CPU, MACHINE, NOT_RECORDED, centre_by_machine, cpu_model_of, machine_of, one_cpu_model
-from ..paths import results_path
 from ..stats import summarize, trial_ratio_ci
-from ..store import ResultsStore
 from ..studies import get_study
 from ..studies.imdb import DEFAULT_LIFETIME
 from ..studies.imdb_profiles import CORE_ARMS
-from . import arm_order, profile_measurements, profile_trials
+from . import Results, arm_order
 from .inference import peak_gflops
 
 STUDY = "imdb"
@@ -52,11 +50,14 @@ def post_comparison() -> tuple[str, tuple[str, ...]]:
     return mx_ref, tuple(a for a in CORE_ARMS if study.framework_of(a) != study.framework_of(mx_ref))
 
 
-def load_sweep(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
+def load_sweep(results: Results) -> pd.DataFrame:
     """One row per (trial, epoch) of the profile's finished trials, metrics as columns; ``epoch_25k_s`` is the
     training pass scaled to a 25k-review epoch (time per review x 25,000: a profile may time fewer reviews, and
     sizes epochs by batches, so this is the time comparable across batch sizes)."""
-    long = profile_measurements("imdb", profile, overrides, store)
+    return results.frame(("imdb", "sweep"), lambda: _sweep(results.values(STUDY)))
+
+
+def _sweep(long: pd.DataFrame) -> pd.DataFrame:
     if long.empty:
         return pd.DataFrame()
     keys = {
@@ -112,18 +113,18 @@ def part(frame: pd.DataFrame, *names: str) -> pd.DataFrame:
     return frame[frame.part.isin(names)] if not frame.empty else frame
 
 
-def failures(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
-    trials = profile_trials("imdb", profile, overrides, store)
+def failures(results: Results) -> pd.DataFrame:
+    trials = results.trials(STUDY)
     if trials.empty:
         return trials
     failed = trials[trials.status == "failed"]
     return failed[["trial_id", "config.arm", "config.batch_size", "config.num_workers", "error"]]
 
 
-def hybridize_table(profile: str, overrides: dict | None = None, store: ResultsStore | None = None) -> pd.DataFrame:
+def hybridize_table(results: Results) -> pd.DataFrame:
     """Claim A9 as stated: per MXNet hybrid-arm trial, whether hybridizing (and the first forward+backward)
     worked, the exact error if not, and the graph-building time."""
-    trials = profile_trials("imdb", profile, overrides, store)
+    trials = results.trials(STUDY)
     if trials.empty or "summary.hybridize_ok" not in trials:
         return pd.DataFrame()
     cols = {
@@ -319,10 +320,10 @@ def scaling_table(frame: pd.DataFrame, gemm_peak: dict | None = None) -> pd.Data
     return table
 
 
-def gemm_peak_or_none(store: ResultsStore | None = None) -> dict | None:
+def gemm_peak_or_none(results: Results) -> dict | None:
     """This machine's measured fp32 GEMM peak per (framework, threads) from the ``gemm`` study, or None where
     that study has no rows (then the scaling table shows achieved GFLOP/s only)."""
-    return peak_gflops(store or ResultsStore.open_read(results_path())) or None
+    return peak_gflops(results) or None
 
 
 # What a notebook table needs from the plan, for the sentence shown where it has no rows (``absent_note``).
@@ -335,12 +336,11 @@ ABSENT = {
 }
 
 
-def absent_note(kind: str, profile: str, overrides: dict | None = None) -> str:
-    """The sentence shown where a table of ``kind`` (``ABSENT``) has no rows: the profile does not plan such
-    trials (then no "yet": nothing is missing), or it does and the store lacks them (the run is incomplete)."""
+def absent_facts(kind: str, results: Results) -> dict:
+    """Where a table of ``kind`` (``ABSENT``) has no rows (template ``imdb_absent``): ``what`` it would show and
+    whether the profile ``planned`` such trials (then the store lacks them: the run is incomplete; else nothing
+    is missing)."""
     what, wanted = ABSENT[kind]
     study = _study()
-    planned = any(wanted(c) for c in study.grid(study.resolve(profile, overrides)))
-    if not planned:
-        return f"_Profile `{profile}` runs no {what} (its plan has none)._"
-    return f"_No {what} of profile `{profile}` in this store yet: the profile plans them (run its sweep)._"
+    plan = study.grid(study.resolve(results.profile, results.overrides_of(STUDY)))
+    return {"what": what, "planned": any(wanted(c) for c in plan)}

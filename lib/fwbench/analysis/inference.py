@@ -14,10 +14,9 @@ import pandas as pd
 from ..machines import NOT_RECORDED, cpu_model_of, one_cpu_model
 from ..published.overview import VGG16_LATENCY_MS
 from ..stats import summarize, trial_medians, trial_ratio_ci
-from ..store import ResultsStore
 from ..studies import get_study
 from ..vision import vgg16_flops
-from . import profile_measurements, profile_trials
+from . import Results
 from .vgg16 import compiled_table, vgg16_compile_times, vgg16_latencies, vgg16_ratios, vgg16_table
 
 
@@ -26,19 +25,8 @@ def _frameworks(study: str, arms: pd.Series) -> pd.Series:
     return arms.map(get_study(study).framework_of)
 
 
-def _long(study: str, profile: str | None, overrides: dict | None, store: ResultsStore | None) -> pd.DataFrame:
-    """Raw values of the done trials of ``study`` (of the profile's plan when a profile is given)."""
-    return profile_measurements(study, profile, overrides, store)
-
-
-def _trials(study: str, profile: str | None, overrides: dict | None, store: ResultsStore | None) -> pd.DataFrame:
-    return profile_trials(study, profile, overrides, store)
-
-
-def failures(
-    study: str, profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
-) -> pd.DataFrame:
-    trials = _trials(study, profile, overrides, store)
+def failures(study: str, results: Results) -> pd.DataFrame:
+    trials = results.trials(study)
     if trials.empty:
         return trials
     cols = [c for c in ("trial_id", "config.arm", "config.step", "error") if c in trials]
@@ -46,12 +34,10 @@ def failures(
 
 
 # -- GEMM ----------------------------------------------------------------------------------------------------
-def gemm_results(
-    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None, cpu: str | None = None
-) -> pd.DataFrame:
+def gemm_results(results: Results, cpu: str | None = None) -> pd.DataFrame:
     """One row per timed matmul: arm, framework, device, threads, n, repeat, GFLOP/s and the CPU model, of one CPU
     model: ``cpu``, else the one most of the stored products ran on (a peak is a CPU's; models are never pooled)."""
-    long = _long("gemm", profile, overrides, store)
+    long = results.values("gemm")
     if long.empty:
         return pd.DataFrame()
     long = long[long.metric == "gflops"]
@@ -90,14 +76,12 @@ def gemm_table(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def thread_check(
-    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
-) -> pd.DataFrame:
+def thread_check(results: Results) -> pd.DataFrame:
     """Whether each framework's thread setting held: per GEMM arm and thread count set, the CPUs its timed matrix
     products kept busy (``cpus_busy``: the trial process's CPU time over wall time), median and largest over its
     trials (matrix sizes). A framework busier than its setting would win by the extra cores."""
     cols = ["arm", "framework", "threads", "n_trials", "cpus_busy", "cpus_busy_max"]
-    long = _long("gemm", profile, overrides, store)
+    long = results.values("gemm")
     if long.empty or not (long.metric == "cpus_busy").any():
         return pd.DataFrame(columns=cols)
     long = long[long.metric == "cpus_busy"]
@@ -118,17 +102,11 @@ def thread_check_facts(table: pd.DataFrame) -> dict:
     return {"table": table}
 
 
-def gemm_peak(
-    store: ResultsStore | None = None,
-    device: str = "cpu",
-    profile: str | None = None,
-    overrides: dict | None = None,
-    cpu: str | None = None,
-) -> pd.DataFrame:
+def gemm_peak(results: Results, device: str = "cpu", cpu: str | None = None) -> pd.DataFrame:
     """This machine's fp32 GEMM peak per framework and thread count: the best (over matrix sizes) median
     GFLOP/s of the timed repeats, with the size it was reached at and the single fastest repeat. Columns
     ``framework, threads, device, gflops, n, max_repeat_gflops, n_sizes``; empty when nothing is stored."""
-    frame = gemm_results(profile, overrides, store, cpu)
+    frame = gemm_results(results, cpu)
     cols = ["framework", "threads", "device", "gflops", "n", "max_repeat_gflops", "n_sizes"]
     if frame.empty:
         return pd.DataFrame(columns=cols)
@@ -149,19 +127,19 @@ def gemm_peak(
     )
 
 
-def peak_gflops(store: ResultsStore | None = None, device: str = "cpu") -> dict:
-    """``{(framework, threads): GFLOP/s}`` from ``gemm_peak``."""
-    return {(r.framework, int(r.threads)): float(r.gflops) for r in gemm_peak(store, device).itertuples()}
+def peak_gflops(results: Results, device: str = "cpu") -> dict:
+    """``{(framework, threads): GFLOP/s}`` from ``gemm_peak`` over every stored GEMM trial (any profile: a peak
+    is the machine's, not a profile's)."""
+    peak = gemm_peak(results.every_row(), device)
+    return {(r.framework, int(r.threads)): float(r.gflops) for r in peak.itertuples()}
 
 
 # -- ONNX ----------------------------------------------------------------------------------------------------
-def onnx_steps(
-    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
-) -> pd.DataFrame:
+def onnx_steps(results: Results) -> pd.DataFrame:
     """One row per ONNX step (torch export, onnxruntime, MXNet import): its status (``ok``, ``step_failed``,
     ``unavailable``, or ``failed`` for a crashed trial), the exact error and reason where it did not work,
     parity with PyTorch's logits (max |difference|, argmax agreement, test accuracy), median latencies."""
-    trials = _trials("onnx", profile, overrides, store)
+    trials = results.trials("onnx")
     if trials.empty:
         return pd.DataFrame()
     study = get_study("onnx")
@@ -191,11 +169,9 @@ def onnx_steps(
     return pd.DataFrame(rows).sort_values("step", key=lambda s: s.map(order)).reset_index(drop=True)
 
 
-def onnx_latencies(
-    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
-) -> pd.DataFrame:
+def onnx_latencies(results: Results) -> pd.DataFrame:
     """One row per timed inference call: step (arm), runtime (its framework), batch size, repeat, latency in ms."""
-    long = _long("onnx", profile, overrides, store)
+    long = results.values("onnx")
     if long.empty:
         return pd.DataFrame()
     long = long[long.metric.str.startswith("latency_s_b")]
@@ -240,14 +216,12 @@ def onnx_latency_table(frame: pd.DataFrame) -> pd.DataFrame:
     return table.merge(pd.DataFrame(ratios), on=key)
 
 
-def onnx_error_facts(
-    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
-) -> dict:
+def onnx_error_facts(results: Results) -> dict:
     """Each ONNX step that did not work (template ``onnx_errors``), from the store: ``errors``, one dict per step
     with its ``step`` and ``label``; a crashed trial (``trial_failed``) with its ``error``; else its ``status``,
     where it failed (``failed_at``), why (``reason``) and either each import attempt (``attempts``: file, error,
     the ops without an importer translation) or the step's error (``step_error``)."""
-    trials = _trials("onnx", profile, overrides, store)
+    trials = results.trials("onnx")
     labels = get_study("onnx").labels()
     errors = []
     for _, t in trials.iterrows() if not trials.empty else []:
@@ -273,15 +247,15 @@ def onnx_error_facts(
 
 
 # -- the notebook's closing summary ---------------------------------------------------------------------------
-def _gemm_peak_of(arm: str, frame: pd.DataFrame, store) -> float | None:
+def _gemm_peak_of(arm: str, frame: pd.DataFrame, results: Results) -> float | None:
     """The fp32 GEMM peak (GFLOP/s) of ``arm``'s framework at the trial's threads, where the gemm study measured
     it (None where it did not)."""
     rows = frame[frame.arm == arm]
-    peak = peak_gflops(store).get((rows.framework.iloc[0], int(rows.threads.iloc[0]))) if len(rows) else None
+    peak = peak_gflops(results).get((rows.framework.iloc[0], int(rows.threads.iloc[0]))) if len(rows) else None
     return peak or None
 
 
-def summary_facts(profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None) -> dict:
+def summary_facts(results: Results) -> dict:
     """The notebook's closing summary (template ``inference_summary``), every number from the store:
 
     - ``vgg``: None without VGG16 trials; else ``host`` (per PyTorch / MXNet setting with oneDNN on: the arms'
@@ -291,9 +265,8 @@ def summary_facts(profile: str | None = None, overrides: dict | None = None, sto
     - ``gemm``: ``gemm_peak`` (empty without GEMM trials);
     - ``onnx_steps`` (``onnx_steps``' rows with labels; ``export`` marks PyTorch's export step) and
       ``onnx_latency`` (``onnx_latency_table``'s rows of the other steps)."""
-    overrides = overrides or {}
     facts: dict = {"vgg": None}
-    vgg = vgg16_latencies(profile, overrides.get("vgg16"), store)
+    vgg = vgg16_latencies(results)
     if not vgg.empty:
         table, ratios = vgg16_table(vgg), vgg16_ratios(vgg)
         labels = get_study("vgg16").labels()
@@ -316,10 +289,10 @@ def summary_facts(profile: str | None = None, overrides: dict | None = None, sto
                     "article_gflops": vgg16_flops(224) / (VGG16_LATENCY_MS["torch"] / 1e3) / 1e9,
                     "image_gflop": vgg16_flops(224) / 1e9,
                     "achieved_gflops": achieved,
-                    "peak_gflops": _gemm_peak_of(r["numerator"], vgg, store),
+                    "peak_gflops": _gemm_peak_of(r["numerator"], vgg, results),
                 }
             rows.append(row)
-        times = vgg16_compile_times(profile, overrides.get("vgg16"), store)
+        times = vgg16_compile_times(results)
         compiled = [
             {**r, "arm_label": labels[r["arm"]], "reference_label": labels[r["reference"]]}
             for r in compiled_table(vgg, times).to_dict("records")
@@ -329,15 +302,15 @@ def summary_facts(profile: str | None = None, overrides: dict | None = None, sto
             "compiled": compiled,
             "article": {**VGG16_LATENCY_MS, "ratio": VGG16_LATENCY_MS["torch"] / VGG16_LATENCY_MS["mxnet"]},
         }
-    facts["gemm"] = gemm_peak(store, profile=profile, overrides=overrides.get("gemm"))
-    steps = onnx_steps(profile, overrides.get("onnx"), store)
+    facts["gemm"] = gemm_peak(results)
+    steps = onnx_steps(results)
     onnx = get_study("onnx")
     labels, torch_step = onnx.labels(), onnx.reference_arm("torch")
     facts["onnx_steps"] = [
         {**r, "label": labels[r["step"]], "export": r["step"] == torch_step}
         for r in (steps.to_dict("records") if len(steps) else [])
     ]
-    lat = onnx_latency_table(onnx_latencies(profile, overrides.get("onnx"), store))
+    lat = onnx_latency_table(onnx_latencies(results))
     facts["onnx_latency"] = [
         {**r, "label": labels[r["step"]]} for r in (lat[lat.step != torch_step].to_dict("records") if len(lat) else [])
     ]

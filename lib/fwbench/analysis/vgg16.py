@@ -13,10 +13,9 @@ import numpy as np
 import pandas as pd
 
 from ..stats import summarize, trial_medians, trial_ratio_ci
-from ..store import ResultsStore
 from ..studies import get_study
 from ..studies.vgg16_trial import COMPILED_VARIANTS
-from . import profile_measurements, profile_trials
+from . import Results
 
 STUDY = "vgg16"
 VGG16_SETTING = ["arm", "batch_size", "image_size", "onednn", "device"]
@@ -53,15 +52,10 @@ def _beside_or_not(long: pd.DataFrame, beside: bool) -> pd.DataFrame:
     return long[flagged] if beside else long[~flagged]
 
 
-def vgg16_latencies(
-    profile: str | None = None,
-    overrides: dict | None = None,
-    store: ResultsStore | None = None,
-    beside: bool = False,
-) -> pd.DataFrame:
+def vgg16_latencies(results: Results, beside: bool = False) -> pd.DataFrame:
     """One row per timed forward pass: arm, framework, batch size, image size, oneDNN, device, threads, repeat,
     latency in ms and ms per image; the beside part's trials with ``beside``, else every other part's."""
-    long = profile_measurements(STUDY, profile, overrides, store)
+    long = results.values(STUDY)
     long = _beside_or_not(long, beside) if not long.empty else long
     if long.empty:
         return pd.DataFrame()
@@ -71,15 +65,10 @@ def vgg16_latencies(
     return frame.sort_values(VGG16_SETTING + ["repeat"]).reset_index(drop=True)
 
 
-def vgg16_compile_times(
-    profile: str | None = None,
-    overrides: dict | None = None,
-    store: ResultsStore | None = None,
-    beside: bool = False,
-) -> pd.DataFrame:
+def vgg16_compile_times(results: Results, beside: bool = False) -> pd.DataFrame:
     """One row per trial of a compiled arm: its setting and ``compile_s`` (seconds to compile, first call
     included); the beside part's trials with ``beside``, else every other part's."""
-    long = profile_measurements(STUDY, profile, overrides, store)
+    long = results.values(STUDY)
     long = _beside_or_not(long, beside) if not long.empty else long
     if long.empty or not (long.metric == "compile_time_s").any():
         return pd.DataFrame(columns=["trial_id", *VGG16_SETTING, "compile_s"])
@@ -215,11 +204,9 @@ def compiled_table(frame: pd.DataFrame, compile_times: pd.DataFrame | None = Non
     return pd.DataFrame(rows, columns=cols)
 
 
-def onednn_builds(
-    profile: str | None = None, overrides: dict | None = None, store: ResultsStore | None = None
-) -> pd.DataFrame:
+def onednn_builds(results: Results) -> pd.DataFrame:
     """What each framework's build says about oneDNN (MKLDNN), and whether the trial ran with it."""
-    trials = profile_trials(STUDY, profile, overrides, store)
+    trials = results.trials(STUDY)
     if trials.empty:
         return pd.DataFrame()
     trials = trials[trials.status == "done"]

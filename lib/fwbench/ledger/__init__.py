@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..analysis import cpu_models
+from ..analysis import Results, cpu_models
 from ..errors import FwbenchError
-from ..paths import results_path
-from ..store import ResultsStore
 from . import render
 from .data import IMDB_PARTS, Claim, Data, load
 from .judge import judge as judge_claim
@@ -60,7 +58,7 @@ from .sources import CLAIMS, SOURCES
 # the study whose rows a claim's conditions describe
 STUDY_OF = {c.id: c.study for c in CLAIMS}
 # the studies whose timings are measured per CPU model and fp mode (``build_by_condition``)
-CONDITION_STUDIES = (cpu_models.IMDB, cpu_models.DEEPAR)
+CONDITION_STUDIES = (cpu_models.IMDB, cpu_models.DEEPAR, cpu_models.VGG16)
 
 
 def evaluate(claim: Claim, d: Data) -> dict:
@@ -68,31 +66,33 @@ def evaluate(claim: Claim, d: Data) -> dict:
     return render.row(claim, d)
 
 
-def build(
-    store: ResultsStore | None = None, profile: str | None = "quick", overrides: dict | None = None
-) -> pd.DataFrame:
-    """The ledger: one row per claim (``COLUMNS``), every verdict computed from the store. ``profile`` "all" (or
-    None) judges every row of the store; ``overrides`` maps a study name to its profile overrides."""
-    if store is None:
-        store = ResultsStore.open_read(results_path())
-    d = load(store, profile, overrides)
-    return pd.DataFrame([evaluate(c, d) for c in CLAIMS], columns=COLUMNS)
+def build(results: Results) -> pd.DataFrame:
+    """The ledger: one row per claim (``COLUMNS``), every verdict computed from ``results`` (profile None: every
+    row of the store), once: kept in ``results``."""
+    d = load(results)
+    return d.frame(("ledger", "table"), lambda: pd.DataFrame([evaluate(c, d) for c in CLAIMS], columns=COLUMNS))
 
 
-def build_by_condition(store: ResultsStore | None = None, profile: str | None = "quick") -> pd.DataFrame:
+def build_by_condition(results: Results) -> pd.DataFrame:
     """The ledger once per stored condition (CPU model and fp mode, ``analysis.cpu_models``) of the timed
     studies: each condition's claims judged on that condition's trials alone, never pooled with another's. Rows
-    carry ``cpu`` and ``fp_mode``; a condition keeps the claims of the studies it has trials of."""
-    if profile in (None, "all"):  # without a profile's plan there are no ids to select a condition by
+    carry ``cpu`` and ``fp_mode``; a condition keeps the claims of the studies it has trials of. A claim read on a
+    part that spans CPU models (the training-quality part: an accuracy) names them in ``cpu``."""
+    if results.profile is None:  # without a profile's plan there are no ids to select a condition by
         raise FwbenchError("the ledger per CPU judges one profile's plan: name it (e.g. --profile paper), not 'all'")
-    if store is None:
-        store = ResultsStore.open_read(results_path())
     tables = []
     for study in CONDITION_STUDIES:
-        for c in cpu_models.stored_conditions(store, study, profile):
-            table = build(store, profile, {study: c.overrides()} if c.overrides() else None)
-            table = table[table.claim_id.map(STUDY_OF).eq(study)]
-            tables.append(table.assign(cpu=c.cpu, fp_mode=c.fp_mode))
+        for c in cpu_models.stored_conditions(results, study):
+            chosen = results.with_overrides(study, c.overrides() or None)
+            table = build(chosen)
+            table = table[table.claim_id.map(STUDY_OF).eq(study)].assign(cpu=c.cpu, fp_mode=c.fp_mode)
+            for claim in (claim for claim in CLAIMS if claim.part and claim.study == study):
+                # a part that is not timed (training quality) keeps every CPU model that ran it: the row says so
+                models = render.conditions_facts(load(chosen), study, claim.part)["cpus"]
+                if len(models) > 1:
+                    pooled = "pooled (accuracy)" if claim.hardware == "none" else "pooled"
+                    table.loc[table.claim_id == claim.id, "cpu"] = f"{pooled}: {', '.join(models)}"
+            tables.append(table)
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=[*COLUMNS, "cpu", "fp_mode"])
 
 

@@ -10,15 +10,14 @@ no rows. Arms are named through the registry: the arm standing for a framework i
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ..analysis import dataparallel, deepar_coverage, inference, profile_measurements, profile_trials
+from ..analysis import Results, dataparallel, deepar_coverage, inference
 from ..analysis import deepar as deepar_analysis
 from ..analysis import imdb as imdb_analysis
-from ..store import ResultsStore
 from ..studies import get_study
 from .rules import Part, missing, ratio_part
 
@@ -33,7 +32,9 @@ class Claim:
     """One claim of a source: its text, the rule in words, the study whose rows describe its conditions,
     ``evaluate(data) -> [Part]``, the hardware its numbers depend on (``gpu``: timings and utilisations measured
     on a GPU; ``cpu``; ``none``: training quality, whether something works) and ``floor(data) -> None or what is
-    missing``: the smallest run that can support a verdict (below it the verdict is "below scale")."""
+    missing``: the smallest run that can support a verdict (below it the verdict is "below scale"). ``part``: the
+    study part whose trials the estimate comes from, when not the judged grid (its conditions describe those);
+    ``tests``: how many judged parts the claim declares (its Bonferroni k also where fewer are measured)."""
 
     id: str
     text: str
@@ -46,48 +47,26 @@ class Claim:
     source_hardware: str = ""
     floor: Callable[[Data], str | None] = lambda d: None
     scale: str = ""  # the floor in words
+    part: str = ""
+    tests: int = 1
 
     def __post_init__(self):
         if self.hardware not in HARDWARE:
             raise ValueError(f"claim {self.id}: hardware must be one of {sorted(HARDWARE)}, got {self.hardware!r}")
 
 
-@dataclass
-class Data:
-    """The rows of one profile, read on first use and kept: every study's trials (``study_trials``) and raw values
-    (``values``), and the frames of the analysis loaders the claims compare: the IMDB epochs
-    (``analysis.imdb.load_sweep``: judged parts, one device) and trials, the DeepAR trials
+class Data(Results):
+    """The rows of one profile as the claims read them: a ``Results`` (every study's trials and raw values, read on
+    first use and kept, shared with the ``Results`` it was made from) with the frames the claims compare: the IMDB
+    epochs (``analysis.imdb.load_sweep``: judged parts, one device) and trials, the DeepAR trials
     (``analysis.deepar.load_trials``) and the VGG16 latencies (``analysis.inference.vgg16_latencies``)."""
 
-    store: ResultsStore
-    profile: str | None = None
-    overrides: dict = field(default_factory=dict)  # study -> its profile overrides
-    _cache: dict = field(default_factory=dict, repr=False)
-
     def _cached(self, key, make):
-        if key not in self._cache:
-            self._cache[key] = make()
-        return self._cache[key]
-
-    def _args(self, study: str) -> tuple:
-        return self.profile, self.overrides.get(study), self.store
-
-    def has(self, study: str) -> bool:
-        """Whether the study defines the profile (a study without it contributes no rows)."""
-        return self.profile is None or self.profile in get_study(study).profiles
+        return self.frame(("ledger", key), make)
 
     def study_trials(self, study: str) -> pd.DataFrame:
         """The study's trials (any status) of the profile."""
-        return self._cached(
-            ("trials", study), lambda: profile_trials(study, *self._args(study)) if self.has(study) else pd.DataFrame()
-        )
-
-    def values(self, study: str) -> pd.DataFrame:
-        """The study's raw values (long format) of the profile's finished trials."""
-        return self._cached(
-            ("values", study),
-            lambda: profile_measurements(study, *self._args(study)) if self.has(study) else pd.DataFrame(),
-        )
+        return self.trials(study) if self.has(study) else pd.DataFrame()
 
     # -- IMDB: the judged parts, on one device -------------------------------------------------------------
     def _imdb(self, parts: tuple = IMDB_PARTS) -> tuple[pd.DataFrame, pd.DataFrame, str | None]:
@@ -101,7 +80,7 @@ class Data:
         # one device: the sources' GPU where the store has GPU trials, else the CPU
         device = "cuda" if "cuda" in set(trials.loc[trials.status == "done", "config.device"]) else "cpu"
         trials = trials[trials["config.device"] == device].reset_index(drop=True)
-        frame = imdb_analysis.load_sweep(*self._args("imdb"))
+        frame = imdb_analysis.load_sweep(self)
         if not frame.empty:
             frame = frame[frame.trial_id.isin(set(trials.trial_id))].reset_index(drop=True)
             blocks = trials.set_index("trial_id").get("config.repeat")
@@ -140,7 +119,7 @@ class Data:
     def deepar(self) -> pd.DataFrame:
         return self._cached(
             "deepar",
-            lambda: deepar_analysis.load_trials(*self._args("deepar")) if self.has("deepar") else pd.DataFrame(),
+            lambda: deepar_analysis.load_trials(self) if self.has("deepar") else pd.DataFrame(),
         )
 
     @property
@@ -148,7 +127,7 @@ class Data:
         """The DeepAR ``coverage`` part's trials, one row each with its per-batch cost (``deepar_coverage``)."""
         return self._cached(
             "deepar_coverage",
-            lambda: deepar_coverage.cost_rows(*self._args("deepar")) if self.has("deepar") else pd.DataFrame(),
+            lambda: deepar_coverage.cost_rows(self) if self.has("deepar") else pd.DataFrame(),
         )
 
     @property
@@ -157,11 +136,7 @@ class Data:
         declared environment, column ``env``); never pooled with ``deepar``."""
         return self._cached(
             "deepar_versions",
-            lambda: (
-                deepar_analysis.load_trials(*self._args("deepar"), parts=("versions",))
-                if self.has("deepar")
-                else pd.DataFrame()
-            ),
+            lambda: deepar_analysis.load_trials(self, parts=("versions",)) if self.has("deepar") else pd.DataFrame(),
         )
 
     @property
@@ -169,7 +144,7 @@ class Data:
         """The VGG16 latencies on one device (``device_of``): a GPU's and a CPU's are never pooled."""
 
         def make() -> pd.DataFrame:
-            f = inference.vgg16_latencies(*self._args("vgg16")) if self.has("vgg16") else pd.DataFrame()
+            f = inference.vgg16_latencies(self) if self.has("vgg16") else pd.DataFrame()
             device = self.device_of("vgg16")
             if f.empty or device is None:
                 return f
@@ -182,11 +157,7 @@ class Data:
         """One row per data-parallel trial (C2's CPU analogue; ``analysis.dataparallel.per_trial``)."""
         return self._cached(
             "dataparallel",
-            lambda: (
-                dataparallel.per_trial(*self._args(dataparallel.STUDY))
-                if self.has(dataparallel.STUDY)
-                else pd.DataFrame()
-            ),
+            lambda: dataparallel.per_trial(self) if self.has(dataparallel.STUDY) else pd.DataFrame(),
         )
 
     def device_of(self, study: str) -> str | None:
@@ -200,10 +171,11 @@ class Data:
         return "cuda" if "cuda" in devices else ("cpu" if devices else None)
 
 
-def load(store: ResultsStore, profile: str | None = "quick", overrides: dict | None = None) -> Data:
-    """The rows the ledger reads (on first use). ``profile`` None or "all": every row of the store; ``overrides``
-    maps a study name to its profile overrides."""
-    return Data(store, None if profile == "all" else profile, overrides or {})
+def load(results: Results) -> Data:
+    """The rows the ledger reads (on first use), sharing ``results``' cache: what one read, the other reuses."""
+    if isinstance(results, Data):
+        return results
+    return Data(results.store, results.profile, results.overrides, results._cache)
 
 
 # ---------------------------------------------------------------------------------------------------- arms

@@ -3,11 +3,14 @@ naming what is missing; its measurement is still shown.
 
 - IMDB timing (A1, A4-A7, C3's LSTM part): every judged trial runs epochs of at least ``MIN_BATCHES`` batches,
   at least ``MIN_TIMED_EPOCHS`` timed epochs (the first is warm-up), and ``MIN_TRIALS`` independent trials per
-  arm and setting.
+  arm and setting; a "best setting" claim (A4, A6, A7) counts them in its judging blocks, per arm it compares, and
+  needs two settings swept to choose from.
 - Training quality (A8): the full 25k training reviews, and both compared arms past ``ACCURACY_BAR`` test
   accuracy at the end (an untrained model's loss says nothing about which framework trains better).
-- DeepAR (B): the protocol's 100 epochs x 50 batches per trial (start-up and forecasting dominate short runs);
-  ``MIN_TRIALS`` dataset x seed pairs. A subset of the post's datasets is labelled a subset total.
+- DeepAR (B): its estimate carries each dataset's cost per batch (``COVERAGE_TRIALS`` short coverage trials per
+  dataset and arm) to the protocol's 100 epochs x 50 batches, so it needs protocol-scale trials (start-up and
+  forecasting dominate short runs) on ``MIN_TRIALS`` dataset x seed pairs to check that against. A subset of the
+  post's datasets is labelled a subset total.
 - Latency (C1, C3's VGG16 part, C4): ``MIN_TRIALS`` independent trials per arm and setting.
 """
 
@@ -17,7 +20,7 @@ import pandas as pd
 
 from ..analysis.convergence import ACCURACY_BAR
 from ..data.imdb import REVIEWS_PER_SPLIT
-from .data import Data
+from .data import Data, blocks
 
 MIN_BATCHES = 20
 MIN_TIMED_EPOCHS = 2
@@ -32,9 +35,14 @@ IMDB_TIMING = (
 )
 IMDB_QUALITY = f"all {TRAIN_REVIEWS:,} training reviews and >= {ACCURACY_BAR:.0%} final test accuracy for both arms"
 HELDOUT = (
-    f"{IMDB_TIMING}; >= {HELDOUT_BLOCKS + 1} repeat blocks (1 chooses the best setting, {HELDOUT_BLOCKS} judge it)"
+    f"{IMDB_TIMING}; >= {HELDOUT_BLOCKS + 1} repeat blocks (1 chooses the best setting, {HELDOUT_BLOCKS} judge it), "
+    f">= {MIN_TRIALS} trials per arm and setting in the judging blocks, >= 2 settings swept"
 )
-DEEPAR = f"the protocol's 100 epochs x 50 batches per trial, >= {MIN_TRIALS} dataset x seed pairs"
+COVERAGE_TRIALS = 2  # per dataset and arm: a cost per batch with a spread (B's interval needs it)
+DEEPAR = (
+    f"each dataset's cost per batch from >= {COVERAGE_TRIALS} coverage trials per arm, checked against "
+    f"protocol-scale trials (100 epochs x 50 batches) on >= {MIN_TRIALS} dataset x seed pairs"
+)
 LATENCY = f">= {MIN_TRIALS} independent trials per arm and setting"
 
 
@@ -64,13 +72,31 @@ def imdb_timing(d: Data) -> str | None:
     return "; ".join(problems) or None
 
 
-def imdb_heldout(d: Data) -> str | None:
-    problem = imdb_timing(d)
-    n_blocks = len(set(d.imdb.block)) if not d.imdb.empty else 0
-    if not d.imdb.empty and n_blocks < HELDOUT_BLOCKS + 1:
-        extra = f">= {HELDOUT_BLOCKS + 1} repeat blocks (1 chooses, {HELDOUT_BLOCKS} judge; this run: {n_blocks})"
-        problem = f"{problem}; {extra}" if problem else extra
-    return problem
+def imdb_heldout(*arms: str):
+    """The floor of a "best setting" claim on ``arms``: ``imdb_timing``, enough repeat blocks, ``MIN_TRIALS`` trials
+    per arm and setting in the judging blocks (the trials its ratios are over) and two settings swept at least
+    (with one there is no best to choose)."""
+
+    def check(d: Data) -> str | None:
+        timing = imdb_timing(d)
+        problems = [timing] if timing else []
+        f = d.imdb[d.imdb.arm.isin(arms)] if not d.imdb.empty else d.imdb
+        if f.empty:
+            return "; ".join(problems) or None
+        judging = blocks(d)[1:]
+        if len(blocks(d)) < HELDOUT_BLOCKS + 1:
+            problems.append(
+                f">= {HELDOUT_BLOCKS + 1} repeat blocks (1 chooses, {HELDOUT_BLOCKS} judge; this run: {len(blocks(d))})"
+            )
+        judged = _trials_per_setting(f[f.block.isin(judging)], ["arm", "batch_size", "num_workers"])
+        if judged < MIN_TRIALS:
+            problems.append(f">= {MIN_TRIALS} trials per arm and setting in the judging blocks (this run: {judged})")
+        choices = len(set(zip(f.batch_size, f.num_workers)))
+        if choices < 2:
+            problems.append(f">= 2 settings swept to choose the best from (this run: {choices})")
+        return "; ".join(problems) or None
+
+    return check
 
 
 def imdb_quality(f: pd.DataFrame, arms: tuple[str, str], batch: int, workers: int) -> str | None:
@@ -98,24 +124,32 @@ def imdb_quality(f: pd.DataFrame, arms: tuple[str, str], batch: int, workers: in
 
 
 def deepar_protocol(d: Data) -> str | None:
-    f = d.deepar
-    if f.empty:
-        return None
+    """B's estimate is each staged dataset's cost per batch (coverage part) carried to the protocol's scale: it needs
+    that cost from ``COVERAGE_TRIALS`` trials per dataset and arm, and protocol-scale trials of the main part on
+    ``MIN_TRIALS`` dataset x seed pairs, the check of the carried costs (and B's second judged part)."""
+    cover, main = d.deepar_coverage, d.deepar
+    if cover.empty and main.empty:
+        return None  # nothing measured: the claim says "not measured yet" itself
+    problems = []
+    if not cover.empty:
+        n = int(cover.groupby(["dataset", "arm"]).trial_id.nunique().min())
+        if n < COVERAGE_TRIALS:
+            problems.append(
+                f"each dataset's cost per batch from >= {COVERAGE_TRIALS} coverage trials per arm (this run: {n})"
+            )
     trials = d.study_trials("deepar")
     trials = trials[trials.status == "done"] if not trials.empty else trials
-    if trials.empty:
-        return None
-    if "config.part" in trials:  # B reads the main part; the coverage part is short on purpose
+    if "config.part" in trials:  # the main part: the coverage part is short on purpose
         trials = trials[trials["config.part"].fillna("main") == "main"]
-    if trials.empty:
-        return None
-    batches = (trials["config.epochs"] * trials["config.num_batches_per_epoch"]).min()
-    problems = []
-    if batches < DEEPAR_BATCHES:
-        problems.append(f"100 epochs x 50 batches per trial (this run: {int(batches)} batches)")
-    pairs = f.groupby(["dataset", "seed"]).arm.nunique()
-    if int((pairs >= 2).sum()) < MIN_TRIALS:
-        problems.append(f">= {MIN_TRIALS} dataset x seed pairs (this run: {int((pairs >= 2).sum())})")
+    batches = int((trials["config.epochs"] * trials["config.num_batches_per_epoch"]).min()) if len(trials) else 0
+    if len(trials) and batches < DEEPAR_BATCHES:
+        problems.append(f"100 epochs x 50 batches per trial (this run: {batches} batches)")
+    if not main.empty and not cover.empty:
+        main = main[main.dataset.isin(set(cover.dataset))]
+    pairs = int((main.groupby(["dataset", "seed"]).arm.nunique() >= 2).sum()) if not main.empty else 0
+    if pairs < MIN_TRIALS:
+        check = " of the coverage part's datasets at protocol scale, to check its costs against" if len(cover) else ""
+        problems.append(f">= {MIN_TRIALS} dataset x seed pairs{check} (this run: {pairs})")
     return "; ".join(problems) or None
 
 

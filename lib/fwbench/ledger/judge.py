@@ -1,7 +1,8 @@
 """From a claim's parts to its verdict, the same way for every claim:
 
-1. **Multi-part claims**: when a claim has k > 1 judged parts, their intervals are recomputed at Bonferroni's
-   confidence 1 - 0.05 / k before any part can contradict, and the row says how many parts agree.
+1. **Multi-part claims**: when a claim has k > 1 judged parts (at least the ``Claim.tests`` it declares, where
+   any is measured), their intervals are recomputed at Bonferroni's confidence 1 - 0.05 / k before any part can
+   contradict, and the row says how many parts agree; context parts, never judged, keep the plain 95 %.
 2. **Matched hardware**: a claim that depends on a GPU (``Claim.hardware``) measured on other hardware is "not
    testable here"; its measurement is shown as a labelled analogue ("on this CPU: ..."), never as a verdict.
    GPU rows (the ``device`` option) get verdicts.
@@ -39,21 +40,25 @@ def _judged(parts: list[Part]) -> list[Part]:
 
 def judge(claim: Claim, d: Data) -> dict:
     """The verdict of one claim and what the ledger row says about it (see the module docstring)."""
-    parts = claim.evaluate(d)
-    k = len([p for p in _judged(parts) if not math.isnan(p.ci_low)])
+    plain = claim.evaluate(d)
+    k = len([p for p in _judged(plain) if not math.isnan(p.ci_low)])
+    k = max(k, claim.tests) if k else 0  # a declared test not measured on these rows still shares the 95 %
     corrected = bonferroni(k) if k > 1 else None
+    parts = plain
     if corrected:
         with settings(confidence=corrected):
             parts = claim.evaluate(d)
+        # context parts are not tested: they keep the plain level, so a number quoted by two claims reads the same
+        parts = [p if p.verdict != CONTEXT else q for p, q in zip(parts, plain)]
     with settings(confidence=corrected, tol=SENSITIVITY_TOL):
         wide = combine([p.verdict for p in claim.evaluate(d)])
     verdict = combine([p.verdict for p in parts])
     judged = _judged(parts)
-    agree = sum(p.verdict == REPRODUCED for p in judged)
     device = d.device_of(claim.study)
     ours = DEVICE_NAMES.get(device, device)
-    floor = claim.floor(d) if verdict != NOT_MEASURED else None
     measured = bool(judged)
+    # a claim with measured parts beside unmeasured ones still has its floor checked (an analogue states it)
+    floor = claim.floor(d) if verdict != NOT_MEASURED or measured else None
     reason, analogue = "", False
     # a GPU claim on other rows is an analogue as soon as any part is measured (a part the CPU profile does not
     # sweep stays "needs ..." inside it), never "not measured yet" beside numbers that are there
@@ -76,8 +81,10 @@ def judge(claim: Claim, d: Data) -> dict:
         "verdict_band10": wide,
         "analogue": analogue,
         "reason": reason,
-        "parts_agree": f"{agree} of {len(judged)} parts reproduced" if judged and not analogue else "",
+        "agree": sum(p.verdict == REPRODUCED for p in judged),  # of ``judged`` (template ``ledger_parts_agree``)
+        "judged": len(judged),
         "confidence": corrected or parts[0].confidence if parts else None,
         "min_detectable": max(widths) if widths else math.nan,
         "our_hardware": ours,
+        "below_floor": floor or "",  # what the run lacks of the claim's floor (also where the verdict is an analogue)
     }

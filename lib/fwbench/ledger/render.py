@@ -1,22 +1,25 @@
-"""The ledger as text: one row per claim (``COLUMNS``), our conditions, the host and versions of a set of trials
-(``host_text``: the one place the post, the README and the ledger describe them), and the facts of the rules and the
-verdict counts (``rules_facts``, ``verdict_facts``: the templates ``ledger_rules`` and ``ledger_verdicts`` word them).
+"""The ledger's rows (``COLUMNS``) and the facts behind their words: our conditions (``conditions_facts``), the host
+and versions of a set of trials (``host_facts``), the rules and the verdict counts (``rules_facts``,
+``verdict_facts``). Templates word them (``ledger_measurement``, ``ledger_conditions``, ``ledger_host``, ...) through
+``pages.render_markdown``; ledger.csv keeps the words of its text columns.
 
-One confidence level per table, stated in its header. A claim judged on k > 1 parts has every interval of its row
-(the estimate's and each part's in ``measurement``) at 1 - 0.05/k (Bonferroni, ``judge``), so that the k hold
-together at 95 %: each row's intervals belong to a 95 % family-wise set. Every ledger table says so once, in the
+One confidence level per table, stated in its header. A claim judged on k > 1 parts has every judged interval of its
+row (the estimate's and each judged part's in ``measurement``) at 1 - 0.05/k (Bonferroni, ``judge``), so that the k
+hold together at 95 %: each row's judged intervals belong to a 95 % family-wise set; its context parts, never
+judged, keep a plain 95 % CI (one number quoted by two claims has one interval). Every ledger table says so once, in the
 header of its estimate column (``CI_HEADER``, explained by ``CI_NOTE``), and no row prints a level of its own
-(``Part.text`` writes "[CI lo-hi]"); the per-interval level is data, in the ``ci_level`` column of ledger.csv.
-"""
+("[CI lo-hi]"); the per-interval level is data, in the ``ci_level`` column of ledger.csv."""
 
 from __future__ import annotations
 
 import pandas as pd
 
+from ..machines import cpu_model_of
+from ..pages import render_markdown
 from ..stats import BOOTSTRAP_MIN
 from .data import HARDWARE, Claim, Data
 from .judge import judge
-from .rules import NOT_MEASURED, NOT_TESTABLE, SENSITIVITY_TOL, TOL, Part
+from .rules import NOT_MEASURED, NOT_TESTABLE, PRECEDENCE, SENSITIVITY_TOL, TOL, Part
 
 COLUMNS = [
     "claim_id",
@@ -26,6 +29,7 @@ COLUMNS = [
     "rule",
     "verdict",
     "quantity",
+    "setting",
     "estimate",
     "ci_low",
     "ci_high",
@@ -35,6 +39,7 @@ COLUMNS = [
     "source_hardware",
     "our_hardware",
     "scale",
+    "below_floor",
     "n",
     "parts_agree",
     "verdict_band10",
@@ -45,9 +50,10 @@ SHOWN = ["claim_id", "claim", "verdict", "estimate", "ci_low", "ci_high", "n", "
 CI_LEVEL = "95 % family-wise CI"  # the one level every ledger table states (see the module's doc)
 CI_HEADER = f"our estimate [{CI_LEVEL}]"
 CI_NOTE = (
-    f"Every interval in the ledger is a {CI_LEVEL}: a claim judged on k > 1 parts has each of its intervals at "
-    "1 - 0.05/k (Bonferroni), so that the k hold together at 95 %; a claim with one judged part has a plain 95 % "
-    "CI. The rows print no level of their own (ledger.csv gives each interval's in its ci_level column)."
+    f"Every interval in the ledger is a {CI_LEVEL}: a claim judged on k > 1 parts has each of its judged intervals "
+    "at 1 - 0.05/k (Bonferroni), so that the k hold together at 95 %; a claim with one judged part, and every "
+    "context part, has a plain 95 % CI. The rows print no level of their own (ledger.csv gives each estimate's in "
+    "its ci_level column)."
 )
 
 
@@ -67,16 +73,20 @@ def framework_versions(trials: pd.DataFrame) -> dict:
     }
 
 
-def host_text(trials: pd.DataFrame) -> str:
-    """CPU model, cores and framework versions of the (finished) trials: 'CPU X (N cores); mxnet 1.9.1, ...'."""
+def host_facts(trials: pd.DataFrame) -> dict | None:
+    """CPU model, cores and framework versions (``framework_versions``) of the finished trials; None without any."""
     t = _done(trials)
     if t.empty:
-        return "no finished trials"
+        return None
     first = t.iloc[0]
-    versions = ", ".join(f"{fw} {v}" for fw, v in framework_versions(t).items())
-    return f"CPU {first.get('provenance.cpu_model')} ({first.get('provenance.cpu_count')} cores)" + (
-        f"; {versions}" if versions else ""
-    )
+    cpu, cores = first.get("provenance.cpu_model"), first.get("provenance.cpu_count")
+    return {"cpu": cpu, "cores": cores, "versions": framework_versions(t)}
+
+
+def host_text(trials: pd.DataFrame) -> str:
+    """``host_facts`` in words (template ``ledger_host``): the one place the post, the README and the ledger
+    describe the host."""
+    return render_markdown("ledger_host", host=host_facts(trials))
 
 
 def _values(t: pd.DataFrame, col: str) -> list:
@@ -84,77 +94,70 @@ def _values(t: pd.DataFrame, col: str) -> list:
 
 
 # ---------------------------------------------------------------------------------------------------- conditions
-def conditions(d: Data) -> str:
-    """Where our IMDB numbers come from: host, versions, threads, profile, scale (from the trials' provenance).
-    Threads are every value the trials used (the quality seeds that ran two at once ran at 1), not the first's."""
-    t = d.imdb_trials
-    if t.empty:
-        return "no IMDB trials"
-    t = _done(t)
-    if t.empty:
-        return "no finished IMDB trials"
-    first = t.iloc[0]
-    return (
-        f"device {d.device or 'cpu'}; {host_text(t)}; threads per trial {_values(t, 'config.threads')}; Python "
-        f"{first.get('provenance.python')}; profile {d.profile or 'all'}: train reviews per epoch "
-        f"{_values(t, 'config.n_train')}, epochs {_values(t, 'config.epochs')}, {t['config.seed'].nunique()} "
-        f"seed(s), {len(t)} trials"
-    )
-
-
-def deepar_conditions(d: Data) -> str:
-    f = d.deepar
-    if f.empty:
-        return "no DeepAR trials"
-    return (
-        f"{host_text(d.study_trials('deepar'))}; profile {d.profile or 'all'}: {f.dataset.nunique()} dataset(s), "
-        f"{f.seed.nunique()} seed(s), arms {sorted(set(f.arm))}"
-    )
-
-
-def vgg16_conditions(d: Data) -> str:
-    t = _done(d.study_trials("vgg16"))
-    if t.empty:
-        return "no VGG16 trials"
-    return (
-        f"{host_text(t)}; profile {d.profile or 'all'}: VGG16 random weights, arms {_values(t, 'config.arm')}, "
-        f"batch {_values(t, 'config.batch_size')}, {_values(t, 'config.image_size')} px, oneDNN "
-        f"{_values(t, 'config.onednn')}, {_values(t, 'config.repeats')} timed calls per trial, device "
-        f"{_values(t, 'config.device')}"
-    )
-
-
-def onnx_conditions(d: Data) -> str:
-    t = _done(d.study_trials("onnx"))
-    if t.empty:
-        return "no ONNX trials"
-    return f"{host_text(t)}; profile {d.profile or 'all'}: steps {_values(t, 'config.step')}"
-
-
-def dataparallel_conditions(d: Data) -> str:
-    t = _done(d.study_trials("dataparallel"))
-    if t.empty:
-        return "no data-parallel trials"
-    return (
-        f"{host_text(t)}; profile {d.profile or 'all'}: a VGG-style net on synthetic 32x32 images, world sizes "
-        f"{_values(t, 'config.world_size')} x {_values(t, 'config.threads')} thread(s), batch "
-        f"{_values(t, 'config.per_rank_batch')} per worker, {_values(t, 'config.steps')} timed steps per trial"
-    )
-
-
-CONDITIONS_BY_STUDY = {
-    "imdb": conditions,
-    "deepar": deepar_conditions,
-    "vgg16": vgg16_conditions,
-    "onnx": onnx_conditions,
-    "dataparallel": dataparallel_conditions,
+# the options whose values the conditions of a study's claims name (DeepAR's: columns of ``Data.deepar``), and of
+# a part whose trials an estimate comes from (``Claim.part``; the coverage part's: columns of ``Data.deepar_coverage``)
+CONDITION_VALUES = {
+    "imdb": ("threads", "n_train", "epochs", "seed"),
+    "deepar": ("dataset", "seed", "arm"),
+    "vgg16": ("arm", "batch_size", "image_size", "onednn", "repeats", "device"),
+    "onnx": ("step",),
+    "dataparallel": ("world_size", "threads", "per_rank_batch", "steps"),
+    "quality": ("arm", "threads", "n_train", "epochs", "batch_size", "seed"),
+    "coverage": ("dataset", "seed", "arm", "epochs", "num_batches_per_epoch", "threads"),
 }
+
+
+def _part_rows(d: Data, part: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The trials and the rows of one part an estimate comes from (``Claim.part``)."""
+    rows = d.imdb_quality if part == "quality" else d.deepar_coverage
+    trials = d.study_trials("imdb" if part == "quality" else "deepar")
+    if trials.empty or rows.empty:
+        return trials.iloc[0:0], rows
+    return trials[trials.trial_id.isin(set(rows.trial_id))], rows
+
+
+def cpu_counts(trials: pd.DataFrame) -> dict:
+    """``{CPU model: finished trials}`` (``machines.cpu_model_of``): a part that is not timed may span models."""
+    t = _done(trials)
+    if t.empty or "provenance.cpu_id" not in t:
+        return {}
+    return {str(k): int(v) for k, v in t["provenance.cpu_id"].map(cpu_model_of).value_counts().sort_index().items()}
+
+
+def conditions_facts(d: Data, study: str, part: str = "") -> dict:
+    """Where the numbers of a claim on ``study`` come from (template ``ledger_conditions``): the host and Python of
+    its finished trials, the profile, and every value each of ``CONDITION_VALUES`` took (the quality seeds that ran
+    two at once ran at 1 thread: never the first trial's value alone). ``part`` (``Claim.part``): the trials of
+    that part instead of the study's judged ones, with how many shared the host and the CPU models they ran on (a
+    part without rows: the study's judged ones, which the claim then reads)."""
+    trials, rows = _part_rows(d, part) if part else (None, pd.DataFrame())
+    if rows.empty:
+        part = ""
+        trials = d.imdb_trials if study == "imdb" else d.study_trials(study)
+    t = _done(trials)
+    if not part:
+        rows = d.deepar if study == "deepar" else t
+    facts = {"study": study, "part": part, "stored": not trials.empty, "measured": not rows.empty, "trials": len(t)}
+    facts |= {"profile": d.profile or "all", "host": host_facts(t), "cpus": cpu_counts(t)}
+    facts["python"] = t.iloc[0].get("provenance.python") if not t.empty else None
+    facts["sharing"] = _values(t, "provenance.trials_sharing_host")
+    if study == "imdb":  # the device the judged IMDB rows ran on (the others' is a config value)
+        facts["device"] = d.device or "cpu"
+    # DeepAR's values are columns of its rows; the others' are config values of the finished trials
+    values, prefix = (rows, "") if study == "deepar" else (t, "config.")
+    return facts | {option: _values(values, prefix + option) for option in CONDITION_VALUES[part or study]}
+
+
+def conditions(d: Data, study: str = "imdb", part: str = "") -> str:
+    """``conditions_facts`` in words (template ``ledger_conditions``)."""
+    return render_markdown("ledger_conditions", **conditions_facts(d, study, part))
 
 
 # ---------------------------------------------------------------------------------------------------- rows
 def row(claim: Claim, d: Data) -> dict:
-    """The ledger row of a claim (``judge``): the verdict, the deciding part's estimate, every part as text (as a
-    labelled analogue when the hardware does not match), the hardware on both sides, the scale floor and n."""
+    """The ledger row of a claim (``judge``): the verdict, the deciding part's estimate, every part in words (as a
+    labelled analogue when the hardware does not match; template ``ledger_measurement``), the hardware on both
+    sides, the scale floor and n."""
     j = judge(claim, d)
     parts, verdict = j["parts"], j["verdict"]
     deciding = (
@@ -165,10 +168,6 @@ def row(claim: Claim, d: Data) -> dict:
     reasons = [j["reason"]] + [
         p.reason for p in parts if p.reason and (p.verdict in (verdict, NOT_TESTABLE, NOT_MEASURED))
     ]
-    if j["analogue"]:
-        measurement = f"on this {j['our_hardware']} (analogue, not judged): " + " | ".join(p.analogue() for p in parts)
-    else:
-        measurement = " | ".join(p.text() for p in parts)
     return {
         "claim_id": claim.id,
         "claim": claim.text,
@@ -177,17 +176,19 @@ def row(claim: Claim, d: Data) -> dict:
         "rule": claim.rule,
         "verdict": verdict,
         "quantity": deciding.quantity,
+        "setting": deciding.label if deciding.measured else "",  # where the estimate was measured (batch, part, ...)
         "estimate": deciding.estimate,
         "ci_low": deciding.ci_low,
         "ci_high": deciding.ci_high,
-        "measurement": measurement,
-        "our_conditions": CONDITIONS_BY_STUDY[claim.study](d),
+        "measurement": render_markdown("ledger_measurement", **j),
+        "our_conditions": conditions(d, claim.study, claim.part),
         "reason": "; ".join(dict.fromkeys(r for r in reasons if r)),
         "source_hardware": claim.source_hardware or HARDWARE[claim.hardware],
         "our_hardware": j["our_hardware"],
         "scale": claim.scale,
+        "below_floor": j["below_floor"],
         "n": deciding.n,
-        "parts_agree": j["parts_agree"],
+        "parts_agree": render_markdown("ledger_parts_agree", **j),
         "verdict_band10": j["verdict_band10"],
         "min_detectable": j["min_detectable"],
         "ci_level": j["confidence"],
@@ -196,12 +197,13 @@ def row(claim: Claim, d: Data) -> dict:
 
 def rules_facts(claims: list[Claim]) -> dict:
     """The rules and tolerance as the README and the post state them (template ``ledger_rules``): the tolerance,
-    the sensitivity band, the bootstrap's minimum trials a side, and per claim its source's hardware, what it
-    depends on, its scale floor and its rule."""
+    the sensitivity band, the bootstrap's minimum trials a side, the verdicts' precedence, and per claim its source's
+    hardware, what it depends on, its scale floor and its rule."""
     return {
         "tol": TOL,
         "sensitivity_tol": SENSITIVITY_TOL,
         "bootstrap_min": BOOTSTRAP_MIN,
+        "precedence": PRECEDENCE,
         "claims": [
             {
                 "id": c.id,

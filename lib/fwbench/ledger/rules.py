@@ -75,7 +75,7 @@ NO_CI = "fewer than 2 trials on a side: no CI"
 
 @dataclass
 class Part:
-    """One measured quantity of a claim and the verdict its rule gives."""
+    """One measured quantity of a claim and the verdict its rule gives (in words: template ``ledger_measurement``)."""
 
     label: str
     quantity: str = ""
@@ -89,24 +89,13 @@ class Part:
     judged: bool = True  # False: shown as a measurement only (a labelled analogue, context)
     beside: bool = False  # a context part the answer quotes beside the claim's estimate (never in its place)
 
-    def analogue(self) -> str:
-        """The part's measurement without a verdict ('on this CPU: ...'). Neither this nor ``text`` prints the
-        interval's level: a ledger table states one level in its header (``render.CI_HEADER``) and each row's
-        is in its ``ci_level`` column."""
-        if math.isnan(self.estimate):
-            return f"{self.label}: {self.reason}"
-        ci = f" [CI {self.ci_low:.3g}-{self.ci_high:.3g}]" if not math.isnan(self.ci_low) else " [no CI]"
-        n = f" ({self.n})" if self.n else ""
-        return f"{self.label}: {self.quantity} = {self.estimate:.3g}{ci}{n}"
+    @property
+    def measured(self) -> bool:
+        return not math.isnan(self.estimate)
 
-    def text(self) -> str:
-        if math.isnan(self.estimate):
-            return f"{self.label}: {self.reason}"
-        ci = f" [CI {self.ci_low:.3g}-{self.ci_high:.3g}]" if not math.isnan(self.ci_low) else " [no CI]"
-        if self.verdict == CONTEXT:
-            return f"{self.label}: {self.quantity} = {self.estimate:.3g}{ci} (context)"
-        n = f" ({self.n})" if self.n else ""
-        return f"{self.label}: {self.quantity} = {self.estimate:.3g}{ci}{n} -> {self.verdict}"
+    @property
+    def has_ci(self) -> bool:
+        return not math.isnan(self.ci_low)
 
 
 def missing(what: str, have: str) -> Part:
@@ -216,7 +205,7 @@ def sum_ratio_ci(num, den, seed: int = 0) -> dict:
 
 def fastest_is(samples: dict, claimed) -> Part:
     """Rule ``fastest_is``: ``samples`` maps a candidate (e.g. batch size) to its per-trial epoch times."""
-    label = f"fastest = {claimed}"
+    label = f"is {claimed} fastest?"
     if claimed not in samples:
         return Part(label, verdict=NOT_MEASURED, reason=f"needs trials at {claimed}; swept: {sorted(samples)}")
     medians = {k: float(np.median(v)) for k, v in samples.items() if len(v)}

@@ -15,7 +15,7 @@ import math
 
 import pandas as pd
 
-from ..store import ResultsStore
+from ..analysis import Results
 from .data import load
 from .judge import judge
 from .sources import CLAIMS
@@ -23,9 +23,9 @@ from .sources import CLAIMS
 CALIBRATED_SHARE = 0.83
 
 
-def parts_table(store: ResultsStore, profile: str | None = "quick") -> pd.DataFrame:
+def parts_table(results: Results) -> pd.DataFrame:
     """One row per part of every claim: its estimate and CI, and the claim's verdict."""
-    d = load(store, profile)
+    d = load(results)
     rows = []
     for claim in CLAIMS:
         j = judge(claim, d)
@@ -51,10 +51,10 @@ def _inside(x: float, low: float, high: float) -> float:
     return float(low <= x <= high)
 
 
-def compare(store_a: ResultsStore, store_b: ResultsStore, profile: str | None = "quick") -> tuple[pd.DataFrame, dict]:
+def compare(results_a: Results, results_b: Results) -> tuple[pd.DataFrame, dict]:
     """The parts of both runs matched by claim and part, with 'inside the other's CI' per side, and a summary:
     claims whose verdicts agree, and the share of estimates inside the other run's CI."""
-    a, b = parts_table(store_a, profile), parts_table(store_b, profile)
+    a, b = parts_table(results_a), parts_table(results_b)
     both = a.merge(b, on=["claim_id", "part", "quantity"], how="outer", suffixes=("_a", "_b"))
     both["a_in_b"] = [_inside(x, lo, hi) for x, lo, hi in zip(both.estimate_a, both.ci_low_b, both.ci_high_b)]
     both["b_in_a"] = [_inside(x, lo, hi) for x, lo, hi in zip(both.estimate_b, both.ci_low_a, both.ci_high_a)]

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..analysis.deepar import STUDY, reference_arms
 from ..analysis.deepar_prediction import sides
-from ..published.deepar2024 import CHART_GIVEN, CLAIMED_SPEEDUP
+from ..published.deepar2024 import CHART_GIVEN, post_ratio
 from ..studies import get_framework, get_study
 from . import NothingToDraw, arm_style, legend_outside
 
@@ -83,14 +83,14 @@ def conditions_figure(post: dict, published: pd.DataFrame):
         t = table.sort_values("window", kind="stable")
         chosen = key == post["chosen"]
         color = colors[i % len(colors)]
-        label = post["conditions"][key].label + (" (chosen)" if chosen else "")
+        label = post["conditions"][key].label + (" (best fit)" if chosen else "")
         ax.plot(t.window, t.predicted_post_ratio, color=color, lw=2.5 if chosen else 0.8, alpha=1 if chosen else 0.6,
                 label=label)  # fmt: skip
         on_chart = t.dataset.isin(given)
         ax.scatter(t.window[on_chart], t.predicted_post_ratio[on_chart], color=color, s=18 if chosen else 8)
         ax.scatter(t.window[~on_chart], t.predicted_post_ratio[~on_chart], facecolor="white", edgecolor=color,
                    s=18 if chosen else 8)  # fmt: skip
-    ax.axhline(CLAIMED_SPEEDUP, color="grey", ls="--", lw=1, label=f"the post's claim, {CLAIMED_SPEEDUP:g}")
+    ax.axhline(post_ratio(), color="grey", ls="--", lw=1, label=f"the post's totals, {post_ratio():.3g}")
     ax.set_xscale("log")
     ax.set_xlabel("window (context + prediction steps, log scale)")
     ax.set_ylabel("MXNet / PyTorch training time per dataset")

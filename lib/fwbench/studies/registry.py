@@ -113,7 +113,7 @@ class Study:
     timings say.
 
     ``piece_parts``: the grid parts measured as pieces per CPU model (``--set cpu=this``), never on the unnamed
-    plan alone: a profile's run is complete without them (``paper_progress``), and each CPU's piece is read as its
+    plan alone: a profile's run is complete without them (``completeness``), and each CPU's piece is read as its
     own condition.
 
     ``slots(config) -> int``: how many executor slots (Dask worker threads on one host) a trial occupies; 1 unless

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..data import Data, blocks, reference, times
+from ..data import Data, blocks, reference, settings, times
 from ..rules import NOT_TESTABLE, Part, ratio_part
 
 STUDY = "imdb"  # the study every A claim is judged on (A10 also reads the onnx study)
@@ -76,6 +76,8 @@ def best_setting_ratio(d: Data, num: str, den: str, metric: str, rule) -> Part |
     bn, bd = best_setting(d, num, choose, metric), best_setting(d, den, choose, metric)
     if bn is None or bd is None:
         return None
+    if max(len(settings(d, num)), len(settings(d, den))) < 2:  # nothing to choose from (the floor says so)
+        how = "the one setting swept: no best chosen"
     return ratio_part(
         f"{num} at batch {bn[0]}/{bn[1]} workers vs {den} at batch {bd[0]}/{bd[1]} workers ({how})",
         f"epoch time {num} / {den}",

@@ -1,4 +1,4 @@
-"""How far the ``paper`` profile's run has got: per study, the trials it needs (adaptive studies: their minimum
+"""Whether the ``paper`` profile's run is complete: per study, the trials it needs (adaptive studies: their minimum
 blocks) and how many are stored with this checkout's code, the wall time of the finished ones and the machines
 (boots) they ran on. Read by ``make readme`` (the headline waits for a complete run; the paper-sofar block)."""
 
@@ -47,18 +47,15 @@ def paper_progress(store: ResultsStore, progress: dict | None = None) -> tuple[i
     return sum(d for d, _ in counts), sum(n for _, n in counts)
 
 
-def progress_table(store: ResultsStore, progress: dict) -> list[str]:
-    """Markdown rows: per study (``paper_progress_by_study``'s ``progress``), required trials done, wall time of
-    its finished paper trials, machines."""
+def progress_rows(store: ResultsStore, progress: dict) -> list[dict]:
+    """Per study (``paper_progress_by_study``'s ``progress``): required trials ``done`` of ``needed``, the wall time
+    of its finished paper trials (``hours``) and the ``machines`` (boots) they ran on (template ``paper_sofar``)."""
     trials = store.trials()
     trials = trials[(trials.profile == "paper") & (trials.status == "done")] if not trials.empty else trials
-    rows = [
-        "| study | required trials done | wall time of its finished trials | machines (boots) |",
-        "|---|---|---|---|",
-    ]
+    rows = []
     for study, (d, n) in progress.items():
         mine = trials[trials.study == study] if not trials.empty else trials
-        rows.append(f"| {study} | {d} of {n} | {_trial_hours(mine)} | {_machines(mine)} |")
+        rows.append({"study": study, "done": d, "needed": n, "hours": _trial_hours(mine), "machines": _machines(mine)})
     return rows
 
 

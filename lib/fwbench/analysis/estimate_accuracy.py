@@ -164,6 +164,6 @@ def _check_row(study: str, group: str, part: pd.DataFrame) -> dict:
 
 
 def check_facts(frame: pd.DataFrame) -> dict:
-    """What the check's page shows (template ``estimate_check``: errors in %, times in minutes): ``check_prediction``'s
-    rows."""
+    """What the check's page shows (template ``estimate_accuracy``: errors in %, times in minutes):
+    ``check_prediction``'s rows."""
     return {"check": frame}
