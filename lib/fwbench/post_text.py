@@ -16,6 +16,7 @@ from .analysis import Results, dataparallel
 from .analysis import deepar as deepar_analysis
 from .analysis import imdb as imdb_analysis
 from .ledger.render import host_text
+from .pages import render_markdown
 from .planning import plan
 from .readme import scale_note
 from .studies import imdb as imdb_study
@@ -38,15 +39,9 @@ def imdb_setup(results: Results) -> list[str]:
     frame = full[full.part != "scaling"] if "part" in full and not full.empty else full
     if frame.empty:
         return []
-    return [
-        f"IMDB LSTM (study A): arms {', '.join(sorted(set(frame.arm)))}; batch sizes "
-        f"{sorted(int(b) for b in set(frame.batch_size))}; data-loader workers "
-        f"{sorted(int(w) for w in set(frame.num_workers))}; training reviews per epoch "
-        f"{sorted(int(n) for n in set(frame.n_train))}; "
-        f"epochs per trial {sorted(int(e) for e in set(frame.epochs))}; {frame.seed.nunique()} seed(s); "
-        f"{imdb_study.MODEL['embed_dim']}-d embedding, {imdb_study.MODEL['hidden_size']} LSTM cells, vocabulary "
-        f"{imdb_study.MODEL['num_words']}."
-    ]
+    lists = {k: sorted(int(v) for v in set(frame[k])) for k in ("batch_size", "num_workers", "n_train", "epochs")}
+    facts = {"arms": sorted(set(frame.arm)), "seeds": frame.seed.nunique(), "model": imdb_study.MODEL}
+    return [render_markdown("post_imdb_setup", **facts, **lists)]
 
 
 def assumptions() -> list[str]:
@@ -62,11 +57,8 @@ def deepar_setup(results: Results) -> list[str]:
     f = deepar_analysis.load_trials(results)
     if f.empty or "train_time_s" not in f:
         return []
-    return [
-        f"GluonTS DeepAR (study B): {f.dataset.nunique()} Monash dataset(s) "
-        f"({', '.join(sorted(set(f.dataset))[:8])}{'...' if f.dataset.nunique() > 8 else ''}), arms "
-        f"{', '.join(sorted(set(f.arm)))}, {f.seed.nunique()} seed(s)."
-    ]
+    facts = {"datasets": sorted(set(f.dataset)), "arms": sorted(set(f.arm)), "seeds": f.seed.nunique()}
+    return [render_markdown("post_deepar_setup", **facts)]
 
 
 def study_prose(a: answer.Answer, results: Results) -> dict:
@@ -106,17 +98,15 @@ def environment(results: Results, metas: list[dict]) -> list[tuple[str, str]]:
                 env.append((label, str(row[key])))
         if "provenance.git_sha" in done and len(done):
             env.append(("git SHA of the trials", ", ".join(sorted(set(done["provenance.git_sha"].dropna()))[:3])))
-        env.append(
-            (
-                "trials in the store file (every profile, the harness benchmarks included)",
-                f"{len(done)} done, {int((trials.status == 'failed').sum())} failed",
-            )
-        )
+        failed = sum(trials.status == "failed")
+        counts = render_markdown("post_environment", row="trials", done=len(done), failed=failed)
+        env.append(("trials in the store file (every profile, the harness benchmarks included)", counts))
     env.append(("results store", str(results.store.path.name)))
-    env.append(("site built with", f"Python {platform.python_version()} on {platform.platform()}"))
+    built = {"python": platform.python_version(), "platform": platform.platform()}
+    env.append(("site built with", render_markdown("post_environment", row="built", **built)))
     starts = [m["start_time"] for m in metas if m["start_time"]]
     if starts:
-        env.append(("notebooks executed", f"{min(starts)[:19]} UTC onwards (papermill)"))
+        env.append(("notebooks executed", render_markdown("post_environment", row="executed", start=min(starts))))
     return env
 
 
@@ -129,9 +119,4 @@ def profile_note(results: Results) -> str:
     if profile == "paper":  # what it ran is in the answer's limits and the setup lines, computed from the store
         return note
     planned = plan("imdb", profile)
-    c = planned[0].config if planned else {}
-    return (
-        f"{note} Profile {profile}: {c.get('n_train')} of the 25,000 training reviews per epoch and "
-        f"{c.get('epochs')} epochs per trial (the 2018 post used all 25,000 and averaged 20 timed epochs); "
-        f"make reproduce PROFILE=paper runs the papers' scale on one machine."
-    )
+    return render_markdown("post_profile_note", note=note, profile=profile, config=planned[0].config if planned else {})

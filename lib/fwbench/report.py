@@ -47,6 +47,7 @@ from . import answer, glossary, ledger, post_text, prose, site_files
 from .analysis import Results, arms_that_ran
 from .errors import FwbenchError
 from .ledger.render import CI_HEADER, CI_NOTE
+from .pages import render_markdown
 from .paths import figures_dir, results_path
 from .plots import NOT_DRAWN, publish
 from .plots import answer as plots_answer
@@ -215,8 +216,7 @@ def build(
     rows = [dict(r._asdict(), estimate_text=post_text.ledger_estimate(r)) for r in table.itertuples(index=False)]
 
     a = answer.compute(results)
-    imdb_setup = post_text.imdb_setup(results)
-    deepar_setup = post_text.deepar_setup(results)
+    setup = post_text.imdb_setup(results) + post_text.deepar_setup(results)
     starts = [t for t in (_parse_time(m["start_time"]) for m in metas) if t]
     figs = collect_figures(Path(figures) if figures else figures_dir(), out, min(starts) if starts else None)
 
@@ -233,7 +233,7 @@ def build(
         "git_sha": git.get("git_sha"),
         "git_dirty": git.get("git_dirty"),
         "profile_note": post_text.profile_note(results),
-        "setup": imdb_setup + deepar_setup + [f"Timing: {ledger.conditions(ledger.load(results))}."],
+        "setup": setup + [render_markdown("post_timing", conditions=ledger.conditions(ledger.load(results)))],
         "assumptions": post_text.assumptions(),
         "studies": study_sections(post_text.study_prose(a, results), figs, results),
         "convergence": post_text.convergence_lines(results),
@@ -242,10 +242,7 @@ def build(
         "ledger_summary": prose.ledger_summary(table, ledger.PRECEDENCE),
         "ledger_ci_header": CI_HEADER,
         "ledger_ci_note": CI_NOTE,
-        "ledger_tolerance": (
-            f"A claimed ratio r counts as matched when the 95 % CI lies inside "
-            f"[r / {1 + ledger.TOL:g}, r x {1 + ledger.TOL:g}]."
-        ),
+        "ledger_tolerance": render_markdown("post_ledger_tolerance", tol=1 + ledger.TOL),
         "framework_comparison": post_text.markdown_html(prose.framework_comparison_section(results)),
         "pages": pages,
         "environment": post_text.environment(results, metas),
