@@ -99,23 +99,6 @@ def _trials(long: pd.DataFrame, parts: tuple[str, ...] | None) -> pd.DataFrame:
     return wide
 
 
-def load_epochs(results: Results) -> pd.DataFrame:
-    """Per-epoch values (``train_loss``, ``epoch_time_s``) of the profile's finished trials."""
-    long = results.values(STUDY)
-    if long.empty:
-        return pd.DataFrame()
-    long = long[long.step >= 0]
-    if long.empty:
-        return pd.DataFrame()
-    wide = long.pivot_table(
-        index=["trial_id", "config.dataset", "config.arm", "config.seed", "step"], columns="metric", values="value"
-    ).reset_index()
-    wide.columns.name = None
-    return wide.rename(
-        columns={"config.dataset": "dataset", "config.arm": "arm", "config.seed": "seed", "step": "epoch"}
-    )
-
-
 def unavailable(results: Results) -> pd.DataFrame:
     """The profile's datasets that could not be used: with no local file (and no download here), or whose trials
     failed with ``DataUnavailable``. Never empty-by-omission: every dataset of the profile is checked."""
