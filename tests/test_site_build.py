@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fwbench import glossary, ledger, readme, report, site_files
+from fwbench import glossary, ledger, prose, readme, report, site_files
 from fwbench.analysis import Results
 from fwbench.paths import REPO_ROOT
 from fwbench.store import ResultsStore
@@ -209,15 +209,15 @@ def test_link_first_uses_touches_text_only():
 def test_one_confidence_level_per_table_stated_in_its_header(site):
     store, _, page = site
     ledger_table = re.search(r'<table class="ledger".*?</table>', page, re.S).group(0)
-    assert ledger.render.CI_LEVEL in re.search(r"<thead>.*?</thead>", ledger_table, re.S).group(0)
+    assert prose.ledger_ci("level") in re.search(r"<thead>.*?</thead>", ledger_table, re.S).group(0)
     table = ledger.build(Results(store, PROFILE))
     assert (table.ci_level > 0.95).any(), "the plant has no multi-part claim: the test would prove nothing"
     assert not mixed_levels(page), mixed_levels(page)
     text = readme.details(Results(store, PROFILE))
     header = next(line for line in text.splitlines() if line.startswith("| claim |"))
-    assert ledger.render.CI_LEVEL in header and not mixed_levels(markdown_tables(text))
-    styled = ledger.render.styled(table).to_html()
-    assert not mixed_levels(styled) and ledger.render.CI_LEVEL in styled
+    assert prose.ledger_ci("level") in header and not mixed_levels(markdown_tables(text))
+    styled = prose.ledger_styled(table).to_html()
+    assert not mixed_levels(styled) and prose.ledger_ci("level") in styled
 
 
 def test_the_level_check_catches_a_row_with_another_level(site):

@@ -165,8 +165,9 @@ def cmd_ledger(args) -> int:
 def _compare(args) -> int:
     from pathlib import Path
 
+    from . import prose
     from .analysis import Results
-    from .ledger.stability import compare, summary_lines
+    from .ledger.stability import compare
 
     for path in args.compare:
         if not Path(path).is_file():
@@ -175,7 +176,7 @@ def _compare(args) -> int:
     if args.output:
         table.to_csv(args.output, index=False)
         print(f"wrote {len(table)} parts to {args.output}", file=sys.stderr)
-    print("\n".join(summary_lines(summary)))
+    print(prose.ledger_stability(summary))
     return 0 if not summary["disagreeing_claims"] else 1
 
 

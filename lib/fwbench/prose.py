@@ -67,9 +67,7 @@ def answer_study(a: answer.Answer, study: str) -> str:
 def answer_ledger(a: answer.Answer) -> str:
     """The claims ledger as one Markdown table, each claim's deciding estimate as its quantity span."""
     rows = [(row, answer.claim_quantity(row)) for row in a.ledger.itertuples()]
-    return render_markdown(
-        "answer_ledger", rows=rows, ci_header=ledger.render.CI_HEADER, below_scale=ledger.BELOW_SCALE
-    )
+    return render_markdown("answer_ledger", rows=rows, ci_header=ledger_ci("header"), below_scale=ledger.BELOW_SCALE)
 
 
 def deepar_headline(trials: pd.DataFrame, profile: str) -> str:
@@ -226,6 +224,26 @@ def ledger_rules() -> str:
 def ledger_verdict_counts(table: pd.DataFrame, order=None) -> str:
     """'n1 verdict1, n2 verdict2, ...' (verdicts in ``order``, default most frequent first)."""
     return render_markdown("ledger_verdicts", summary=False, **ledger_render.verdict_facts(table, order))
+
+
+def ledger_ci(part: str = "note") -> str:
+    """The ledger's one interval level: ``level``, a column ``header`` or the tables' ``note``."""
+    return render_markdown("ledger_ci", part=part)
+
+
+def ledger_styled(table: pd.DataFrame):
+    """The ledger as the notebook shows it (``ledger_render.SHOWN``, 3 significant digits), its intervals' one
+    level in the headers of the estimate and CI columns and the level's note as its caption."""
+    level = ledger_ci("level")
+    names = {"estimate": ledger_ci("header"), "ci_low": f"{level}: low", "ci_high": f"{level}: high"}
+    shown = table[ledger_render.SHOWN].rename(columns=names)
+    return shown.style.format(precision=3, na_rep="-").hide(axis="index").set_caption(ledger_ci())
+
+
+def ledger_stability(summary: dict) -> str:
+    """Two runs' ledgers side by side (``ledger.stability.compare``'s summary), as ``fwbench ledger --compare``
+    prints it."""
+    return render_markdown("ledger_stability", s=summary)
 
 
 def ledger_summary(table: pd.DataFrame, order=None) -> str:

@@ -18,7 +18,7 @@ import argparse
 import time
 from pathlib import Path
 
-from . import answer, ledger, prose
+from . import answer, prose
 from .analysis import (
     Results,
     cpu_models,
@@ -150,7 +150,7 @@ def details(results: Results, a: answer.Answer | None = None, level: str = "###"
         studies=[(s.title, paragraphs[s.name]()) for s in all_studies() if s.name in paragraphs],
         verdict_counts=prose.ledger_verdict_counts(a.ledger),
         ledger_table=prose.answer_ledger(a),
-        ci_note=ledger.render.CI_NOTE,
+        ci_note=prose.ledger_ci(),
     )
 
 

@@ -26,7 +26,7 @@ Decisions:
 - **Glossary.** ``docs/glossary.md`` is the one source of the definitions (``fwbench.glossary``): the post
   renders it as its "Glossary" section, one anchor per entry, and links the first use of each term in the page.
 - **One confidence level per table.** The ledger's estimate column says "95 % family-wise CI" in its header and
-  the rows print no level of their own (``fwbench.ledger.render.CI_HEADER``, ``CI_NOTE``).
+  the rows print no level of their own (template ``ledger_ci``).
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ from markupsafe import Markup
 from . import answer, glossary, ledger, post_text, prose, site_files
 from .analysis import Results, arms_that_ran
 from .errors import FwbenchError
-from .ledger.render import CI_HEADER, CI_NOTE
 from .pages import render_markdown
 from .paths import figures_dir, results_path
 from .plots import NOT_DRAWN, publish
@@ -240,8 +239,8 @@ def build(
         "figures": figs,
         "ledger": rows,
         "ledger_summary": prose.ledger_summary(table, ledger.PRECEDENCE),
-        "ledger_ci_header": CI_HEADER,
-        "ledger_ci_note": CI_NOTE,
+        "ledger_ci_header": prose.ledger_ci("header"),
+        "ledger_ci_note": prose.ledger_ci(),
         "ledger_tolerance": render_markdown("post_ledger_tolerance", tol=1 + ledger.TOL),
         "framework_comparison": post_text.markdown_html(prose.framework_comparison_section(results)),
         "pages": pages,

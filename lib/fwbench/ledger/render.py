@@ -7,7 +7,7 @@ One confidence level per table, stated in its header. A claim judged on k > 1 pa
 row (the estimate's and each judged part's in ``measurement``) at 1 - 0.05/k (Bonferroni, ``judge``), so that the k
 hold together at 95 %: each row's judged intervals belong to a 95 % family-wise set; its context parts, never
 judged, keep a plain 95 % CI (one number quoted by two claims has one interval). Every ledger table says so once, in the
-header of its estimate column (``CI_HEADER``, explained by ``CI_NOTE``), and no row prints a level of its own
+header of its estimate column (template ``ledger_ci``: its header and its note), and no row prints a level of its own
 ("[CI lo-hi]"); the per-interval level is data, in the ``ci_level`` column of ledger.csv."""
 
 from __future__ import annotations
@@ -47,14 +47,6 @@ COLUMNS = [
     "ci_level",
 ]
 SHOWN = ["claim_id", "claim", "verdict", "estimate", "ci_low", "ci_high", "n", "our_hardware", "measurement", "reason"]
-CI_LEVEL = "95 % family-wise CI"  # the one level every ledger table states (see the module's doc)
-CI_HEADER = f"our estimate [{CI_LEVEL}]"
-CI_NOTE = (
-    f"Every interval in the ledger is a {CI_LEVEL}: a claim judged on k > 1 parts has each of its judged intervals "
-    "at 1 - 0.05/k (Bonferroni), so that the k hold together at 95 %; a claim with one judged part, and every "
-    "context part, has a plain 95 % CI. The rows print no level of their own (ledger.csv gives each estimate's in "
-    "its ci_level column)."
-)
 
 
 # ---------------------------------------------------------------------------------------------------- host
@@ -222,12 +214,3 @@ def verdict_facts(table: pd.DataFrame, order=None) -> dict:
     (default most frequent first), and ``n_claims``."""
     counts = table.verdict.value_counts()
     return {"n_claims": len(table), "counts": [(v, int(counts[v])) for v in (order or counts.index) if v in counts]}
-
-
-def styled(table: pd.DataFrame):
-    """The table as the notebook shows it (the main columns, 3 significant digits), its intervals' one level in
-    the headers of the estimate and CI columns and ``CI_NOTE`` as its caption."""
-    names = {"estimate": CI_HEADER, "ci_low": f"{CI_LEVEL}: low", "ci_high": f"{CI_LEVEL}: high"}
-    return (
-        table[SHOWN].rename(columns=names).style.format(precision=3, na_rep="-").hide(axis="index").set_caption(CI_NOTE)
-    )

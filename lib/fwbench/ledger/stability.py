@@ -69,26 +69,16 @@ def compare(results_a: Results, results_b: Results) -> tuple[pd.DataFrame, dict]
         "share_inside_other_ci": float(checks.mean()) if len(checks) else math.nan,
         "calibrated_share": CALIBRATED_SHARE,
     }
-    return both, summary
-
-
-def summary_lines(summary: dict) -> list[str]:
     share = summary["share_inside_other_ci"]
-    verdict = (
-        (
-            "intervals about calibrated"
-            if abs(share - CALIBRATED_SHARE) <= 0.1
-            else "intervals too narrow (run-to-run spread exceeds them)"
-            if share < CALIBRATED_SHARE
-            else "intervals wide"
-        )
-        if not math.isnan(share)
-        else "no intervals to compare"
+    # how the share of estimates inside the other run's CI compares with calibrated intervals' (template
+    # ``ledger_stability`` words it)
+    summary["calibration"] = (
+        "none"
+        if math.isnan(share)
+        else "calibrated"
+        if abs(share - CALIBRATED_SHARE) <= 0.1
+        else "narrow"
+        if share < CALIBRATED_SHARE
+        else "wide"
     )
-    lines = [
-        f"verdicts agree on {summary['verdicts_agree']} of {summary['claims']} claims"
-        + (f" (differ: {', '.join(summary['disagreeing_claims'])})" if summary["disagreeing_claims"] else ""),
-        f"estimates inside the other run's CI: {share:.0%} of {summary['estimates_compared']} "
-        f"(calibrated 95 % intervals give about {CALIBRATED_SHARE:.0%}): {verdict}",
-    ]
-    return lines
+    return both, summary
