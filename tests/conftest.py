@@ -1,6 +1,9 @@
 """Shared fixtures. The expensive one, ``smoke_notebooks``, runs every notebook once per test session under the
 ``smoke`` profile (through papermill, as `make reproduce` does) into a private store, figures dir and output
-dir; the notebook and site tests read what it produced."""
+dir. It is the one smoke store of the suite: the notebook and site tests read what it produced, and so do the
+tests that only read a smoke sweep's rows (VGG16, GEMM, ONNX, data-parallel, the concurrency test's reference)
+instead of running the same sweep again. Tests about running (the runner, resume, the cluster) still run their
+own."""
 
 from __future__ import annotations
 
@@ -18,6 +21,11 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 # Same order as the Makefile: by file name (the ledger, 05, reads the store after every notebook that makes trials).
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 TOOLS = REPO / "tools"  # the repository's scripts (not the package fwbench, which never imports them)
+
+# The harness self-test study (tests/selftest_study.py) is a plugin of the tests, registered as any study outside
+# the package is; every process a test starts (a sweep, its trials, Dask workers) inherits both variables.
+os.environ["FWBENCH_STUDIES"] = ",".join(filter(None, [os.environ.get("FWBENCH_STUDIES"), "selftest_study"]))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "tests"), os.environ.get("PYTHONPATH")]))
 
 
 def load_tool(name: str):

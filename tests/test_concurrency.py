@@ -3,8 +3,9 @@
 Two smoke sweeps (imdb and deepar, each ``python -m fwbench.cli run ... --profile smoke`` in its own process,
 started together) write into one new store (so they also race to create it) while this process reads it in a
 loop (``ResultsStore.trials`` and the analysis loaders) and runs ``fwbench export`` whenever a new trial has
-landed. The rows must be exactly those of the same two sweeps run one after the other into two separate stores:
-trial ids are deterministic from the config, so the sets of (trial_id, step, metric, row count) compare directly.
+landed. The rows must be exactly those of the same trials run one after the other, as the notebooks ran them into
+the session's shared smoke store: trial ids are deterministic from the config, so the sets of (trial_id, step,
+metric, row count) compare directly.
 
 To keep the test near two minutes the IMDB smoke grid is narrowed with ``--set`` to two trials (torch-eager and
 mxnet, 0 workers, no extra arms or scaling runs); the DeepAR smoke profile (two trials) runs as it is.
@@ -26,27 +27,22 @@ import pytest
 from fwbench import analysis
 from fwbench.errors import FwbenchError
 from fwbench.export import TABLES
+from fwbench.planning import plan
 from fwbench.store import ResultsStore
 
 pytestmark = pytest.mark.slow
 
+# study -> overrides; the IMDB grid narrowed to two trials, the DeepAR smoke profile as it is
 SWEEPS = {
-    "imdb": [
-        "run",
-        "imdb",
-        "--profile",
-        "smoke",
-        "--set",
-        "arms=['torch-eager','mxnet-imperative']",
-        "--set",
-        "workers=[0]",
-        "--set",
-        "extra_arms=[]",
-        "--set",
-        "scaling=False",
-    ],
-    "deepar": ["run", "deepar", "--profile", "smoke"],
+    "imdb": {"arms": ["torch-eager", "mxnet-imperative"], "workers": [0], "extra_arms": [], "scaling": False},
+    "deepar": {},
 }
+
+
+def cli_args(study: str, overrides: dict) -> list[str]:
+    sets = [arg for key, value in overrides.items() for arg in ("--set", f"{key}={value!r}")]
+    return ["run", study, "--profile", "smoke", *sets]
+
 
 # what a reader may hear before the sweeps have created the store: no file yet, or a file without tables yet
 EARLY = ("no results store at", "is empty, not an fwbench results store yet")
@@ -72,12 +68,15 @@ def finish(proc: subprocess.Popen, timeout: float = 900) -> str:
     return out
 
 
-def rows(store: Path) -> collections.Counter:
-    """(trial_id, step, metric, value count) of every measurement, and the trials with their status."""
+def rows(store: Path, ids: set | None = None) -> collections.Counter:
+    """(trial_id, step, metric, value count) of every measurement (of the trials in ``ids``, when given); every
+    such trial must be done."""
     s = ResultsStore.open_read(store)
-    m = s.measurements()
+    m, trials = s.measurements(), s.trials()
+    if ids is not None:
+        m, trials = m[m.trial_id.isin(ids)], trials[trials.trial_id.isin(ids)]
+        assert set(trials.trial_id) == ids, f"not in the smoke store: {sorted(ids - set(trials.trial_id))}"
     keys = collections.Counter(zip(m.trial_id, m.step, m.metric))
-    trials = s.trials()
     assert set(trials.status) == {"done"}, trials[["trial_id", "status", "error"]]
     return collections.Counter({(*k, n) for k, n in keys.items()})
 
@@ -91,15 +90,14 @@ def check_export(folder: Path) -> int:
     return len(t)
 
 
-def test_two_sweeps_a_reader_and_exports_share_one_store(tmp_path):
-    # the reference: each sweep alone, one after the other, into a store of its own
-    reference = collections.Counter()
-    for study, args in SWEEPS.items():
-        finish(start(args, tmp_path / f"alone-{study}.sqlite"))
-        reference += rows(tmp_path / f"alone-{study}.sqlite")
+def test_two_sweeps_a_reader_and_exports_share_one_store(tmp_path, smoke_notebooks):
+    # the reference: the same trials as the notebooks ran them, one sweep after the other, into the session's
+    # shared smoke store (conftest); trial ids are deterministic from the config, so the plans pick them out
+    planned = {t.trial_id for study, overrides in SWEEPS.items() for t in plan(study, "smoke", overrides)}
+    reference = rows(smoke_notebooks.store, planned)
 
     shared = tmp_path / "shared.sqlite"
-    sweeps = [start(args, shared) for args in SWEEPS.values()]
+    sweeps = [start(cli_args(study, overrides), shared) for study, overrides in SWEEPS.items()]
     reads, errors, stop = collections.Counter(), [], threading.Event()
 
     def reader():

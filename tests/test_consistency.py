@@ -135,10 +135,11 @@ def paper_pages(tmp_path_factory):
         pytest.skip("no committed paper store")
     out = tmp_path_factory.mktemp("paper-pages")
     store = ResultsStore.open_read(PAPER_STORE)
-    (out / "README.md").write_text(readme.render(Results(store, "paper")), encoding="utf-8")
-    (out / "results.md").write_text(readme.details(Results(store, "paper")), encoding="utf-8")
+    results = Results(store, "paper")  # one results object for every page, as `make readme` reads it
+    (out / "README.md").write_text(readme.render(results), encoding="utf-8")
+    (out / "results.md").write_text(readme.details(results), encoding="utf-8")
     report.build(out / "no-notebooks", out / "site", "paper", store=store, figures=out / "no-figures")
-    found = answer.compute(Results(store, "paper"))
+    found = answer.compute(results)
     for study in STUDIES:
         (out / f"notebook-{study}.md").write_text(prose.answer_study(found, study), encoding="utf-8")
     (out / "notebook-ledger.md").write_text(prose.answer_ledger(found), encoding="utf-8")

@@ -1,6 +1,6 @@
 """Nothing lost: crash isolation, a per-trial memory cap, timeouts, retries, and SIGKILL-and-resume.
 
-Uses the harness self-test study (``fwbench.studies.selftest``: trials of ~0.1-0.3 s that sleep and write
+Uses the harness self-test study (``tests/selftest_study.py``: trials of ~0.1-0.3 s that sleep and write
 deterministic values, or raise / abort / exit / allocate too much on purpose).
 """
 
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import psutil
 import pytest
+from selftest_study import METRICS, expected_value
 
 from fwbench.planning import plan
 from fwbench.runner import run_sweep
 from fwbench.store import ResultsStore
-from fwbench.studies.selftest import METRICS, expected_value
 
 REPO = Path(__file__).resolve().parents[1]
 EVIDENCE = REPO / "build" / "test-evidence"

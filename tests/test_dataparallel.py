@@ -178,19 +178,18 @@ def test_a_group_that_outlives_its_timeout_is_stopped():
 
 # -- the study through the runner, and C2 in the ledger --------------------------------------------------------
 @pytest.fixture(scope="module")
-def smoke_store(tmp_path_factory):
-    from fwbench.runner import run_sweep
-
-    store = ResultsStore(tmp_path_factory.mktemp("dataparallel") / "results.sqlite")
-    summary = run_sweep("dataparallel", "smoke", {"repeats": 2}, store=store, progress="none", timeout_s=600)
-    assert summary.ok, summary.failed
+def smoke_store(smoke_notebooks):
+    """The smoke sweep notebook 04 ran into the session's shared smoke store (conftest), every trial done."""
+    store = ResultsStore.open_read(smoke_notebooks.store)
+    trials = store.trials("dataparallel")
+    assert len(trials) and set(trials.status) == {"done"}, trials[["trial_id", "status", "error"]]
     return store
 
 
 def test_smoke_runs_both_arms_at_both_world_sizes(smoke_store):
     from fwbench.analysis import dataparallel
 
-    frame = dataparallel.per_trial(Results(smoke_store, "smoke", {"dataparallel": {"repeats": 2}}))
+    frame = dataparallel.per_trial(Results(smoke_store, "smoke"))
     assert len(frame) == 2 * 2 * len(STUDY.arm_names)  # both world sizes, 2 repeats
     assert set(zip(frame.arm, frame.world_size, strict=True)) == {(a, w) for a in STUDY.arm_names for w in (1, 2)}
     assert (frame.samples_per_s > 0).all() and (frame.median_step_s > 0).all()
@@ -211,7 +210,7 @@ def test_c2_is_a_labelled_analogue_with_cis(smoke_store):
     from fwbench.ledger.sources.overview import CLAIMS
 
     claim = next(c for c in CLAIMS if c.id == "C2")
-    j = judge(claim, ledger_data.load(Results(smoke_store, "smoke", {"dataparallel": {"repeats": 2}})))
+    j = judge(claim, ledger_data.load(Results(smoke_store, "smoke")))
     assert j["verdict"] == NOT_TESTABLE and j["analogue"]
     assert "labelled analogue" in j["reason"]
     labels = [p.label for p in j["parts"]]

@@ -5,12 +5,12 @@ is checked on planted rows whose answer is known. GPU variants are marked ``gpu`
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from conftest import SmokeRun
 
 from fwbench import prose
 from fwbench.analysis import Results
@@ -26,18 +26,14 @@ def ref(study: str, framework: str) -> str:
     return get_study(study).reference_arm(framework)
 
 
-def _run_smoke(study: str, tmp_path_factory):
-    from fwbench.runner import run_sweep
-
-    root = tmp_path_factory.mktemp(study)
-    store = ResultsStore(root / "results.sqlite")
-    old = os.environ.get("FWBENCH_ARTIFACTS")
-    os.environ["FWBENCH_ARTIFACTS"] = str(root / "artifacts")  # the trial processes inherit it
-    try:
-        summary = run_sweep(study, "smoke", store=store, progress="none", timeout_s=600)
-    finally:
-        os.environ.pop("FWBENCH_ARTIFACTS") if old is None else os.environ.__setitem__("FWBENCH_ARTIFACTS", old)
-    return summary, store, root
+def _smoke_sweep(study: str, smoke: SmokeRun):
+    """The smoke sweep of ``study`` that notebook 04 ran into the session's shared smoke store (conftest): its
+    trials, the store and the run's root (ONNX artifacts land in ``<root>/artifacts``, beside the store). Every
+    planned trial must be there and done."""
+    store = ResultsStore.open_read(smoke.store)
+    trials = store.trials(study)
+    assert len(trials) and set(trials.status) == {"done"}, trials[["trial_id", "status", "error"]]
+    return trials, store, smoke.root
 
 
 # -- VGG16 ----------------------------------------------------------------------------------------------------
@@ -57,8 +53,8 @@ def test_vgg16_layer_table_has_the_published_parameter_count():
 
 
 @pytest.fixture(scope="module")
-def vgg16_smoke(tmp_path_factory):
-    return _run_smoke("vgg16", tmp_path_factory)
+def vgg16_smoke(smoke_notebooks):
+    return _smoke_sweep("vgg16", smoke_notebooks)
 
 
 @pytest.mark.slow
@@ -68,10 +64,9 @@ def test_vgg16_smoke_records_raw_latencies_and_onednn_state(vgg16_smoke):
     from fwbench.analysis import inference
     from fwbench.studies import vgg16
 
-    summary, store, _ = vgg16_smoke
+    trials, store, _ = vgg16_smoke
     options = vgg16.STUDY.resolve("smoke")
-    assert summary.ok and summary.done == len(vgg16.grid(options)) == 5  # 2 arms x oneDNN on/off, JAX compiled
-    trials = store.trials("vgg16")
+    assert len(trials) == len(vgg16.grid(options)) == 5  # 2 arms x oneDNN on/off, JAX compiled
     assert (trials["summary.n_parameters"] == VGG16_PARAMETERS).all()
     jax = trials["config.arm"] == "jax-jit"
     assert jax.sum() == 1 and not trials.loc[jax, "summary.onednn_active"].any()
@@ -134,11 +129,11 @@ def test_vgg16_ratio_and_prose_follow_planted_latencies(tmp_path):
 
 # -- GEMM -----------------------------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_gemm_smoke_gflops_match_the_timings(tmp_path_factory):
+def test_gemm_smoke_gflops_match_the_timings(smoke_notebooks):
     from fwbench.analysis import inference
 
-    summary, store, _ = _run_smoke("gemm", tmp_path_factory)
-    assert summary.ok and summary.done == 3  # PyTorch, MXNet and JAX
+    trials, store, _ = _smoke_sweep("gemm", smoke_notebooks)
+    assert len(trials) == 3  # PyTorch, MXNet and JAX
     long = store.measurements("gemm")
     for _, g in long.groupby("trial_id"):
         n = int(g["config.n"].iloc[0])
@@ -215,16 +210,16 @@ def test_onnx_tables_follow_the_arm_table_on_planted_steps(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def onnx_smoke(tmp_path_factory):
-    return _run_smoke("onnx", tmp_path_factory)
+def onnx_smoke(smoke_notebooks):
+    return _smoke_sweep("onnx", smoke_notebooks)
 
 
 @pytest.mark.slow
 def test_onnx_round_trip_parity_and_recorded_errors(onnx_smoke):
     from fwbench.analysis import inference
 
-    summary, store, root = onnx_smoke
-    assert summary.ok and summary.done == 3
+    trials, store, root = onnx_smoke
+    assert len(trials) == 3
     steps = inference.onnx_steps(Results(store, "smoke")).set_index("step")
     assert steps.loc["torch-export", "status"] == "ok"
     if steps.loc["onnxruntime", "status"] == "unavailable":
@@ -242,7 +237,7 @@ def test_onnx_round_trip_parity_and_recorded_errors(onnx_smoke):
     assert len(artifacts) == 1 and (artifacts[0] / "model.onnx").stat().st_size > 1e6
     lat = inference.onnx_latency_table(inference.onnx_latencies(Results(store, "smoke")))
     assert {"torch", "onnxruntime"} <= set(lat.runtime) and set(lat.batch_size) == {1, 16}
-    for _, t in store.trials("onnx").iterrows():  # never two runtimes in one process
+    for _, t in trials.iterrows():  # never two runtimes in one process
         assert len(t["provenance.frameworks_imported"]) <= 1
 
 

@@ -513,7 +513,7 @@ def test_notebook_05_shows_the_ledger_of_the_store(smoke_notebooks):
     assert prose.ledger_rules() in markdown
     # 05 runs last: every study's rows were there when it ran, so it shows the ledger as built now
     table = L.build(results(store, "smoke"))
-    assert prose.ledger_summary(table, L.PRECEDENCE) in markdown
+    assert prose.ledger_verdicts(table, L.PRECEDENCE, summary=True) in markdown
     for claim_id, verdict in zip(table.claim_id, table.verdict):
         assert f">{claim_id}<" in html and verdict in html
 

@@ -247,7 +247,7 @@ def test_headline_comes_from_the_paper_run_when_stored_and_names_older_code(tmp_
 
     store = ResultsStore(tmp_store)
     assert readme.headline_profile(store) == "quick"
-    assert "Small-scale check" in readme._scale_note("quick", store)
+    assert "Small-scale check" in readme.scale_note("quick", store)
     current = get_study("deepar").code_version()
     for i, t in enumerate(
         plan(
@@ -269,7 +269,7 @@ def test_headline_comes_from_the_paper_run_when_stored_and_names_older_code(tmp_
     assert readme.headline_profile(store) == "quick"  # a partial paper run never stands in for the answer
     done, needed = readme.paper_progress(store)
     assert done == 1 and needed > 100  # one current trial of the checkout's plan (the other is old code)
-    note = readme._scale_note("paper", store)
+    note = readme.scale_note("paper", store)
     assert "The papers' scale" in note and "1 stored trial(s) of this profile were measured with older" in note
     _complete_paper_run(store)  # the whole plan (adaptive: its minimum blocks)
     assert readme.paper_progress(store)[0] == readme.paper_progress(store)[1]

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import load_tool
 
 import fwbench.sentiment as sentiment
 from fwbench.studies import get_study
@@ -332,7 +333,7 @@ def test_the_twins_learn_alike_step_by_step():
     """From the same arrays, on the same batches, PyTorch and MXNet take the same Adam steps: their per-step
     losses agree to float32 rounding (a twin with a gate order, a bias or a gradient scale of its own would
     part at the first steps). The check itself sees a small change of the learning rate."""
-    from fwbench import twin_check
+    twin_check = load_tool("twin_check")
 
     same = twin_check.check(TINY_TWIN_SPEC)
     assert len(same["losses"]) == 3  # PyTorch, MXNet and JAX (its own environment, numpy 2)

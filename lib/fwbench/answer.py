@@ -1,12 +1,10 @@
-"""The study's answer, computed once from the results store, in the words every page opens with.
+"""The study's answer, computed once from the results store: the facts every page opens with.
 
-``compute(results)`` gathers the numbers: the claims ledger's rows (``fwbench.ledger``: every claim's
-estimate is the ledger's, never recomputed here), the best-setting comparison of the fastest IMDB arm (the same
-held-out selection as claim A7), the IMDB test accuracy and the DeepAR MASE against the Monash paper's (the
-analysis modules' functions), the hardware and versions (``hardware``) and the trial count. ``markdown``
-renders them: the README's front page, the top of the post (``fwbench.report``) and the notebooks' closing
-cells show this one text, so a number cannot differ between them. Every number shared with another page is a
-``fwbench.quantity`` span, which ``fwbench.consistency`` reads back.
+``compute(results)`` gathers the claims ledger's rows (every claim's estimate is the ledger's, never recomputed
+here), the best-setting comparison of the fastest IMDB arm (claim A7's held-out selection), the IMDB test accuracy,
+the DeepAR MASE against the Monash paper's, the hardware and versions and the trial count. ``prose.answer_text``
+words them for the README's front page, the top of the post and the notebooks' closing cells, so a number cannot
+differ between them; every shared number is a ``fwbench.quantity`` span, which ``fwbench.consistency`` reads back.
 
 Which framework "is faster" is read off the interval, not the point estimate: above 1 with the whole interval
 above 1, below with the whole interval below; an interval that holds 1 is "no clear difference".
@@ -20,14 +18,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from . import ledger
-from .analysis import (
-    Results,
-    convergence,
-    cpu_models,
-    deepar,
-    deepar_conditions,
-    mase_reference,
-)
+from .analysis import Results, convergence, cpu_models, deepar, deepar_conditions, mase_reference
 from .frameworks import get_framework
 from .ledger.render import framework_versions
 from .ledger.rules import verdict_above
@@ -141,10 +132,9 @@ def _done(results: Results) -> pd.DataFrame:
 
 
 def hardware(trials: pd.DataFrame) -> dict:
-    """What the finished ``trials`` ran on (template ``answer_hardware``): ``models``, one per CPU model, the most
-    trials first, each ``{"name", "n", "parts"}`` with ``parts`` the (study, part, trials there, the part's trials
-    on every model) it ran; the core counts; the framework versions. A trial is counted where it ran, whatever its
-    config names."""
+    """What the finished ``trials`` ran on, where they ran whatever their configs name: ``models``, the most trials
+    first, each ``{"name", "n", "parts"}`` with ``parts`` the (study, part, trials there, the part's trials on every
+    model) it ran; the core counts; the framework versions."""
     if trials.empty:
         return {"models": [], "cores": [], "versions": {}}
     cpu = trials["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in trials else NOT_RECORDED
@@ -162,9 +152,7 @@ def hardware(trials: pd.DataFrame) -> dict:
 
 def trial_count(results: Results) -> Quantity:
     """The finished trials of the profile (each a fresh process): the one count every page states."""
-    t = _done(results)
-    n = len(t)
-    return Quantity("trials.done", float(n), n="trials", digits=6)
+    return Quantity("trials.done", float(len(_done(results))), n="trials", digits=6)
 
 
 def _favour(d: ledger.Data) -> dict | None:
@@ -209,11 +197,9 @@ def _limits(a: Answer, d: ledger.Data) -> dict:
 
 
 def cpu_limit(cpus: dict) -> dict:
-    """Which CPU the timings are of (``base``: the IMDB unnamed trials' condition, on the model that ran most of
-    them; None when unknown), whether every timed study's unnamed trials ran mostly on that model
-    (``every_study``), the IMDB setting's MXNet / PyTorch ratio there (``here``) and on every other CPU model
-    measured (``others``: condition and quantity), and the ``setting`` (``analysis.cpu_models``): a timing is a
-    fact about a CPU. The answer's first line names every model with the parts it ran."""
+    """Which CPU the timings are of (``base``: the IMDB unnamed trials' condition; None when unknown), whether every
+    timed study's unnamed trials ran mostly on that model (``every_study``), the IMDB ``setting``'s MXNet / PyTorch
+    ratio there (``here``) and on every other CPU model measured (``others``: condition and quantity)."""
     ratios = cpus.get("imdb_ratios") or []
     firsts = [next((c for c in cs if not c.named), None) for cs in cpus.get("conditions", {}).values() if cs]
     base = next((c for c in cpus.get("conditions", {}).get(cpu_models.IMDB, []) if not c.named), None)
@@ -279,11 +265,6 @@ def _compute(results: Results) -> Answer:
     return a
 
 
-def study_claims(study: str) -> list[str]:
-    """The ids of the claims judged on ``study``'s rows (the ledger's ``STUDY_OF``)."""
-    return [c for c, s in ledger.STUDY_OF.items() if s == study]
-
-
 def part_quantity(claim_id: str, k: int, part) -> Quantity:
     """Part ``k`` (from 1) of a claim as the named quantity ``claim.<id>.<k>``."""
     return Quantity(
@@ -294,7 +275,7 @@ def part_quantity(claim_id: str, k: int, part) -> Quantity:
 def claims(a: Answer, study: str) -> list[dict]:
     """The ledger's claims on one study (template ``answer_study``): each row with its parts, a part's estimate as
     the quantity ``claim.<id>.<k>`` (None where it was not measured)."""
-    rows = a.ledger[a.ledger.claim_id.isin(study_claims(study))]
+    rows = a.ledger[a.ledger.claim_id.map(ledger.STUDY_OF) == study]
     return [
         {
             "row": row,

@@ -98,7 +98,7 @@ def cmd_export(args) -> int:
         raise FwbenchError(f"-o {output} writes the single wide CSV; for Parquet name a folder (-o results)")
     store = ResultsStore.open_read(results_path())
     if single_csv or (output is None and not formats):  # the former wide table: a file, or standard output
-        frame = export.wide(store, args.study)
+        frame = store.measurements(args.study)
         if output:
             Path(output).parent.mkdir(parents=True, exist_ok=True)
             frame.to_csv(output, index=False)
@@ -163,8 +163,6 @@ def cmd_ledger(args) -> int:
 
 
 def _compare(args) -> int:
-    from pathlib import Path
-
     from . import prose
     from .analysis import Results
     from .ledger.stability import compare

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import ast
 
+from .cluster_connect import TLS_ENV
 from .errors import FwbenchError
 
 DESCRIPTION = "The ``fwbench`` command: the notebooks' work without notebooks, for headless and cluster use."
@@ -28,6 +29,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Options without a ``default`` default to None (argparse's own), ``action="append"`` ones included."""
     parser = _Parser(prog="fwbench", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -42,10 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="override a profile option (Python literal), repeatable",
     )
-    run.add_argument("--timeout", type=float, default=None, help="seconds per trial before it is failed")
+    run.add_argument("--timeout", type=float, help="seconds per trial before it is failed")
     run.add_argument(
         "--stop-file",
-        default=None,
         metavar="PATH",
         help="once PATH exists, stop after the trial that completes its setting's repeat block "
         "(a run in pieces never splits a block); rerun to resume",
@@ -61,7 +62,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--dataset",
         dest="datasets",
         action="append",
-        default=None,
         metavar="NAME",
         help="deepar: run only this Monash dataset (repeatable; narrows the profile)",
     )
@@ -69,7 +69,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--part",
         dest="parts",
         action="append",
-        default=None,
         metavar="PART",
         help="run only the planned trials of this part (repeatable; e.g. deepar's coverage): a piece of the plan",
     )
@@ -78,19 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
         dest="seeds",
         action="append",
         type=int,
-        default=None,
         metavar="N",
         help="deepar: run only this seed (repeatable; narrows the profile)",
     )
     run.add_argument(
-        "--memory-limit-mb",
-        type=int,
-        default=None,
-        help="cap each trial's address space (RLIMIT_AS); a trial going over is failed",
+        "--memory-limit-mb", type=int, help="cap each trial's address space (RLIMIT_AS); a trial going over is failed"
     )
     run.add_argument(
         "--scheduler",
-        default=None,
         metavar="ADDRESS",
         help="run the trials on a Dask cluster (tcp://HOST:8786, tls://..., or a scheduler file)",
     )
@@ -100,40 +94,29 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="with --scheduler: trials allowed to share one machine (default 1: timings alone)",
     )
-    for flag, env in (
-        ("--tls-ca-file", "FWBENCH_TLS_CA_FILE"),
-        ("--tls-cert", "FWBENCH_TLS_CERT"),
-        ("--tls-key", "FWBENCH_TLS_KEY"),
-    ):
-        run.add_argument(flag, default=None, help=f"with a tls:// scheduler (or set {env})")
+    for key, env in TLS_ENV.items():  # --tls-ca-file, --tls-cert, --tls-key
+        run.add_argument(f"--{key.replace('_', '-')}", help=f"with a tls:// scheduler (or set {env})")
 
     estimate = sub.add_parser("estimate", help="how long a profile takes on N workers, from the stored trials")
     estimate.add_argument("study", nargs="?")
-    estimate.add_argument("--workers", type=int, default=None, help="required unless --check")
+    estimate.add_argument("--workers", type=int, help="required unless --check")
     estimate.add_argument("--profile", default="full")
     estimate.add_argument(
         "--cpu",
-        default=None,
         metavar="VENDOR/FAMILY/MODEL",
         help="predict for this CPU model from its stored trials ('this': this machine's; default: the model most "
         "of the study's trials ran on)",
     )
     estimate.add_argument(
-        "--save",
-        default=None,
-        metavar="FILE",
-        help="also write the per-trial prediction to FILE (JSON), to check after the run",
+        "--save", metavar="FILE", help="also write the per-trial prediction to FILE (JSON), to check after the run"
     )
     estimate.add_argument(
-        "--check",
-        default=None,
-        metavar="FILE",
-        help="instead: set a saved prediction against what the store measured since",
+        "--check", metavar="FILE", help="instead: set a saved prediction against what the store measured since"
     )
 
     status = sub.add_parser("status", help="what is done / missing / failed")
-    status.add_argument("--study", default=None)
-    status.add_argument("--profile", default=None, help="also count the trials of this profile still missing")
+    status.add_argument("--study")
+    status.add_argument("--profile", help="also count the trials of this profile still missing")
     status.add_argument(
         "--adaptive",
         action="store_true",
@@ -144,7 +127,6 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "-o",
         "--output",
-        default=None,
         metavar="DIR",
         help="folder for measurements/trials/environments.<format> (default with --format: the "
         "store's folder); a FILE.csv writes the single wide CSV instead (so does no -o and no "
@@ -155,14 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
         dest="formats",
         action="append",
         choices=["csv", "parquet"],
-        default=None,
         help="table format, repeatable (--format csv --format parquet); default csv",
     )
-    export.add_argument("--study", default=None)
-    export.add_argument("--profile", default=None, help="only this profile's trials (e.g. paper, for results/paper)")
+    export.add_argument("--study")
+    export.add_argument("--profile", help="only this profile's trials (e.g. paper, for results/paper)")
 
     ledger = sub.add_parser("ledger", help="the claims ledger: one verdict per claim, computed from the store")
-    ledger.add_argument("-o", "--output", default=None, help="CSV file to write (default: a table on standard output)")
+    ledger.add_argument("-o", "--output", help="CSV file to write (default: a table on standard output)")
     ledger.add_argument("--profile", default="quick", help="whose trials to judge ('all': every row of the store)")
     ledger.add_argument(
         "--by-cpu",
@@ -173,7 +154,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--compare",
         nargs=2,
         metavar=("STORE_A", "STORE_B"),
-        default=None,
         help="stability check: two independent runs of one profile; exit 1 if a verdict differs",
     )
 
@@ -183,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     envs.add_argument("--rebuild", action="store_true", help="build them even when built and current")
     envs.add_argument("--lock", action="store_true", help="regenerate their locks from requirements.in (uv)")
     envs.add_argument("--tool", choices=["auto", "uv", "pip"], default="auto", help="builder (auto: uv if installed)")
-    envs.add_argument("--profile", default=None, help="only the environments this profile's plans need")
+    envs.add_argument("--profile", help="only the environments this profile's plans need")
     migrate = sub.add_parser(
         "migrate-fingerprints", help="carry stored trials across a code change that changed no trial's work"
     )
@@ -196,8 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.add_argument(
         "--study",
         action="append",
-        default=None,
         help="move only this study's trials (repeatable; default: every study whose fingerprint changed)",
     )
-    migrate.add_argument("--store", default=None, help="the results store (default: FWBENCH_RESULTS)")
+    migrate.add_argument("--store", help="the results store (default: FWBENCH_RESULTS)")
     return parser

@@ -1,20 +1,15 @@
 """Scale-out on a Dask distributed cluster: the Dask executor (``fwbench.cluster_connect`` makes its client).
 
-- ``DaskExecutor`` / ``run_trials``: sends trials to the cluster's workers. Each task is
-  ``fwbench.execute.execute``, which runs the trial in a fresh child process on the worker and returns a
-  framework-free record; the client hands it to the runner's ``record`` callback (which writes the one results
-  store) as futures complete (``distributed.as_completed``). The client decides where each trial goes: at most
-  ``trials_per_host`` trials run on one machine at a time (default 1, so timings never share a host), and every
-  row records how many did in ``provenance.trials_sharing_host``.
-  A worker that disappears has its trial resubmitted elsewhere (twice at most, then it is failed).
-- Trials that start a group of processes (``Study.slots``: the data-parallel study's world size) get that many
-  slots reserved on one host before they are sent: worker threads of that host that no other trial may take
-  while it runs. The task runs on the first reserved worker and the trial hands its processes their ranks itself
+- ``DaskExecutor`` sends trials to the workers. Each task is ``fwbench.execute.execute``; the client hands each
+  record to the runner's ``record`` callback as futures complete. The client decides placement: at most
+  ``trials_per_host`` trials on one machine at a time (default 1, so timings never share a host), recorded as
+  ``trials_sharing_host``. A worker that disappears has its trial resubmitted elsewhere (twice at most, then failed).
+- A trial that starts a group of processes (``Study.slots``) gets that many worker threads reserved on one host
+  before it is sent; the task runs on the first reserved worker and the trial hands its processes their ranks
   (``fwbench.dataparallel.group``). Dask has no gang scheduling, so the reservation is the client's: the head of
-  the queue waits until one host has the slots free (trials behind it wait too, so a large trial is not starved);
-  if no host has had that many slots for ``WORKER_WAIT_S``, the trial is failed with the reason. Losing the worker
-  the task runs on requeues the trial (its processes die with it); losing another reserved worker does not stop
-  it (its processes live on the first worker's host) and is recorded (``reserved_workers_lost``).
+  the queue waits until one host has the slots free (the trials behind it wait too, so a large trial is not
+  starved), and fails when no host has offered that many for ``WORKER_WAIT_S``. Losing the task's worker requeues
+  the trial; losing another reserved worker does not stop it and is recorded (``reserved_workers_lost``).
 
 ``distributed`` is imported lazily: without ``--scheduler`` nothing here is loaded.
 """
@@ -33,14 +28,14 @@ from .execute import execute
 from .studies import get_study
 
 MAX_RESUBMITS = 2
+POLL_S = 0.1  # the client's wait between looks at the queue and the futures
 
 
 # -- running ----------------------------------------------------------------------------------------------
 def _slots(client) -> dict[str, dict[str, int]]:
     """{host: {worker address: threads}} of the workers the scheduler knows now. Asked of the scheduler directly:
-    ``client.scheduler_info()`` returns the client's shared cache, which its periodic refresh overwrites with a
-    listing of no workers (it asks for 0), so under load a running trial's worker could look gone and the trial
-    was cancelled and sent again while the first copy ran on (seen 2026-11-26: JAX's quality seed 46 ran twice)."""
+    ``client.scheduler_info()`` is a cache its periodic refresh can overwrite with no workers, so under load a
+    running trial's worker could look gone and the trial be sent again while the first copy ran on."""
     hosts: dict[str, dict[str, int]] = defaultdict(dict)
     for address, info in client.sync(client.scheduler.identity, n_workers=-1)["workers"].items():
         hosts[info.get("host") or address.split("://")[-1].rsplit(":", 1)[0]][address] = int(info["nthreads"])
@@ -81,42 +76,41 @@ def largest_host(hosts: dict) -> int:
     return max((sum(workers.values()) for workers in hosts.values()), default=0)
 
 
+def _one_line(exc: Exception) -> str:
+    """The error's type and the first line of its message."""
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}"
+
+
 def preflight_here(study_name: str, module: str, options: dict) -> str | None:
-    """Runs on a Dask worker: the study's own check (``Study.preflight``) there, and what it found wrong (one
-    line: the error's type and first line), or None."""
+    """Runs on a Dask worker: what the study's own check (``Study.preflight``) found wrong there, or None."""
     try:
         get_study(study_name, module).preflight(options)
     except Exception as exc:  # noqa: BLE001 - every failure is reported to the client, one line per host
-        first = str(exc).splitlines()[0] if str(exc) else "no message"
-        return f"{type(exc).__name__}: {first}"
+        return _one_line(exc)
     return None
 
 
 class DaskExecutor:
     """Trials on a Dask cluster (``fwbench.executors`` explains the interface); owns the client."""
 
-    def __init__(self, client, timeout_s=None, memory_limit_mb=None, trials_per_host: int = 1, poll_s: float = 0.1):
+    def __init__(self, client, timeout_s=None, memory_limit_mb=None, trials_per_host: int = 1):
         self.client, self.timeout_s, self.memory_limit_mb = client, timeout_s, memory_limit_mb
-        self.trials_per_host, self.poll_s = trials_per_host, poll_s
+        self.trials_per_host = trials_per_host
 
     def close(self) -> None:
         self.client.close()
 
-    def _ask_workers(self, what: str, function, *args) -> dict:
-        """worker -> ``function(*args)`` run on every worker now (workers joining later are not asked); one line
-        when that fails."""
+    def _ask_workers(self, what: str, function, *args) -> dict[str, tuple[str, object]]:
+        """worker -> (its host, ``function(*args)`` run there), for every worker now (workers joining later are not
+        asked; the workers of one machine answer for that machine); one line when that fails."""
         try:
-            return self.client.run(function, *args)
+            by_worker = self.client.run(function, *args)
         except Exception as exc:  # noqa: BLE001 - e.g. a worker that cannot import fwbench
-            first = str(exc).splitlines()[0] if str(exc) else "no message"
             raise FwbenchError(
-                f"asking the Dask workers {what} failed ({type(exc).__name__}: {first}); can every worker import "
-                "fwbench?"
+                f"asking the Dask workers {what} failed ({_one_line(exc)}); can every worker import fwbench?"
             ) from None
-
-    def _host_of(self) -> dict[str, str]:
-        """worker address -> its host (the workers of one machine answer for that machine)."""
-        return {worker: host for host, workers in _slots(self.client).items() for worker in workers}
+        host_of = {worker: host for host, workers in _slots(self.client).items() for worker in workers}
+        return {worker: (host_of.get(worker, worker), answer) for worker, answer in by_worker.items()}
 
     def require_environments(self, trials: list) -> None:
         """Each worker host reports the state of the environments these trials need, resolved in its own
@@ -125,23 +119,18 @@ class DaskExecutor:
         planned = {t.env: t.env_lock for t in trials}
         if not planned:
             return
-        by_worker = self._ask_workers("for their environments", states_here, sorted(planned))
-        host_of = self._host_of()
-        answers = {host_of.get(worker, worker): states for worker, states in by_worker.items()}
+        answers = dict(self._ask_workers("for their environments", states_here, sorted(planned)).values())
         require_built_where(answers, planned)
 
     def require_preflight(self, study, options: dict) -> None:
         """Each worker runs the study's own check (``Study.preflight``) in its own environment: a worker started
         without the ``FWBENCH_DATA_DIR`` the client has, or on a host without the data, stops the sweep with one
         line before a trial is sent (else each trial it got would be stored as failed, seconds in)."""
-        by_worker = self._ask_workers(
-            f"to check {study.name}'s data", preflight_here, study.name, study.module, options
-        )
-        host_of = self._host_of()
+        answers = self._ask_workers(f"to check {study.name}'s data", preflight_here, study.name, study.module, options)
         problems: dict[str, list[str]] = {}
-        for worker, problem in sorted(by_worker.items()):
+        for _, (host, problem) in sorted(answers.items()):
             if problem is not None:
-                problems.setdefault(problem, []).append(host_of.get(worker, worker))
+                problems.setdefault(problem, []).append(host)
         if problems:
             where = "; ".join(f"on {', '.join(sorted(set(hosts)))}: {what}" for what, hosts in problems.items())
             raise FwbenchError(
@@ -151,29 +140,10 @@ class DaskExecutor:
             )
 
     def run(self, todo: list, record, bar) -> None:
-        run_trials(
-            self.client,
-            todo,
-            record,
-            bar,
-            timeout_s=self.timeout_s,
-            memory_limit_mb=self.memory_limit_mb,
-            trials_per_host=self.trials_per_host,
-            poll_s=self.poll_s,
-        )
+        run_trials(self.client, todo, record, bar, self.timeout_s, self.memory_limit_mb, self.trials_per_host)
 
 
-def run_trials(
-    client,
-    todo: list,
-    record,
-    bar,
-    *,
-    timeout_s=None,
-    memory_limit_mb=None,
-    trials_per_host: int = 1,
-    poll_s: float = 0.1,
-) -> None:
+def run_trials(client, todo: list, record, bar, timeout_s, memory_limit_mb, trials_per_host: int) -> None:
     """Run ``todo`` on the cluster, handing each outcome to ``record(trial, outcome, placement)`` as it arrives."""
     from distributed import as_completed
 
@@ -223,15 +193,11 @@ def run_trials(
                     elif now - unplaceable_since > WORKER_WAIT_S:
                         queue.popleft()
                         unplaceable_since = None
-                        _record_failure(
-                            record,
-                            trial,
-                            bar,
+                        error = (
                             f"needs {need} slots on one host; for {WORKER_WAIT_S:.0f} s the largest host has offered "
-                            f"{largest_host(hosts)}: start workers with more threads (dask worker --nthreads {need})",
-                            None,
-                            scheduler,
+                            f"{largest_host(hosts)}: start workers with more threads (dask worker --nthreads {need})"
                         )
+                        _record_failure(record, trial, bar, error, None, scheduler)
                         continue
                     break
                 unplaceable_since = None
@@ -293,7 +259,7 @@ def run_trials(
                     bar.t_trial = item.t0
                 bar.trial_finished(item.trial.label, outcome["status"], outcome["error"])
             if not ac.has_ready():
-                time.sleep(poll_s)
+                time.sleep(POLL_S)
     finally:
         for fut in inflight:
             fut.cancel()
@@ -301,16 +267,8 @@ def run_trials(
 
 def _record_failure(record, trial, bar, error, host, scheduler) -> None:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    outcome = {
-        "status": "failed",
-        "summary": {},
-        "measurements": [],
-        "provenance": {"host": host},
-        "started_at": stamp,
-        "ended_at": stamp,
-        "error": error,
-        "stderr_tail": None,
-    }
+    outcome = {"status": "failed", "summary": {}, "measurements": [], "provenance": {"host": host}, "error": error}
+    outcome |= {"started_at": stamp, "ended_at": stamp, "stderr_tail": None}
     bar.trial_started(trial.label)
     record(trial, outcome, {"runner": "dask", "scheduler": scheduler})
     bar.trial_finished(trial.label, "failed", error)

@@ -23,8 +23,7 @@ def check_address(address) -> None:
     if not isinstance(address, str) or not address:
         raise FwbenchError(f"scheduler must be an address like 'tcp://HOST:8786' or a scheduler file, got {address!r}")
     if address.startswith(("tcp://", "tls://")):
-        host_port = address.split("://", 1)[1]
-        host, _, port = host_port.rpartition(":")
+        host, _, port = address.split("://", 1)[1].rpartition(":")
         if not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise FwbenchError(f"scheduler address {address!r} has no valid host:port; e.g. tcp://10.0.0.5:8786")
         return
@@ -65,9 +64,8 @@ def make_security(tls_ca_file: str | None = None, tls_cert: str | None = None, t
     )
 
 
-def connect(address: str, security=None, timeout_s: float | None = None):
+def connect(address: str, security=None):
     """A client of the scheduler at ``address`` that has at least one worker, or a one-line error."""
-    timeout_s = CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
     check_address(address)
     if address.startswith("tls://") and security is None:
         raise FwbenchError(
@@ -84,11 +82,11 @@ def connect(address: str, security=None, timeout_s: float | None = None):
     log.setLevel(logging.CRITICAL)
     kwargs = {"scheduler_file": address} if address.endswith(".json") else {"address": address}
     try:
-        client = Client(**kwargs, security=security, timeout=timeout_s, set_as_default=False)
+        client = Client(**kwargs, security=security, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise FwbenchError(
-            f"cannot reach the Dask scheduler at {address} within {timeout_s:.0f} s ({reason}); "
+            f"cannot reach the Dask scheduler at {address} within {CONNECT_TIMEOUT_S:.0f} s ({reason}); "
             "start one (`dask scheduler --host 127.0.0.1`) or fix --scheduler"
         ) from None
     finally:

@@ -70,6 +70,5 @@ def _machines(trials) -> str:
     column = "provenance.boot_id"
     if trials.empty or column not in trials:
         return "-"
-    return str(trials[column].nunique()) + (
-        f" (+{int(trials[column].isna().sum())} trials unrecorded)" if trials[column].isna().any() else ""
-    )
+    unrecorded = int(trials[column].isna().sum())
+    return str(trials[column].nunique()) + (f" (+{unrecorded} trials unrecorded)" if unrecorded else "")

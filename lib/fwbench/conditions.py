@@ -1,21 +1,18 @@
 """The conditions a whole run is measured under, beyond its profile: the CPU model and the subnormal mode.
 
-A profile says what to run; a condition says under what. Both are keys of a trial's config, so of its id, and both
-are given as overrides of any study (``--set fp_mode=flush``, ``--set cpu=this``) and split off before the study
-sees its options:
+A profile says what to run; a condition says under what. Both are config keys (so part of a trial's id), given as
+overrides of any study (``--set fp_mode=flush``, ``--set cpu=this``) and split off before the study sees them:
 
 - ``fp_mode`` (``fwbench.floatmode``): ``default`` (the libraries' own choice) or ``flush`` (FTZ and DAZ set before
   the framework's import, checked in its threads).
-- ``cpu``: the CPU model (``vendor/family/model``, as ``provenance.cpu_key`` spells it) the trial must run on;
-  ``this`` names this machine's. A trial whose config names another model than its machine's is refused by the
-  trial process (and the local runner refuses the whole run first), so a piece for an Intel Xeon never lands in
-  the store from an AMD EPYC.
+- ``cpu``: the CPU model the trial must run on (``vendor/family/model`` as ``provenance.cpu_key`` spells it;
+  ``this``: this machine's). The trial process refuses another model's machine (the local runner refuses the
+  whole run first), so a piece for an Intel Xeon never lands in the store from an AMD EPYC.
 
-Decision (identity): at their defaults (``fp_mode=default``, no ``cpu``) neither key is written into the config, so
-every trial stored before conditions existed keeps its id. Those trials name no CPU: each records its model in
-its provenance, and the analysis keeps one model per timing comparison (``machines.one_cpu_model``). The same grid
-measured again on another CPU model is a run with ``cpu`` named: other ids, never resumed from the first CPU's
-rows, and selected by the analysis as a condition of its own (the same overrides), never pooled with the first.
+Decision (identity): at their defaults neither key is written into the config, so every trial stored before
+conditions existed keeps its id; those record their CPU model in their provenance, and the analysis keeps one model
+per timing comparison (``machines.one_cpu_model``). The same grid measured on another CPU model is a run with
+``cpu`` named: other ids, never resumed from the first CPU's rows, and selected as a condition of its own.
 """
 
 from __future__ import annotations

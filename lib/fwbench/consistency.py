@@ -4,22 +4,17 @@ that its page does not name.
 
     python -m fwbench.consistency reports/ README.md docs/
 
-The pages are whatever a reader sees: the site's HTML (the post and the notebook pages) and the Markdown pages
-(README.md, docs/*.md). A mention is a ``<span class="q" data-q=NAME ...>`` as ``Quantity.markup`` writes it;
-the check compares, per name, the stored values (value, interval, level: equal on every page to ``REL_TOL``) and,
-per name and form (as stored or inverse, with or without its interval), the text shown.
+Per name, the stored values (value, interval, level) must agree on every page to ``REL_TOL``, and per name and
+form (as stored or inverse, with or without its interval) so must the text shown.
 
 Conditions: mentions are grouped by the label their quantity declares (its name where it declares none). Where
 one label's mentions differ in a condition (a CPU model, a thread count, trials at once, a part of the study),
 each mention measured under a declared condition must name its words in its block (its table row, list item or
-paragraph), so a reader never sees one label with two numbers and no word telling them apart. A mention without
-declared conditions was measured under the headline's, which a page need not repeat.
+paragraph), so a reader never sees one label with two numbers and no word telling them apart.
 
-Decision (``REL_TOL``): stored values agree when they are equal to a relative 1e-9. Pages rendered on one machine
-from one computation agree exactly; the same store read on another CPU (another BLAS kernel, another order of a
-floating-point sum) gives the same intervals to the 15th digit only (C1's lower bound 1.115047833109518 on an Intel
-Xeon, ...519 on the AMD EPYC that wrote the README). A page that computed a number its own way differs by far more
-than 1e-9: the shown text rounds to 3 significant digits, so anything a reader could see differ is caught.
+Decision (``REL_TOL``): 1e-9. The same store read on another CPU (another BLAS kernel, another order of a
+floating-point sum) gives the same intervals to the 15th digit only; a page that computed a number its own way
+differs by far more, since the text shown rounds to 3 significant digits.
 """
 
 from __future__ import annotations
@@ -59,13 +54,12 @@ class Mention:
     block: str = field(default="", compare=False)  # the visible text around it: one mention wherever it sits
 
     def stored(self) -> tuple:
-        """The stored values (value, interval, level)."""
         return (self.value, self.ci_low, self.ci_high, self.level)
 
-    def agrees(self, other: Mention, rel_tol: float = REL_TOL) -> bool:
-        """The same stored values to ``rel_tol`` (NaN agrees with NaN only)."""
+    def agrees(self, other: Mention) -> bool:
+        """The same stored values to ``REL_TOL`` (NaN agrees with NaN only)."""
         return all(
-            (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=rel_tol, abs_tol=0.0)
+            (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=REL_TOL, abs_tol=0.0)
             for a, b in zip(self.stored(), other.stored(), strict=True)
         )
 
@@ -115,13 +109,18 @@ def collect(paths: list[Path]) -> list[Mention]:
     return [m for p in pages(paths) for m in mentions(p.read_text(encoding="utf-8", errors="replace"), str(p))]
 
 
+def _by(found: list[Mention], key: str) -> list[tuple[str, list[Mention]]]:
+    """The mentions grouped by attribute ``key``, the groups sorted."""
+    groups: dict[str, list[Mention]] = {}
+    for m in found:
+        groups.setdefault(getattr(m, key), []).append(m)
+    return sorted(groups.items())
+
+
 def disagreements(found: list[Mention]) -> list[str]:
     """One line per quantity shown with two values (or two texts for the same form); empty when consistent."""
-    by_name: dict[str, list[Mention]] = {}
-    for m in found:
-        by_name.setdefault(m.name, []).append(m)
     problems = []
-    for name, ms in sorted(by_name.items()):
+    for name, ms in _by(found, "name"):
         stored = []  # one representative per group of agreeing values
         for m in ms:
             if not any(m.agrees(s) for s in stored):
@@ -139,11 +138,8 @@ def disagreements(found: list[Mention]) -> list[str]:
 
 def unnamed_conditions(found: list[Mention]) -> list[str]:
     """One line per label whose mentions differ in a condition that a mention's block does not name."""
-    by_label: dict[str, list[Mention]] = {}
-    for m in found:
-        by_label.setdefault(m.label, []).append(m)
     problems = []
-    for label, ms in sorted(by_label.items()):
+    for label, ms in _by(found, "label"):
         keys = sorted({k for m in ms for k, _ in m.conditions})
         differing = [k for k in keys if len({dict(m.conditions).get(k) for m in ms}) > 1]
         unnamed = []

@@ -22,12 +22,10 @@ def check_device_available(device: str) -> None:
     if device != "cuda":
         return
     smi = shutil.which("nvidia-smi")
-    ok = False
-    if smi:
-        try:
-            ok = subprocess.run([smi, "-L"], capture_output=True, timeout=30).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ok = False
+    try:
+        ok = smi is not None and subprocess.run([smi, "-L"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
     if not ok:
         raise FwbenchError(
             "device='cuda' needs an NVIDIA GPU and driver (nvidia-smi -L failed or is missing); use device='cpu' here"

@@ -1,31 +1,24 @@
 """Declared environments: each trial runs in the Python environment its arm (or its study part) names.
 
-An environment is a declaration, one folder ``envs/NAME/`` holding
+An environment is a folder ``envs/NAME/`` holding ``requirements.in`` (the top-level packages, a ``# purpose:``
+line, optionally a ``# check: import a, b`` line that must run once it is built and ``# set: NAME=VALUE`` lines,
+variables every trial process of it gets, recorded as ``env_variables``), ``requirements.lock`` (every package
+pinned by ``make lock``; its hash is the environment's identity) and optionally ``constraints.txt`` and
+``overrides.txt`` (versions forced past a package's own metadata) used when locking.
 
-- ``requirements.in``: the top-level packages, a ``# purpose: ...`` line (what it is for), optionally a
-  ``# check: import a, b`` line (what must import once it is built) and ``# set: NAME=VALUE`` lines (variables
-  every trial process of the environment gets, recorded in its provenance as ``env_variables``);
-- ``requirements.lock``: every package pinned (made by ``make lock``; the hash of this file is the environment's
-  identity); optional ``constraints.txt`` and ``overrides.txt`` (versions forced past a package's own metadata)
-  used when locking.
+``fwbench envs --build`` (``make envs``) builds it into ``envs/NAME/.venv`` with uv where installed, else venv and
+pip, installing the lock with ``--no-deps`` (a lock is complete); after the ``check`` imports pass, the lock's hash
+is stamped into the venv: ``built`` when the stamp matches the lock, ``stale`` when not, ``missing`` when never built.
+``main`` is the project's own ``.venv`` (root lock, ``make setup``), whose trials run with the interpreter running
+fwbench.
 
-It is built into ``envs/NAME/.venv`` (gitignored) by ``fwbench envs --build`` (``make envs``): with ``uv`` where it
-is installed, else ``python -m venv`` and pip, installing the lock with ``--no-deps`` (a lock is complete). After
-the ``check`` imports pass, the lock's hash is stamped into the venv; an environment is ``built`` when its stamp
-matches its lock, ``stale`` when the lock changed since, ``missing`` when it was never built.
+Decision (trial identity): a config names its environment (``env``, ``env_lock``) only when it is not ``main``, so
+a ``main`` trial's id is what it was before environments existed and the committed paper store stays current;
+main's lock hash is in every trial's provenance. A relocked non-main environment makes its trials new trials.
 
-``main`` is the project's own environment: the root ``requirements.lock`` / ``constraints.txt`` installed into
-``.venv`` by ``make setup``; a trial in ``main`` runs with the interpreter running fwbench, as before.
-
-Decision (trial identity): a config names its environment only when it is not ``main`` (``env`` and ``env_lock``,
-the lock's hash, are added to the config by the runner), so a ``main`` trial's id is what it was before
-environments existed and the committed paper store stays current; main's lock hash is in every trial's provenance
-(``env``, ``env_lock``, beside the library versions). A relocked non-main environment makes its trials new trials.
-
-The trial's child process gets ``PYTHONPATH`` with the checkout's ``lib`` so it imports this ``fwbench``: an
-environment needs only what a trial process imports (numpy, pandas, scipy, psutil, platformdirs, and its framework).
-Extra declaration folders (a plugin's, a test's) are added with ``FWBENCH_ENVS=dir[:dir]`` (each a folder of
-``NAME/`` folders) or ``register_environment``.
+A trial child gets the checkout's ``lib`` on ``PYTHONPATH``, so an environment needs only what a trial process
+imports (numpy, pandas, scipy, psutil, platformdirs, its framework). ``FWBENCH_ENVS=dir[:dir]`` (folders of
+``NAME/`` folders) or ``register_environment`` add declarations (a plugin's, a test's).
 """
 
 from __future__ import annotations
@@ -69,20 +62,14 @@ class Environment:
     def lock(self) -> Path:
         return self.folder / "requirements.lock"
 
-    @property
-    def constraints(self) -> Path:
-        return self.folder / "constraints.txt"
-
-    @property
-    def overrides(self) -> Path:
-        return self.folder / "overrides.txt"
+    def _in_lines(self) -> list[str]:
+        if not self.requirements_in.exists():
+            return []
+        return [line.strip() for line in self.requirements_in.read_text().splitlines()]
 
     def _comment(self, key: str) -> str:
-        if not self.requirements_in.exists():
-            return ""
-        for line in self.requirements_in.read_text().splitlines():
-            m = re.match(rf"#\s*{key}:\s*(.*)", line.strip())
-            if m:
+        for line in self._in_lines():
+            if m := re.match(rf"#\s*{key}:\s*(.*)", line):
                 return m.group(1).strip()
         return ""
 
@@ -97,21 +84,13 @@ class Environment:
 
     def variables(self) -> dict[str, str]:
         """The ``# set: NAME=VALUE`` lines: variables set in every trial process of this environment."""
-        if not self.requirements_in.exists():
-            return {}
-        out = {}
-        for line in self.requirements_in.read_text().splitlines():
-            m = re.match(r"#\s*set:\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)", line.strip())
-            if m:
-                out[m.group(1)] = m.group(2).strip()
-        return out
+        found = (re.match(r"#\s*set:\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)", x) for x in self._in_lines())
+        return {m.group(1): m.group(2).strip() for m in found if m}
 
     def packages(self) -> list[str]:
         """The top-level package names of ``requirements.in`` (their versions go into every trial's provenance)."""
-        if not self.requirements_in.exists():
-            return []
         names = []
-        for line in self.requirements_in.read_text().splitlines():
+        for line in self._in_lines():
             line = line.split("#", 1)[0].strip()
             m = re.match(r"([A-Za-z0-9][A-Za-z0-9._-]*)", line)
             if m and not line.startswith("-"):
@@ -126,18 +105,15 @@ class Environment:
     @property
     def python(self) -> Path:
         """The environment's interpreter (for ``main``: the one running fwbench)."""
-        if self.name == MAIN:
-            return Path(sys.executable)
-        return self.venv / "bin" / "python"
+        return Path(sys.executable) if self.name == MAIN else self.venv / "bin" / "python"
 
     def state(self) -> str:
-        """``built``, ``missing`` (never built, or its interpreter is gone) or ``stale`` (lock changed since)."""
-        if self.name == MAIN:  # the running interpreter; stale only when make setup stamped another lock
-            stamp = self.venv / STAMP
-            if stamp.exists() and self.lock.exists() and stamp.read_text().strip() != self.lock_hash():
-                return "stale"
-            return "built"
+        """``built``, ``missing`` (never built, or its interpreter is gone) or ``stale`` (lock changed since);
+        ``main`` is the running interpreter, stale only when make setup stamped another lock."""
         stamp = self.venv / STAMP
+        if self.name == MAIN:
+            stale = stamp.exists() and self.lock.exists() and stamp.read_text().strip() != self.lock_hash()
+            return "stale" if stale else "built"
         if not self.python.exists() or not stamp.exists():
             return "missing"
         return "built" if stamp.read_text().strip() == self.lock_hash() else "stale"
@@ -158,10 +134,6 @@ class Environment:
                 f"run '{self.build_command()}'"
             )
 
-    def facts(self) -> dict:
-        """What a trial's provenance records of its environment (the parent's view)."""
-        return {"env": self.name, "env_lock": self.lock_hash() if self.lock.exists() else None}
-
 
 def states_here(names: list[str]) -> dict[str, tuple[str, str | None]]:
     """Name -> (state, lock hash) of each environment as this host declares and has built it; an environment
@@ -170,10 +142,8 @@ def states_here(names: list[str]) -> dict[str, tuple[str, str | None]]:
     out: dict[str, tuple[str, str | None]] = {}
     for name in names:
         env = declared.get(name)
-        if env is None:
-            out[name] = ("undeclared", None)
-        else:
-            out[name] = (env.state(), env.lock_hash() if env.lock.exists() else None)
+        lock = env.lock_hash() if env and env.lock.exists() else None
+        out[name] = (env.state(), lock) if env else ("undeclared", None)
     return out
 
 
@@ -264,8 +234,7 @@ def build(env: Environment, tool: str = "auto", log=print) -> float:
     if env.name == MAIN:
         raise FwbenchError("'main' is built by 'make setup' (.venv), not by fwbench envs")
     lock = env.lock
-    if not lock.exists():
-        raise FwbenchError(f"environment {env.name!r} has no lock file {lock}; run 'make lock'")
+    env.lock_hash()  # raises when there is no lock
     uv = uv_path() if tool in ("auto", "uv") else None
     if tool == "uv" and uv is None:
         raise FwbenchError("uv is not installed; 'pip install uv' (it is in requirements.lock) or use --tool pip")
@@ -276,17 +245,12 @@ def build(env: Environment, tool: str = "auto", log=print) -> float:
     if uv:
         log(f"{env.name}: uv venv + uv pip install --no-deps -r {lock.name}")
         _run([uv, "venv", "--quiet", "--python", sys.executable, str(env.venv)], f"uv venv {env.venv}")
-        _run(
-            [uv, "pip", "install", "--quiet", "--python", py, "--no-deps", "-r", str(lock), *pip_sources()],
-            f"installing environment {env.name!r} from {lock}",
-        )
+        install = [uv, "pip", "install", "--quiet", "--python", py, "--no-deps", "-r", str(lock), *pip_sources()]
     else:
         log(f"{env.name}: python -m venv + pip install --no-deps -r {lock.name}")
         _run([sys.executable, "-m", "venv", str(env.venv)], f"python -m venv {env.venv}")
-        _run(
-            [py, "-m", "pip", "install", "--quiet", "--no-deps", "-r", str(lock)],
-            f"installing environment {env.name!r} from {lock}",
-        )
+        install = [py, "-m", "pip", "install", "--quiet", "--no-deps", "-r", str(lock)]
+    _run(install, f"installing environment {env.name!r} from {lock}")
     verify(env)
     (env.venv / STAMP).write_text(env.lock_hash() + "\n")
     return time.perf_counter() - t0
@@ -309,10 +273,9 @@ def lock(env: Environment, log=print) -> None:
         raise FwbenchError("locking an environment needs uv; 'pip install uv' (it is in requirements.lock)")
     cmd = [uv, "pip", "compile", "--quiet", "--no-header", str(env.requirements_in)]
     cmd += ["--python-version", f"{sys.version_info.major}.{sys.version_info.minor}"]
-    if env.constraints.exists():
-        cmd += ["-c", str(env.constraints)]
-    if env.overrides.exists():
-        cmd += ["--override", str(env.overrides)]
+    for flag, name in (("-c", "constraints.txt"), ("--override", "overrides.txt")):
+        if (env.folder / name).exists():
+            cmd += [flag, str(env.folder / name)]
     proc = subprocess.run(cmd + pip_sources(), capture_output=True, text=True)
     if proc.returncode != 0:
         last = next((x for x in reversed(proc.stderr.splitlines()) if x.strip()), "no output")

@@ -5,14 +5,17 @@ from __future__ import annotations
 import heapq
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from . import conditions
+from .analysis.deepar import unrolled_window
+from .analysis.deepar_coverage import batch_cost, or_zero, trial_epochs
 from .data import monash
 from .errors import FwbenchError
 from .floatmode import DEFAULT
 from .machines import cpu_model_of
+from .pages import render_markdown
 from .planning import plan
 from .provenance import this_cpu
 from .studies import adaptive, get_study
@@ -35,31 +38,14 @@ class Estimate:
     adaptive: dict | None = None  # adaptive repeats: the rule and the expected times (``_adaptive_expectation``)
     cpu: str | None = None  # the CPU model whose stored trials it extrapolates from (None: every model, not recorded)
 
+    @property
+    def expected_s(self) -> float:
+        """The expected total: with adaptive repeats the rule's (``adaptive``), else the capped one."""
+        return self.adaptive["expected_s"] if self.adaptive else self.total_s
+
     def lines(self) -> list[str]:
-        out = [
-            f"{self.study}/{self.profile}: {self.n_trials} trials ({self.estimated_trials} estimated), "
-            f"extrapolated from {self.measured_trials} stored trials",
-            f"  from trials on CPU {self.cpu or 'not recorded'}; on that CPU, one machine, one trial at a time: "
-            f"{_human(self.total_s)} ({self.total_s / 3600:.1f} CPU-host hours)",
-            f"  on {self.n_workers} worker(s), one trial each: {_human(self.makespan_s)}",
-        ]
-        out += [f"    {group}: {_human(s)} in total" for group, s in sorted(self.by_group.items())]
-        out += [
-            f"    {group}: {n} trials NOT included (no stored trials of it; run the quick profile with it)"
-            for group, n in sorted(self.not_estimated.items())
-        ]
-        if self.adaptive:
-            a = self.adaptive
-            out += [
-                f"  {a['rule']}:",
-                f"    capped (every setting at {a['max_blocks']} blocks): {_human(self.total_s)} on one machine, "
-                f"{_human(self.makespan_s)} on {self.n_workers} worker(s)",
-                f"    expected ({a['min_blocks']} blocks, more where stored trials show the CI needs them; "
-                f"{a['expected_trials']} trials): {_human(a['expected_s'])} on one machine, "
-                f"{_human(a['expected_makespan_s'])} on {self.n_workers} worker(s)",
-            ]
-        out.append(f"  model: {self.model}")
-        return out
+        """``fwbench estimate``'s report (template ``estimate_lines``)."""
+        return render_markdown("estimate_lines", e=self, human=_human).split("\n")
 
 
 def _human(seconds: float) -> str:
@@ -78,19 +64,6 @@ def makespan(durations: list[float], n_workers: int) -> float:
     return max(loads) if durations else 0.0
 
 
-IMDB_MODEL = (
-    "trial = overhead[arm] + n_train * c_train * (epochs - 1 + warmup[arm]) + epochs * n_test * c_eval[arm]; "
-    "c_train = median seconds per training sample-epoch (epochs >= 2) of the stored trials of the same arm, "
-    "at the nearest stored threads, seq_len and DataLoader workers values (cost scaled linearly in seq_len "
-    "when that differs: the LSTM's work is linear in it); for a batch size not stored, a power law "
-    "c = a * batch^b fitted over the stored batch sizes (3 or more; else the nearest stored batch size's); "
-    "warmup = median ratio of epoch 1 to later epochs; overhead = median trial wall time not spent in epochs "
-    "(process start, imports, data load); c_eval = median eval seconds per test sample and time step, times "
-    "seq_len; both c_train and c_eval from the arm's trials nearest in oneDNN on/off, threads and seq_len "
-    "(in that order)"
-)
-
-
 def _nearest(rows: list[dict], key: str, value) -> list[dict]:
     """The rows whose ``key`` is the stored value nearest to ``value`` (ties: the smaller)."""
     best = min({r[key] for r in rows}, key=lambda x: (abs(x - value), x))
@@ -102,7 +75,7 @@ def _imdb_predictor(measured):
     per_epoch = measured[measured.step >= 0]  # whole-trial values (step -1, e.g. compile time) sit in the overhead
     pivot = per_epoch.pivot_table(index=["trial_id", "step"], columns="metric", values="value").reset_index()
     cfg = measured.drop_duplicates("trial_id").set_index("trial_id")
-    rows = []
+    by_arm = defaultdict(list)
     for tid, g in pivot.groupby("trial_id"):
         c = cfg.loc[tid]
         g = g.sort_values("step")
@@ -112,9 +85,8 @@ def _imdb_predictor(measured):
         steady = statistics.median(later) if len(later) else float(g["train_time_s"].iloc[0])
         in_epochs = float(g["train_time_s"].sum() + g["eval_time_s"].sum())
         onednn = c.get("config.onednn", True)
-        rows.append(
+        by_arm[c["config.arm"]].append(
             {
-                "arm": c["config.arm"],
                 "batch": int(c["config.batch_size"]),
                 "onednn": int(True if onednn != onednn or onednn is None else bool(onednn)),
                 "workers": int(c["config.num_workers"]),
@@ -126,9 +98,6 @@ def _imdb_predictor(measured):
                 "overhead": max(0.0, float(c["provenance.trial_wall_s"]) - in_epochs),
             }
         )
-    by_arm = defaultdict(list)
-    for r in rows:
-        by_arm[r["arm"]].append(r)
 
     def like(arm, threads, seq_len, onednn):
         """The arm's stored trials nearest in oneDNN, threads and sequence length (in that order), and the
@@ -180,29 +149,15 @@ def _imdb_predictor(measured):
     return predict, (lambda config: config["arm"]), set(by_arm)
 
 
-DEEPAR_MODEL = (
-    "trial = overhead + fit_fixed + warmup + epochs * batches_per_epoch * c_batch + predict [+ breakdown]; per arm "
-    "and dataset from its stored trials: c_batch = median seconds per training batch in the later epochs (the "
-    "first epoch's excess is the warm-up), fit_fixed = train time outside the epochs, predict = forecasting time, "
-    "overhead = trial wall time outside training, forecasting and the breakdown (process start, imports, data "
-    "load, scoring), breakdown = its stored seconds per batch of the pipeline pass plus the profiled epoch. A "
-    "dataset not stored for an arm takes the arm's nearest stored dataset by unrolled window (context + "
-    "prediction length), c_batch scaled linearly in the window and predict in window x series"
-)
+def _window(config, prefix: str = "") -> int:
+    """The unrolled window of a DeepAR trial config (``prefix``: ``config.`` for a stored trial's dotted keys)."""
+    lengths = (int(config.get(f"{prefix}{k}_length") or 0) for k in ("context", "prediction"))
+    return unrolled_window(*lengths)
 
 
-def _window(config: dict) -> int:
-    return int(config.get("context_length") or 0) + int(config.get("prediction_length") or 0)
-
-
-def _condition(config: dict) -> tuple[int, int]:
-    """(threads, background load) of a DeepAR trial config (dotted ``config.`` keys)."""
-    load, threads = config.get("config.background_load"), config.get("config.threads")
-
-    def whole(value) -> int:  # absent (None) or NaN in the wide frame: 0 (threads: no setting, the libraries chose)
-        return int(0 if value is None or value != value else value)
-
-    return whole(threads), whole(load)
+def _condition(config, prefix: str = "") -> tuple[int, int]:
+    """(threads, background load) of a DeepAR trial config; absent: 0 (threads: no setting, the libraries chose)."""
+    return int(or_zero(config.get(f"{prefix}threads"))), int(or_zero(config.get(f"{prefix}background_load")))
 
 
 def _deepar_predictor(measured):
@@ -211,24 +166,20 @@ def _deepar_predictor(measured):
     cfg = measured.drop_duplicates("trial_id").set_index("trial_id")
     for tid, g in measured.groupby("trial_id"):
         c = cfg.loc[tid]
-        whole = g[g.step == -1].set_index("metric").value
-        epochs = g[(g.metric == "epoch_time_s") & (g.step >= 0)].sort_values("step").value.to_numpy(float)
-        nb = float(c["config.num_batches_per_epoch"])
+        whole, epochs = trial_epochs(g)
         if not len(epochs) or "train_time_s" not in whole:
             continue
-        steady = statistics.median(epochs[1:]) if len(epochs) > 1 else float(epochs[0])
+        nb = float(c["config.num_batches_per_epoch"])
         breakdown = float(whole.get("data_time_s", 0.0)) + float(whole.get("cprofile_train_wall_s", 0.0))
         n_batches = nb * float(c["config.epochs"])
         forecast = "predict_time_s" in whole  # a coverage trial (``forecast`` False) trains only
         train, predict = float(whole["train_time_s"]), float(whole.get("predict_time_s", 0.0))
-        rows[(c["config.arm"], c["config.dataset"], _condition(c))].append(
+        rows[(c["config.arm"], c["config.dataset"], _condition(c, "config."))].append(
             {
-                "c_batch": steady / nb,
-                "warmup": float(epochs[0]) - steady if len(epochs) > 1 else 0.0,
-                "fit_fixed": max(train - float(epochs.sum()), 0.0),
+                **batch_cost(epochs, train, nb),
                 "predict": predict if forecast else None,
                 "series": float(whole.get("n_series", 1.0)),
-                "window": _window({k[7:]: v for k, v in c.items() if k.startswith("config.")}),
+                "window": _window(c, "config."),
                 "breakdown_per_batch": breakdown / n_batches if breakdown else 0.0,
                 "overhead": max(float(c["provenance.trial_wall_s"]) - train - predict - breakdown, 0.0),
             }
@@ -237,7 +188,7 @@ def _deepar_predictor(measured):
 
     def predict(config):
         arm, dataset = config["arm"], config["dataset"]
-        condition = _condition({f"config.{k}": v for k, v in config.items()})
+        condition = _condition(config)
         window = _window(config)
         same_arm = [k for k in parts if k[0] == arm]
         if not same_arm:
@@ -293,12 +244,6 @@ def _n_series(dataset: str, default: float) -> float:
         return default
 
 
-GENERIC_MODEL = (
-    "trial = a stored trial's own wall time when the same config is stored, else the median stored "
-    "trial wall time per epoch times the config's epochs (per-trial median if there are no epochs)"
-)
-
-
 def _generic_predictor(trials):
     walls = {tid: float(w) for tid, w in zip(trials.trial_id, trials["provenance.trial_wall_s"])}
     epochs_col = "config.epochs" if "config.epochs" in trials else None
@@ -313,14 +258,14 @@ def _generic_predictor(trials):
     return predict
 
 
-# studies with a cost model of their own (per-batch and per-trial costs apart); others use GENERIC_MODEL
-COST_MODELS = {"imdb": (_imdb_predictor, IMDB_MODEL), "deepar": (_deepar_predictor, DEEPAR_MODEL)}
+# studies with a cost model of their own (per-batch and per-trial costs apart; in words: template estimate_model);
+# the others use ``_generic_predictor``
+COST_MODELS = {"imdb": _imdb_predictor, "deepar": _deepar_predictor}
 
 
 def on_cpu(trials, cpu: str | None, fp_mode: str):
-    """The finished trials measured on CPU model ``cpu`` (None: the model with most of them) under ``fp_mode``
-    (where the store has any under it; else every mode, since the mode moves only some CPUs' timings), and the
-    model chosen. A prediction for one CPU is never made from another's trials: their arms do not scale together."""
+    """(The finished trials on CPU model ``cpu``, None: the one with most, under ``fp_mode`` where any are; the
+    model.) One CPU's prediction is never made from another's trials: their arms do not scale together."""
     if trials.empty or "provenance.cpu_id" not in trials:
         return trials, None
     models = trials["provenance.cpu_id"].map(cpu_model_of)
@@ -350,11 +295,9 @@ def stored_cpu_models(store, study: str | None = None) -> list[str]:
 def estimate_full_runtime(
     store, study: str, n_workers: int, profile: str = "full", overrides: dict | None = None, cpu: str | None = None
 ) -> Estimate:
-    """How long ``profile`` (default ``full``) of ``study`` takes on ``n_workers`` one-trial-at-a-time workers,
-    extrapolated from the trials already in ``store`` (e.g. the quick profile's) that ran on one CPU model:
-    ``cpu`` (``this``: this machine's), else the one the overrides' condition names, else the model most of the
-    study's trials ran on (so a page renders the same on every machine). The model is in ``Estimate.model``
-    (``COST_MODELS``, else ``GENERIC_MODEL``)."""
+    """How long ``profile`` of ``study`` takes on ``n_workers`` one-trial-at-a-time workers, extrapolated from the
+    trials in ``store`` that ran on one CPU model: ``cpu`` (``this``: this machine's), else the one the overrides'
+    condition names, else the model most of the study's trials ran on (so a page renders the same everywhere)."""
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
         raise FwbenchError(f"workers must be an integer >= 1, got {n_workers!r}; e.g. --workers 8")
     planned = full_plan = plan(study, profile, overrides)
@@ -375,12 +318,8 @@ def estimate_full_runtime(
     if study in COST_MODELS:
         measured = store.measurements(study)
         measured = measured[measured.trial_id.isin(set(trials.trial_id))]
-        fit, model = COST_MODELS[study]
-        predict, group, known = fit(measured)
-        left_out = defaultdict(int)
-        for t in planned:
-            if t.config["arm"] not in known:
-                left_out[t.config["arm"]] += 1
+        predict, group, known = COST_MODELS[study](measured)
+        left_out = Counter(t.config["arm"] for t in planned if t.config["arm"] not in known)
         if len(left_out) == len({t.config["arm"] for t in planned}):
             raise FwbenchError(
                 f"no stored {study} trials of arms {sorted(left_out)} to extrapolate from; run "
@@ -393,7 +332,6 @@ def estimate_full_runtime(
     else:
         predict = _generic_predictor(trials)
         durations = [predict(t.config, t.trial_id) for t in planned]
-        model = GENERIC_MODEL
         left_out = {}
     return Estimate(
         study,
@@ -405,7 +343,7 @@ def estimate_full_runtime(
         float(sum(durations)),
         makespan(durations, n_workers),
         dict(by_group),
-        model,
+        render_markdown("estimate_model", study=study),
         dict(left_out),
         {t.trial_id: d for t, d in zip(planned, durations)},
         _adaptive_expectation(store, study, profile, overrides, full_plan, planned, durations, n_workers),
@@ -429,13 +367,8 @@ def _adaptive_expectation(
         if adaptive.block_of(study, t.config) < need[adaptive.setting_key(study, t.config)]
     ]
     kept = [d for _, d in chosen]
-    return {
-        "rule": spec.line(),
-        "min_blocks": spec.min_blocks,
-        "max_blocks": spec.max_blocks,
-        "target": spec.target,
-        "expected_trials": len(kept),
-        "expected_s": float(sum(kept)),
-        "expected_makespan_s": makespan(kept, n_workers),
-        "expected_ids": [tid for tid, _ in chosen],
-    }
+    rule = dict(rule=spec.line(), min_blocks=spec.min_blocks, max_blocks=spec.max_blocks, target=spec.target)
+    expected = dict(
+        expected_trials=len(kept), expected_s=float(sum(kept)), expected_makespan_s=makespan(kept, n_workers)
+    )
+    return {**rule, **expected, "expected_ids": [tid for tid, _ in chosen]}

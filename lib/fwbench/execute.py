@@ -1,18 +1,17 @@
 """One trial, run in a fresh child process: the bottom layer that every executor calls.
 
-``execute(trial)`` writes the trial's spec (study, study module and the folder it is imported from, config, its
-environment), starts ``python -m fwbench.trial`` with the interpreter of the trial's environment
-(``fwbench.environments``, resolved on the host that runs it; a non-``main`` one gets the checkout's ``lib`` on
-``PYTHONPATH``) with the thread settings in its environment before any framework import and
-its own scratch working directory (Lightning and friends write logs into the cwd), and returns a framework-free
-outcome record: ``done`` with summary, measurements and provenance, or ``failed`` with the error and the tail of
-stderr (an exception, a crash by signal, a timeout, or going over ``memory_limit_mb``).
-Executors (``fwbench.executors`` locally, ``fwbench.cluster`` on Dask) call it; the runner stores the outcomes.
+``execute(trial)`` writes the trial's spec (study, its module, config, environment) and starts ``python -m
+fwbench.trial`` with the interpreter of the trial's environment (resolved on the host that runs it; a non-``main``
+one gets the checkout's ``lib`` on ``PYTHONPATH``), the thread settings in its environment before any framework
+import, and its own scratch working directory (Lightning and friends write logs into the cwd). It returns a
+framework-free outcome: ``done`` with summary, measurements and provenance, or ``failed`` with the error and the
+tail of stderr (an exception, a signal, a timeout, or going over ``memory_limit_mb``).
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import resource
@@ -45,11 +44,6 @@ class PlannedTrial:
     env_lock: str | None = None  # that environment's lock hash when the plan was made
     env_packages: tuple = ()  # its top-level packages: the trial records their versions
     slots: int = 1  # executor slots it occupies (a trial that starts a group of processes: their cores)
-
-
-def interpreter(trial: PlannedTrial) -> tuple[str, str | None, dict]:
-    """(python, extra PYTHONPATH entry, variables) for the trial's environment, resolved on this host."""
-    return interpreter_of(trial.env)
 
 
 def interpreter_of(env_name: str) -> tuple[str, str | None, dict]:
@@ -87,14 +81,11 @@ def _die_with_parent() -> None:
         pass
 
 
-def _child_preexec(memory_limit_mb: int | None):
-    def preexec() -> None:
-        if memory_limit_mb:
-            limit = int(memory_limit_mb) << 20
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        _die_with_parent()
-
-    return preexec
+def _child_preexec(memory_limit_mb: int | None) -> None:
+    if memory_limit_mb:
+        limit = int(memory_limit_mb) << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    _die_with_parent()
 
 
 def execute(trial: PlannedTrial, timeout_s: float | None = None, memory_limit_mb: int | None = None) -> dict:
@@ -107,7 +98,7 @@ def execute(trial: PlannedTrial, timeout_s: float | None = None, memory_limit_mb
         spec, result, stderr_path = tmp / "spec.json", tmp / "result.json", tmp / "stderr.txt"
         unresolved = None
         try:
-            python, lib, variables = interpreter(trial)
+            python, lib, variables = interpreter_of(trial.env)
         except FwbenchError as exc:  # an environment this host does not declare
             python, lib, variables, unresolved = "", None, {}, f"environment {trial.env!r}: {exc}"
         env_spec = {"name": trial.env, "lock": trial.env_lock, "packages": list(trial.env_packages)}
@@ -129,7 +120,7 @@ def execute(trial: PlannedTrial, timeout_s: float | None = None, memory_limit_mb
                         stdout=err,
                         stderr=err,
                         timeout=timeout_s,
-                        preexec_fn=_child_preexec(memory_limit_mb),
+                        preexec_fn=functools.partial(_child_preexec, memory_limit_mb),
                     )
                     rc = proc.returncode
             except subprocess.TimeoutExpired:
@@ -139,16 +130,8 @@ def execute(trial: PlannedTrial, timeout_s: float | None = None, memory_limit_mb
         tail = stderr_path.read_text(errors="replace").splitlines()[-STDERR_TAIL_LINES:]
         if rc == 0 and result.exists():
             out = json.loads(result.read_text())
-            return {
-                "status": "done",
-                "summary": out["summary"],
-                "measurements": out["measurements"],
-                "provenance": out["provenance"],
-                "started_at": out["started_at"],
-                "ended_at": out["ended_at"],
-                "error": None,
-                "stderr_tail": None,
-            }
+            kept = ("summary", "measurements", "provenance", "started_at", "ended_at")
+            return {"status": "done", **{key: out[key] for key in kept}, "error": None, "stderr_tail": None}
         if error is None:
             if rc is not None and rc < 0:
                 error = f"killed by signal {signal.Signals(-rc).name}"

@@ -1,16 +1,13 @@
-"""Executors: where trials run. The runner hands them trials and a ``record`` callback; they never call back
-into the runner. Both executors run each trial with ``fwbench.execute.execute`` (a fresh child process).
+"""Executors: where trials run, each with ``fwbench.execute.execute`` (a fresh child process). The runner hands
+them trials and a ``record`` callback; they never call back into the runner.
 
 - ``LocalExecutor``: one trial at a time on this machine (timings never share it).
-- ``fwbench.cluster.DaskExecutor``: the trials of a sweep on a Dask cluster, at most ``trials_per_host`` per
-  machine.
+- ``fwbench.cluster.DaskExecutor``: on a Dask cluster, at most ``trials_per_host`` per machine.
 
-An executor's ``require_environments(trials)`` stops a sweep, before any trial is sent, when an environment the
-trials need is not built and current where they would run (one line naming the command and the hosts).
-Its ``require_preflight(study, options)`` does the same for the study's own check (``Study.preflight``: its data
-is there and readable) where the trials will run; the runner runs it once, before the first trial is sent.
-Its ``run(trials, record, bar)`` calls ``record(trial, outcome, placement)`` as each trial ends, where
-``placement`` is what the store keeps about where it ran (runner, host sharing, memory cap).
+``require_environments(trials)`` and ``require_preflight(study, options)`` stop a sweep, before any trial is sent,
+when an environment the trials need is not built and current, or the study's own check (``Study.preflight``)
+fails, where they would run. ``run(trials, record, bar)`` calls ``record(trial, outcome, placement)`` as each
+trial ends, ``placement`` being what the store keeps about where it ran (runner, host sharing, memory cap).
 """
 
 from __future__ import annotations
@@ -48,15 +45,12 @@ class LocalExecutor:
         """Nothing more: the trials run on this machine, where the runner has just run ``study.preflight``."""
 
     def run(self, trials: list[PlannedTrial], record: Record, bar) -> None:
+        placement = {"runner": "local", "trials_sharing_host": 1, "memory_limit_mb": self.memory_limit_mb}
         for trial in trials:
             bar.trial_started(trial.label)
             outcome = execute(trial, timeout_s=self.timeout_s, memory_limit_mb=self.memory_limit_mb)
             try:  # record may stop the sweep (runner.StopRequested) once the trial is stored
-                record(
-                    trial,
-                    outcome,
-                    {"runner": "local", "trials_sharing_host": 1, "memory_limit_mb": self.memory_limit_mb},
-                )
+                record(trial, outcome, placement)
             finally:
                 bar.trial_finished(trial.label, outcome["status"], outcome["error"])
 

@@ -1,11 +1,9 @@
 """Results as tables: the store exported as three tidy tables linked by ids, in CSV and/or Parquet.
 
 - ``measurements``: ``trial_id, step, metric, value, unit``: one row per raw value (``step`` -1 = whole trial).
-- ``trials``: ``trial_id, study, arm, framework, status, profile, code_version, started_at, ended_at,
-  trial_wall_s, loadavg_1m, error, environment_id`` and the config as ``config.*`` columns: one row per trial.
-- ``environments``: ``environment_id`` and every provenance field that describes the machine and software
-  (versions, build features, CPU model, cpu_count, thread variables, git SHA + dirty flag, dataset checksums,
-  Python, OS, host, how the runner ran it), stored once per distinct environment instead of once per value.
+- ``trials``: ``TRIAL_COLUMNS`` and the config as ``config.*`` columns: one row per trial.
+- ``environments``: ``environment_id`` and every provenance field that describes the machine, software and data,
+  stored once per distinct environment instead of once per value.
 
 Decisions:
 - ``environment_id`` is the first 12 hex digits of the SHA-256 of the environment fields as canonical JSON:
@@ -17,12 +15,11 @@ Decisions:
   values mix types become text, so CSV and Parquet hold the same cells and Parquet gets one type per column;
   integer config values stay integers where another study has no such key (nullable ``Int64``).
 - Parquet is written by pyarrow with zstd compression and without pandas' schema metadata (which alone doubled
-  the size of a small export); ``pd.read_parquet`` reads it back with the same columns.
+  the size of a small export).
 - The three tables come from one read transaction of the store (``ResultsStore.snapshot``), so they agree even
   while sweeps are writing; each file is written beside its final name and renamed into place.
-- ``fwbench export -o FILE.csv`` still writes the former single wide CSV (every value with its trial's full
-  config and provenance; ``wide``), and so does ``fwbench export`` with neither ``-o`` nor ``--format`` (on
-  standard output: a pipe holds one table).
+- ``fwbench export -o FILE.csv``, and ``fwbench export`` with neither ``-o`` nor ``--format`` (standard output: a
+  pipe holds one table), write the single wide CSV (every value with its trial's config and provenance; ``wide``).
 """
 
 from __future__ import annotations
@@ -61,8 +58,7 @@ TRIAL_COLUMNS = [
 
 
 def unit_of(metric: str) -> str:
-    """The unit of a metric, from its name: ``*_per_s`` 1/s (``samples_per_s``), ``*_ms`` ms, ``*_s`` s,
-    ``*_pct`` %, ``*gflops*`` GFLOP/s, else "" (losses, accuracies, MASE, counts)."""
+    """The unit of a metric, from its name ("" for losses, accuracies, MASE, counts)."""
     name = metric.lower()
     if "gflops" in name:
         return "GFLOP/s"
@@ -72,32 +68,26 @@ def unit_of(metric: str) -> str:
     return ""
 
 
-def _registered_arm(trial_row):
-    """The trial's arm in its study's arm table (None for a study or arm this checkout does not declare)."""
+def _from_arm_table(trial_row, attribute: str, recorded: str) -> str:
+    """``attribute`` of the trial's arm in its study's arm table; for a study or arm this checkout does not declare
+    (old rows, benchmarks), the trial's own ``recorded`` column ("" when none)."""
     try:
         study = get_study(trial_row.get("study"))
-        return study.arm(trial_row.get(f"config.{study.arm_field}"))
+        arm = study.arm(trial_row.get(f"config.{study.arm_field}"))
     except FwbenchError:
-        return None
+        arm = None
+    value = getattr(arm, attribute) if arm is not None else trial_row.get(recorded)
+    return value if isinstance(value, str) else ""
 
 
 def arm_of(trial_row) -> str:
     """The trial's arm: its study's arm field (``arm``; the onnx study's ``step``, the self-test's ``mode``)."""
-    arm = _registered_arm(trial_row)
-    if arm is not None:
-        return arm.name
-    value = trial_row.get("config.arm")
-    return value if isinstance(value, str) else ""
+    return _from_arm_table(trial_row, "name", "config.arm")
 
 
 def framework_of(trial_row) -> str:
-    """The framework of a trial's arm from the study's arm table; for a study or arm this checkout does not
-    declare (old rows, benchmarks), the ``framework`` its trial process recorded ("" when none)."""
-    arm = _registered_arm(trial_row)
-    if arm is not None:
-        return arm.framework
-    value = trial_row.get("provenance.framework")
-    return value if isinstance(value, str) else ""
+    """The framework of a trial's arm, or the one its trial process recorded."""
+    return _from_arm_table(trial_row, "framework", "provenance.framework")
 
 
 def _present(value) -> bool:
@@ -152,25 +142,24 @@ def tables(store: ResultsStore, study: str | None = None, profile: str | None = 
     provenance = [json.loads(s) for s in raw.provenance]  # as stored: flattened columns would retype values
     envs = [environment_of(p) for p in provenance]
     env_ids = [environment_id(e) for e in envs]
-    rows = []
-    for (_, row), prov, env_id in zip(trials.iterrows(), provenance, env_ids):
-        rows.append(
-            {
-                "trial_id": row.trial_id,
-                "study": row.study,
-                "arm": arm_of(row),
-                "framework": framework_of(row),
-                "status": row.status,
-                "profile": row.profile,
-                "code_version": prov.get("code_version") or "",
-                "started_at": row.started_at,
-                "ended_at": row.ended_at,
-                "trial_wall_s": prov.get("trial_wall_s"),
-                "loadavg_1m": prov.get("loadavg_1m"),
-                "error": row.error,
-                "environment_id": env_id,
-            }
-        )
+    rows = [
+        {
+            "trial_id": row.trial_id,
+            "study": row.study,
+            "arm": arm_of(row),
+            "framework": framework_of(row),
+            "status": row.status,
+            "profile": row.profile,
+            "code_version": prov.get("code_version") or "",
+            "started_at": row.started_at,
+            "ended_at": row.ended_at,
+            "trial_wall_s": prov.get("trial_wall_s"),
+            "loadavg_1m": prov.get("loadavg_1m"),
+            "error": row.error,
+            "environment_id": env_id,
+        }
+        for (_, row), prov, env_id in zip(trials.iterrows(), provenance, env_ids)
+    ]
     config = trials[[c for c in trials.columns if c.startswith("config.")]].reset_index(drop=True)
     t = pd.concat([pd.DataFrame(rows, columns=TRIAL_COLUMNS), config], axis=1)
     t["arm"] = t["arm"].fillna("")
@@ -188,7 +177,7 @@ def _write_atomic(frame: pd.DataFrame, path: Path, fmt: str) -> None:
     try:
         if fmt == "csv":
             frame.to_csv(tmp, index=False)
-        else:  # without pandas' metadata (it doubles a small file's size; the tables have no index to restore)
+        else:  # without pandas' metadata (see the module docstring; the tables have no index to restore)
             import pyarrow as pa
             import pyarrow.parquet as pq
 
@@ -221,8 +210,3 @@ def write_tables(
             _write_atomic(frames[name], path, fmt)
             written.append(path)
     return written
-
-
-def wide(store: ResultsStore, study: str | None = None) -> pd.DataFrame:
-    """The former export: one row per raw value with its trial's flattened config, provenance and summary."""
-    return store.measurements(study)

@@ -23,8 +23,8 @@ def block_pages(readme: Path) -> list[Path]:
 
 
 def find_block(name: str, pages: list[Path]) -> Path:
-    """The one page of ``pages`` that holds block ``name``'s start marker (``replace_block`` then checks that its
-    end marker follows)."""
+    """The one page of ``pages`` that holds block ``name``'s start marker (``write_block`` then checks that its end
+    marker follows)."""
     start, end = markers(name)
     found = [page for page in pages if page.exists() for _ in range(page.read_text().count(start))]  # each copy
     if not found:
@@ -37,19 +37,14 @@ def find_block(name: str, pages: list[Path]) -> Path:
     return found[0]
 
 
-def replace_block(page: Path, name: str, text: str) -> None:
-    """Replace the text of block ``name`` on ``page`` with ``text``."""
+def write_block(name: str, text: str, readme: Path) -> Path:
+    """Replace block ``name`` with ``text`` on whichever page beside ``readme`` holds it (``find_block``); returns
+    the page written."""
+    page = find_block(name, block_pages(readme))
     start, end = markers(name)
     content = page.read_text()
     pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
     if not pattern.search(content):
         raise SystemExit(f"{page} has no {start} ... {end} block")
     page.write_text(pattern.sub(lambda _: f"{start}\n{text}\n{end}", content))
-
-
-def write_block(name: str, text: str, readme: Path) -> Path:
-    """Replace block ``name`` with ``text`` on whichever page beside ``readme`` holds it (``find_block``); returns
-    the page written."""
-    page = find_block(name, block_pages(readme))
-    replace_block(page, name, text)
     return page

@@ -66,16 +66,12 @@ def entries(path: Path = GLOSSARY) -> list[Entry]:
     """The entries of the glossary page (none when it is absent, e.g. an installed package without docs/)."""
     if not Path(path).is_file():
         return []
-    found, heading, body = [], None, []
-    for line in [*Path(path).read_text(encoding="utf-8").splitlines(), "### "]:
-        if line.startswith("### "):
-            if heading:
-                text = "\n".join(body).strip()
-                terms = terms_of(heading, text)
-                found.append(Entry(heading, f"g-{_slug(terms[0])}", terms, text))
-            heading, body = line[4:].strip(), []
-        elif heading is not None:
-            body.append(line)
+    found = []
+    for chunk in re.split(r"^### ", Path(path).read_text(encoding="utf-8"), flags=re.M)[1:]:
+        heading, _, body = (part.strip() for part in chunk.partition("\n"))
+        if heading:
+            terms = terms_of(heading, body)
+            found.append(Entry(heading, f"g-{_slug(terms[0])}", terms, body))
     return found
 
 
@@ -160,14 +156,12 @@ def link_first_uses(page: str, found: list[Entry]) -> str:
         token = m.group(0)
         out.append(token)
         pos = m.end()
-        if token == START:
-            frozen = True
-        elif token == END:
-            frozen = False
+        if token in (START, END):
+            frozen = token == START
         tag = _TAG.match(token)
         if tag and tag.group(2).lower() in depth and not tag.group(4) and not m.group(1):  # not a whole script
-            depth[tag.group(2).lower()] += -1 if tag.group(1) else 1
-            depth[tag.group(2).lower()] = max(depth[tag.group(2).lower()], 0)
+            name = tag.group(2).lower()
+            depth[name] = max(depth[name] + (-1 if tag.group(1) else 1), 0)
     tail = page[pos:]
     out.append(tail if frozen or any(depth.values()) else link_text(tail))
     return "".join(out)

@@ -1,25 +1,22 @@
 """Trials of one comparison that ran on different machines: the machine's speed taken out, setting by setting.
 
-A run made in pieces over several sessions lands on VMs that share a name, a CPU name and a core count but not a
-speed (the same IMDB trials ran 1.6x faster on 2026-11-24 than on 2026-11-23), so the repeat blocks of one setting
-can sit on different machines. Every arm of a setting runs in each block, back to back on one machine, so within a
-(setting, machine) cell the arms are balanced. ``machine_factors`` gives each complete cell a factor: the mean over
-the setting's arms of each arm's mean log time in the cell, against the same averaged over the setting's complete
-cells. Dividing a trial's times by its cell's factor takes the machine out (a two-way model: log time = arm +
-machine + noise) while the arms' ratios stay those measured within machines, and an interval over the adjusted
-trials is not widened by machine speed. Decisions:
+A run made in pieces lands on VMs that share a name, a CPU name and a core count but not a speed (the same IMDB
+trials once ran 1.6x faster than a day before), so the repeat blocks of one setting can sit on different machines.
+Every arm of a setting runs in each block, back to back on one machine, so within a (setting, machine) cell the
+arms are balanced. ``machine_factors`` gives each complete cell a factor: the mean over the setting's arms of each
+arm's mean log time in the cell, against the same averaged over the setting's complete cells. Dividing a trial's
+times by it takes the machine out (log time = arm + machine + noise) while the arms' ratios stay those measured
+within machines, so an interval over the adjusted trials is not widened by machine speed. Decisions:
 
-- With one machine in a setting nothing changes (factor exactly 1): every single-machine result is as before.
+- With one machine in a setting nothing changes (factor exactly 1).
 - A cell that lacks one of the setting's arms (a block split across machines: ``fwbench run --stop-file`` avoids
   it) cannot be adjusted; its trials are dropped from the comparison and counted, never pooled unadjusted.
-- The machine of a trial is its ``provenance.boot_id`` (one boot of one VM); trials stored before that field are
-  one machine, ``not recorded``.
-- A machine adjustment applies within one CPU model only (``one_cpu_model`` first): boots of one model differ in
-  speed by a common factor, but across models the arms do not move together (on an Intel Xeon MXNet slows more
-  than PyTorch, and subnormal floats slow the IMDB LSTM 5-13x where an AMD EPYC barely notices), so a factor
-  common to all arms would be false there.
-- The adjustment spends degrees of freedom the Welch interval does not know of (one per extra machine): with
-  several blocks per machine the interval is a little optimistic, which docs/paper-profile.md says.
+- A trial's machine is its ``provenance.boot_id``; trials stored without it are one machine, ``not recorded``.
+- The adjustment applies within one CPU model only (``one_cpu_model`` first): across models the arms do not move
+  together (on an Intel Xeon MXNet slows more than PyTorch, and subnormal floats slow the IMDB LSTM 5-13x where an
+  AMD EPYC barely notices), so a factor common to all arms would be false there.
+- It spends degrees of freedom the Welch interval does not know of (one per extra machine): with several blocks
+  per machine the interval is a little optimistic, which docs/paper-profile.md says.
 """
 
 from __future__ import annotations
@@ -29,9 +26,12 @@ import math
 import numpy as np
 import pandas as pd
 
+from .provenance import cpu_key
+
 MACHINE = "machine"
 CPU = "cpu"
 NOT_RECORDED = "not recorded"
+SCALED, INVERSE = ("train_time_s", "epoch_25k_s"), ("samples_per_s",)  # epoch columns: times, and rates
 
 
 def machine_of(boot_id) -> str:
@@ -39,10 +39,8 @@ def machine_of(boot_id) -> str:
 
 
 def cpu_model_of(cpu_id) -> str:
-    """The CPU model (vendor/family/model) of a recorded ``provenance.cpu_id``; ``not recorded`` before it was."""
-    if not isinstance(cpu_id, str) or not cpu_id:
-        return NOT_RECORDED
-    return "/".join(cpu_id.split("/")[:3])
+    """The CPU model (``provenance.cpu_key``) of a recorded ``provenance.cpu_id``; ``not recorded`` before it was."""
+    return cpu_key(cpu_id) or NOT_RECORDED
 
 
 def one_cpu_model(frame: pd.DataFrame, part: str = "part", exempt: tuple[str, ...] = ()) -> tuple[pd.DataFrame, dict]:
@@ -81,17 +79,11 @@ def machine_factors(cells: dict, arms) -> dict:
     return {m: math.exp(level - overall) for m, level in levels.items()}
 
 
-def centre_by_machine(
-    frame: pd.DataFrame,
-    setting: list[str],
-    arm: str = "arm",
-    value: str = "train_time_s",
-    scaled: tuple[str, ...] = ("train_time_s", "epoch_25k_s"),
-    inverse: tuple[str, ...] = ("samples_per_s",),
-) -> tuple[pd.DataFrame, int]:
-    """Epoch rows (``frame`` with a ``machine`` column) with the machine's speed divided out per ``setting``:
-    ``scaled`` columns divided by the cell's factor, ``inverse`` ones multiplied. Returns the frame and the number
-    of trials dropped for an incomplete cell. Frames with one machine come back as they are."""
+def centre_by_machine(frame: pd.DataFrame, setting: list[str]) -> tuple[pd.DataFrame, int]:
+    """Epoch rows (``frame`` with ``machine`` and ``arm`` columns) with the machine's speed divided out per
+    ``setting``: the factor is taken from ``train_time_s``, the ``SCALED`` columns are divided by it, the
+    ``INVERSE`` ones multiplied. Returns the frame and the number of trials dropped for an incomplete cell. Frames
+    with one machine come back as they are."""
     if frame.empty or MACHINE not in frame or frame[MACHINE].nunique() <= 1:
         return frame, 0
     parts, dropped = [], 0
@@ -101,18 +93,19 @@ def centre_by_machine(
             continue
         basis = group[group.epoch > 0] if "epoch" in group else group  # timed epochs: not the warm-up's JIT
         cells = {
-            m: {a: g[value].to_numpy() for a, g in c.groupby(arm, observed=True)} for m, c in basis.groupby(MACHINE)
+            m: {a: g["train_time_s"].to_numpy() for a, g in c.groupby("arm", observed=True)}
+            for m, c in basis.groupby(MACHINE)
         }
-        factors = machine_factors(cells, set(group[arm]))
+        factors = machine_factors(cells, set(group["arm"]))
         for m, cell in group.groupby(MACHINE):
             if m not in factors:
                 dropped += cell.trial_id.nunique()
                 continue
             cell = cell.copy()
-            for column in scaled:
+            for column in SCALED:
                 if column in cell:
                     cell[column] = cell[column] / factors[m]
-            for column in inverse:
+            for column in INVERSE:
                 if column in cell:
                     cell[column] = cell[column] * factors[m]
             parts.append(cell)

@@ -1,26 +1,19 @@
 """Carry a store's trials across a change of code that changed no trial's work (``fwbench migrate-fingerprints``).
 
-A trial's id holds the code fingerprint of its study (``Study.code_version``), so any edit to the fingerprinted
-sources, a refactor or a reformat included, turns every stored trial of that study stale. Rerunning is the honest
-default; for a refactor that provably changes no trial's work (same configs, same code paths: the grids compared
-before and after, the tests green), rerunning hours of measurement buys nothing. This module rewrites such trials
-to the current fingerprint instead, once, and says so in the store:
+A trial's id holds its study's code fingerprint (``Study.code_version``), so any edit to the fingerprinted sources
+turns every stored trial of that study stale. Rerunning is the honest default; for a refactor that provably changes
+no trial's work, this rewrites such trials to the current fingerprint instead, once, and says so in the store:
 
-- the *old* fingerprints are computed by the code of a named git commit itself (its ``lib/`` is unpacked into a
-  temporary folder and asked, in a separate process, for each study's ``code_version()``), so nothing here has to
-  know how fingerprints were computed then;
-- only trials whose recorded ``provenance.code_version`` equals their study's fingerprint at that commit move, to
-  ``trial_id(study, config, current fingerprint)``; their measurements move with them, in one transaction;
-- each moved trial keeps where it came from (``provenance.migrated_from``: every earlier identity, oldest first:
-  commit, old fingerprint and old trial id), and the
-  store's ``migrations`` table holds one row per study and migration (when, commit, old and new fingerprint,
-  trials moved, the reason given);
-- a trial whose new id is already stored (the same config measured again with the current code) is left alone;
+- the *old* fingerprints are computed by the code of a named git commit itself (its ``lib/`` unpacked into a
+  temporary folder and asked in a separate process), so nothing here has to know how they were computed then;
+- only trials whose recorded ``provenance.code_version`` is their study's fingerprint at that commit move, with
+  their measurements, in one transaction; a trial whose new id is already stored is left alone;
+- each moved trial keeps every earlier identity (``provenance.migrated_from``, oldest first), and the
+  ``migrations`` table holds one row per study and migration (when, commit, fingerprints, trials moved, reason);
 - it refuses, writing nothing, when no stored trial was measured with the commit's code, and says so when that
   migration was already done (running it twice changes nothing).
 
-Decision: the migration is a deliberate, recorded act by whoever changed the code, never automatic; the status of
-a migrated store reads exactly like a store measured with the current code.
+Decision: the migration is a deliberate, recorded act by whoever changed the code, never automatic.
 """
 
 from __future__ import annotations

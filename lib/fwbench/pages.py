@@ -1,16 +1,6 @@
 """Words in templates: a page's Markdown rendered from facts (frames, numbers, ``Quantity`` objects) by a Jinja
-template in ``templates/`` (``NAME.md.j2``), through one function, ``render_markdown``.
-
-The analysis returns facts and never prose; a template holds the words and the layout. The filters every template
-shares:
-
-- ``q``: a ``Quantity`` with its interval, as the span ``fwbench.consistency`` reads back (``q(inverse=True)``,
-  ``q(ci=False)`` as ``Quantity.markup`` takes them);
-- ``table``: a frame as a Markdown table (``columns``: ``{column: header}`` in order; ``formats``: ``{column:
-  format spec or callable}``; NaN shows as ``-``);
-- ``num``: a number to 3 significant digits (``digits`` to change it), as ``Quantity`` writes its values;
-- ``fixed`` (decimals, 2 by default), ``pct`` (a share as '12 %'), ``span`` (an interval 'low-high' or 'no CI'):
-  a table cell each, ``-`` for a missing value.
+template in ``templates/`` (``NAME.md.j2``), through one function, ``render_markdown``, with the filters below (``q``
+is ``Quantity.markup``: the span ``fwbench.consistency`` reads back).
 
 Decision: Markdown is not HTML-escaped (``autoescape`` off): the templates write Markdown and the spans are
 trusted markup made by ``Quantity``; a value from a frame is a number or a name of this study (an arm, a dataset,
@@ -27,31 +17,30 @@ from pathlib import Path
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from .quantity import Quantity
+from .quantity import Quantity, significant
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def num(value, digits: int = 3) -> str:
-    """``value`` to ``digits`` significant digits (thousands as whole numbers); ``-`` for NaN or None."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    """``value`` to ``digits`` significant digits, as ``Quantity`` writes its values; ``-`` for NaN or None."""
+    if _missing(value):
         return "-"
-    if isinstance(value, (int, float)):
-        return f"{value:.{digits}g}" if abs(value) < 10**digits else f"{value:,.0f}"
-    return str(value)
-
-
-def q(quantity: Quantity, inverse: bool = False, ci: bool = True) -> str:
-    return quantity.markup(inverse=inverse, ci=ci)
+    return significant(value, digits) if isinstance(value, (int, float)) else str(value)
 
 
 def table(frame: pd.DataFrame, columns: dict[str, str], formats: dict[str, str | Callable] | None = None) -> str:
-    """``frame``'s ``columns`` as a Markdown table (numbers right-aligned)."""
+    """``frame``'s ``columns`` (``{column: header}``, in order) as a Markdown table, numbers right-aligned; a cell
+    by its ``formats`` entry (a format spec or a callable), else ``num``; ``-`` for a missing value."""
     formats = formats or {}
 
     def cell(column: str, value) -> str:
         fmt = formats.get(column)
-        if value is None or (isinstance(value, float) and math.isnan(value)):
+        if _missing(value):
             return "-"
         if callable(fmt):
             return str(fmt(value))
@@ -62,13 +51,8 @@ def table(frame: pd.DataFrame, columns: dict[str, str], formats: dict[str, str |
         "| " + " | ".join(columns.values()) + " |",
         "|" + "|".join("---:" if numeric[c] else "---" for c in columns) + "|",
     ]
-    for _, row in frame.iterrows():
-        lines.append("| " + " | ".join(cell(c, row[c]) for c in columns) + " |")
+    lines += ["| " + " | ".join(cell(c, row[c]) for c in columns) + " |" for _, row in frame.iterrows()]
     return "\n".join(lines)
-
-
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def fixed(value, digits: int = 2) -> str:
@@ -101,7 +85,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
-    env.filters.update(q=q, table=table, num=num, fixed=fixed, pct=pct, span=span)
+    env.filters.update(q=Quantity.markup, table=table, num=num, fixed=fixed, pct=pct, span=span)
     env.globals["yes_no"] = yes_no
     return env
 

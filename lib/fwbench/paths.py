@@ -26,9 +26,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 def data_dir() -> Path:
     env = os.environ.get("FWBENCH_DATA_DIR")
-    if env:
-        return Path(env).expanduser().resolve()
-    return Path(platformdirs.user_cache_dir("fwbench")) / "data"
+    return Path(env).expanduser().resolve() if env else Path(platformdirs.user_cache_dir("fwbench")) / "data"
 
 
 def reference_dir() -> Path:

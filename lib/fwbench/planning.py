@@ -86,7 +86,9 @@ def plan(study_name: str, profile: str, overrides: dict | None = None) -> list[P
 
 def preflight(study_name: str, profile: str, overrides: dict | None = None) -> list[PlannedTrial]:
     """``plan`` plus the study's ``preflight(options)`` check (data present and readable)."""
-    return checked(study_name, profile, overrides)[2]
+    study, options = resolve(study_name, profile, overrides)
+    study.preflight(options)
+    return planned_trials(study, options, conditions.of_run(study_name, profile, overrides))
 
 
 class Preflight:
@@ -104,13 +106,6 @@ class Preflight:
             if self.elsewhere is not None:
                 self.elsewhere(self.study, self.options)
             self.done = True
-
-
-def checked(study_name: str, profile: str, overrides: dict | None):
-    """(study, options, trials) after the study's preflight check."""
-    study, options = resolve(study_name, profile, overrides)
-    study.preflight(options)
-    return study, options, planned_trials(study, options, conditions.of_run(study_name, profile, overrides))
 
 
 def _check_number(name: str, value, minimum: float, integer: bool = False, flag: str | None = None) -> None:

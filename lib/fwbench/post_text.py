@@ -65,7 +65,7 @@ def study_prose(a: answer.Answer, results: Results) -> dict:
     """Each study's lines in the post: the ledger's claims on its rows quoted from the answer (for DeepAR after
     the totals and accuracy), never recomputed here."""
     texts = {}
-    for study in {s for s in ledger.STUDY_OF.values()}:
+    for study in set(ledger.STUDY_OF.values()):
         text = prose.answer_study(a, study)
         if study == "deepar":
             trials = deepar_analysis.load_trials(results)
@@ -74,10 +74,6 @@ def study_prose(a: answer.Answer, results: Results) -> dict:
             text = prose.dataparallel_section(results) + "\n\n" + text
         texts[study] = [markdown_html(text)]
     return texts
-
-
-def convergence_lines(results: Results) -> list[str]:
-    return prose.convergence_summary(results)
 
 
 def environment(results: Results, metas: list[dict]) -> list[tuple[str, str]]:

@@ -1,16 +1,13 @@
 """Progress that works in a terminal, in JupyterLab and in a headless papermill run.
 
-- ``lines``: one line per finished trial (headless papermill runs, CI, logs): no carriage-return noise in
-  rendered HTML. Chosen when ``FWBENCH_HEADLESS=1`` (set by the Makefile and the tests around papermill), and
-  when stderr is no tty outside a notebook kernel.
-- ``bar``: a tqdm bar: the ``tqdm.notebook`` widget (ipywidgets) inside a Jupyter kernel, a text bar elsewhere.
+- ``lines``: one line per finished trial (papermill, CI, logs): no carriage-return noise in rendered HTML.
+- ``bar``: a tqdm bar: the ``tqdm.notebook`` widget inside a Jupyter kernel, a text bar elsewhere.
 
-``auto`` picks: headless -> lines; a Jupyter kernel (JupyterLab, Notebook: a ``ZMQInteractiveShell``) -> the
-widget, or lines when ipywidgets is missing (a text bar would print carriage returns into the cell); a terminal
--> the text bar; anything else -> lines. Decision: the kernel is detected from the running IPython shell, not
-from ``ipykernel`` merely being imported, and the widget is chosen explicitly (``tqdm.auto`` falls back to the
-text bar with a warning when ipywidgets is missing). Papermill runs kernels too, where widgets never update: they
-are headless only through ``FWBENCH_HEADLESS=1``, which every papermill call here sets.
+``auto`` picks: ``FWBENCH_HEADLESS=1`` (set around every papermill call: widgets never update there) -> lines; a
+Jupyter kernel -> the widget, or lines without ipywidgets (a text bar would print carriage returns into the cell);
+a terminal -> the text bar; anything else -> lines. Decision: the kernel is detected from the running IPython
+shell (a ``ZMQInteractiveShell``), not from ``ipykernel`` being imported, and the widget is chosen explicitly
+(``tqdm.auto`` falls back to the text bar with a warning when ipywidgets is missing).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """The prose of the pages: each section's facts (``fwbench.analysis``, ``fwbench.ledger``) rendered by its template
-(``pages.render_markdown``). The analysis and the ledger return facts and never words; the README, the notebooks, the
-post and the command line (``fwbench status``, ``fwbench estimate --check``) call these, so one section reads the same
-everywhere."""
+(``pages.render_markdown``). The README, the notebooks, the post and the command line (``fwbench status``,
+``fwbench estimate --check``) call these, so one section reads the same everywhere."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import pandas as pd
 
@@ -30,6 +31,15 @@ from .pages import render_markdown
 from .published import deepar2024
 
 
+def _section(template: str, facts: Callable[..., dict]) -> Callable[..., str]:
+    """A section that is only its facts in its words: ``template`` rendered with ``facts``' result."""
+
+    def render(*args, **kwargs) -> str:
+        return render_markdown(template, **facts(*args, **kwargs))
+
+    return render
+
+
 # ---------------------------------------------------------------------------------------------------- the answer
 def answer_text(a: answer.Answer, heading: str | None = "## The answer") -> str:
     """The answer with quantity spans: the README's front page, the post's first screen."""
@@ -45,7 +55,7 @@ def answer_text(a: answer.Answer, heading: str | None = "## The answer") -> str:
         full_hybrid_arm=answer.FULL_HYBRID_ARM,
         pt=answer.PT,
         cpu=a.limits.get("cpu"),
-        verdict_counts=ledger_verdict_counts(a.ledger, ledger.PRECEDENCE),
+        verdict_counts=ledger_verdicts(a.ledger, ledger.PRECEDENCE),
         post_ratio=deepar2024.post_ratio(),
         post_stated=deepar2024.CLAIMED_SPEEDUP,
         factors=deepar_factors(gap) if gap else "",
@@ -53,9 +63,8 @@ def answer_text(a: answer.Answer, heading: str | None = "## The answer") -> str:
     )
 
 
-def answer_cpu_limit(cpus: dict) -> str:
-    """Which CPU the timings are of, and the IMDB setting's ratio on every other CPU measured."""
-    return render_markdown("answer_cpu_limit", cpu=answer.cpu_limit(cpus))
+# which CPU the timings are of, and the IMDB setting's ratio on every other CPU measured
+answer_cpu_limit = _section("answer_cpu_limit", lambda cpus: {"cpu": answer.cpu_limit(cpus)})
 
 
 def answer_study(a: answer.Answer, study: str) -> str:
@@ -70,44 +79,20 @@ def answer_ledger(a: answer.Answer) -> str:
     return render_markdown("answer_ledger", rows=rows, ci_header=ledger_ci("header"), below_scale=ledger.BELOW_SCALE)
 
 
-def deepar_headline(trials: pd.DataFrame, profile: str) -> str:
-    """DeepAR's totals against the post's, the per-dataset spread and the accuracy."""
-    return render_markdown("deepar_headline", **deepar.headline_facts(trials, profile))
+# ---------------------------------------------------------------------------------------------------- DeepAR
+deepar_headline = _section("deepar_headline", deepar.headline_facts)  # totals, per-dataset spread, accuracy
+deepar_window = _section("deepar_window", deepar_conditions.window_facts)  # what the window explains of B
+deepar_variants = _section("deepar_variants", deepar_conditions.variants_facts)  # 1 thread, oneDNN off
+deepar_gap = _section("deepar_gap", deepar.gap_facts)  # the breakdown, steps by window, cProfile, hybridizing
+mase_report = _section("mase_reference", mase_reference.report_facts)  # our MASE against the Monash paper's
+deepar_versions = _section("deepar_versions", lambda table: {"table": table})  # the post's versions beside main
+# each framework's training cost per batch on every dataset the coverage part ran (``cost_rows``)
+deepar_costs = _section("deepar_costs", lambda rows: deepar_coverage.cost_facts(deepar_coverage.cost_table(rows)))
 
 
 def deepar_stopped_early(trials: pd.DataFrame) -> str:
     """Which trials stopped early (GluonTS' learning-rate floor), or that none did."""
     return render_markdown("deepar_headline", **{**deepar.headline_facts(trials, ""), "early_only": True})
-
-
-def deepar_window(trials: pd.DataFrame) -> str:
-    """What the window length explains of the post's ratio, from the main part's trials."""
-    return render_markdown("deepar_window", **deepar_conditions.window_facts(trials))
-
-
-def deepar_variants(table: pd.DataFrame) -> str:
-    """The variants part (1 thread, oneDNN off) beside the main part."""
-    return render_markdown("deepar_variants", **deepar_conditions.variants_facts(table))
-
-
-def deepar_versions(table: pd.DataFrame) -> str:
-    """The post's library versions beside the main part, each ratio within one environment."""
-    return render_markdown("deepar_versions", table=table)
-
-
-def deepar_gap(trials: pd.DataFrame) -> str:
-    """Where the DeepAR time goes: the breakdown, the network steps by window, forecasting, cProfile, hybridizing."""
-    return render_markdown("deepar_gap", **deepar.gap_facts(trials))
-
-
-def mase_report(trials: pd.DataFrame | None, table: pd.DataFrame | None = None) -> str:
-    """Our MASE against the Monash paper's per dataset and arm, with the goal's verdict."""
-    return render_markdown("mase_reference", **mase_reference.report_facts(trials, table))
-
-
-def deepar_costs(rows: pd.DataFrame) -> str:
-    """Each framework's training cost per batch on every dataset the coverage part ran (``cost_rows``)."""
-    return render_markdown("deepar_costs", **deepar_coverage.cost_facts(deepar_coverage.cost_table(rows)))
 
 
 def deepar_coverage_check(check: pd.DataFrame, summary_only: bool = False) -> str:
@@ -127,27 +112,24 @@ def deepar_chart(merged: pd.DataFrame, sentence_only: bool = False) -> str:
 
 
 def post_conditions(post: dict, answer: bool = False) -> str:
-    """B under the post's own conditions (``deepar_prediction.predictions``): the page's section, or the answer's
-    paragraph."""
-    name = "post_conditions_answer" if answer else "post_conditions"
-    return render_markdown(name, **deepar_prediction.facts(post))
+    """B under the post's own conditions (``deepar_prediction.predictions``): the section, or the answer's part."""
+    return render_markdown("post_conditions_answer" if answer else "post_conditions", **deepar_prediction.facts(post))
 
 
 def deepar_contention(result: dict) -> str:
     """The contention part per dataset and condition (``deepar_conditions.load``'s result)."""
-    facts = deepar_conditions.contention_facts(result["conditions"], result["rows"])
-    return render_markdown("deepar_contention", **facts)
+    return render_markdown(
+        "deepar_contention", **deepar_conditions.contention_facts(result["conditions"], result["rows"])
+    )
 
 
-def deepar_factors(result: dict) -> str:
-    """B's factor table and its reading (``deepar_conditions.load``'s result)."""
-    return render_markdown("deepar_factors", **deepar_conditions.factor_facts(result["factors"], result["total"]))
+# B's factor table and its reading (``deepar_conditions.load``'s result)
+deepar_factors = _section("deepar_factors", lambda r: deepar_conditions.factor_facts(r["factors"], r["total"]))
 
 
 # ---------------------------------------------------------------------------------------------------- IMDB
-def imdb_beside(frame: pd.DataFrame) -> str:
-    """JAX beside the reference arms (the beside part), or a line saying the profile has none."""
-    return render_markdown("imdb_beside", **imdb_jax.beside_facts(frame))
+imdb_beside = _section("imdb_beside", imdb_jax.beside_facts)  # JAX beside the reference arms, or that none ran
+convergence_accuracy = _section("convergence_accuracy", convergence.accuracy_facts)  # the quality part vs the bar
 
 
 def imdb_absent(kind: str, results: Results) -> str:
@@ -163,72 +145,35 @@ def convergence_summary(
     return render_markdown("convergence_summary", **facts).split("\n\n")
 
 
-def convergence_seed_runs(frame: pd.DataFrame) -> str:
-    """How the training-quality seeds ran (threads, trials at once), as one sentence."""
-    return render_markdown("convergence_seed_runs", runs=convergence.seed_runs(frame))
-
-
-def convergence_accuracy(frame: pd.DataFrame) -> str:
-    """The training-quality part against the accuracy bar, and how its seeds ran."""
-    return render_markdown("convergence_accuracy", **convergence.accuracy_facts(frame))
-
-
 # ---------------------------------------------------------------------------------------------------- beyond the posts
-def inference_summary(results: Results) -> str:
-    """The closing summary of notebook 04: VGG16, the GEMM peak and ONNX, every number from the store."""
-    return render_markdown("inference_summary", **inference.summary_facts(results))
-
-
-def onnx_errors(results: Results) -> str:
-    """Each ONNX step that did not work: the exact error, where it was raised, and why."""
-    return render_markdown("onnx_errors", **inference.onnx_error_facts(results))
-
-
-def thread_check(table: pd.DataFrame) -> str:
-    """Whether each framework's thread setting held (``inference.thread_check``'s table)."""
-    return render_markdown("thread_check", **inference.thread_check_facts(table))
-
-
-def dataparallel_section(results: Results) -> str:
-    """Data-parallel training: the tables and what two cores can and cannot show."""
-    return render_markdown("dataparallel", **dataparallel.section_facts(results))
-
-
-def framework_comparison_section(results: Results) -> str:
-    """If you are leaving MXNet today: per workload, the frameworks side by side, and the reading notes."""
-    return render_markdown("framework_comparison", **framework_comparison.facts(results))
-
+inference_summary = _section("inference_summary", inference.summary_facts)  # notebook 04's close: VGG16, GEMM, ONNX
+onnx_errors = _section("onnx_errors", inference.onnx_error_facts)  # each failed ONNX step: its error, where, why
+thread_check = _section("thread_check", lambda table: {"table": table})  # whether each thread setting held
+dataparallel_section = _section("dataparallel", dataparallel.section_facts)  # the tables, what two cores can show
+framework_comparison_section = _section("framework_comparison", framework_comparison.facts)  # leaving MXNet today
 
 # ---------------------------------------------------------------------------------------------------- the harness
+adaptive_table = _section("adaptive_table", adaptive.table_facts)  # half-widths in %, seconds rounded, totals
+estimate_accuracy_table = _section("estimate_accuracy", estimate_accuracy.check_facts)  # errors in %, minutes
+
+
 def adaptive_status(frame: pd.DataFrame, study: str, profile: str) -> list[str]:
     """What adaptive repeats did, as ``fwbench status`` says it (``adaptive.adaptive_report``'s frame)."""
     return [render_markdown("adaptive_status", study=study, profile=profile, **adaptive.status_facts(frame))]
 
 
-def adaptive_table(frame: pd.DataFrame) -> str:
-    """``adaptive.adaptive_report`` as a table (half-widths in %, seconds rounded), with a totals line."""
-    return render_markdown("adaptive_table", **adaptive.table_facts(frame))
-
-
-def estimate_accuracy_table(frame: pd.DataFrame) -> str:
-    """``estimate_accuracy.check_prediction`` as a table (errors in %, times in minutes)."""
-    return render_markdown("estimate_accuracy", **estimate_accuracy.check_facts(frame))
-
-
 # ---------------------------------------------------------------------------------------------------- the ledger
-def ledger_rules() -> str:
-    """The ledger's rules and tolerance, as the README and the post state them."""
-    return render_markdown("ledger_rules", **ledger.rules_facts())
+ledger_rules = _section("ledger_rules", ledger.rules_facts)  # the rules and tolerance, as the README and post say
 
 
-def ledger_verdict_counts(table: pd.DataFrame, order=None) -> str:
-    """'n1 verdict1, n2 verdict2, ...' (verdicts in ``order``, default most frequent first)."""
-    return render_markdown("ledger_verdicts", summary=False, **ledger_render.verdict_facts(table, order))
+def ledger_verdicts(table: pd.DataFrame, order=None, summary: bool = False) -> str:
+    """'n1 verdict1, n2 verdict2, ...' (verdicts in ``order``, default most frequent first); ``summary``: led by
+    'N claims: '."""
+    return render_markdown("ledger_verdicts", summary=summary, **ledger_render.verdict_facts(table, order))
 
 
-def ledger_ci(part: str = "note") -> str:
-    """The ledger's one interval level: ``level``, a column ``header`` or the tables' ``note``."""
-    return render_markdown("ledger_ci", part=part)
+# the ledger's one interval level: ``level``, a column ``header`` or the tables' ``note``
+ledger_ci = _section("ledger_ci", lambda part="note": {"part": part})
 
 
 def ledger_styled(table: pd.DataFrame):
@@ -240,17 +185,7 @@ def ledger_styled(table: pd.DataFrame):
     return shown.style.format(precision=3, na_rep="-").hide(axis="index").set_caption(ledger_ci())
 
 
-def ledger_stability(summary: dict) -> str:
-    """Two runs' ledgers side by side (``ledger.stability.compare``'s summary), as ``fwbench ledger --compare``
-    prints it."""
-    return render_markdown("ledger_stability", s=summary)
-
-
-def ledger_summary(table: pd.DataFrame, order=None) -> str:
-    """'N claims: n1 verdict1, n2 verdict2, ...'."""
-    return render_markdown("ledger_verdicts", summary=True, **ledger_render.verdict_facts(table, order))
-
-
-def threats(results: Results) -> str:
-    """The post's closing section, "What could make this answer wrong", from the store."""
-    return render_markdown("threats", **validity.threats_facts(ledger.load(results)))
+# two runs' ledgers side by side (``ledger.stability.compare``'s summary): ``fwbench ledger --compare``
+ledger_stability = _section("ledger_stability", lambda summary: {"s": summary})
+# the post's closing section, "What could make this answer wrong", from the store
+threats = _section("threats", lambda results: validity.threats_facts(ledger.load(results)))

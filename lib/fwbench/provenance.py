@@ -28,13 +28,8 @@ THREAD_ENV_VARS = (
 
 
 def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    fields = _cpuinfo_fields()
+    return fields["model name"] if "model name" in fields else platform.processor() or platform.machine()
 
 
 def cpu_id() -> str | None:
@@ -142,16 +137,15 @@ def framework_facts(frameworks: list[str]) -> dict:
     return facts
 
 
-# A trial counts as run on a busy machine when, during it, other processes kept more than this share of the
-# machine's CPUs busy, or the hypervisor stole more than STEAL_LIMIT of the time. The 1-minute load average at its
-# start is recorded but decides nothing: it decays over minutes, so after the sweep's own previous trial it is
-# about the thread count whatever else runs (every back-to-back trial on 2 cores read as busy).
+# A trial ran on a busy machine when other processes kept more than this share of its CPUs busy, or the hypervisor
+# stole more than STEAL_LIMIT of the time. The 1-minute load average at its start is recorded but decides nothing:
+# it decays over minutes, so after the sweep's own previous trial it reads as busy whatever else runs.
 OTHER_BUSY_LIMIT = 0.25
 STEAL_LIMIT = 0.05
 
 
 class MachineLoad:
-    """CPU time of the whole machine and of this process tree between ``start()`` and ``stop()``: how busy the
+    """CPU time of the whole machine and of this process tree between its creation and ``stop()``: how busy the
     machine was with other work (``other_busy_frac``) and the hypervisor's steal (``steal_frac``)."""
 
     def __init__(self):
@@ -188,6 +182,4 @@ class MachineLoad:
             reasons.append(f"other processes used {100 * other:.0f} % of the CPUs")
         if out["steal_frac"] > STEAL_LIMIT:
             reasons.append(f"CPU steal {100 * out['steal_frac']:.0f} %")
-        out["busy_machine"] = bool(reasons)
-        out["busy_reasons"] = reasons
-        return out
+        return {**out, "busy_machine": bool(reasons), "busy_reasons": reasons}

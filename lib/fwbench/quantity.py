@@ -1,23 +1,16 @@
 """A named quantity: one number with its interval, computed once and written the same way on every page.
 
-Every number the post, the README, the notebooks and the ledger share is a ``Quantity`` with a stable ``name``
-(``"claim.B"``, ``"imdb.accuracy.torch-eager"``, ...). Pages never format such a number themselves: they call
-``markup``, which wraps the text in ``<span class="q" data-q=NAME data-v=VALUE ...>`` carrying the exact value,
-interval and level. The span is plain inline HTML, so it reads the same in the rendered post, in a notebook's
-Markdown output and on GitHub's rendering of README.md; ``fwbench.consistency`` reads the spans back from every
-page and fails when one name carries two values.
+Every number the pages and the ledger share is a ``Quantity`` with a stable ``name`` (``"claim.B"``,
+``"imdb.accuracy.torch-eager"``, ...). Pages never format such a number themselves: ``markup`` wraps its text in a
+``<span class="q" data-q=NAME data-v=VALUE ...>`` carrying the exact value, interval and level, plain inline HTML
+that reads the same in the post, a notebook's output and GitHub's README; ``fwbench.consistency`` reads the spans
+back from every page and fails when one name carries two values.
 
-A quantity may be shown the other way round (``inverse=True``: 1 / value and its interval flipped, e.g. a
-PyTorch / MXNet ratio quoted as MXNet / PyTorch); the span says so (``data-form="inverse"``) and still carries the
-stored orientation's values, so the check compares like with like.
-
-Conditions: a quantity measured under other conditions than the headline's (part, CPU model, threads, trials at
-once) declares them (``conditions``: what -> the words a page names it by) and the ``label`` a reader sees it
-under, so the check can ask each page that shows it to name those words beside it; none declared: the headline's.
-
-Intervals: ``confidence`` is the level the interval was computed at. A level above ``stats.CONFIDENCE`` is a
-Bonferroni-widened part of a claim with several parts (``ledger.judge``): together the claim's intervals hold at
-95 %, so the text says "95 % family-wise CI" rather than a per-row level a reader would have to reconcile.
+Shown the other way round (``inverse=True``: 1 / value, the interval flipped), the span says so and still carries
+the stored orientation's values. A quantity measured under other conditions than the headline's declares them
+(``conditions``: what -> the words a page names it by) and the ``label`` a reader sees it under, so the check can
+ask each page that shows it to name them. A level above ``stats.CONFIDENCE`` is a Bonferroni-widened part of a
+claim with several parts (``ledger.judge``): the text says "95 % family-wise CI", the level the claim holds at.
 """
 
 from __future__ import annotations
@@ -31,7 +24,8 @@ from dataclasses import dataclass, field
 from .stats import CONFIDENCE
 
 
-def _num(x: float, digits: int) -> str:
+def significant(x: float, digits: int) -> str:
+    """``x`` to ``digits`` significant digits; from 10**digits on, a whole number with thousands separators."""
     return f"{x:.{digits}g}" if abs(x) < 10**digits else f"{x:,.0f}"
 
 
@@ -74,12 +68,12 @@ class Quantity:
         value, low, high = self.shown(inverse)
         if math.isnan(value):
             return "n/a"
-        head = f"{_num(value, self.digits)}{self.unit}"
+        head = f"{significant(value, self.digits)}{self.unit}"
         if not ci:
             return head
         if not self.has_ci:
             return f"{head} (no CI)"
-        return f"{head} ({self.level_text()} CI {_num(low, self.digits)}-{_num(high, self.digits)})"
+        return f"{head} ({self.level_text()} CI {significant(low, self.digits)}-{significant(high, self.digits)})"
 
     def markup(self, inverse: bool = False, ci: bool = True) -> str:
         """The text in a ``<span>`` that carries the quantity's name and stored values (see the module docstring)."""

@@ -3,30 +3,23 @@ results store at build time, viewable offline from any static host as it is.
 
     python -m fwbench.report --executed build/executed --out reports [--profile quick]
 
-- each executed notebook -> ``<name>.html`` (nbconvert, code and prompts hidden, figures inline as base64, the
-  ``fwbench`` template: the lab look without require.js/MathJax/mermaid/widgets from CDNs);
-- ``index.html`` from ``templates/post.html.j2``: every number computed here from the store;
-- ``figures/``: the PNGs the post shows, copied from ``fwbench.paths.figures_dir()`` (only those written by this
-  run of the notebooks, so a stale figure from an older run never appears);
-- ``ledger.csv``: the claims ledger (``fwbench.ledger``);
-- ``data/``: the results store the post was built from, the profile's tables and ``requirements.lock``
-  (``fwbench.site_files``).
-The post has one section per registered study (``fwbench.studies.all_studies``: its title, the arms that ran and
-the figures whose names start with its ``figure_prefix``), plus the convergence curves, the ledger and a glossary.
+- each executed notebook -> ``<name>.html`` (nbconvert, code and prompts hidden, figures inline, the ``fwbench``
+  template: the lab look without require.js/MathJax/mermaid/widgets from CDNs);
+- ``index.html`` from ``templates/post.html.j2``: every number computed here from the store, one section per
+  registered study, the convergence curves, the ledger and a glossary;
+- ``figures/``: the PNGs the post shows, only those written by this run of the notebooks (never a stale one);
+- ``ledger.csv``: the claims ledger; ``data/``: the store, the profile's tables and the lock file (``site_files``).
 
 Decisions:
-- **Only what ran.** A study's arm table lists the arms with finished trials of the shown profile's plan in the
-  store (``fwbench.analysis.arms_that_ran``, the rows every table reads); one sentence names the declared arms
-  that did not run and why (not in the profile's plan, or planned and not stored). The registry's full table is
-  documented in docs/methods.md#arms ("Arms as declared").
-- **Links.** Every link is relative and points into the site folder, so the site works from any static host: the
-  store, the tables and the lock file are copied or exported into ``data/`` at build time (``site_files``:
-  the decision is written there). The repository is linked by its address, from ``git remote get-url origin``,
-  else ``pyproject.toml``'s ``[project.urls]``; with neither, a sentence names the commit (no made-up address).
-- **Glossary.** ``docs/glossary.md`` is the one source of the definitions (``fwbench.glossary``): the post
-  renders it as its "Glossary" section, one anchor per entry, and links the first use of each term in the page.
-- **One confidence level per table.** The ledger's estimate column says "95 % family-wise CI" in its header and
-  the rows print no level of their own (template ``ledger_ci``).
+- **Only what ran.** A study's arm table lists the arms with finished trials of the shown profile's plan
+  (``fwbench.analysis.arms_that_ran``); one sentence names the declared arms that did not run and why. The
+  registry's full table is docs/methods.md#arms.
+- **Links** are relative and point into the site folder, so the site works from any static host; the repository is
+  linked by its address when one is known, else a sentence names the commit (``site_files``).
+- **Glossary.** ``docs/glossary.md`` is the one source of the definitions (``fwbench.glossary``): the post renders
+  it as its last section and links the first use of each term.
+- **One confidence level per table.** The ledger's estimate column states the level in its header; the rows print
+  none of their own (template ``ledger_ci``).
 """
 
 from __future__ import annotations
@@ -46,7 +39,7 @@ from markupsafe import Markup
 from . import answer, glossary, ledger, post_text, prose, site_files
 from .analysis import Results, arms_that_ran
 from .errors import FwbenchError
-from .pages import render_markdown
+from .pages import TEMPLATES, render_markdown
 from .paths import figures_dir, results_path
 from .plots import NOT_DRAWN, publish
 from .plots import answer as plots_answer
@@ -56,7 +49,6 @@ from .provenance import git_state
 from .store import ResultsStore
 from .studies import all_studies
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 TITLE = "PyTorch vs MXNet, measured again: two published comparisons rerun from scratch"
 
 CONVERGENCE_PREFIX = "convergence_"  # notebook 03's figures (IMDB and DeepAR curves)
@@ -71,17 +63,11 @@ def sections() -> list[tuple[str, str]]:
 def notebook_meta(path: Path) -> dict:
     nb = nbformat.read(path, as_version=4)
     pm = nb.metadata.get("papermill", {})
-    title = path.stem
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            m = re.search(r"^#\s+(.+)$", cell.source, re.M)
-            if m:
-                title = m.group(1).strip()
-                break
+    headings = (re.search(r"^#\s+(.+)$", c.source, re.M) for c in nb.cells if c.cell_type == "markdown")
     return {
         "path": path,
         "nb": nb,
-        "title": title,
+        "title": next((m.group(1).strip() for m in headings if m), path.stem),
         "parameters": pm.get("parameters", {}),
         "start_time": pm.get("start_time"),
         "source": pm.get("input_path") or path.name,
@@ -142,31 +128,29 @@ def collect_figures(source: Path, out: Path, since: float | None) -> dict:
         return found
     target = out / "figures"
     target.mkdir(parents=True, exist_ok=True)
-    for png in sorted(source.glob("*.png")):
-        if since is not None and png.stat().st_mtime < since - 5:
+    for path in [*sorted(source.glob("*.png")), *sorted(source.glob(f"*{NOT_DRAWN}"))]:
+        if since is not None and path.stat().st_mtime < since - 5:
             continue  # written before this run of the notebooks: stale
-        shutil.copy2(png, target / png.name)
-        caption = CAPTIONS.get(png.stem, png.stem.replace("_", " "))
-        section = next((name for name, prefix in known if png.stem.startswith(prefix)), "other")
-        found[section].append({"src": f"figures/{png.name}", "caption": caption, "name": png.stem})
-    for note in sorted(source.glob(f"*{NOT_DRAWN}")):  # a figure with nothing to draw: one sentence saying why
-        if since is not None and note.stat().st_mtime < since - 5:
-            continue
-        name = note.name.removesuffix(NOT_DRAWN)
-        section = next((title for title, prefix in known if name.startswith(prefix)), "other")
-        what = CAPTIONS.get(name, name.replace("_", " ")).split(". ")[0].rstrip(".")
-        found[section].append(
-            {"src": None, "caption": what, "name": name, "reason": note.read_text(encoding="utf-8").strip()}
-        )
+        drawn = path.suffix == ".png"
+        name = path.stem if drawn else path.name.removesuffix(NOT_DRAWN)
+        section = next((s for s, prefix in known if name.startswith(prefix)), "other")
+        caption = CAPTIONS.get(name, name.replace("_", " "))
+        if drawn:
+            shutil.copy2(path, target / path.name)
+            found[section].append({"src": f"figures/{path.name}", "caption": caption, "name": name})
+        else:  # a figure with nothing to draw: one sentence saying why
+            reason = path.read_text(encoding="utf-8").strip()
+            what = caption.split(". ")[0].rstrip(".")
+            found[section].append({"src": None, "caption": what, "name": name, "reason": reason})
     order = {name: i for i, name in enumerate(CAPTIONS)}  # the known figures in the post's order, then the rest
     for figs in found.values():
         figs.sort(key=lambda f: (order.get(f["name"], len(order)), f["name"]))
     return found
 
 
-def study_sections(prose: dict, figures: dict, results: Results) -> list[dict]:
-    """One post section per registered study: title, the arms that ran (``arms_that_ran``), prose lines where the
-    post has them (``prose``: study -> lines), figures."""
+def study_sections(lines: dict, figures: dict, results: Results) -> list[dict]:
+    """One post section per registered study: title, the arms that ran (``arms_that_ran``), its lines where the
+    post has them (``lines``: study -> lines), figures."""
     sections = []
     for s in all_studies():
         arms, not_run = arms_that_ran(s.name, results)
@@ -176,8 +160,8 @@ def study_sections(prose: dict, figures: dict, results: Results) -> list[dict]:
                 "title": s.title,
                 "arms": arms,
                 "arms_not_run": not_run,
-                "has_prose": s.name in prose,
-                "lines": prose.get(s.name, []),
+                "has_prose": s.name in lines,
+                "lines": lines.get(s.name, []),
                 "figures": figures.get(s.name, []),
             }
         )
@@ -235,10 +219,10 @@ def build(
         "setup": setup + [render_markdown("post_timing", conditions=ledger.conditions(ledger.load(results)))],
         "assumptions": post_text.assumptions(),
         "studies": study_sections(post_text.study_prose(a, results), figs, results),
-        "convergence": post_text.convergence_lines(results),
+        "convergence": prose.convergence_summary(results),
         "figures": figs,
         "ledger": rows,
-        "ledger_summary": prose.ledger_summary(table, ledger.PRECEDENCE),
+        "ledger_summary": prose.ledger_verdicts(table, ledger.PRECEDENCE, summary=True),
         "ledger_ci_header": prose.ledger_ci("header"),
         "ledger_ci_note": prose.ledger_ci(),
         "ledger_tolerance": render_markdown("post_ledger_tolerance", tol=1 + ledger.TOL),

@@ -1,22 +1,17 @@
 """Runs a study's trials, each in a fresh child process, and records every outcome in the results store.
 
-- Finished trials (status ``done``) are skipped; missing and failed ones are run.
-- A trial that raises, crashes (signal) or times out is stored as ``failed`` with its error and stderr tail;
-  the sweep goes on.
-- With ``memory_limit_mb`` the child's address space is capped (``RLIMIT_AS``); going over fails the trial.
-- A study may define ``preflight(options)``: it runs here, in the parent, before the first trial is launched, so
-  missing or broken data is a one-line error and not N failed trials. It runs only when a trial is about to run
-  (``Preflight``): a sweep whose every needed trial is stored never opens the study's data, so a post is rebuilt
-  from a complete store (``FWBENCH_RESULTS=results/paper/paper-run.sqlite make reproduce PROFILE=paper``) on a
-  machine without the IMDB archive. With no store file yet every trial will run, and it is checked before the
-  store is created.
-- Trials go to an executor (``fwbench.executors.LocalExecutor``, or with ``scheduler`` the Dask cluster's
-  ``fwbench.cluster.DaskExecutor``); each runs ``fwbench.execute.execute`` and hands the outcome back through a
-  callback. The store stays on this machine and only the runner writes to it.
-- Adaptive repeats (a profile with ``adaptive``, see ``fwbench.studies.adaptive``): the plan holds every block up
-  to ``max_blocks``; the runner hands the executor one block at a time (so a Dask cluster, too, works block by
-  block), re-decides from the store after each block which settings need another one, and stores each trial's
-  ``block_reason`` in its provenance.
+- Finished trials (status ``done``) are skipped; missing and failed ones are run. A trial that raises, crashes
+  (signal), times out or goes over ``memory_limit_mb`` (the child's ``RLIMIT_AS``) is stored as ``failed`` with its
+  error and stderr tail; the sweep goes on.
+- The study's ``preflight(options)`` runs in the parent before the first trial is launched, so missing data is a
+  one-line error and not N failed trials. It runs only when a trial is about to run (``Preflight``), so a post is
+  rebuilt from a complete store on a machine without the data; with no store file yet it runs before the store
+  is created.
+- Trials go to an executor (``executors.LocalExecutor``, or with ``scheduler`` ``cluster.DaskExecutor``) that hands
+  each outcome back through a callback: the store stays on this machine and only the runner writes to it.
+- Adaptive repeats (``studies.adaptive``): the plan holds every block up to ``max_blocks``; the executor gets one
+  block at a time (a Dask cluster too), the runner re-decides from the store after each block which settings need
+  another one, and stores each trial's ``block_reason`` in its provenance.
 """
 
 from __future__ import annotations
@@ -115,16 +110,11 @@ def run_sweep(
     stop_file: str | Path | None = None,
     parts: list[str] | None = None,
 ) -> SweepSummary:
-    """Run (or resume) every trial of a profile: one at a time on this machine, or on a Dask cluster.
-
-    Everything is validated first (options, the store, the scheduler, and the study's data via its
-    ``preflight`` before the first trial that runs; at once when there is no store file yet), so bad input fails
-    with one line before any trial starts and leaves the store untouched. A sweep whose trials are all stored
-    reads no data.
+    """Run (or resume) every trial of a profile: one at a time on this machine, or on a Dask cluster. Everything is
+    validated first, so bad input fails with one line before any trial starts and leaves the store untouched.
     ``scheduler``: a Dask scheduler address (``tcp://HOST:8786``, ``tls://...`` with ``security``) or a
-    scheduler file; ``trials_per_host``: how many trials may share one machine there (default 1).
-    ``rerun_busy``: also rerun the finished trials flagged ``busy_machine`` (other processes took the CPU while
-    they were timed); each one's row is replaced by the new measurement.
+    scheduler file. ``rerun_busy``: also rerun the finished trials flagged ``busy_machine`` (other processes took
+    the CPU while they were timed), replacing their rows.
     ``stop_file``: once this file exists, the sweep stops after the trial that completes its group (every arm of
     its setting in its repeat block stored), so a run made in pieces, perhaps on different machines, never splits
     a block whose arms are compared with each other; rerun to resume. Local runs only.
@@ -136,6 +126,7 @@ def run_sweep(
     if stop_file is not None and scheduler is not None:
         raise FwbenchError("a stop file works with the local runner only; on a cluster stop the workers instead")
     study, options = resolve(study_name, profile, overrides)
+    spec = adaptive.spec_of(options)
     condition = conditions.of_run(study_name, profile, overrides)
     trials = planned_trials(study, options, condition)
     if parts:
@@ -172,37 +163,14 @@ def run_sweep(
             executor.require_environments(trials)  # nothing stored yet, so every trial runs: its environments
             checked()  # and data (where the trials will run: environments first) are checked before the store file
         store = store or ResultsStore(results_path())
-        return _run(
-            trials,
-            study_name,
-            profile,
-            store,
-            progress,
-            executor,
-            adaptive.spec_of(options),
-            rerun_busy,
-            stop_file,
-            checked,
-        )
+        return _run(trials, study_name, profile, store, progress, executor, spec, rerun_busy, stop_file, checked)
     finally:
         executor.close()
 
 
-def _run(
-    trials,
-    study_name,
-    profile,
-    store,
-    progress,
-    executor: Executor,
-    spec: adaptive.AdaptiveSpec | None = None,
-    rerun_busy: bool = False,
-    stop_file=None,
-    preflight=None,
-) -> SweepSummary:
+def _run(trials, study_name, profile, store, progress, executor: Executor, spec, rerun_busy, stop_file, preflight):
     """Run the trials not done yet (and with ``rerun_busy`` the done ones flagged busy): all at once, or with an
     adaptive ``spec`` block by block. ``preflight`` (a callable) runs before the first trial is handed over."""
-    preflight = preflight or (lambda: None)
     status = store.status_of(t.trial_id for t in trials)
     busy = busy_trials(store, study_name, [t.trial_id for t in trials]) if rerun_busy else set()
     todo = [t for t in trials if status.get(t.trial_id) != "done" or t.trial_id in busy]
@@ -229,25 +197,13 @@ def _run(
             raise StopRequested
 
     study = get_study(study_name)
+    todo_ids = {t.trial_id for t in todo}
+    batches = [todo] if spec is None else _adaptive_blocks(study, trials, todo_ids, spec, store, reasons, bar, summary)
     try:
-        if spec is None:
-            if todo:
+        for batch in batches:
+            if batch:  # a resumed sweep skips blocks already done
                 preflight()
-                executor.run(todo, record, bar)
-        else:
-            _run_blocks(
-                study,
-                trials,
-                {t.trial_id for t in todo},
-                spec,
-                store,
-                executor,
-                record,
-                reasons,
-                bar,
-                summary,
-                preflight,
-            )
+                executor.run(batch, record, bar)
     except StopRequested:
         summary.stopped = True
     summary.wall_s = time.perf_counter() - t0
@@ -273,21 +229,9 @@ def busy_trials(store, study_name: str, ids: list[str]) -> set[str]:
     return set(t.loc[(t.status == "done") & t["provenance.busy_machine"].eq(True), "trial_id"])
 
 
-def _run_blocks(
-    study,
-    trials,
-    todo_ids: set,
-    spec,
-    store,
-    executor: Executor,
-    record,
-    reasons: dict,
-    bar,
-    summary: SweepSummary,
-    preflight=lambda: None,
-) -> None:
-    """Adaptive repeats: one ``executor.run`` per block, for the settings the rule says still need it, decided
-    afresh from the store before each block (a resumed sweep re-derives the same decisions)."""
+def _adaptive_blocks(study, trials, todo_ids: set, spec, store, reasons: dict, bar, summary: SweepSummary):
+    """Adaptive repeats: yields each block's trials still to run, for the settings the rule says still need it,
+    decided afresh from the store before each block (so a resumed sweep re-derives the same decisions)."""
     by_block: dict[int, list] = {}
     for t in trials:
         by_block.setdefault(adaptive.block_of(study, t.config), []).append(t)
@@ -301,10 +245,7 @@ def _run_blocks(
             reasons[t.trial_id] = decisions[adaptive.setting_key(study, t.config)][block].reason
         chosen_ids = {t.trial_id for t in chosen}
         summary.not_needed += sum(1 for t in members if t.trial_id in todo_ids and t.trial_id not in chosen_ids)
-        block_todo = [t for t in chosen if t.trial_id in todo_ids]
-        if block_todo:  # a resumed sweep skips blocks already done
-            preflight()
-            executor.run(block_todo, record, bar)
+        yield [t for t in chosen if t.trial_id in todo_ids]
     if isinstance(bar, NoProgress):
         return
     final = adaptive.decide(study, trials, adaptive.observe_store(store, study, trials), spec)

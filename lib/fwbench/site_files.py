@@ -1,22 +1,14 @@
-"""What the site carries beside the post, so that its links work from any static host, and the repository's
-address.
+"""What the site carries beside the post, so that its links work from any static host, and the repository's address.
 
-The decision (links): the post links files *inside the site folder*, never paths of a checkout the
-reader does not have. ``publish`` writes them into ``<site>/data/``:
+Decision: the post links files *inside the site folder*, never paths of a checkout the reader does not
+have. ``publish`` writes into ``<site>/data/`` the results store the post was built from (``ResultsStore.backup``:
+a consistent copy, read only; a store over ``MAX_STORE_MB`` is not copied and the post says so), the profile's
+tables as ``make publish`` writes them (``fwbench.export.write_tables``, exported from that same store at build
+time so they always agree with the page) and ``requirements.lock``.
 
-- the results store the post was built from, as one self-contained SQLite file (``ResultsStore.backup``: a
-  consistent copy made by reading the store, which is never written; the paper store is about 2 MB; a store over
-  ``MAX_STORE_MB`` is not copied and the post says so);
-- the profile's tables as ``make publish`` writes them to ``results/<profile>/`` (``fwbench.export.write_tables``:
-  ``measurements.csv``, ``trials.csv``, ``environments.csv``), exported from that same store at build time so
-  they always agree with the page (the committed ``results/paper/*.csv`` are a snapshot of the same rows);
-- ``requirements.lock``, the pins the environment is installed from.
-The claims ledger is ``ledger.csv`` at the site's root, as before.
-
-The repository is linked by its address (``repository``): ``git remote get-url origin`` when the checkout has one
-(credentials stripped, ``git@host:path`` turned into ``https://host/path``), else ``[project.urls]`` of
-``pyproject.toml`` (``Repository``, ``Source`` or ``Homepage``) when set, else no link: a sentence names the commit
-the post was built at, and never a made-up address.
+The repository is linked by its address (``repository``): ``git remote get-url origin`` (credentials stripped,
+``git@host:path`` as ``https://host/path``), else ``pyproject.toml``'s ``[project.urls]``, else no link: a sentence
+names the commit the post was built at, never a made-up address.
 """
 
 from __future__ import annotations
@@ -96,18 +88,18 @@ def publish(store: ResultsStore, profile: str, out: Path, lock: Path = REPO_ROOT
         shutil.rmtree(data)  # nothing of an earlier build stays beside this one's files
     data.mkdir(parents=True)
     files, skipped, store_href = [], [], None
+
+    def add(path: Path, what: str) -> None:
+        files.append({"href": f"{DATA}/{path.name}", "name": path.name, "size": _size(path), "what": what})
+
     mb = store.path.stat().st_size / 1e6
     if mb <= MAX_STORE_MB:
         copy = store.backup(data / store.path.name)
         store_href = f"{DATA}/{copy.name}"
-        files.append(
-            {
-                "href": store_href,
-                "name": copy.name,
-                "size": _size(copy),
-                "what": "the results store this page was built from (SQLite: every trial's config, provenance and "
-                "raw values; schema in docs/results.md)",
-            }
+        add(
+            copy,
+            "the results store this page was built from (SQLite: every trial's config, provenance and raw values; "
+            "schema in docs/results.md)",
         )
     else:
         skipped.append(
@@ -120,15 +112,10 @@ def publish(store: ResultsStore, profile: str, out: Path, lock: Path = REPO_ROOT
         "environments": "the machines and software the trials ran on, once per distinct environment",
     }
     for path in write_tables(store, data, ("csv",), profile=profile):
-        files.append({"href": f"{DATA}/{path.name}", "name": path.name, "size": _size(path), "what": what[path.stem]})
+        add(path, what[path.stem])
     if Path(lock).is_file():
-        copy = Path(shutil.copy2(lock, data / "requirements.lock"))
-        files.append(
-            {
-                "href": f"{DATA}/{copy.name}",
-                "name": copy.name,
-                "size": _size(copy),
-                "what": "the pinned package versions the environment is installed from (make setup)",
-            }
+        add(
+            Path(shutil.copy2(lock, data / "requirements.lock")),
+            "the pinned package versions the environment is installed from (make setup)",
         )
     return {"files": files, "store_href": store_href, "skipped": skipped}

@@ -1,19 +1,11 @@
-"""The statistics every layer shares: one confidence level, intervals over independent trials, their widths.
+"""The statistics every layer shares: one confidence level, intervals over independent trials, their widths. A
+leaf (it imports nothing of fwbench), so the adaptive rule, the analysis and the ledger read the same numbers.
 
-A leaf: it imports nothing of fwbench, so the runner's adaptive rule, the analysis and the ledger all read the
-same numbers from here.
-
-The unit of replication is the trial (one fresh process), never an epoch. Each trial is first reduced to one
-statistic (e.g. the median of its timed epochs); a ratio of two arms is then ``exp(mean(log a) - mean(log b))``
-over those per-trial statistics, the geometric-mean ratio, with
-
-- a Welch t-interval on the difference of the mean logs when either side has fewer than ``BOOTSTRAP_MIN``
-  trials (with so few trials a bootstrap's percentiles are too narrow), and
-- a percentile bootstrap of the same statistic when both sides have ``BOOTSTRAP_MIN`` or more.
-
-``confidence`` is ``CONFIDENCE`` unless a caller corrects for several parts of one claim (``bonferroni``). With
-fewer than 2 trials on a side there is no interval (NaN): one trial has no spread. ``n_num``/``n_den`` count
-trials. ``half_width_at`` projects the same Welch interval to more trials (the adaptive rule's futility stop).
+The unit of replication is the trial (one fresh process), never an epoch: each trial is first reduced to one
+statistic (e.g. the median of its timed epochs), and a ratio of two arms is the geometric-mean ratio
+``exp(mean(log a) - mean(log b))`` of those, with a Welch t-interval on the difference of the mean logs when either
+side has fewer than ``BOOTSTRAP_MIN`` trials (with so few, a bootstrap's percentiles are too narrow), else a
+percentile bootstrap. With fewer than 2 trials on a side there is no interval (NaN): one trial has no spread.
 """
 
 from __future__ import annotations
@@ -54,17 +46,8 @@ def trial_ratio_ci(numerator, denominator, confidence: float = CONFIDENCE, seed:
     if a.size < 2 or b.size < 2:
         return out
     if a.size >= BOOTSTRAP_MIN and b.size >= BOOTSTRAP_MIN:
-        res = stats.bootstrap(
-            (a, b),
-            lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis),
-            vectorized=True,
-            paired=False,
-            confidence_level=confidence,
-            n_resamples=N_RESAMPLES,
-            method="percentile",
-            random_state=np.random.default_rng(seed),
-        )
-        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        statistic = lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis)  # noqa: E731
+        low, high = _percentile_bootstrap((a, b), statistic, False, N_RESAMPLES, confidence, seed)
         out["method"] = "bootstrap"
     else:
         va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
@@ -80,6 +63,21 @@ def trial_ratio_ci(numerator, denominator, confidence: float = CONFIDENCE, seed:
     return out
 
 
+def _percentile_bootstrap(data, statistic, paired: bool, n_resamples: int, confidence: float, seed: int):
+    """(low, high) of scipy's percentile bootstrap of ``statistic`` over ``data``, seeded."""
+    res = stats.bootstrap(
+        data,
+        statistic,
+        vectorized=True,
+        paired=paired,
+        confidence_level=confidence,
+        n_resamples=n_resamples,
+        method="percentile",
+        random_state=np.random.default_rng(seed),
+    )
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
 def sum_ratio_ci(num, den, confidence: float = CONFIDENCE, seed: int = 0) -> dict:
     """sum(num) / sum(den) over paired values (e.g. per dataset x seed trial) with a paired percentile-bootstrap
     CI: each pair is one independent trial of each side."""
@@ -87,17 +85,8 @@ def sum_ratio_ci(num, den, confidence: float = CONFIDENCE, seed: int = 0) -> dic
     point = float(a.sum() / b.sum()) if a.size and b.sum() else math.nan
     low = high = math.nan
     if a.size >= 2:
-        res = stats.bootstrap(
-            (a, b),
-            lambda x, y, axis=-1: x.sum(axis=axis) / y.sum(axis=axis),
-            paired=True,
-            vectorized=True,
-            confidence_level=confidence,
-            n_resamples=SUM_RESAMPLES,
-            method="percentile",
-            random_state=np.random.default_rng(seed),
-        )
-        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        statistic = lambda x, y, axis=-1: x.sum(axis=axis) / y.sum(axis=axis)  # noqa: E731
+        low, high = _percentile_bootstrap((a, b), statistic, True, SUM_RESAMPLES, confidence, seed)
     return {"ratio": point, "ci_low": low, "ci_high": high, "n": int(a.size)}
 
 

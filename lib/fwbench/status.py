@@ -1,10 +1,9 @@
 """What the store holds, per study: done, failed, and the rows no plan of this checkout uses (``fwbench status``).
 
-A stored trial is *current* when its code version (``provenance.code_version``) is the study's
-``code_version()`` and its arm is in the study's arm table. Otherwise it is *stale*, with the reason: measured
-with other code (the study module, a backend or a data loader changed since), measured before code versions were
-recorded, an arm name the arm table no longer has (arms were renamed), or a study this checkout does not declare.
-Stale rows stay in the store; the analysis never uses them (they are in no plan), so rerun the profile.
+A stored trial is *current* when its ``provenance.code_version`` is the study's ``code_version()`` and its arm is
+in the study's arm table. Otherwise it is *stale*, with the reason: measured with other code, measured before code
+versions were recorded, an arm the arm table no longer has, or a study this checkout does not declare. Stale rows
+stay in the store; the analysis never uses them (they are in no plan), so rerun the profile.
 
 With a profile that uses adaptive repeats, the plan counts every block up to the cap: "missing" then includes
 blocks the rule skips, and a line per study says what the rule did (``fwbench.analysis.adaptive``; the
@@ -15,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 
 import pandas as pd
 
@@ -56,31 +54,14 @@ def stale_trials(trials: pd.DataFrame) -> pd.DataFrame:
     config_cols = [c for c in trials.columns if c.startswith("config.")]
     rows = []
     for study_name, group in trials.groupby("study"):
-        keys = {i: _config_key(row, config_cols) for i, row in group.iterrows()}
-        reasons = {}
-        for index, row in group.iterrows():
+        found = []  # (trial id, config key, reason: None when current)
+        for _, row in group.iterrows():
             config = {c[len("config.") :]: row[c] for c in config_cols}
-            reasons[index] = stale_reason(study_name, config, row.get("provenance.code_version"))
-        current = {keys[i] for i, reason in reasons.items() if reason is None}
-        rows += [
-            {
-                "study": study_name,
-                "trial_id": group.at[i, "trial_id"],
-                "reason": reason,
-                "superseded": keys[i] in current,
-            }
-            for i, reason in reasons.items()
-            if reason
-        ]
+            reason = stale_reason(study_name, config, row.get("provenance.code_version"))
+            found.append((row.trial_id, _config_key(row, config_cols), reason))
+        current = {key for _, key, reason in found if reason is None}
+        rows += [(study_name, i, reason, key in current) for i, key, reason in found if reason]
     return pd.DataFrame(rows, columns=["study", "trial_id", "reason", "superseded"])
-
-
-def _stale_counts(trials: pd.DataFrame, superseded: bool = True) -> dict:
-    """Per study, the stale trials per reason (without those a rerun replaced, for ``superseded=False``)."""
-    stale = stale_trials(trials)
-    if not superseded:
-        stale = stale[~stale.superseded.astype(bool)]
-    return {study: Counter(g.reason) for study, g in stale.groupby("study")}
 
 
 def status_lines(

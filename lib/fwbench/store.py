@@ -1,42 +1,31 @@
 """The results store: one SQLite file holding every raw measurement with its config and provenance.
 
-Schema (version 1):
-- ``meta(key, value)``: ``schema_version``.
-- ``trials``: one row per trial (``trial_id`` is a hash of the study and its config), its status
-  (``done`` or ``failed``), config/provenance/summary as JSON, error and stderr tail for failures.
-- ``measurements``: long-format raw values, ``(trial_id, step, metric, value)``; ``step`` is the epoch
-  (or -1 for whole-trial values).
+Schema (version 1): ``meta(key, value)`` holds ``schema_version``; ``trials`` one row per trial (``trial_id`` is a
+hash of the study and its config) with its status (``done`` or ``failed``), config/provenance/summary as JSON, and
+error and stderr tail for failures; ``measurements`` the long-format raw values ``(trial_id, step, metric,
+value)``, ``step`` the epoch (or -1 for whole-trial values).
 
-A trial is written in a single transaction when it ends, so a crash or a kill never leaves a partial row
-that looks finished; finished trials are skipped on rerun and failed ones are retried.
+A trial is written in a single transaction when it ends, so a crash or a kill never leaves a partial row that
+looks finished; finished trials are skipped on rerun and failed ones are retried.
 
 One store, many users at once (decisions):
-- Writers (``ResultsStore(path)``: the runner, the benchmarks, tests seeding a store) are the only ones that
-  create a store. They switch it to SQLite's WAL journal (``PRAGMA journal_mode=WAL``, persistent in the file)
-  when they open it, so readers never block writers and writers block readers only for an instant. The mode is
-  set only after the file proved to be an fwbench store: a foreign file is never touched.
-- Every write is one ``BEGIN IMMEDIATE`` transaction (it takes the write lock up front, so two writers never
-  deadlock upgrading a read lock); SQLite's busy timeout (``BUSY_TIMEOUT_S``) waits for the lock, and on top
-  of it an operation that still fails with "database is locked"/"busy" (WAL recovery, a checkpoint, the busy
-  handler not being called) is retried with backoff for up to ``sqlite_access.RETRY_DEADLINE_S`` seconds.
-- Two sweeps of different studies, readers and an export can share one store at the same time
-  (``tests/test_concurrency.py``). The same trial run by two sweeps at once is run twice and stored once (the
-  later row replaces the earlier).
+- Only writers (``ResultsStore(path)``) create a store. They switch it to SQLite's WAL journal, so readers never
+  block writers and writers block readers only for an instant; only after the file proved to be an fwbench store.
+- Every write is one ``BEGIN IMMEDIATE`` transaction (the write lock taken up front, so two writers never deadlock
+  upgrading a read lock). Beyond SQLite's busy timeout (``BUSY_TIMEOUT_S``), an operation that still fails with
+  "locked"/"busy" (WAL recovery, a checkpoint) is retried with backoff (``sqlite_access.retrying``).
+- Sweeps of different studies, readers and an export can share one store at once (``tests/test_concurrency.py``);
+  the same trial run by two sweeps at once is run twice and stored once (the later row replaces the earlier).
 
-Reads never write (``ResultsStore.open_read(path)`` = ``ResultsStore(path, readonly=True)``, used by
-``status``, ``export``, ``ledger``, the analysis loaders, the README and report builders):
-- The file is opened through an SQLite ``file:...?mode=ro`` URI: a missing store raises ``FwbenchError``
-  ("no results store at ...") and creates nothing; a corrupt or foreign file raises ``FwbenchError`` and stays
-  byte-identical.
-- A WAL store is read through its ``-wal`` and ``-shm`` sidecar files. A read-only connection may create them
-  beside the store when they are missing (SQLite's shared-memory index; the store file itself is not changed)
-  and cannot delete them when it closes: empty ``-wal``/``-shm`` files left next to a store are harmless.
-- When the folder is not writable for the reader (a store shared read-only), SQLite cannot create the ``-shm``
-  file and refuses to open a WAL store ("attempt to write a readonly database"/"unable to open database file").
-  If the ``-wal`` file is missing or empty (left by an earlier reader), every committed row is in the main file,
-  so the store is then read with ``immutable=1`` (SQLite reads the file without any locking: rows a writer with
-  other permissions adds meanwhile are not seen, and a checkpoint it runs during the read could give a torn
-  read; rerun the read then). A non-empty ``-wal`` holds rows not yet in the main file: the error says what to
+Reads never write (``ResultsStore.open_read(path)``):
+- The file is opened through an SQLite ``file:...?mode=ro`` URI: a missing store raises ``FwbenchError`` and
+  creates nothing; a corrupt or foreign file raises it and stays byte-identical.
+- A read-only connection may create a WAL store's ``-wal`` and ``-shm`` files beside it and cannot delete them:
+  empty ones left next to a store are harmless.
+- In a folder the reader cannot write, SQLite cannot create the ``-shm`` file and refuses a WAL store. With the
+  ``-wal`` missing or empty, every committed row is in the main file, so the store is then read with
+  ``immutable=1`` (no locking: rows a writer adds meanwhile are not seen, and a checkpoint during the read could
+  tear it; rerun the read then). A non-empty ``-wal`` holds rows not yet in the main file: the error says what to
   do (copy the store with its ``-wal`` somewhere writable, or let its owner checkpoint it).
 """
 
@@ -99,8 +88,7 @@ def trial_id(study: str, config: dict, code_version: str) -> str:
 
 
 class ResultsStore:
-    """The results store at ``path``; ``readonly=True`` (or ``open_read``) opens an existing store for reading
-    only (see the module docstring: only writers create or change a store)."""
+    """The results store at ``path``; ``readonly=True`` (or ``open_read``) opens an existing store for reading only."""
 
     def __init__(self, path: str | Path, readonly: bool = False):
         self.path = Path(path)
@@ -149,13 +137,13 @@ class ResultsStore:
                 conn.execute("ROLLBACK")
             raise
 
-    def _tables_and_version(self, conn: sqlite3.Connection) -> tuple[set, int | None]:
+    def _tables(self, conn: sqlite3.Connection) -> set:
+        """The file's tables, once it proved to be an fwbench store of this schema version."""
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if tables and "meta" not in tables:
             raise FwbenchError(
                 f"{self.path} is an SQLite file but not an fwbench results store; set FWBENCH_RESULTS to a new path"
             )
-        version = None
         if "meta" in tables:
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             version = int(row[0]) if row else None
@@ -164,7 +152,7 @@ class ResultsStore:
                     f"results store {self.path} has schema version {version}, this fwbench reads "
                     f"{SCHEMA_VERSION}; upgrade fwbench or set FWBENCH_RESULTS to a new path"
                 )
-        return tables, version
+        return tables
 
     def _not_a_store(self, exc: Exception) -> FwbenchError:
         return FwbenchError(
@@ -174,7 +162,7 @@ class ResultsStore:
     def _check_and_init(self) -> None:
         def init() -> None:
             with self._connect() as conn:
-                tables, _ = self._tables_and_version(conn)  # a foreign file is refused before anything is written
+                tables = self._tables(conn)  # a foreign file is refused before anything is written
                 conn.execute("PRAGMA journal_mode=WAL")  # persistent; a no-op when the store is WAL already
                 if "meta" in tables:
                     return
@@ -182,7 +170,7 @@ class ResultsStore:
                     for statement in _SCHEMA:
                         conn.execute(statement)
                     conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-                self._tables_and_version(conn)
+                self._tables(conn)
 
         try:
             retrying(init)
@@ -190,11 +178,8 @@ class ResultsStore:
             raise self._not_a_store(exc) from None
 
     def _check_readable_leaving_no_trace(self) -> None:
-        """``_check_readable``; a file that fails it keeps no -wal/-shm this read created.
-
-        SQLite opens a file whose header says WAL through -wal/-shm files it creates beside it, even
-        read-only; a corrupt file can carry that header, and reading must change nothing.
-        """
+        """``_check_readable``; a file that fails it keeps no -wal/-shm this read created (SQLite creates them beside
+        a file whose header says WAL, even read-only; a corrupt file can carry that header; reading changes nothing)."""
         side_files = [self.path.with_name(self.path.name + suffix) for suffix in ("-wal", "-shm")]
         existed = {side: side.exists() for side in side_files}
         try:
@@ -208,7 +193,7 @@ class ResultsStore:
     def _check_readable(self) -> None:
         def check() -> None:
             with self._connect() as conn:
-                tables, _ = self._tables_and_version(conn)
+                tables = self._tables(conn)
             if not tables:
                 raise FwbenchError(
                     f"{self.path} is empty, not an fwbench results store yet; run a study first "

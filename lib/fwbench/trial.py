@@ -1,11 +1,10 @@
 """Child-process entry point: ``python -m fwbench.trial SPEC.json RESULT.json``.
 
-Runs exactly one trial of one study in this fresh process (so exactly one framework gets imported), then
-writes the result atomically. Before anything imports a framework it sets the trial's ``fp_mode`` (subnormal floats:
-``fwbench.floatmode``) and refuses a config that names another CPU model than this machine's (``cpu``); after the
-trial it runs the framework's subnormal probe on the threads that did the work, and a ``flush`` trial whose threads
-do not all flush is refused. Any exception exits non-zero with the traceback on stderr; the parent records
-the trial as failed.
+Runs one trial of one study in this fresh process (so exactly one framework gets imported) and writes the result
+atomically. Before any framework import it sets the trial's ``fp_mode`` (``fwbench.floatmode``) and refuses a
+config that names another CPU model than this machine's (``cpu``); after the trial the framework's subnormal probe
+runs on the threads that did the work. Any exception exits non-zero with the traceback on stderr; the parent
+records the trial as failed.
 """
 
 from __future__ import annotations

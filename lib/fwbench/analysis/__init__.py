@@ -29,13 +29,11 @@ def arm_order(study: str, arms=None) -> list[str]:
 
 @dataclass
 class Results:
-    """One store read for one profile, loaded once per page or notebook: every study's trials (any status) and the
-    raw values of its finished trials, each read on first use and kept, and the frames the analysis builds from
-    them (``frame``: one per study, part and loader). Every analysis function takes one; none reads the store.
-
-    ``profile`` None takes every stored row of a study (no plan selects them); ``overrides`` maps a study to its
-    profile overrides (a notebook's parameters). The frames are shared, not copied: a caller that changes one
-    copies it first."""
+    """One store read for one profile, loaded once per page or notebook: each study's trials (any status) and raw
+    values of its finished trials, read on first use and kept with the frames built from them (``frame``). Every
+    analysis function takes one; none reads the store. ``profile`` None takes every stored row (no plan selects
+    them); ``overrides`` maps a study to its profile overrides (a notebook's parameters). The frames are shared,
+    not copied: a caller that changes one copies it first."""
 
     store: ResultsStore
     profile: str | None = None
@@ -44,8 +42,7 @@ class Results:
 
     @classmethod
     def open(cls, profile: str | None = None, overrides: dict | None = None, path=None) -> Results:
-        """The results store at ``path`` (default ``FWBENCH_RESULTS``' or the project's), read-only; ``profile``
-        "all" is None (every row)."""
+        """The results store at ``path`` (default: ``results_path()``), read-only; ``profile`` "all" is None."""
         profile = None if profile == "all" else profile
         return cls(ResultsStore.open_read(path or results_path()), profile, dict(overrides or {}))
 
@@ -59,8 +56,7 @@ class Results:
         return self.overrides.get(study) or None
 
     def with_overrides(self, study: str, overrides: dict | None) -> Results:
-        """The same store and profile with ``study``'s overrides replaced (another selection of rows: its own
-        cache, kept here, so asking twice reads once)."""
+        """The same store and profile with ``study``'s overrides replaced (its own cache, kept here)."""
         if (overrides or None) == self.overrides_of(study):
             return self
         key = ("with_overrides", study, repr(sorted((overrides or {}).items())))
@@ -68,7 +64,7 @@ class Results:
 
     def whole_profile(self) -> Results:
         """The same store and profile without overrides (a notebook's parameters narrow its tables; the ledger and
-        the answer judge the whole profile). Overrides that are all None change nothing: then this is ``self``."""
+        the answer judge the whole profile); ``self`` where every override is None."""
         if not any(v is not None for o in self.overrides.values() for v in (o or {}).values()):
             return self
         return self.frame("whole_profile", lambda: Results(self.store, self.profile))
@@ -107,9 +103,8 @@ class Results:
 
 
 def arms_that_ran(study: str, results: Results) -> tuple[list[dict], dict]:
-    """(the rows of the study's arm table with finished trials of the profile's plan: the rows every table reads;
-    the declared arms that did not run: ``unplanned`` (not in the profile's plan), ``waiting`` (planned, with no
-    finished trial in this store) and ``any_ran``; both lists empty when every declared arm ran)."""
+    """(the rows of the study's arm table with finished trials of the profile's plan; the declared arms that did
+    not run: ``unplanned`` (not in the plan), ``waiting`` (planned, no finished trial stored) and ``any_ran``)."""
     s = get_study(study)
     try:
         in_plan = {t.config.get(s.arm_field) for t in plan(study, results.profile)}

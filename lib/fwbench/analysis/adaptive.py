@@ -17,30 +17,15 @@ from ..errors import FwbenchError
 from ..planning import plan
 from ..studies import adaptive, get_study
 
-COLUMNS = [
-    "setting",
-    "arms",
-    "blocks_run",
-    "planned_blocks",
-    "state",
-    "widest_half_width",
-    "stop_reason",
-    "cpu_s",
-    "skipped_trials",
-    "saved_cpu_s",
-]
+COLUMNS = (
+    "setting arms blocks_run planned_blocks state widest_half_width stop_reason cpu_s skipped_trials saved_cpu_s"
+).split()
+# a setting's state by how the rule's reason for stopping begins; none of these: ``running``
+STATES = {"resolved": "resolved", "cap reached": "capped", "futile": "futile", "no arm pair": "minimum only"}
 
 
 def _state(reason: str) -> str:
-    for prefix, state in (
-        ("resolved", "resolved"),
-        ("cap reached", "capped"),
-        ("futile", "futile"),
-        ("no arm pair", "minimum only"),
-    ):
-        if reason.startswith(prefix):
-            return state
-    return "running"
+    return next((state for prefix, state in STATES.items() if reason.startswith(prefix)), "running")
 
 
 def adaptive_report(store, study: str, profile: str, overrides: dict | None = None) -> pd.DataFrame:
@@ -62,8 +47,7 @@ def adaptive_report(store, study: str, profile: str, overrides: dict | None = No
     rows = []
     for key, trials in settings.items():
         mine = [stored[t.trial_id] for t in trials if t.trial_id in stored]
-        blocks = sorted({adaptive.block_of(s, t.config) for t in trials})
-        stop, reason = None, ""
+        stop, reason = math.inf, ""  # the first block the rule skipped (none: inf) and why it stopped
         for block in sorted(decisions[key]):
             decision = decisions[key][block]
             if not decision.run:
@@ -73,11 +57,7 @@ def adaptive_report(store, study: str, profile: str, overrides: dict | None = No
             if not all(t.trial_id in stored for t in members):  # decided, not (all) run yet
                 reason = f"block {block + 1} to run: {decision.reason}"
                 break
-        skipped = (
-            []
-            if stop is None
-            else [t for t in trials if adaptive.block_of(s, t.config) >= stop and t.trial_id not in stored]
-        )
+        skipped = [t for t in trials if adaptive.block_of(s, t.config) >= stop and t.trial_id not in stored]
         done_s = [r.seconds for r in mine if r.status == "done" and not math.isnan(r.seconds)]
         mean_s = sum(done_s) / len(done_s) if done_s else math.nan
         rows.append(
@@ -85,7 +65,7 @@ def adaptive_report(store, study: str, profile: str, overrides: dict | None = No
                 "setting": adaptive.setting_label(s, trials[0].config),
                 "arms": ", ".join(sorted({str(t.config[s.arm_field]) for t in trials})),
                 "blocks_run": len({r.block for r in mine}),
-                "planned_blocks": len(blocks),
+                "planned_blocks": len({adaptive.block_of(s, t.config) for t in trials}),
                 "state": _state(reason),
                 "widest_half_width": _final_width(s, trials, records, key),
                 "stop_reason": reason,

@@ -21,9 +21,9 @@ def setting_label(batch_size: int, num_workers: int, lr_schedule: bool) -> str:
     return f"batch {int(batch_size)} / {int(num_workers)} workers, {schedule}"
 
 
-def convergence_settings() -> list[dict]:
-    """The 2018 post's convergence runs, as the IMDB study defines them."""
-    return [dict(s, epochs=imdb_study.CONVERGENCE_EPOCHS) for s in imdb_study.CONVERGENCE_SETTINGS]
+def convergence_labels() -> list[str]:
+    """The 2018 post's convergence runs (``imdb_study.CONVERGENCE_EPOCHS`` epochs each), by their settings' labels."""
+    return [setting_label(**s) for s in imdb_study.CONVERGENCE_SETTINGS]
 
 
 # ---------------------------------------------------------------------------------------------------- IMDB
@@ -31,12 +31,10 @@ def load_imdb(results: Results) -> pd.DataFrame:
     """One row per (trial, epoch) of the profile's finished IMDB trials, with ``setting`` and ``wall_s`` (the
     cumulative training-pass seconds at the end of the epoch)."""
     frame = imdb_analysis.load_sweep(results)
+    # the scaling part varies sequence length, threads and n_train: not a convergence curve
+    frame = frame[frame.part != "scaling"] if not frame.empty else frame
     if frame.empty:
         return frame
-    if "part" in frame:  # the scaling part varies sequence length, threads and n_train: not a convergence curve
-        frame = frame[frame.part != "scaling"]
-        if frame.empty:
-            return frame
     frame = frame.sort_values(["trial_id", "epoch"]).copy()
     frame["wall_s"] = frame.groupby("trial_id")["train_time_s"].cumsum()
     frame["setting"] = [
@@ -52,9 +50,8 @@ def curve_settings(frame: pd.DataFrame) -> tuple[list[str], bool]:
         return [], False
     if "part" in frame and (frame.part == "quality").any():  # the paper profile: its training-quality runs
         return sorted(set(frame.loc[frame.part == "quality", "setting"])), True
-    wanted = [setting_label(s["batch_size"], s["num_workers"], s["lr_schedule"]) for s in convergence_settings()]
-    long = frame[frame.epochs >= convergence_settings()[0]["epochs"]]
-    present = [w for w in wanted if w in set(long.setting)]
+    long = frame[frame.epochs >= imdb_study.CONVERGENCE_EPOCHS]
+    present = [w for w in convergence_labels() if w in set(long.setting)]
     if present:
         return present, True
     order = frame.drop_duplicates("setting").sort_values(["batch_size", "num_workers", "lr_schedule"])
@@ -87,12 +84,8 @@ def missing_convergence(profile: str, frame: pd.DataFrame) -> list[dict]:
     """The convergence settings this profile's store lacks, with the profiles that include them."""
     have = set(frame.setting[frame.epochs >= imdb_study.CONVERGENCE_EPOCHS]) if not frame.empty else set()
     makers = [name for name, opts in imdb_study.PROFILES.items() if opts.get("convergence")]
-    out = []
-    for s in convergence_settings():
-        label = setting_label(s["batch_size"], s["num_workers"], s["lr_schedule"])
-        if label not in have:
-            out.append({"setting": label, "epochs": s["epochs"], "profiles": makers})
-    return out
+    epochs = imdb_study.CONVERGENCE_EPOCHS
+    return [{"setting": s, "epochs": epochs, "profiles": makers} for s in convergence_labels() if s not in have]
 
 
 # ---------------------------------------------------------------------------------------------------- DeepAR
@@ -110,20 +103,16 @@ def load_deepar(results: Results, max_datasets: int = DEEPAR_MAX_DATASETS) -> pd
         long = long[long["config.part"].fillna("main") == "main"]
     if long.empty:
         return pd.DataFrame()
-    frame = long.rename(
-        columns={
-            "config.dataset": "dataset",
-            "config.arm": "arm",
-            "config.seed": "seed",
-            "step": "epoch",
-            "value": "train_loss",
-        }
-    )
-    frame = frame[["trial_id", "dataset", "arm", "seed", "epoch", "train_loss"]]
-    depth = (
-        frame.groupby("dataset")["epoch"].max().reset_index().sort_values(["epoch", "dataset"], ascending=[False, True])
-    )
-    keep = list(depth.dataset[:max_datasets])
+    names = {
+        "config.dataset": "dataset",
+        "config.arm": "arm",
+        "config.seed": "seed",
+        "step": "epoch",
+        "value": "train_loss",
+    }
+    frame = long.rename(columns=names)[["trial_id", *names.values()]]
+    depth = frame.groupby("dataset")["epoch"].max().reset_index()
+    keep = list(depth.sort_values(["epoch", "dataset"], ascending=[False, True]).dataset[:max_datasets])
     return frame[frame.dataset.isin(keep)].sort_values(["dataset", "arm", "seed", "epoch"]).reset_index(drop=True)
 
 
@@ -150,13 +139,8 @@ def summary_facts(results: Results, imdb: pd.DataFrame | None = None, deepar: pd
             acc = _final_by_arm(imdb, s, "test_acc")
             if loss:
                 arms = arm_order("imdb", loss)
-                finals.append(
-                    {
-                        "setting": s,
-                        "loss": [(a, float(loss[a])) for a in arms],
-                        "accuracy": [(a, float(acc[a])) for a in arms if a in acc],
-                    }
-                )
+                accuracy = [(a, float(acc[a])) for a in arms if a in acc]
+                finals.append({"setting": s, "loss": [(a, float(loss[a])) for a in arms], "accuracy": accuracy})
         facts["imdb"] = {
             "n_settings": len(settings),
             "is_convergence": is_conv,
@@ -181,6 +165,7 @@ def final_loss_table(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame()
     last = frame[frame.epoch == frame.epochs - 1]
+    train_s = frame.groupby("trial_id")["train_time_s"].sum()  # each trial's whole training pass
     rows = []
     for (setting, arm), g in last.groupby(["setting", "arm"]):
         row = {"setting": setting, "arm": arm, "seeds": g.seed.nunique(), "epochs": int(g.epochs.max())}
@@ -188,9 +173,7 @@ def final_loss_table(frame: pd.DataFrame) -> pd.DataFrame:
             if m in g:
                 row[f"{m}_median"] = float(np.median(g[m]))
                 row[f"{m}_range"] = float(g[m].max() - g[m].min())
-        row["train_s_total"] = float(
-            frame[frame.trial_id.isin(g.trial_id)].groupby("trial_id")["train_time_s"].sum().median()
-        )
+        row["train_s_total"] = float(train_s[train_s.index.isin(g.trial_id)].median())
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -224,8 +207,7 @@ def accuracy_bar_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def accuracy_quantity(row) -> Quantity:
-    """An arm's final test accuracy (a row of ``accuracy_bar_table``: the median over seeds) as the named quantity
-    every page quotes."""
+    """An arm's final test accuracy (a row of ``accuracy_bar_table``) as the named quantity every page quotes."""
     return Quantity(f"imdb.test_accuracy.{row.arm}", row.test_acc_median, n=f"{row.seeds} seed(s)")
 
 
@@ -245,9 +227,8 @@ def seed_runs(frame: pd.DataFrame) -> list[dict]:
 
 def accuracy_facts(frame: pd.DataFrame) -> dict:
     """The training-quality part against ``ACCURACY_BAR`` (template ``convergence_accuracy``): ``accuracy_bar_table``
-    with each arm's accuracy as a ``Quantity`` (``accuracy``), the bar, the training reviews and epochs, the arms
-    whose median misses the bar (``failing``), the single seeds below it (arm, seed, accuracy) and how the seeds ran
-    (``seed_runs``)."""
+    with each arm's accuracy as a ``Quantity``, the bar, the training reviews and epochs, the arms whose median
+    misses the bar (``failing``), the single seeds below it (``below``) and how the seeds ran (``seed_runs``)."""
     table = accuracy_bar_table(frame)
     if table.empty:
         return {"table": table, "bar": ACCURACY_BAR, "runs": []}

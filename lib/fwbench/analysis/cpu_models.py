@@ -1,20 +1,14 @@
 """The study's timings per CPU model and subnormal mode: each condition read on its own trials, never pooled.
 
-A condition (``fwbench.conditions``) is a CPU model (vendor/family/model) and an fp mode (``default``: the
-libraries' own choice; ``flush``: FTZ and DAZ set alike for every framework before its import). The trials stored
-before conditions existed name neither: they are the default condition on the CPU model that ran them (their
-provenance says which; ``machines.one_cpu_model`` keeps one model per timed part). Pieces run with ``--set cpu=...``
-name theirs. Every table here is computed per condition from that condition's own trials, and the contrasts
-between conditions (the CPU's effect, the subnormal mode's effect) are ratios over independent trials of the two
-conditions at the same setting, with the same estimator as every other ratio (``stats.trial_ratio_ci``).
-
-Facts only: frames and ``Quantity`` objects; the words are the templates'.
+A condition (``fwbench.conditions``) is a CPU model and an fp mode. Trials that name neither are the default
+condition on the CPU model their provenance records. Contrasts between conditions (the CPU's effect, the subnormal
+mode's) are ratios over independent trials of the two at the same setting (``stats.trial_ratio_ci``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import pandas as pd
 
@@ -82,9 +76,8 @@ def _unnamed_models(results: Results, study: str) -> tuple[list[Condition], list
 
 
 def stored_conditions(results: Results, study: str) -> list[Condition]:
-    """The conditions with finished trials of ``study`` (of the profile when it has one) in the store: the unnamed
-    default first (on its CPU model: the one that ran most of its trials; the unnamed trials select no other
-    model), then each named one by CPU model and mode."""
+    """The conditions with finished trials of ``study`` (of the profile when it has one): the unnamed ones per fp
+    mode on the CPU model that ran most of their trials, then each named one by CPU model and mode."""
     unnamed, named = _unnamed_models(results, study)
     firsts = {}
     for c in unnamed:
@@ -101,10 +94,9 @@ def minority_conditions(results: Results, study: str) -> list[Condition]:
 
 # -- IMDB: one setting on every condition ---------------------------------------------------------------------------
 def imdb_trials(results: Results, condition: Condition) -> pd.Series:
-    """Per (arm, trial): the median timed epoch time (scaled to 25k reviews) at ``IMDB_SETTING``, for one condition
-    (its CPU model's trials only): one value per independent trial. From the main part where the condition has
-    trials there, else from the beside part (which repeats main settings on another machine); ``attrs["part"]``
-    says which."""
+    """Per (arm, trial) of one condition (its CPU model's trials only): the median timed epoch (``epoch_25k_s``) at
+    ``IMDB_SETTING``. From the main part where the condition has trials there, else from the beside part (which
+    repeats main settings on another machine); ``attrs["part"]`` says which."""
     frame = imdb_analysis.load_sweep(results.with_overrides(IMDB, condition.overrides() or None))
     if frame.empty:
         return pd.Series(dtype=float)
@@ -140,9 +132,7 @@ def imdb_table(results: Results, conditions: list[Condition] | None = None) -> p
             ratio = trial_ratio_ci(mine, values.loc[base]) if base in arms and arm != base else {}
             rows.append(
                 {
-                    "cpu": c.cpu,
-                    "fp_mode": c.fp_mode,
-                    "named": c.named,
+                    **asdict(c),  # cpu, fp_mode, named
                     "part": values.attrs.get("part"),
                     "arm": arm,
                     "n_trials": len(mine),
@@ -160,11 +150,9 @@ def contrast(values: dict, numerator: Condition, denominator: Condition) -> pd.D
     num, den = values[numerator], values[denominator]
     if num.empty or den.empty:
         return pd.DataFrame()
-    rows = []
     shared = set(num.index.get_level_values("arm")) & set(den.index.get_level_values("arm"))
-    for arm in imdb_analysis.arm_order(IMDB, shared):
-        rows.append({"arm": arm, **trial_ratio_ci(num.loc[arm], den.loc[arm])})
-    return pd.DataFrame(rows)
+    arms = imdb_analysis.arm_order(IMDB, shared)
+    return pd.DataFrame([{"arm": arm, **trial_ratio_ci(num.loc[arm], den.loc[arm])} for arm in arms])
 
 
 def imdb_fp_effect(results: Results) -> pd.DataFrame:
@@ -188,30 +176,17 @@ def imdb_ratio_quantities(table: pd.DataFrame) -> list[tuple[Condition, Quantity
     out = []
     for row in table[(table.arm == mx_ref) & table.ratio.notna()].itertuples():
         c = Condition(row.cpu, row.fp_mode, row.named)
-        q = Quantity(
-            f"imdb.cpu.{c.key}.{mx_ref}",
-            row.ratio,
-            row.ci_low,
-            row.ci_high,
-            n=f"{row.n_trials} trials a side",
-            label=f"imdb.cpu.{mx_ref}",
-            conditions={"cpu": c.cpu_name, "fp_mode": c.fp_mode},
-        )
-        out.append((c, q))
+        shown = {"label": f"imdb.cpu.{mx_ref}", "conditions": {"cpu": c.cpu_name, "fp_mode": c.fp_mode}}
+        name, n = f"imdb.cpu.{c.key}.{mx_ref}", f"{row.n_trials} trials a side"
+        out.append((c, Quantity(name, row.ratio, row.ci_low, row.ci_high, n=n, **shown)))
     return out
 
 
 # -- DeepAR: the per-batch cost on every condition --------------------------------------------------------------------
-def deepar_cost(results: Results, condition: Condition) -> pd.DataFrame:
-    """The coverage part's per-batch cost rows (``deepar_coverage.cost_rows``) of one condition, its CPU recorded."""
-    rows = deepar_coverage.cost_rows(results.with_overrides(DEEPAR, condition.overrides() or None))
-    return rows.assign(cpu=condition.cpu, fp_mode=condition.fp_mode) if not rows.empty else rows
-
-
 def deepar_ratios(results: Results, condition: Condition) -> pd.DataFrame:
-    """Per dataset: MXNet / PyTorch per-batch cost of one condition's coverage trials, with its CI over them
-    (``deepar.ratio_table`` on ``c_batch``), and the dataset's window."""
-    rows = deepar_cost(results, condition)
+    """Per dataset: MXNet / PyTorch per-batch cost of one condition's coverage trials (``deepar_coverage.cost_rows``),
+    with its CI over them (``deepar.ratio_table`` on ``c_batch``), and the dataset's window."""
+    rows = deepar_coverage.cost_rows(results.with_overrides(DEEPAR, condition.overrides() or None))
     if rows.empty:
         return pd.DataFrame()
     ratios = deepar_analysis.ratio_table(rows, metric="c_batch")
@@ -291,23 +266,3 @@ def facts(results: Results) -> dict:
         "probes": fp_probe_table(results),
         "gemm": gemm_by_cpu(results),
     }
-
-
-__all__ = [
-    "facts",
-    "fp_probe_table",
-    "gemm_by_cpu",
-    "CPU",
-    "Condition",
-    "IMDB_SETTING",
-    "contrast",
-    "deepar_cost",
-    "deepar_cpu_table",
-    "deepar_ratios",
-    "imdb_fp_effect",
-    "imdb_ratio_quantities",
-    "imdb_table",
-    "imdb_trials",
-    "minority_conditions",
-    "stored_conditions",
-]

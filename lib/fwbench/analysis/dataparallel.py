@@ -3,9 +3,8 @@
 ``reference_sides`` once, and every page quotes the ledger.
 
 Every number is per independent trial first (the median of its timed steps, the median of its timed syncs at one
-size), then compared across trials (``stats.trial_ratio_ci``). The group of a trial ran on one boot and all of a
-profile's trials run in one piece, so no machine adjustment is made (the IMDB sweep needs one because its pieces
-ran on different boots).
+size), then compared across trials (``stats.trial_ratio_ci``). A profile's trials run in one piece, on one boot:
+no machine adjustment is made.
 """
 
 from __future__ import annotations
@@ -56,9 +55,7 @@ def per_trial(results: Results) -> pd.DataFrame:
             "busy": bool(first.get("provenance.busy_machine", False) or False),
         }
         sync = m[m.metric.str.startswith(SYNC_PREFIX)]
-        for metric, values in sync.groupby("metric").value:
-            row[metric] = float(values.median())
-        rows.append(row)
+        rows.append(row | sync.groupby("metric").value.median().to_dict())
     frame = pd.DataFrame(rows)
     order = {a: i for i, a in enumerate(arm_order(STUDY, frame.arm))}
     return frame.sort_values(["world_size", "arm", "repeat"], key=lambda c: c.map(order) if c.name == "arm" else c)
@@ -69,8 +66,8 @@ def sync_sizes(frame: pd.DataFrame) -> list[int]:
 
 
 def reference_sides(frame: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:
-    """PyTorch's and MXNet's per-trial values of ``column`` (the study's reference arms): what C2's ratios in the
-    ledger are taken of (the ledger computes them once; this module shows no PyTorch / MXNet ratio itself)."""
+    """PyTorch's and MXNet's per-trial values of ``column`` (the study's reference arms): what the ledger takes
+    C2's ratios of."""
     study = get_study(STUDY)
     torch_arm, mxnet_arm = study.reference_arm("torch"), study.reference_arm("mxnet")
     return frame.loc[frame.arm == torch_arm, column].dropna(), frame.loc[frame.arm == mxnet_arm, column].dropna()
@@ -118,38 +115,26 @@ def arm_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _scaling_quantity(row) -> Quantity:
-    return Quantity(
-        f"dataparallel.scaling.{row.arm}.world{row.world_size}",
-        row.efficiency,
-        row.ci_low,
-        row.ci_high,
-        n=f"{row.n} trials",
-    )
+    name = f"dataparallel.scaling.{row.arm}.world{row.world_size}"
+    return Quantity(name, row.efficiency, row.ci_low, row.ci_high, n=f"{row.n} trials")
 
 
 def section_facts(results: Results) -> dict:
     """What the section shows (template ``dataparallel``): ``per_trial`` reduced to the arm table (``arms``, with
     the threads per worker), the sync sweep (``sync``: per tensor size, the median sync seconds at each world size
     and arm, in ``worlds`` x ``arm_names`` order), the net and batch, each arm's weak scaling as a ``Quantity``
-    (``scaling``), and C2's GPU host and numbers. The PyTorch / MXNet ratios are claim C2's parts: the ledger
-    computes them once and the post quotes them there. ``frame`` is None when no trial has finished."""
+    (``scaling``), and C2's GPU host and numbers (its ratios are the ledger's). ``frame``: None without trials."""
     frame = per_trial(results)
     facts = {"profile": results.profile, "study": STUDY, "frame": None}
     if frame.empty:
         return facts
     worlds = sorted(int(w) for w in set(frame.world_size))
     arms = arm_order(STUDY, frame.arm)
-    sync = [
-        {
-            "n": n,
-            "seconds": [
-                float(frame.loc[(frame.world_size == w) & (frame.arm == a), f"{SYNC_PREFIX}{n}"].median())
-                for w in worlds
-                for a in arms
-            ],
-        }
-        for n in sync_sizes(frame)
-    ]
+
+    def median_sync(n: int, world: int, arm: str) -> float:
+        return float(frame.loc[(frame.world_size == world) & (frame.arm == arm), f"{SYNC_PREFIX}{n}"].median())
+
+    sync = [{"n": n, "seconds": [median_sync(n, w, a) for w in worlds for a in arms]} for n in sync_sizes(frame)]
     scaling = scaling_rows(frame)
     if not scaling.empty:
         scaling = scaling.assign(quantity=[_scaling_quantity(r) for r in scaling.itertuples()])

@@ -1,22 +1,18 @@
 """Tables of the DeepAR / Monash study, computed from the results store (restricted to one profile's trials).
 
-The 2024 post compared total *training* time (395,807 s vs 88,756 s): the headline ratio and the per-dataset ratios
-here are of ``train_time_s`` (the whole ``estimator.train`` call), with training + forecasting (``total_time_s``,
-adding ``predict_time_s``: forecasting every test window) shown beside them. Per dataset and arm the median over
-seeds is used; ratios MXNet / PyTorch are geometric means over seeds (one trial each) with a 95 % CI over them
-(``stats.trial_ratio_ci``; NaN with one seed). Accuracy is over
-the series where each metric is finite (``n_series_dropped``: series left out of MASE, zero seasonal-naive scale).
-Trials that trained fewer epochs than set (GluonTS' MXNet learning-rate floor) are flagged (``stopped_early``).
-"MXNet" and "PyTorch" are the study's reference arms (``get_study("deepar").reference_arm``); arm order, labels and
-frameworks come from its arm table, the 2024 post's totals from ``fwbench.published.deepar2024``.
-
-Where the time goes (the ``gap`` profile's questions; the section "Where the time goes" below): training split
-into data pipeline, network steps and setup; cProfile shares by module; what hybridizing MXNet's training and
-prediction networks buys (what each MXNet arm hybridizes: ``fwbench.studies.deepar_trial.hybridization``).
+The 2024 post compared total *training* time (395,807 s vs 88,756 s): the headline and per-dataset ratios are of
+``train_time_s`` (the whole ``estimator.train`` call), with training + forecasting (``total_time_s``) beside them.
+Per dataset and arm the median over seeds is used; ratios MXNet / PyTorch are geometric means over seeds (one trial
+each) with a 95 % CI over them (``stats.trial_ratio_ci``; NaN with one seed). Accuracy is over the series where
+each metric is finite (``n_series_dropped``: zero seasonal-naive scale). Trials that trained fewer epochs than set
+(GluonTS' MXNet learning-rate floor) are flagged (``stopped_early``). "MXNet" and "PyTorch" are the study's
+reference arms; arm order and labels come from its arm table, the post's totals from ``published.deepar2024``.
+Where the time goes (the ``gap`` profile): ``breakdown_table``, ``cprofile_table``, ``hybridize_effect``.
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 
 import numpy as np
@@ -28,13 +24,17 @@ from ..planning import plan
 from ..published.deepar2024 import TOTAL_TRAIN_S, post_ratio
 from ..quantity import Quantity
 from ..stats import trial_ratio_ci
-from ..studies import get_study
+from ..studies import get_framework, get_study
 from ..studies.deepar_trial import hybridization
 from . import Results, arm_order
 
 STUDY = "deepar"
 ACCURACY = ["MASE", "sMAPE", "mean_wQL"]
 TIMES = ["train_time_s", "predict_time_s", "total_time_s"]
+CONFIG_KEYS = ["dataset", "arm", "seed", "epochs", "num_batches_per_epoch", "context_length", "prediction_length",
+               "part", "threads", "onednn", "env"]  # fmt: skip
+RATIO_COLUMNS = ["dataset", "ratio", "ci_low", "ci_high", "n_num", "n_den", "method"]
+PROTOCOL_EPOCHS, PROTOCOL_BATCHES = 100, 50  # the post's protocol: epochs x batches per epoch
 
 
 def reference_arms() -> tuple[str, str]:
@@ -43,11 +43,30 @@ def reference_arms() -> tuple[str, str]:
     return study.reference_arm("mxnet"), study.reference_arm("torch")
 
 
+def framework_names() -> tuple[str, str]:
+    """The reference arms' framework labels: ('MXNet', 'PyTorch')."""
+    study = get_study(STUDY)
+    return tuple(get_framework(study.arm(arm).framework).label for arm in reference_arms())
+
+
+def unrolled_window(context_length, prediction_length):
+    """The steps MXNet's DeepAR unrolls per training window: context + prediction length (numbers or columns)."""
+    return context_length + prediction_length
+
+
+def csv_arguments(description: str, argv: list[str] | None) -> tuple[argparse.Namespace, Results]:
+    """A CSV writer's command line (``--profile``, ``-o``, ``--store``): its arguments and the store it reads."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--profile", default="paper")
+    parser.add_argument("-o", "--output", required=True)
+    parser.add_argument("--store", default=None, help="default: FWBENCH_RESULTS")
+    args = parser.parse_args(argv)
+    return args, Results.open(args.profile, path=args.store)
+
+
 def load_trials(results: Results, parts: tuple[str, ...] | None = ("main",)) -> pd.DataFrame:
-    """One row per finished trial of the profile: config, dataset provenance and every whole-trial value. Only
-    the main part's trials by default (what B and the accuracy tables read); ``parts=None`` for every part
-    (``variants_table``: 1 thread, oneDNN off; ``versions_table``: the ``versions`` part, run in another declared
-    environment, column ``env``; a main-part trial's ``env`` is ``main``)."""
+    """One row per finished trial of the profile: config, dataset provenance and every whole-trial value; only the
+    main part's (what B and the accuracy tables read) unless ``parts`` (None: every part; column ``env``)."""
     return results.frame((STUDY, "trials", parts), lambda: _trials(results.values(STUDY), parts))
 
 
@@ -64,37 +83,21 @@ def _trials(long: pd.DataFrame, parts: tuple[str, ...] | None) -> pd.DataFrame:
     if long.empty:
         return pd.DataFrame()
     long[CPU] = long["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in long else NOT_RECORDED
-    keys = {
-        "trial_id": "trial_id",
-        "config.dataset": "dataset",
-        "config.arm": "arm",
-        "config.seed": "seed",
-        "config.epochs": "epochs",
-        "config.num_batches_per_epoch": "num_batches_per_epoch",
-        "config.context_length": "context_length",
-        "config.prediction_length": "prediction_length",
-        "config.part": "part",
-        "config.threads": "threads",
-        "config.onednn": "onednn",
-        "config.env": "env",
-        "provenance.dataset_kind": "dataset_kind",
-        "host": "host",
-        CPU: CPU,
-    }
+    keys = {"trial_id": "trial_id", **{f"config.{k}": k for k in CONFIG_KEYS}}
+    keys.update({"provenance.dataset_kind": "dataset_kind", "host": "host", CPU: CPU})
     wide = long.pivot_table(index=list(keys), columns="metric", values="value").reset_index().rename(columns=keys)
     wide.columns.name = None
     if "predict_time_s" not in wide:  # only coverage trials (training only) selected
         wide["predict_time_s"] = np.nan
     wide["total_time_s"] = wide["train_time_s"] + wide["predict_time_s"]
-    wide["window"] = wide["context_length"] + wide["prediction_length"]  # steps MXNet unrolls per training window
+    wide["window"] = unrolled_window(wide["context_length"], wide["prediction_length"])
     for key in ("n_series_dropped", "epochs_run"):  # rows stored before these were measured: unknown
         if key not in wide:
             wide[key] = np.nan
     wide["stopped_early"] = wide["epochs_run"] < wide["epochs"]
     # one CPU model for every part: parts are compared with each other (versions and variants against main)
     wide, other_cpus = one_cpu_model(wide.assign(frame="every part"), part="frame")
-    wide = wide.drop(columns="frame")
-    wide = wide.sort_values(["dataset", "arm", "seed"]).reset_index(drop=True)
+    wide = wide.drop(columns="frame").sort_values(["dataset", "arm", "seed"]).reset_index(drop=True)
     wide.attrs["other_cpu_trials"] = other_cpus
     return wide
 
@@ -104,35 +107,26 @@ def unavailable(results: Results) -> pd.DataFrame:
     failed with ``DataUnavailable``. Never empty-by-omission: every dataset of the profile is checked."""
     datasets = sorted({t.config["dataset"] for t in plan(STUDY, results.profile, results.overrides_of(STUDY))})
     local = monash.availability(datasets, allow_download=False).set_index("dataset")
-    trials = results.trials(STUDY)
-    failed_unavail = set()
-    if not trials.empty:
-        bad = trials[(trials.status == "failed") & trials.error.fillna("").str.contains("unavailable")]
-        failed_unavail = set(bad["config.dataset"])
+    failed = failures(results)
+    failed = set(failed.loc[failed.error.fillna("").str.contains("unavailable"), "dataset"])  # DataUnavailable
     finished = load_trials(results, parts=None)  # a dataset any part ran is not unavailable
     done = set(finished["dataset"]) if not finished.empty else set()
-    rows = []
-    for name in datasets:
-        if name in done:
-            continue
-        if local.loc[name, "status"] == "unavailable" or name in failed_unavail:
-            rows.append({"dataset": name, "reason": local.loc[name, "reason"] or "trial failed: unavailable"})
+    missing = [d for d in datasets if d not in done and (local.loc[d, "status"] == "unavailable" or d in failed)]
+    rows = [(d, local.loc[d, "reason"] or "trial failed: unavailable") for d in missing]
     return pd.DataFrame(rows, columns=["dataset", "reason"])
 
 
 def failures(results: Results) -> pd.DataFrame:
-    trials = results.trials(STUDY)
+    cols, trials = ["trial_id", "dataset", "arm", "seed", "error"], results.trials(STUDY)
     if trials.empty:
-        return pd.DataFrame(columns=["trial_id", "dataset", "arm", "seed", "error"])
-    failed = trials[trials.status == "failed"]
-    return failed.rename(columns={"config.dataset": "dataset", "config.arm": "arm", "config.seed": "seed"})[
-        ["trial_id", "dataset", "arm", "seed", "error"]
-    ].reset_index(drop=True)
+        return pd.DataFrame(columns=cols)
+    failed = trials[trials.status == "failed"].rename(columns={f"config.{k}": k for k in ("dataset", "arm", "seed")})
+    return failed[cols].reset_index(drop=True)
 
 
 def runtime_table(trials: pd.DataFrame) -> pd.DataFrame:
-    """Median train, predict and total seconds per dataset x arm (over seeds), with the seed count and how many
-    of those trials stopped early (``n_stopped_early``: trained fewer epochs than set)."""
+    """Median train, predict and total seconds per dataset x arm (over seeds), the seed count and how many of
+    those trials stopped early."""
     if trials.empty:
         return pd.DataFrame()
     g = trials.groupby(["dataset", "arm"])
@@ -151,36 +145,36 @@ def stopped_early(trials: pd.DataFrame) -> pd.DataFrame:
     return trials.loc[trials.stopped_early, cols].reset_index(drop=True)
 
 
+def _ratio_ci(g: pd.DataFrame, numerator: str, denominator: str, metric: str) -> dict | None:
+    """``trial_ratio_ci`` of ``metric`` between two arms' trials in ``g``; None where an arm has none."""
+    a = g.loc[g.arm == numerator, metric].to_numpy(float)
+    b = g.loc[g.arm == denominator, metric].to_numpy(float)
+    return trial_ratio_ci(a, b) if a.size and b.size else None
+
+
 def ratio_table(
     trials: pd.DataFrame, numerator: str | None = None, denominator: str | None = None, metric: str = "train_time_s"
 ) -> pd.DataFrame:
-    """numerator / denominator of ``metric`` per dataset, the geometric-mean ratio over seeds (one trial each)
-    with its 95 % CI over them (``trial_ratio_ci``; >1: the numerator is slower); by default the reference arms,
-    MXNet / PyTorch. With one seed per arm the CI is NaN."""
+    """numerator / denominator of ``metric`` per dataset (default: MXNet / PyTorch), the geometric-mean ratio over
+    seeds with its 95 % CI (>1: the numerator is slower; NaN CI with one seed)."""
     mx, pt = reference_arms()
-    numerator, denominator = numerator or mx, denominator or pt
     rows = []
-    if trials.empty:
-        return pd.DataFrame(columns=["dataset", "ratio", "ci_low", "ci_high", "n_num", "n_den"])
-    for dataset, g in trials.groupby("dataset"):
-        a = g.loc[g.arm == numerator, metric].to_numpy(float)
-        b = g.loc[g.arm == denominator, metric].to_numpy(float)
-        if a.size and b.size:
-            rows.append({"dataset": dataset, **trial_ratio_ci(a, b)})
-    out = pd.DataFrame(rows, columns=["dataset", "ratio", "ci_low", "ci_high", "n_num", "n_den"])
+    for dataset, g in trials.groupby("dataset") if not trials.empty else ():
+        if r := _ratio_ci(g, numerator or mx, denominator or pt, metric):
+            rows.append({"dataset": dataset, **r})
+    out = pd.DataFrame(rows, columns=RATIO_COLUMNS)
     return out.sort_values("ratio", ascending=False).reset_index(drop=True)
 
 
 def totals(trials: pd.DataFrame) -> pd.DataFrame:
     """Sum over every finished trial, per arm, of train, predict and total seconds, over the datasets that both
-    reference arms finished (so the totals compare like with like), with the post's totals (training seconds per
-    framework) next to the reference arms for scale."""
+    reference arms finished (like with like), with the post's training totals beside the reference arms."""
     if trials.empty:
         return pd.DataFrame()
     mx, pt = reference_arms()
     both = set(trials.loc[trials.arm == pt, "dataset"]) & set(trials.loc[trials.arm == mx, "dataset"])
     sub = trials[trials.dataset.isin(both)]
-    table = sub.groupby("arm")[["train_time_s", "predict_time_s", "total_time_s"]].sum()
+    table = sub.groupby("arm")[TIMES].sum()
     table["n_trials"] = sub.groupby("arm").size()
     table["n_datasets"] = sub.groupby("arm")["dataset"].nunique()
     table = table.reindex(arm_order(STUDY, table.index))
@@ -190,9 +184,8 @@ def totals(trials: pd.DataFrame) -> pd.DataFrame:
 
 
 def accuracy_table(trials: pd.DataFrame) -> pd.DataFrame:
-    """Median (over seeds) MASE, sMAPE and mean weighted quantile loss per dataset, arms side by side, each over
-    the series where it is finite, and ``n_series_dropped``: the series left out of MASE (zero seasonal-naive
-    scale; a property of the data, so the same for every arm)."""
+    """Median (over seeds) MASE, sMAPE and mean weighted quantile loss per dataset, arms side by side, and
+    ``n_series_dropped`` (the series left out of MASE: a property of the data, the same for every arm)."""
     if trials.empty:
         return pd.DataFrame()
     cols = ACCURACY + ["n_series_dropped"]
@@ -202,19 +195,15 @@ def accuracy_table(trials: pd.DataFrame) -> pd.DataFrame:
 
 
 def window_ratio_table(trials: pd.DataFrame) -> pd.DataFrame:
-    """MXNet / PyTorch per dataset against the unrolled window (context + prediction length, the steps MXNet's
-    DeepAR steps through per training window): the training-time ratio (the post's measure) and the
-    training + forecasting ratio, each with its 95 % CI over seeds (one trial each); sorted by window."""
+    """``ratio_table`` of training (the post's measure) and of training + forecasting per dataset, against the
+    unrolled window; sorted by window."""
     cols = ["dataset", "window", "context_length", "prediction_length"]
     if trials.empty:
         return pd.DataFrame(columns=cols + ["train_ratio", "total_ratio"])
-    windows = trials.groupby("dataset")[cols[1:]].first()
-    out = windows.copy()
+    out = trials.groupby("dataset")[cols[1:]].first()
     for metric, name in (("train_time_s", "train"), ("total_time_s", "total")):
-        r = ratio_table(trials, metric=metric).set_index("dataset")
-        out = out.join(
-            r[["ratio", "ci_low", "ci_high"]].rename(columns=lambda c, prefix=name: f"{prefix}_{c}"), how="inner"
-        )
+        r = ratio_table(trials, metric=metric).set_index("dataset")[["ratio", "ci_low", "ci_high"]]
+        out = out.join(r.add_prefix(f"{name}_"), how="inner")
     return out.reset_index().sort_values(["window", "dataset"]).reset_index(drop=True)
 
 
@@ -263,18 +252,14 @@ def headline(trials: pd.DataFrame) -> dict:
     out["post_ratio"] = post_ratio()
     ratios = ratio_table(trials)
     if not ratios.empty:
-        out["ratio_min"] = ratios.iloc[-1].to_dict()
-        out["ratio_max"] = ratios.iloc[0].to_dict()
-        out["n_mxnet_slower"] = int((ratios.ratio > 1).sum())
-        out["n_ratio"] = int(len(ratios))
-        out["one_seed"] = bool(ratios.ci_low.isna().all())
+        out |= dict(ratio_min=ratios.iloc[-1].to_dict(), ratio_max=ratios.iloc[0].to_dict())
+        slower, one_seed = int((ratios.ratio > 1).sum()), bool(ratios.ci_low.isna().all())
+        out |= dict(n_mxnet_slower=slower, n_ratio=len(ratios), one_seed=one_seed)
     out["window_rho"] = window_trend(window_ratio_table(trials))
     acc = accuracy_table(trials)
     wins = mase_wins(acc)
     if wins:
-        out["mase_torch_better"] = wins["lower"][pt]
-        out["mase_n"] = wins["n"]
-        out["mase_median"] = median_mase(trials)
+        out |= dict(mase_torch_better=wins["lower"][pt], mase_n=wins["n"], mase_median=median_mase(trials))
         dropped = acc["n_series_dropped"].max(axis=1).dropna()
         out["n_series_dropped"] = {d: int(v) for d, v in dropped.items() if v > 0}
     out["n_stopped_early"] = int(trials.stopped_early.sum())
@@ -284,20 +269,11 @@ def headline(trials: pd.DataFrame) -> dict:
 def headline_facts(trials: pd.DataFrame, profile: str) -> dict:
     """What the DeepAR headline paragraph shows (template ``deepar_headline``): ``headline``'s numbers, the post's
     totals, the trials that stopped early, the epochs and batches the trials ran, the series left out of MASE."""
-    mx, pt = reference_arms()
-    h = headline(trials)
-    return {
-        "h": h,
-        "profile": profile,
-        "post": TOTAL_TRAIN_S,
-        "mx": mx,
-        "pt": pt,
-        "early": stopped_early(trials),
-        "epochs": sorted(set(trials.epochs.astype(int))) if len(trials) else [],
-        "batches": sorted(set(trials.num_batches_per_epoch.astype(int))) if len(trials) else [],
-        "dropped": sorted(h.get("n_series_dropped", {}).items()),
-        "early_only": False,
-    }
+    (mx, pt), h = reference_arms(), headline(trials)
+    ran = {k: sorted(set(trials[k].astype(int))) if len(trials) else [] for k in ("epochs", "num_batches_per_epoch")}
+    return {"h": h, "profile": profile, "post": TOTAL_TRAIN_S, "mx": mx, "pt": pt, "early": stopped_early(trials),
+            "epochs": ran["epochs"], "batches": ran["num_batches_per_epoch"],
+            "dropped": sorted(h.get("n_series_dropped", {}).items()), "early_only": False}  # fmt: skip
 
 
 # -- where the time goes (the gap profile) ---------------------------------------------------------------------
@@ -305,17 +281,12 @@ BREAKDOWN_PHASES = ["data_pipeline", "model_code", "trainer_loop", "framework", 
 
 
 def breakdown_table(trials: pd.DataFrame) -> pd.DataFrame:
-    """Where the time goes, per dataset x arm (trials run with ``breakdown``): training split into the data
-    pipeline alone (same number of batches), the epochs' remainder (network step: forward, backward, update), and
-    the fit overhead outside the epochs (setup, checkpointing); plus prediction; and the cProfile own-time shares
-    of one profiled training epoch and of forecasting 32 windows."""
-    if trials.empty or "data_time_s" not in trials:
-        return pd.DataFrame()
-    sub = trials[trials.data_time_s.notna()]
+    """Per dataset x arm (trials run with ``breakdown``): training split into the data pipeline alone, the network
+    steps (the epochs' remainder: forward, backward, update) and the fit overhead outside the epochs; prediction."""
+    sub = trials[trials.data_time_s.notna()] if "data_time_s" in trials else trials.iloc[:0]
     if sub.empty:
         return pd.DataFrame()
     cols = ["train_time_s", "data_time_s", "fit_overhead_s", "predict_time_s"]
-    sub = sub.assign(window=sub.context_length + sub.prediction_length)
     table = sub.groupby(["dataset", "arm", "window"])[cols].median()
     epochs_s = table.train_time_s - table.fit_overhead_s
     table["network_step_s"] = (epochs_s - table.data_time_s).clip(lower=0)
@@ -326,9 +297,8 @@ def breakdown_table(trials: pd.DataFrame) -> pd.DataFrame:
 
 
 def cprofile_table(trials: pd.DataFrame, part: str = "train") -> pd.DataFrame:
-    """cProfile own-time share of each phase (``part``: ``train`` = one profiled epoch, ``predict`` = forecasting
-    32 windows) per dataset x arm; phases as columns. cProfile inflates Python-heavy code, so read shares, not
-    seconds."""
+    """cProfile own-time share of each phase per dataset x arm (``part``: one profiled ``train`` epoch, or
+    ``predict``ing 32 windows). cProfile inflates Python-heavy code, so read shares, not seconds."""
     prefix = f"cprofile_{part}_frac_"
     cols = [c for c in trials.columns if c.startswith(prefix)] if not trials.empty else []
     if not cols:
@@ -338,53 +308,28 @@ def cprofile_table(trials: pd.DataFrame, part: str = "train") -> pd.DataFrame:
 
 
 def hybridize_effect(trials: pd.DataFrame) -> pd.DataFrame:
-    """What hybridizing buys, per dataset: each other MXNet arm against the MXNet reference arm (gluonts' default:
-    training hybridized, forecasting imperative), on the time of each network whose hybridization differs
-    between the two (``hybridize_train``: ``train_time_s``; ``hybridize_predict``: ``predict_time_s``). The
-    ratio is the arm with that network imperative over the arm with it hybridized (>1: hybridizing helps), with
-    a 95 % CI over seeds (one trial each; ``trial_ratio_ci``)."""
+    """What hybridizing buys, per dataset: each other MXNet arm against the MXNet reference arm, on the time of each
+    network whose hybridization differs: imperative over hybridized (>1: hybridizing helps), 95 % CI over seeds."""
     study, mx = get_study(STUDY), reference_arms()[0]
-    others = [a.name for a in study.arms if a.framework == study.framework_of(mx) and a.name != mx]
     parts = (("training", "hybridize_train", "train_time_s"), ("forecasting", "hybridize_predict", "predict_time_s"))
-    rows = []
-    for dataset, g in trials.groupby("dataset") if not trials.empty else []:
-        for arm in others:
-            for part, key, metric in parts:
-                if hybridization(arm)[key] == hybridization(mx)[key]:
-                    continue
+    pairs = []  # each other MXNet arm and network whose hybridization differs from the reference arm's
+    for arm in (a.name for a in study.arms if a.framework == study.framework_of(mx) and a.name != mx):
+        for part, key, metric in parts:
+            if hybridization(arm)[key] != hybridization(mx)[key]:
                 num, den = (arm, mx) if hybridization(mx)[key] else (mx, arm)  # imperative / hybridized
-                a = g.loc[g.arm == num, metric].to_numpy(float)
-                b = g.loc[g.arm == den, metric].to_numpy(float)
-                if a.size and b.size:
-                    rows.append(
-                        {
-                            "dataset": dataset,
-                            "arm": arm,
-                            "baseline": mx,
-                            "part": part,
-                            "metric": metric,
-                            "numerator": num,
-                            "denominator": den,
-                            **trial_ratio_ci(a, b),
-                        }
-                    )
+                pairs.append(dict(arm=arm, baseline=mx, part=part, metric=metric, numerator=num, denominator=den))
+    rows = []
+    for dataset, g in trials.groupby("dataset") if not trials.empty else ():
+        for p in pairs:
+            if r := _ratio_ci(g, p["numerator"], p["denominator"], p["metric"]):
+                rows.append({"dataset": dataset, **p, **r})
     return pd.DataFrame(rows)
 
 
-def _trend_rho(ratio: pd.Series) -> float | None:
-    """The Spearman rank correlation of the MXNet / PyTorch step ratio with the unrolled window; None with fewer
-    than three windows."""
-    windows = ratio.index.get_level_values("window").to_numpy(float)
-    if len(ratio) < 3 or len(set(windows)) < 3:
-        return None
-    return float(pd.Series(ratio.to_numpy(float)).corr(pd.Series(windows), method="spearman"))
-
-
 def gap_facts(trials: pd.DataFrame) -> dict:
-    """Where the time goes (template ``deepar_gap``), from ``breakdown_table``, ``cprofile_table`` and
-    ``hybridize_effect``: per arm the median shares of the training time; the network steps' MXNet / PyTorch
-    ratio per dataset by window and its trend; forecasting's ratio; the cProfile phases of 2 % or more; the
-    hybridization ratios."""
+    """Where the time goes (template ``deepar_gap``): per arm the median shares of the training time, the network
+    steps' MXNet / PyTorch ratio by window and its trend (None with fewer than three windows), forecasting's
+    ratio, the cProfile phases of 2 % or more and the hybridization ratios."""
     table = breakdown_table(trials)
     names, (mx, pt) = get_study(STUDY).labels(), reference_arms()
     out = {"breakdown": table, "names": names, "shares": [], "step_ratio": [], "step_median": math.nan,
@@ -398,8 +343,10 @@ def gap_facts(trials: pd.DataFrame) -> dict:
     if {mx, pt} <= set(step.columns):
         ratio = (step[mx] / step[pt]).replace([np.inf, -np.inf], np.nan).dropna().sort_index(level="window")
         if len(ratio):
+            frame = ratio.rename("ratio").reset_index()
             out["step_ratio"] = [(d, int(w), float(r)) for (d, w), r in ratio.items()]
-            out["step_median"], out["trend_rho"] = float(ratio.median()), _trend_rho(ratio)
+            out["step_median"] = float(ratio.median())
+            out["trend_rho"] = window_trend(frame, "ratio") if frame.window.nunique() >= 3 else None
     pred = table.pivot_table(index="dataset", columns="arm", values="predict_time_s")
     if {mx, pt} <= set(pred.columns):
         pr = (pred[mx] / pred[pt]).dropna()

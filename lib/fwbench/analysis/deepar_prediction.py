@@ -1,35 +1,21 @@
-"""Claim B over the 2024 post's datasets: its total from the coverage part's per-batch costs, weighted
-as the post weighted it, and a prediction of the post's per-dataset totals set beside the values read off its chart.
+"""Claim B over the 2024 post's datasets: its total from the coverage part's per-batch costs, weighted as the post
+weighted it, and a prediction of the post's per-dataset totals set beside the values read off its chart.
 
-- ``weighted_total``: every dataset both core arms have coverage trials of, at the protocol's scale (each trial's
-  cost as ``deepar_coverage.protocol_train_s`` at 100 x 50: the batches, the first epoch's warm-up and the time
-  outside the epochs), summed per framework as the post summed its datasets: big datasets weigh what they cost.
-  MXNet / PyTorch with ``stats.sum_of_means_ratio_ci`` over the independent coverage trials of each dataset.
-- ``comparison``: one row per dataset of the post's list (41): our per-batch cost (measured where the coverage part
-  ran; elsewhere the line ``c_batch = a + b x window`` fitted per framework on the measured datasets, labelled
-  ``measured`` False) and the post's predicted totals (5 seeds x the protocol's training time). The prediction uses
-  only costs measured here; the chart's values (``chart``) are never used to make it.
-- ``against_chart``: the prediction beside the published per-dataset totals, with the post's per-batch cost of
-  each framework over ours (which framework differs on the post's machine, and by how much).
+- ``weighted_total``: each coverage trial at the protocol's scale, summed per framework over the datasets both
+  core arms ran, as the post summed its datasets (``stats.sum_of_means_ratio_ci``).
+- ``comparison``: one row per dataset of the post's list under one condition, from costs measured here only (never
+  the chart's). A row's ``basis``: ``measured`` by the condition's own trials; ``scaled``, the coverage cost on
+  that CPU times the condition's factor per framework (``condition_factors``); ``window line``, the coverage
+  part's line ``c_batch = a + b x window`` times that factor.
+- ``against_chart``: the prediction beside the published per-dataset totals (the post's bars may include
+  forecasting and whatever else a run did; ours are training).
 
-``CONDITION`` names what the coverage prediction assumes: this study's main environment (gluonts 0.17), the
-protocol's 2 threads, a quiet machine. The post's bars may include forecasting and whatever else a run did; ours are
-training.
-
-The post's own conditions (the ``post_conditions`` part: k runs at once, no thread setting):
-
-- ``prediction_conditions``: every condition measured, per CPU model: the coverage part's (1 run, 2 threads) and
-  each k of the post_conditions part (k runs at once, the libraries' default threads).
-- ``comparison(coverage, rows)``: the prediction under one condition. A dataset the condition's own trials ran
-  is predicted from them (``basis`` measured); a dataset only the coverage part ran on that CPU, from its coverage
-  cost times the condition's factor per framework (``condition_factors``: the geometric mean over the datasets
-  both ran of the condition's cost over the coverage cost; ``basis`` scaled); the rest from the coverage part's
-  window line times that factor (``basis`` window line).
-- ``chart_fit`` / ``choose``: how well each condition's predicted MXNet / PyTorch ratio follows the post's, on the
-  datasets the study was given (``published.deepar2024.CHART_GIVEN``) only; the chosen condition has the smallest
-  root-mean-square log error there. Decision: the fit judges the ratio, not the totals: the totals carry the
-  laptop's speed (not measurable here) and the reading of the chart as one run or five, which the ratio does not.
-  Nothing is fitted: each condition's prediction is made from its trials alone, and the chart only ranks them.
+The conditions (``prediction_conditions``), per CPU model: the coverage part's (``CONDITION``) and each k of the
+``post_conditions`` part (k runs at once, the libraries' default threads). ``choose`` picks the one whose predicted
+MXNet / PyTorch ratio has the smallest root-mean-square log error on the datasets the study was given
+(``CHART_GIVEN``). Decision: the fit judges the ratio, not the totals: the totals carry the laptop's speed and the
+reading of the chart as one run or five, which the ratio does not. Nothing is fitted: each prediction is made from
+its trials alone, and the chart only ranks them.
 """
 
 from __future__ import annotations
@@ -46,32 +32,18 @@ from ..paths import reference_dir
 from ..published.deepar2024 import CHART_GIVEN, CLAIMED_SPEEDUP, N_DATASETS_STATED, post_ratio
 from ..quantity import Quantity
 from ..stats import CONFIDENCE, sum_of_means_ratio_ci
-from ..studies import get_framework, get_study
-from . import Results
+from . import Results, deepar
 from .cpu_models import Condition, stored_conditions
-from .deepar import STUDY, reference_arms
+from .deepar import PROTOCOL_BATCHES, PROTOCOL_EPOCHS, STUDY, reference_arms
 from .deepar_coverage import DEFAULT_THREADS, cost_rows, cost_table, protocol_train_s
 
 CHART_FILE = "deepar_runtime_chart_2024_part.csv"
-POST_SEEDS, PROTOCOL_EPOCHS, PROTOCOL_BATCHES = 5, 100, 50
+POST_SEEDS = 5
 POST_BATCHES = POST_SEEDS * PROTOCOL_EPOCHS * PROTOCOL_BATCHES  # per dataset and framework: 25,000
 CONDITION = "gluonts 0.17 (main environment), 2 threads, quiet machine: the coverage part's conditions"
-COMPARISON_COLUMNS = [
-    "dataset",
-    "window",
-    "measured",
-    "condition",
-    "cpu",
-    "ours_mxnet_s_per_batch",
-    "ours_pytorch_s_per_batch",
-    "predicted_post_mxnet_s",
-    "predicted_post_pytorch_s",
-    "predicted_post_ratio",
-    "trials_at_once",
-    "threads",
-    "basis",
-    "chosen",
-]
+COMPARISON_COLUMNS = ["dataset", "window", "measured", "condition", "cpu", "ours_mxnet_s_per_batch",
+                      "ours_pytorch_s_per_batch", "predicted_post_mxnet_s", "predicted_post_pytorch_s",
+                      "predicted_post_ratio", "trials_at_once", "threads", "basis", "chosen"]  # fmt: skip
 POST_CONDITIONS = "post_conditions"
 MEASURED, SCALED, LINE = "measured", "scaled", "window line"  # a prediction's basis, strongest first
 # a condition reproduces the post's ratio (its totals') when its prediction of the post's whole list is within 25 % of
@@ -83,8 +55,7 @@ NEAR_TIE = 0.05
 
 @dataclass(frozen=True)
 class PredictionCondition:
-    """A condition the post's runs may have had: a CPU model, runs at once on the host, threads (``threads``
-    ``DEFAULT_THREADS``: no setting, the libraries chose)."""
+    """A condition the post's runs may have had: CPU model, runs at once, threads (``DEFAULT_THREADS``: no setting)."""
 
     cpu: str
     trials_at_once: int = 1
@@ -116,15 +87,15 @@ class PredictionCondition:
 
 
 def sides() -> tuple[str, ...]:
-    """The column prefix of each reference arm's framework (MXNet's, then PyTorch's): its label in lower case, as
-    the issue names the comparison's columns (``ours_mxnet_s_per_batch``, ``ours_pytorch_s_per_batch``)."""
-    study = get_study(STUDY)
-    return tuple(get_framework(study.arm(arm).framework).label.lower() for arm in reference_arms())
+    """The column prefix of each reference arm's framework (``mxnet``, ``pytorch``: ``ours_mxnet_s_per_batch``)."""
+    return tuple(name.lower() for name in deepar.framework_names())
 
 
-def _trial_totals(rows: pd.DataFrame) -> pd.Series:
-    """Each coverage trial's training time at the protocol's scale (one post seed of its dataset)."""
-    return rows.apply(lambda r: protocol_train_s(r, PROTOCOL_EPOCHS, PROTOCOL_BATCHES), axis=1)
+def gmean(values) -> float:
+    """The geometric mean of the finite positive ``values`` (NaN with none)."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v) & (v > 0)]
+    return float(np.exp(np.log(v).mean())) if v.size else math.nan
 
 
 def weighted_total(rows: pd.DataFrame, confidence: float = CONFIDENCE) -> dict:
@@ -135,39 +106,32 @@ def weighted_total(rows: pd.DataFrame, confidence: float = CONFIDENCE) -> dict:
            "pytorch_s": math.nan, "datasets": []}  # fmt: skip
     if rows.empty:
         return out
-    rows = rows.assign(total_s=_trial_totals(rows))
+    rows = rows.assign(total_s=protocol_train_s(rows, PROTOCOL_EPOCHS, PROTOCOL_BATCHES))
     both = sorted(set(rows.loc[rows.arm == mx, "dataset"]) & set(rows.loc[rows.arm == pt, "dataset"]))
     if not both:
         return out
     groups = {arm: [rows.loc[(rows.arm == arm) & (rows.dataset == d), "total_s"].to_numpy() for d in both]
               for arm in (mx, pt)}  # fmt: skip
     r = sum_of_means_ratio_ci(groups[mx], groups[pt], confidence)
-    return {
-        **out,
-        "ratio": r["ratio"],
-        "ci_low": r["ci_low"],
-        "ci_high": r["ci_high"],
-        "n_datasets": len(both),
-        "mxnet_s": float(sum(g.mean() for g in groups[mx])),
-        "pytorch_s": float(sum(g.mean() for g in groups[pt])),
-        "datasets": both,
-    }
+    return {**out, "ratio": r["ratio"], "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n_datasets": len(both),
+            "mxnet_s": float(sum(g.mean() for g in groups[mx])), "pytorch_s": float(sum(g.mean() for g in groups[pt])),
+            "datasets": both}  # fmt: skip
 
 
-def window_lines(costs: pd.DataFrame) -> dict[str, tuple[float, float]]:
-    """Per reference arm: (a, b) of ``c_batch = a + b x window``, least squares over the measured datasets."""
+def window_lines(costs: pd.DataFrame, column: str = "c_batch") -> dict[str, tuple[float, float]]:
+    """Per reference arm with 2 windows or more: (a, b) of ``column = a + b x window``, least squares."""
     lines = {}
     for arm in reference_arms():
         mine = costs[costs.arm == arm]
         if mine.window.nunique() >= 2:
-            b, a = np.polyfit(mine.window.astype(float), mine.c_batch.astype(float), 1)
+            b, a = np.polyfit(mine.window.astype(float), mine[column].astype(float), 1)
             lines[arm] = (float(a), float(b))
     return lines
 
 
 def condition_factors(coverage: pd.DataFrame, rows: pd.DataFrame) -> dict[str, float]:
-    """Per reference arm: the geometric mean over the datasets both ran of (the condition's per-batch cost / the
-    coverage part's), each dataset's cost the median over its trials (1 where ``rows`` is the coverage itself)."""
+    """Per reference arm: the geometric mean over the datasets both ran of the condition's median per-batch cost
+    over the coverage part's (1 where ``rows`` is the coverage itself)."""
     if rows is coverage:
         return dict.fromkeys(reference_arms(), 1.0)
     own = cost_table(rows).set_index(["dataset", "arm"]).c_batch
@@ -182,10 +146,8 @@ def condition_factors(coverage: pd.DataFrame, rows: pd.DataFrame) -> dict[str, f
 
 def comparison(coverage: pd.DataFrame, rows: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per dataset of the post's list (``COMPARISON_COLUMNS``) under one condition: the coverage part's
-    (``rows`` None: the coverage trials of one CPU model, as ``cost_rows`` keeps them) or that of ``rows``, a
-    post_conditions group of the same CPU model (see the module docstring for each row's ``basis``)."""
+    (``rows`` None: one CPU model's coverage trials) or that of ``rows``, a post_conditions group of that CPU."""
     rows = coverage if rows is None else rows
-    cpu = str(coverage.cpu.iloc[0]) if len(coverage) and "cpu" in coverage else "not recorded"
     condition = condition_of(coverage, rows)
     mx, pt = reference_arms()
     base = cost_table(coverage)
@@ -194,12 +156,12 @@ def comparison(coverage: pd.DataFrame, rows: pd.DataFrame | None = None) -> pd.D
     tables = {MEASURED: cost_table(rows), SCALED: base}
     tables = {k: (t.set_index(["dataset", "arm"]) if len(t) else t) for k, t in tables.items()}
     typical = {arm: base[base.arm == arm][["warmup", "fit_fixed"]].median() for arm in (mx, pt)}
-    text = CONDITION if rows is coverage else condition.label
+    text = f"{CONDITION if rows is coverage else condition.label}, CPU {condition.cpu}"
     out = []
     for name in monash.names(in_2024_post=True):
         meta = monash.info(name)
-        window = int((meta.context_length or 0) + meta.horizon)
-        per_batch, totals, bases = {}, {}, []
+        window = int(deepar.unrolled_window(meta.context_length or 0, meta.horizon))
+        per_batch, totals, bases = {mx: math.nan, pt: math.nan}, {mx: math.nan, pt: math.nan}, []
         for arm in (mx, pt):
             cost, factor, basis = None, 1.0, None
             if len(tables[MEASURED]) and (name, arm) in tables[MEASURED].index:
@@ -210,33 +172,16 @@ def comparison(coverage: pd.DataFrame, rows: pd.DataFrame | None = None) -> pd.D
                 a, b = lines[arm]
                 cost = {"c_batch": max(a + b * window, 0.0), **typical[arm].to_dict()}
                 factor, basis = factors[arm], LINE
-            per_batch[arm] = float(cost["c_batch"]) * factor if cost is not None else math.nan
-            totals[arm] = (
-                POST_SEEDS * protocol_train_s(cost, PROTOCOL_EPOCHS, PROTOCOL_BATCHES) * factor
-                if cost is not None
-                else math.nan
-            )
+            if cost is not None:
+                per_batch[arm] = float(cost["c_batch"]) * factor
+                totals[arm] = float(POST_SEEDS * protocol_train_s(cost, PROTOCOL_EPOCHS, PROTOCOL_BATCHES) * factor)
             bases.append(basis)
         basis = max(bases, key=lambda b: (MEASURED, SCALED, LINE, None).index(b))  # the weaker arm's
-        out.append(
-            {
-                "dataset": name,
-                "window": window,
-                "measured": basis == MEASURED,
-                "condition": f"{text}, CPU {cpu}"
-                + ("; window line fitted on the measured datasets" if basis == LINE else ""),  # fmt: skip
-                "cpu": cpu,
-                "ours_mxnet_s_per_batch": per_batch[mx],
-                "ours_pytorch_s_per_batch": per_batch[pt],
-                "predicted_post_mxnet_s": totals[mx],
-                "predicted_post_pytorch_s": totals[pt],
-                "predicted_post_ratio": totals[mx] / totals[pt] if totals[pt] > 0 else math.nan,
-                "trials_at_once": condition.trials_at_once,
-                "threads": condition.threads_label,
-                "basis": basis,
-                "chosen": False,
-            }
-        )
+        note = text + ("; window line fitted on the measured datasets" if basis == LINE else "")
+        ratio = totals[mx] / totals[pt] if totals[pt] > 0 else math.nan
+        costs = [per_batch[mx], per_batch[pt], totals[mx], totals[pt], ratio]
+        at_once, threads = condition.trials_at_once, condition.threads_label
+        out.append([name, window, basis == MEASURED, note, condition.cpu, *costs, at_once, threads, basis, False])
     return pd.DataFrame(out, columns=COMPARISON_COLUMNS)
 
 
@@ -250,13 +195,10 @@ def condition_of(coverage: pd.DataFrame, rows: pd.DataFrame) -> PredictionCondit
 
 
 def prediction_conditions(results: Results) -> list[tuple[PredictionCondition, pd.DataFrame, pd.DataFrame]]:
-    """Every measured condition, CPU model by CPU model (default fp mode): ``(condition, coverage rows of that
-    CPU, the condition's own rows)``: the coverage part's condition first (its rows are the coverage rows), then
-    each k of the post_conditions part."""
+    """Every measured condition (default fp mode) as ``(condition, its CPU's coverage rows, its own rows)``: per CPU
+    model the coverage part's first (its own rows are the coverage rows), then each k of the post_conditions part."""
     out = []
-    for c in stored_conditions(results, STUDY):
-        if c.fp_mode != DEFAULT:
-            continue
+    for c in (c for c in stored_conditions(results, STUDY) if c.fp_mode == DEFAULT):
         chosen = results.with_overrides(STUDY, {**(results.overrides_of(STUDY) or {}), **c.overrides()} or None)
         coverage = cost_rows(chosen)
         if coverage.empty:
@@ -269,20 +211,16 @@ def prediction_conditions(results: Results) -> list[tuple[PredictionCondition, p
 
 
 def chart_fit(table: pd.DataFrame, published: pd.DataFrame, given=CHART_GIVEN) -> dict:
-    """How one condition's prediction follows the post's per-dataset MXNet / PyTorch ratio on the ``given``
-    datasets only: ``n``, ``rms_log_error`` (the criterion), the median error factor (exp |log error|) and how many
-    fall within 25 %."""
+    """How one condition's prediction follows the post's per-dataset ratio on the ``given`` datasets only: ``n``,
+    ``rms_log_error`` (the criterion), the median error factor and how many fall within 25 %."""
     merged = against_chart(table, published[published.dataset.isin(list(given))])
     err = np.log(merged.predicted_post_ratio.to_numpy(float) / merged.post_ratio.to_numpy(float))
     err = err[np.isfinite(err)]
     if not err.size:
         return {"n": 0, "rms_log_error": math.nan, "median_error": math.nan, "n_within_25": 0}
-    return {
-        "n": int(err.size),
-        "rms_log_error": float(np.sqrt(np.mean(err**2))),
-        "median_error": float(np.exp(np.median(np.abs(err)))),
-        "n_within_25": int((np.abs(np.exp(err) - 1) <= 0.25).sum()),
-    }
+    rms, median = float(np.sqrt(np.mean(err**2))), float(np.exp(np.median(np.abs(err))))
+    within = int((np.abs(np.exp(err) - 1) <= 0.25).sum())
+    return {"n": int(err.size), "rms_log_error": rms, "median_error": median, "n_within_25": within}
 
 
 def choose(tables: dict, published: pd.DataFrame, given=CHART_GIVEN) -> tuple[str | None, pd.DataFrame]:
@@ -296,19 +234,14 @@ def choose(tables: dict, published: pd.DataFrame, given=CHART_GIVEN) -> tuple[st
 
 
 def predictions(results: Results, measured: list | None = None) -> dict:
-    """Every condition's prediction, the fit of each to the given chart datasets and the chosen one, from one
-    computation: ``{"conditions": {key: PredictionCondition}, "tables": {key: comparison}, "fits": frame,
-    "chosen": key, "table": all rows (``chosen`` True on the chosen condition's)}``."""
+    """Every condition's prediction, its fit to the given chart datasets and the chosen one: ``{"conditions": {key:
+    PredictionCondition}, "tables": {key: comparison}, "fits", "chosen": key, "table": every condition's rows}``."""
     measured = prediction_conditions(results) if measured is None else measured
     conditions = {c.key: c for c, _, _ in measured}
     tables = {c.key: comparison(coverage, None if rows is coverage else rows) for c, coverage, rows in measured}
     chosen, fits = choose(tables, chart())
-    if tables:
-        table = pd.concat(
-            [t.assign(chosen=key == chosen) for key, t in tables.items()], ignore_index=True
-        )  # one block of rows per condition
-    else:
-        table = pd.DataFrame(columns=COMPARISON_COLUMNS)
+    blocks = [t.assign(chosen=key == chosen) for key, t in tables.items()]
+    table = pd.concat(blocks, ignore_index=True) if blocks else pd.DataFrame(columns=COMPARISON_COLUMNS)
     threads = {c.key: rows.groupby("arm").omp_max_threads.median() for c, _, rows in measured}
     mx, pt = reference_arms()
     fits = fits.assign(
@@ -325,11 +258,10 @@ def predictions(results: Results, measured: list | None = None) -> dict:
 
 
 def facts(post: dict) -> dict:
-    """What the page says of B under the measured conditions (``predictions``' result): the fits by condition (best
-    first), the best-fitting (chosen) condition and its whole-list prediction as a ``Quantity``, the runner-up when
-    its RMS log error is within ``NEAR_TIE`` of the best's (else None), the residual to the post's ratio (its
-    totals'; ``stated``: as its text puts it), the conditions that reproduce it (``REPRODUCES``), the closest one,
-    and the post's dataset count as its text gives it beside the count of its list."""
+    """What the page says of B under the measured conditions (``predictions``' result): the fits (best first), the
+    chosen condition and its whole-list prediction as a ``Quantity``, the runner-up within ``NEAR_TIE`` (else
+    None), the residual to the post's ratio, the conditions that reproduce it (``REPRODUCES``), the closest one, and
+    the post's dataset count as its text gives it beside the count of its list."""
     fits = post["fits"].sort_values(["rms_log_error", "key"]).reset_index(drop=True)
     chosen = fits[fits.chosen]
     out = {"fits": fits, "claimed": post_ratio(), "stated": CLAIMED_SPEEDUP, "tolerance": REPRODUCES,
@@ -374,59 +306,34 @@ def against_chart(table: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
 
 
 def against_chart_summary(merged: pd.DataFrame) -> dict:
-    """Geometric means over the charted datasets of the post's per-batch cost over ours, per framework (measured
-    datasets only, and those with the larger bars: ``post_mxnet_s`` >= 2,000 s, where a pixel's 135 s matters
-    least), and the correlation of the post's ratio with the window."""
+    """Per framework the geometric mean of the post's per-batch cost over ours on the measured charted datasets (and
+    on the larger bars, >= 2,000 s, where a pixel's 135 s matters least); the post's ratio against the window."""
     measured = merged[merged.measured]
     big = measured[measured.post_mxnet_s >= 2000]
-
-    def gmean(values) -> float:
-        v = np.asarray(values, float)
-        v = v[np.isfinite(v) & (v > 0)]
-        return float(np.exp(np.log(v).mean())) if v.size else math.nan
-
-    return {
-        "n_charted": len(merged),
-        "n_measured": len(measured),
-        "n_big": len(big),
-        "post_over_ours_mxnet": gmean(measured.post_over_ours_mxnet),
-        "post_over_ours_pytorch": gmean(measured.post_over_ours_pytorch),
-        "post_over_ours_mxnet_big": gmean(big.post_over_ours_mxnet),
-        "post_over_ours_pytorch_big": gmean(big.post_over_ours_pytorch),
-        "post_ratio_vs_window": float(np.corrcoef(merged.window, merged.post_ratio)[0, 1])
-        if len(merged) > 2
-        else math.nan,
-    }
+    out = {"n_charted": len(merged), "n_measured": len(measured), "n_big": len(big)}
+    for suffix, rows in (("", measured), ("_big", big)):  # geometric means over each set, per framework
+        out |= {f"post_over_ours_{side}{suffix}": gmean(rows[f"post_over_ours_{side}"]) for side in sides()}
+    trend = float(np.corrcoef(merged.window, merged.post_ratio)[0, 1]) if len(merged) > 2 else math.nan
+    return {**out, "post_ratio_vs_window": trend}
 
 
 def archive_estimate(table: pd.DataFrame) -> dict:
     """The whole list's predicted MXNet / PyTorch total (measured and modelled rows of ``comparison``)."""
     usable = table.dropna(subset=["predicted_post_mxnet_s", "predicted_post_pytorch_s"])
-    return {
-        "ratio": float(usable.predicted_post_mxnet_s.sum() / usable.predicted_post_pytorch_s.sum())
-        if len(usable)
-        else math.nan,
-        "n_datasets": len(usable),
-        "n_modelled": int((~usable.measured).sum()),
-    }
+    mxnet, pytorch = usable.predicted_post_mxnet_s.sum(), usable.predicted_post_pytorch_s.sum()
+    ratio = float(mxnet / pytorch) if len(usable) else math.nan
+    return {"ratio": ratio, "n_datasets": len(usable), "n_modelled": int((~usable.measured).sum())}
 
 
 def chart_facts(merged: pd.DataFrame) -> dict:
-    """What the page shows of the prediction beside the chart (template ``deepar_chart``): the merged rows and
-    ``against_chart_summary``."""
+    """The prediction beside the chart (template ``deepar_chart``): the merged rows and their summary."""
     return {"merged": merged, "s": against_chart_summary(merged)}
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m fwbench.analysis.deepar_prediction --profile paper -o results/paper/deepar_post_comparison.csv``"""
-    import argparse
-
-    parser = argparse.ArgumentParser(description="the post's per-dataset totals predicted from the coverage part")
-    parser.add_argument("--profile", default="paper")
-    parser.add_argument("-o", "--output", required=True)
-    parser.add_argument("--store", default=None, help="default: FWBENCH_RESULTS")
-    args = parser.parse_args(argv)
-    result = predictions(Results.open(args.profile, path=args.store))
+    args, results = deepar.csv_arguments("the post's per-dataset totals predicted from the coverage part", argv)
+    result = predictions(results)
     table = result["table"]
     if table.empty:
         print(f"no coverage trials in profile {args.profile!r}: {args.output} not written")

@@ -1,14 +1,9 @@
 """Is ``fwbench estimate`` right? A prediction saved before a run (``fwbench estimate ... --save FILE``) set
 against what the run then measured (``fwbench estimate --check FILE``).
 
-The prediction file holds, per study, the predicted seconds of every planned trial, the capped and expected
-totals, when it was made and from which store (how many trials, which commits): it is written before the trials
-it predicts exist, so the comparison cannot be fitted after the fact. The check joins it with the store's done
-trials by trial id (the id holds the code fingerprint: a trial measured with other code does not match) and
-reports per study and arm the predicted and the measured trial wall time of the trials both cover, the error
-of the sum ((predicted - measured) / measured), and the median per-trial error. Trials flagged
-``busy_machine`` (other processes took the CPU) are counted apart and left out of the error: they measure the
-neighbours, not the model.
+The prediction file is written before the trials it predicts exist, so the comparison cannot be fitted after the
+fact. The check joins it with the store's done trials by trial id (so a trial measured with other code does not
+match). Trials flagged ``busy_machine`` are counted apart and left out of the error: they measure the neighbours.
 """
 
 from __future__ import annotations
@@ -25,17 +20,8 @@ from ..planning import plan
 from ..studies import get_study
 
 FORMAT = "fwbench-estimate-prediction/1"
-COLUMNS = [
-    "study",
-    "group",
-    "planned_trials",
-    "measured_trials",
-    "busy_trials",
-    "predicted_s",
-    "measured_s",
-    "error",
-    "median_trial_error",
-]
+COLUMNS = ["study", "group", "planned_trials", "measured_trials", "busy_trials", "predicted_s", "measured_s", "error",
+           "median_trial_error"]  # fmt: skip
 
 
 def save_prediction(estimate, path: Path, store) -> dict:
@@ -53,17 +39,17 @@ def save_prediction(estimate, path: Path, store) -> dict:
         "fitted_on": {"store": str(store.path), "trials": int(len(done)), "git_shas": shas},
         "model": estimate.model,
         "capped_s": estimate.total_s,
-        "expected_s": (estimate.adaptive or {}).get("expected_s", estimate.total_s),
+        "expected_s": estimate.expected_s,
         "per_trial": {
             tid: {"predicted_s": round(float(s), 3), "arm": arms.get(tid, "")} for tid, s in estimate.per_trial.items()
         },
     }
-    data = _read(path) if Path(path).exists() else {"format": FORMAT, "predictions": []}
-    data["predictions"] = [
-        p for p in data["predictions"] if (p["study"], p["profile"]) != (estimate.study, estimate.profile)
-    ] + [entry]
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(data, indent=1) + "\n")
+    path = Path(path)
+    data = _read(path) if path.exists() else {"format": FORMAT, "predictions": []}
+    others = [p for p in data["predictions"] if (p["study"], p["profile"]) != (estimate.study, estimate.profile)]
+    data["predictions"] = others + [entry]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n")
     return entry
 
 
@@ -82,10 +68,6 @@ def _read(path: Path) -> dict:
     return data
 
 
-def _error(predicted: float, measured: float) -> float:
-    return (predicted - measured) / measured if measured > 0 else math.nan
-
-
 def machine_label(cpu_id, boot_id) -> str:
     """``machine AuthenticAMD/25/17/1, boot 405164ac``; trials stored before fwbench recorded the boot id:
     ``machine not recorded``."""
@@ -101,9 +83,6 @@ def check_prediction(path: Path, store) -> pd.DataFrame:
     rows = []
     for entry in _read(path)["predictions"]:
         study, predicted = entry["study"], entry["per_trial"]
-        trials = _under_predicted_ids(store.trials(study), set(predicted))
-        if not trials.empty:
-            trials = trials[(trials.status == "done") & trials["provenance.trial_wall_s"].notna()]
         frame = pd.DataFrame(
             {
                 "trial_id": list(predicted),
@@ -111,6 +90,9 @@ def check_prediction(path: Path, store) -> pd.DataFrame:
                 "group": [p["arm"] for p in predicted.values()],
             }
         )
+        trials = _under_predicted_ids(store.trials(study), set(predicted))
+        if not trials.empty:
+            trials = trials[(trials.status == "done") & trials["provenance.trial_wall_s"].notna()]
         machines = not trials.empty and "provenance.boot_id" in trials
         if trials.empty:
             frame = frame.assign(measured_s=math.nan, busy=False)
@@ -126,8 +108,7 @@ def check_prediction(path: Path, store) -> pd.DataFrame:
         groups = [*frame.groupby("group"), ("all", frame)]
         if machines:
             groups += list(frame[frame.measured_s.notna()].groupby("machine"))
-        for group, part in groups:
-            rows.append(_check_row(study, group, part))
+        rows += [_check_row(study, group, part) for group, part in groups]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -147,20 +128,15 @@ def _under_predicted_ids(trials: pd.DataFrame, predicted: set) -> pd.DataFrame:
     return trials[trials.trial_id.isin(predicted)]
 
 
-def _check_row(study: str, group: str, part: pd.DataFrame) -> dict:
+def _check_row(study: str, group: str, part: pd.DataFrame) -> list:
+    """One row of ``COLUMNS``: the trials of ``part`` measured on a quiet machine against their prediction."""
     clean = part[part.measured_s.notna() & ~part.busy.eq(True)]
+    busy = int((part.measured_s.notna() & part.busy.eq(True)).sum())
+    predicted, measured = float(clean.predicted_s.sum()), float(clean.measured_s.sum())
+    error = (predicted - measured) / measured if measured > 0 else math.nan
     per_trial = (clean.predicted_s - clean.measured_s) / clean.measured_s
-    return {
-        "study": study,
-        "group": group,
-        "planned_trials": len(part),
-        "measured_trials": len(clean),
-        "busy_trials": int((part.measured_s.notna() & part.busy.eq(True)).sum()),
-        "predicted_s": float(clean.predicted_s.sum()),
-        "measured_s": float(clean.measured_s.sum()),
-        "error": _error(float(clean.predicted_s.sum()), float(clean.measured_s.sum())),
-        "median_trial_error": float(per_trial.median()) if len(per_trial) else math.nan,
-    }
+    median = float(per_trial.median()) if len(per_trial) else math.nan
+    return [study, group, len(part), len(clean), busy, predicted, measured, error, median]
 
 
 def check_facts(frame: pd.DataFrame) -> dict:

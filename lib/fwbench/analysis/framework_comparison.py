@@ -1,25 +1,16 @@
 """If you are leaving MXNet today: per workload, the three frameworks side by side, from the store.
 
 What each row reads, and why:
-- **IMDB LSTM training**: the IMDB beside part (``analysis.imdb_jax``): JAX and both reference arms timed in
-  the same blocks on one machine (one boot of one CPU model: every row names the models of its trials). Epoch
-  time per 25k reviews at each batch size (median over trials), and each framework's time over MXNet's pooled
-  over the batch sizes, with a 95 % CI over trials.
-- **Wait before the first batch**: the IMDB beside trials' ``prepare_time_s`` (JAX: compiling its training and
-  evaluation steps; the eager arms prepare nothing: 0), median over trials; process start and imports are not in
-  it (for every framework alike).
+- **IMDB LSTM training** and **wait before the first batch**: the IMDB beside part (``analysis.imdb_jax``), timed
+  in the same blocks on one machine. The wait is ``prepare_time_s`` (no framework's includes process start and
+  imports).
 - **IMDB test accuracy**: the quality part (all 25k reviews in, all 25k scored), median over seeds.
-- **VGG16 inference**: the VGG16 beside part (eager PyTorch, imperative MXNet, jitted JAX, the same blocks on one
-  machine): median latency per batch size and each framework over MXNet with a 95 % CI over trials; JAX's compile
-  time is its first call's.
-- **GEMM peak**: the best median fp32 GFLOP/s at 2 threads (``inference.gemm_peak``) on the beside rows' CPU
-  model where GEMM trials of it are stored, else on the model that ran most of them (``other_cpu``: the template
-  says so).
-- **Code**: the lines of each framework's backend modules (the twins ``sentiment/``, ``vision/``, ``forecast/``,
-  ``frameworks/``): lines holding code, without blank lines, comments or docstrings.
-- **DeepAR**: GluonTS has no JAX backend; the study does not write one (a third DeepAR would be ours, not
-  GluonTS's, and measure our port).
-A framework without a number for a row shows "-" (not measured in this profile).
+- **VGG16 inference**: the VGG16 beside part; JAX's compile time is its first call's.
+- **GEMM peak**: at 2 threads (``inference.gemm_peak``), on the beside rows' CPU model where GEMM trials of it are
+  stored, else on the model that ran most of them (``other_cpu``).
+- **Code**: lines holding code in each framework's backend modules (the twins ``sentiment/``, ``vision/``,
+  ``forecast/``, ``frameworks/``).
+- **DeepAR**: GluonTS has no JAX backend; the study does not write one (a third DeepAR would measure our port).
 """
 
 from __future__ import annotations
@@ -86,30 +77,29 @@ def code_lines(path: Path) -> int:
 
 def backend_lines(lib: Path = LIB) -> pd.DataFrame:
     """Per backend package and framework: the code lines of ``<package>/<framework>.py`` (0 where it has none)."""
-    rows = [
-        {
-            "package": package,
-            "framework": fw,
-            "lines": code_lines(lib / package / f"{fw}.py") if (lib / package / f"{fw}.py").exists() else 0,
-        }
-        for package in BACKEND_PACKAGES
-        for fw in frameworks()
-    ]
+    paths = [(package, fw, lib / package / f"{fw}.py") for package in BACKEND_PACKAGES for fw in frameworks()]
+    rows = [{"package": p, "framework": fw, "lines": code_lines(path) if path.exists() else 0} for p, fw, path in paths]
     return pd.DataFrame(rows)
 
 
-def _pooled_over_settings(frame: pd.DataFrame, setting: list[str], arm_col: str, value: str, arm: str, ref: str):
-    """``arm`` / ``ref`` over every setting: each trial over its setting's ``ref`` geometric mean, then
+def _pooled_over_settings(frame: pd.DataFrame, setting: list[str], value: str, fw: str) -> dict:
+    """``fw`` / MXNet over every setting: each trial over its setting's MXNet geometric mean, then
     ``trial_ratio_ci`` (a 95 % CI over trials)."""
     mine, theirs = [], []
     for _, group in frame.groupby(setting):
-        a = trial_medians(group[group[arm_col] == arm], value).to_numpy(float)
-        b = trial_medians(group[group[arm_col] == ref], value).to_numpy(float)
+        a = trial_medians(group[group.framework == fw], value).to_numpy(float)
+        b = trial_medians(group[group.framework == LEAVING], value).to_numpy(float)
         if len(a) and len(b):
             scale = float(np.exp(np.mean(np.log(b))))
             mine += list(a / scale)
             theirs += list(b / scale)
     return trial_ratio_ci(mine, theirs)
+
+
+def _imdb_rows(table: pd.DataFrame) -> dict:
+    """Each framework's row of an IMDB table with an ``arm`` column: the row of the arm that stands for it."""
+    rows = table.set_index("arm")
+    return {fw: rows.loc[arm_of("imdb", fw)] for fw in frameworks() if arm_of("imdb", fw) in rows.index}
 
 
 def cpu_models_of(results: Results, study: str, trial_ids) -> list[str]:
@@ -129,107 +119,54 @@ def _ratio(name: str, r: dict) -> Quantity:
 
 
 def facts(results: Results) -> dict:
-    """Everything the section shows (template ``framework_comparison``; default store: the results store): the
-    frameworks in column order with their labels, the one being left (``leaving``: every ratio's reference) and
-    ``rows``, each ``{"kind", "key", "values": {framework: value}}`` in the section's order:
-
-    - ``imdb_epoch`` (key: batch size): median seconds per 25k-review epoch;
-    - ``imdb_ratio``: epoch time over MXNet's, a ``Quantity`` pooled over the batch sizes;
-    - ``imdb_wait``: median seconds before the first batch;
-    - ``imdb_accuracy``: ``{"accuracy", "seeds"}``, the median final test accuracy over seeds;
-    - ``vgg_latency`` (key: batch size): median milliseconds;
-    - ``vgg_ratio``: latency over MXNet's, a ``Quantity`` pooled over the batch sizes;
-    - ``vgg_compile``: median seconds of the first (compiling) call; ``eager`` lists the frameworks that compile
-      nothing (0);
-    - ``gemm_peak`` (key: threads): GFLOP/s;
-    - ``code_lines`` (key: the backend package): lines of code (0: none).
-    A framework without a value in a row was not measured in this profile. Each measured row has ``cpus``, the CPU
-    models of its trials by name (an accuracy may pool models: it is not a timing); ``gemm_peak`` has
-    ``other_cpu``: True where no GEMM trial ran on the beside rows' model."""
+    """Everything the section shows (template ``framework_comparison``): the frameworks in column order with their
+    labels, the one being left (``leaving``) and ``rows`` in the section's order, each ``{"kind", "key",
+    "values": {framework: value}, "cpus"}`` (``cpus``: the CPU models of its trials by name). Kinds (key): per
+    batch size ``imdb_epoch`` (s per 25k reviews) and ``vgg_latency`` (ms); ``imdb_ratio`` and ``vgg_ratio``
+    (``Quantity``, pooled over the batch sizes); ``imdb_wait`` (s); ``imdb_accuracy`` (``{"accuracy", "seeds"}``);
+    ``vgg_compile`` (s; ``eager``: the frameworks that compile nothing); ``gemm_peak`` (threads; GFLOP/s, with
+    ``other_cpu``); ``code_lines`` (the backend package). A framework missing from ``values`` was not measured."""
     rows: list[dict] = []
 
     def add(kind: str, values: dict, key=None, cpus=(), **more) -> None:
         rows.append({"kind": kind, "key": key, "values": values, "cpus": cpu_names(cpus), **more})
 
+    def timings(study: str, kind: str, per_batch: str, frame: pd.DataFrame, value: str, setting: list[str], cpus):
+        """Per batch size each framework's median ``value`` (its ``framework`` column: the framework a trial stands
+        for), then each framework over MXNet pooled over ``setting``."""
+        for batch, group in frame.groupby("batch_size"):
+            medians = {
+                fw: float(trial_medians(group[group.framework == fw], value).median())
+                for fw in frameworks()
+                if (group.framework == fw).any()
+            }
+            add(f"{kind}_{per_batch}", medians, key=int(batch), cpus=cpu_models_of(results, study, group.trial_id))
+        ratios = {
+            fw: _ratio(f"leaving.{study}_{per_batch}.{fw}", _pooled_over_settings(frame, setting, value, fw))
+            for fw in frameworks()
+            if fw != LEAVING and (frame.framework == fw).any()
+        }
+        add(f"{kind}_ratio", ratios, cpus=cpus)
+
     imdb = imdb_analysis.load_sweep(results)
     beside = imdb_analysis.timed_epochs(imdb_analysis.part(imdb, imdb_jax.BESIDE))
-    mx_imdb = arm_of("imdb", LEAVING)
     beside_cpus = cpu_models_of(results, "imdb", beside.trial_id) if not beside.empty else []
     if not beside.empty:
-        for batch, group in beside.groupby("batch_size"):
-            add(
-                "imdb_epoch",
-                {
-                    fw: float(trial_medians(group[group.arm == arm_of("imdb", fw)], "epoch_25k_s").median())
-                    for fw in frameworks()
-                    if (group.arm == arm_of("imdb", fw)).any()
-                },
-                key=int(batch),
-                cpus=cpu_models_of(results, "imdb", group.trial_id),
-            )
-        add(
-            "imdb_ratio",
-            {
-                fw: _ratio(
-                    f"leaving.imdb_epoch.{fw}",
-                    _pooled_over_settings(beside, imdb_jax.SETTING, "arm", "epoch_25k_s", arm_of("imdb", fw), mx_imdb),
-                )
-                for fw in frameworks()
-                if fw != LEAVING and (beside.arm == arm_of("imdb", fw)).any()
-            },
-            cpus=beside_cpus,
-        )
-        waits = imdb_jax.prepare_table(imdb).set_index("arm")
-        add(
-            "imdb_wait",
-            {
-                fw: float(waits.loc[arm_of("imdb", fw), "prepare_s_median"])
-                for fw in frameworks()
-                if arm_of("imdb", fw) in waits.index
-            },
-            cpus=beside_cpus,
-        )
+        stands_for = {arm_of("imdb", fw): fw for fw in frameworks()}
+        beside = beside.assign(framework=beside.arm.map(stands_for))
+        timings("imdb", "imdb", "epoch", beside, "epoch_25k_s", imdb_jax.SETTING, beside_cpus)
+        waits = _imdb_rows(imdb_jax.prepare_table(imdb))
+        add("imdb_wait", {fw: float(r["prepare_s_median"]) for fw, r in waits.items()}, cpus=beside_cpus)
     accuracy = accuracy_bar_table(imdb) if not imdb.empty else pd.DataFrame()
     if len(accuracy):
-        acc = accuracy.set_index("arm")
-        add(
-            "imdb_accuracy",
-            {
-                fw: {
-                    "accuracy": float(acc.loc[arm_of("imdb", fw), "test_acc_median"]),
-                    "seeds": int(acc.loc[arm_of("imdb", fw), "seeds"]),
-                }
-                for fw in frameworks()
-                if arm_of("imdb", fw) in acc.index
-            },
-            cpus=cpu_models_of(results, "imdb", imdb_analysis.part(imdb, "quality").trial_id),
-        )
+        arms = _imdb_rows(accuracy)
+        accuracies = {fw: {"accuracy": float(r["test_acc_median"]), "seeds": int(r["seeds"])} for fw, r in arms.items()}
+        quality = imdb_analysis.part(imdb, "quality").trial_id
+        add("imdb_accuracy", accuracies, cpus=cpu_models_of(results, "imdb", quality))
     vgg = vgg16_latencies(results, beside=True)
     vgg_cpus = cpu_models_of(results, "vgg16", vgg.trial_id) if not vgg.empty else []
     if not vgg.empty:
-        for batch, group in vgg.groupby("batch_size"):
-            add(
-                "vgg_latency",
-                {
-                    fw: float(trial_medians(group[group.framework == fw], "latency_ms").median())
-                    for fw in frameworks()
-                    if (group.framework == fw).any()
-                },
-                key=int(batch),
-                cpus=cpu_models_of(results, "vgg16", group.trial_id),
-            )
-        add(
-            "vgg_ratio",
-            {
-                fw: _ratio(
-                    f"leaving.vgg16_latency.{fw}",
-                    _pooled_over_settings(vgg, ["batch_size"], "framework", "latency_ms", fw, LEAVING),
-                )
-                for fw in frameworks()
-                if fw != LEAVING and (vgg.framework == fw).any()
-            },
-            cpus=vgg_cpus,
-        )
+        timings("vgg16", "vgg", "latency", vgg, "latency_ms", ["batch_size"], vgg_cpus)
         compiles = vgg16_compile_times(results, beside=True)
         if len(compiles):  # an eager arm compiles nothing: 0, not "not measured"
             compiled = {fw: float(g.compile_s.median()) for fw, g in compiles.groupby("framework")}

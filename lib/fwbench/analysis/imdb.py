@@ -13,39 +13,24 @@ import pandas as pd
 
 from ..data.imdb import REVIEWS_PER_SPLIT
 from ..machines import CPU, MACHINE, NOT_RECORDED, centre_by_machine, cpu_model_of, machine_of, one_cpu_model
-from ..stats import summarize, trial_ratio_ci
+from ..stats import summarize, trial_medians, trial_ratio_ci
 from ..studies import get_study
 from ..studies.imdb import DEFAULT_LIFETIME
 from ..studies.imdb_profiles import CORE_ARMS
 from . import Results, arm_order
-from .inference import peak_gflops
 
 STUDY = "imdb"
 SETTING = ["arm", "batch_size", "num_workers", "worker_lifetime", "onednn"]
 WHOLE_TRIAL = ("prepare_time_s", "peak_rss_mb")  # stored at step -1, joined to every epoch row of the trial
 # the arms compared at one setting run back to back in each block: the machine's speed is taken out per setting
-# (``beside``: the beside part's trials of the reference arms repeat main settings on another machine: apart)
-MACHINE_SETTING = [
-    "batch_size",
-    "num_workers",
-    "worker_lifetime",
-    "onednn",
-    "seq_len",
-    "threads",
-    "n_train",
-    "epochs",
-    "beside",
-    CPU,  # a machine factor is taken out within one CPU model only (``machines``)
-]
-
-
-def _study():
-    return get_study(STUDY)
+# (``beside``: the beside part's trials of the reference arms repeat main settings on another machine: apart), within
+# one CPU model only (``machines``)
+MACHINE_SETTING = [*SETTING[1:], "seq_len", "threads", "n_train", "epochs", "beside", CPU]
 
 
 def post_comparison() -> tuple[str, tuple[str, ...]]:
     """(MXNet reference arm, the post's PyTorch arms): the pairs of the post's MXNet / PyTorch ratio."""
-    study = _study()
+    study = get_study(STUDY)
     mx_ref = study.reference_arm("mxnet")  # the post's numerator; its denominators are the other framework's arms
     return mx_ref, tuple(a for a in CORE_ARMS if study.framework_of(a) != study.framework_of(mx_ref))
 
@@ -60,17 +45,10 @@ def load_sweep(results: Results) -> pd.DataFrame:
 def _sweep(long: pd.DataFrame) -> pd.DataFrame:
     if long.empty:
         return pd.DataFrame()
+    config = ["part", *SETTING, "seed", "epochs", "n_train"]
     keys = {
         "trial_id": "trial_id",
-        "config.part": "part",
-        "config.arm": "arm",
-        "config.batch_size": "batch_size",
-        "config.num_workers": "num_workers",
-        "config.worker_lifetime": "worker_lifetime",
-        "config.onednn": "onednn",
-        "config.seed": "seed",
-        "config.epochs": "epochs",
-        "config.n_train": "n_train",
+        **{f"config.{c}": c for c in config},
         "config.encoding.maxlen": "seq_len",
         "config.threads": "threads",
         "config.beside": "beside",
@@ -95,10 +73,10 @@ def _sweep(long: pd.DataFrame) -> pd.DataFrame:
     wide = long.pivot_table(index=list(keys) + ["lr_schedule"], columns="metric", values="value").reset_index()
     wide = wide.rename(columns=keys).join(whole, on="trial_id")
     wide.columns.name = None
-    if "train_time_s" in wide:  # the post's epoch is all 25k reviews: comparable across batch sizes whose epochs
-        wide["epoch_25k_s"] = wide.train_time_s * REVIEWS_PER_SPLIT / wide.n_train  # hold other numbers of reviews
-        # pieces on machines of other speeds; the quality part is accuracy, not a timing: never centred, and never
-        # dropped because its arms (JAX's seeds ran later) sit on different machines
+    if "train_time_s" in wide:
+        wide["epoch_25k_s"] = wide.train_time_s * REVIEWS_PER_SPLIT / wide.n_train
+        # pieces ran on machines of other speeds; the quality part is accuracy, not a timing: never centred, and
+        # never dropped because its arms (JAX's seeds ran later) sit on different machines
         quality = wide.part.eq("quality")
         timed, other_cpus = one_cpu_model(wide[~quality])  # one CPU model per timed part, never pooled
         timed, dropped = centre_by_machine(timed, MACHINE_SETTING)
@@ -127,18 +105,11 @@ def hybridize_table(results: Results) -> pd.DataFrame:
     trials = results.trials(STUDY)
     if trials.empty or "summary.hybridize_ok" not in trials:
         return pd.DataFrame()
-    cols = {
-        "config.arm": "arm",
-        "config.batch_size": "batch_size",
-        "config.seed": "seed",
-        "status": "status",
-        "summary.hybridize_ok": "hybridize_ok",
-        "summary.hybridize_error": "hybridize_error",
-        "summary.median_epoch_s": "median_epoch_s",
-        "summary.n_parameters": "n_parameters",
-    }
+    config = [f"config.{c}" for c in ("arm", "batch_size", "seed")]
+    summary = [f"summary.{c}" for c in ("hybridize_ok", "hybridize_error", "median_epoch_s", "n_parameters")]
     rows = trials[trials["summary.hybridize_ok"].notna()]
-    return rows[[c for c in cols if c in rows]].rename(columns=cols).reset_index(drop=True)
+    cols = [c for c in [*config, "status", *summary] if c in rows]
+    return rows[cols].rename(columns=lambda c: c.split(".", 1)[-1]).reset_index(drop=True)
 
 
 def timed_epochs(frame: pd.DataFrame) -> pd.DataFrame:
@@ -147,33 +118,24 @@ def timed_epochs(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def epoch_time_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median and IQR of the training-pass time per 25k-review epoch (``epoch_25k_s``), per arm x batch size x
-    workers (the sweep's main grid, its extra arms and the convergence runs; the cost-growth runs have their own
-    table)."""
+    """Median and IQR of ``epoch_25k_s``, throughput and CPU use per arm x batch size x workers (the main grid, the
+    extra arms and the convergence runs; the cost-growth runs have their own table)."""
     timed = timed_epochs(part(frame, "main", "extra", "convergence"))
     if timed.empty:
         return pd.DataFrame()
     table = summarize(timed, SETTING, value="epoch_25k_s")
-    throughput = timed.groupby(SETTING)["samples_per_s"].median().rename("samples_per_s").reset_index()
     cpu_cols = [c for c in ("proc_cpu_pct", "worker_cpu_pct", "sys_cpu_pct", "peak_rss_mb") if c in timed]
-    cpu = timed.groupby(SETTING)[cpu_cols].median().reset_index()
-    table = table.merge(throughput, on=SETTING).merge(cpu, on=SETTING)
+    medians = timed.groupby(SETTING)[["samples_per_s", *cpu_cols]].median().reset_index()
+    table = table.merge(medians, on=SETTING)
     table["arm"] = pd.Categorical(table["arm"], arm_order(STUDY, table["arm"]), ordered=True)
     return table.sort_values(SETTING).reset_index(drop=True)
-
-
-def trial_values(timed: pd.DataFrame, arm: str, value: str = "train_time_s") -> pd.Series:
-    """``arm``'s trials in ``timed`` each reduced to the median of its timed epochs: one value per independent
-    trial, what every ratio's CI is over (never the epochs of one process)."""
-    return timed[timed.arm == arm].groupby("trial_id")[value].median()
 
 
 def ratio_table(
     frame: pd.DataFrame, numerator: str | None = None, denominators: tuple[str, ...] | None = None
 ) -> pd.DataFrame:
     """Epoch-time ratio numerator / denominator (>1: the numerator is slower) per batch size x workers, with a
-    95 % CI over independent trials (each the median of its timed epochs; ``trial_ratio_ci``: Welch t on the
-    log ratio below 10 trials a side, bootstrap above). Defaults: ``post_comparison()``."""
+    95 % CI over independent trials (each the median of its timed epochs). Defaults: ``post_comparison()``."""
     mx_ref, torch_arms = post_comparison()
     numerator = numerator or mx_ref
     denominators = denominators or torch_arms
@@ -182,18 +144,12 @@ def ratio_table(
     if timed.empty:
         return pd.DataFrame(rows)
     for key, group in timed.groupby(SETTING[1:]):
-        num = trial_values(group, numerator)
+        num = trial_medians(group[group.arm == numerator], "train_time_s")
         for den_arm in denominators:
-            den = trial_values(group, den_arm)
+            den = trial_medians(group[group.arm == den_arm], "train_time_s")
             if len(num) and len(den):
-                rows.append(
-                    {
-                        **dict(zip(SETTING[1:], key)),
-                        "numerator": numerator,
-                        "denominator": den_arm,
-                        **trial_ratio_ci(num, den),
-                    }
-                )
+                setting = dict(zip(SETTING[1:], key))
+                rows.append({**setting, "numerator": numerator, "denominator": den_arm, **trial_ratio_ci(num, den)})
     return pd.DataFrame(rows)
 
 
@@ -202,7 +158,7 @@ def variant_baselines() -> dict[str, str]:
     """Each arm beyond the post (not in ``CORE_ARMS``) -> its framework's reference arm (e.g. hybridized MXNet ->
     imperative MXNet, compiled PyTorch -> eager PyTorch). A framework the post did not compare (JAX) has no
     reference arm here, so its arm is no variant of one: it is left out."""
-    study = _study()
+    study = get_study(STUDY)
     return {
         a.name: study.reference_arm(a.framework)
         for a in study.arms
@@ -211,9 +167,8 @@ def variant_baselines() -> dict[str, str]:
 
 
 def variant_effects(frame: pd.DataFrame) -> pd.DataFrame:
-    """What hybridizing MXNet and compiling PyTorch buy: epoch-time ratio variant / baseline at the same
-    setting (95 % CI over independent trials; < 1 means the variant is faster), and the one-off preparation
-    (compile) time."""
+    """What hybridizing MXNet and compiling PyTorch buy: epoch-time ratio variant / baseline at the same setting
+    (95 % CI over independent trials; < 1 means the variant is faster), and the one-off preparation (compile) time."""
     timed = timed_epochs(part(frame, "main", "extra", "convergence"))
     rows = []
     for variant, baseline in variant_baselines().items():
@@ -226,7 +181,7 @@ def variant_effects(frame: pd.DataFrame) -> pd.DataFrame:
                     "variant": variant,
                     "baseline": baseline,
                     **dict(zip(SETTING[1:], key)),
-                    **trial_ratio_ci(trial_values(group, variant), trial_values(base, baseline)),
+                    **trial_ratio_ci(trial_medians(group, "train_time_s"), trial_medians(base, "train_time_s")),
                     "prepare_time_s": float(group.prepare_time_s.median()),
                     "variant_epoch_s": float(group.train_time_s.median()),
                     "baseline_epoch_s": float(base.train_time_s.median()),
@@ -257,19 +212,11 @@ def paired_settings(trials: pd.DataFrame, factor: str, numerator, denominator):
 
 def _paired_settings(trials: pd.DataFrame, factor: str, numerator, denominator, what: str) -> pd.DataFrame:
     """``paired_settings`` as a table: the ratio of per-trial median epoch times with its CI over trials."""
-    return pd.DataFrame(
-        [
-            {
-                **setting,
-                what: numerator,
-                "baseline": denominator,
-                "median_s": float(num.median()),
-                "baseline_median_s": float(den.median()),
-                **trial_ratio_ci(num, den),
-            }
-            for setting, num, den in paired_settings(trials, factor, numerator, denominator)
-        ]
-    )
+    rows = []
+    for setting, num, den in paired_settings(trials, factor, numerator, denominator):
+        medians = {"median_s": float(num.median()), "baseline_median_s": float(den.median())}
+        rows.append({**setting, what: numerator, "baseline": denominator, **medians, **trial_ratio_ci(num, den)})
+    return pd.DataFrame(rows)
 
 
 def onednn_effect(frame: pd.DataFrame) -> pd.DataFrame:
@@ -280,7 +227,7 @@ def onednn_effect(frame: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     out = _paired_settings(trials, "onednn", False, True, "onednn")
     if not out.empty:
-        out.insert(1, "framework", out.arm.map(_study().framework_of))
+        out.insert(1, "framework", out.arm.map(get_study(STUDY).framework_of))
     return out.drop(columns="onednn", errors="ignore")
 
 
@@ -314,22 +261,16 @@ def scaling_table(frame: pd.DataFrame, gemm_peak: dict | None = None) -> pd.Data
         training_flops_per_sample(s) * r / 1e9 for s, r in zip(table.seq_len, table.samples_per_s)
     ]
     if gemm_peak:
-        framework = table.arm.map(_study().framework_of)
+        framework = table.arm.map(get_study(STUDY).framework_of)
         table["gemm_peak_gflops"] = [gemm_peak.get((f, t), np.nan) for f, t in zip(framework, table.threads)]
         table["fraction_of_peak"] = table.achieved_gflops / table.gemm_peak_gflops
     return table
 
 
-def gemm_peak_or_none(results: Results) -> dict | None:
-    """This machine's measured fp32 GEMM peak per (framework, threads) from the ``gemm`` study, or None where
-    that study has no rows (then the scaling table shows achieved GFLOP/s only)."""
-    return peak_gflops(results) or None
-
-
-# What a notebook table needs from the plan, for the sentence shown where it has no rows (``absent_note``).
+# What a notebook table needs from the plan, for the sentence shown where it has no rows (``absent_facts``).
 ABSENT = {
     "variants": ("variant arms", lambda c: c["arm"] not in CORE_ARMS),
-    "hybrid": ("hybridized MXNet trials", lambda c: _study().arm(c["arm"]).variant.startswith("hybrid")),
+    "hybrid": ("hybridized MXNet trials", lambda c: get_study(STUDY).arm(c["arm"]).variant.startswith("hybrid")),
     "onednn": ("oneDNN on/off pairs", lambda c: c.get("onednn") is False),
     "lifetime": ("per-epoch/persistent pairs", lambda c: c.get("worker_lifetime") == "persistent"),
     "scaling": ("cost-growth trials", lambda c: c.get("part") == "scaling"),
@@ -338,9 +279,8 @@ ABSENT = {
 
 def absent_facts(kind: str, results: Results) -> dict:
     """Where a table of ``kind`` (``ABSENT``) has no rows (template ``imdb_absent``): ``what`` it would show and
-    whether the profile ``planned`` such trials (then the store lacks them: the run is incomplete; else nothing
-    is missing)."""
+    whether the profile ``planned`` such trials (then the run is incomplete; else nothing is missing)."""
     what, wanted = ABSENT[kind]
-    study = _study()
+    study = get_study(STUDY)
     plan = study.grid(study.resolve(results.profile, results.overrides_of(STUDY)))
     return {"what": what, "planned": any(wanted(c) for c in plan)}

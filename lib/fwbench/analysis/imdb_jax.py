@@ -1,12 +1,9 @@
-"""JAX beside PyTorch and MXNet on the IMDB sweep's core settings: context for a reader leaving MXNet,
-never a verdict on a claim (no source measured JAX).
+"""JAX beside PyTorch and MXNet on the IMDB sweep's core settings: context for a reader leaving MXNet, never a
+verdict on a claim (no source measured JAX).
 
-Every number here comes from the beside part (``part == "beside"``): JAX and the two reference arms timed back to
-back in each of the part's repeat blocks, on the machine that block ran on. A JAX ratio is never taken against the
-main grid's trials, which ran on other boots of the VM at other speeds. Each trial is reduced to the median of its
-timed epochs (``epoch_25k_s``; the first epoch is warm-up and excluded, as everywhere); a ratio's 95 % CI is over
-independent trials (``stats.trial_ratio_ci``). JAX compiles its training step in ``prepare`` (one jitted step,
-stored as ``prepare_time_s``): the wait before the first batch, reported apart and never inside an epoch time.
+Every number comes from the beside part: JAX and the two reference arms timed back to back in each of its repeat
+blocks on one machine, never against the main grid's trials (other boots of the VM, other speeds). JAX compiles in
+``prepare`` (``prepare_time_s``): the wait before the first batch, reported apart, never inside an epoch time.
 """
 
 from __future__ import annotations
@@ -21,18 +18,7 @@ from .imdb import part, timed_epochs
 
 BESIDE = "beside"
 SETTING = ["batch_size", "num_workers"]
-COLUMNS = [
-    *SETTING,
-    "arm",
-    "reference",
-    "arm_s",
-    "reference_s",
-    "ratio",
-    "ci_low",
-    "ci_high",
-    "n_arm",
-    "n_reference",
-]
+COLUMNS = [*SETTING, "arm", "reference", "arm_s", "reference_s", "ratio", "ci_low", "ci_high", "n_arm", "n_reference"]
 
 
 def newcomers() -> list[str]:
@@ -66,40 +52,30 @@ def beside_table(frame: pd.DataFrame) -> pd.DataFrame:
                         "reference": ref,
                         "arm_s": float(np.median(mine)),
                         "reference_s": float(np.median(theirs)),
-                        "ratio": r["ratio"],
-                        "ci_low": r["ci_low"],
-                        "ci_high": r["ci_high"],
+                        **r,
                         "n_arm": r["n_num"],
                         "n_reference": r["n_den"],
                     }
                 )
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return pd.DataFrame(rows, columns=COLUMNS)  # drops the ratio's other fields
 
 
 def prepare_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per arm of the beside part: the median and largest wait before the first batch (``prepare_time_s``: JAX's
-    jit compilation of its training and evaluation steps; the eager arms have nothing to prepare: 0), over its
-    trials."""
+    """Per arm of the beside part: the median and largest ``prepare_time_s`` over its trials (JAX's jit compilation
+    of its training and evaluation steps; the eager arms prepare nothing: 0)."""
     rows = part(frame, BESIDE)
     if rows.empty or "prepare_time_s" not in rows:
         return pd.DataFrame(columns=["arm", "prepare_s_median", "prepare_s_max", "n"])
     per_trial = rows.groupby(["arm", "trial_id"])["prepare_time_s"].first().reset_index()
-    return (
-        per_trial.groupby("arm")["prepare_time_s"]
-        .agg(prepare_s_median="median", prepare_s_max="max", n="count")
-        .reset_index()
-    )
+    waits = per_trial.groupby("arm")["prepare_time_s"]
+    return waits.agg(prepare_s_median="median", prepare_s_max="max", n="count").reset_index()
 
 
 def ratio_quantity(row) -> Quantity:
     """A row of ``beside_table`` as the named quantity every page quotes."""
-    return Quantity(
-        f"imdb.beside.{row.arm}.{row.reference}.b{int(row.batch_size)}w{int(row.num_workers)}",
-        row.ratio,
-        ci_low=row.ci_low,
-        ci_high=row.ci_high,
-        n=f"{int(row.n_arm)} + {int(row.n_reference)} trials",
-    )
+    name = f"imdb.beside.{row.arm}.{row.reference}.b{int(row.batch_size)}w{int(row.num_workers)}"
+    n = f"{int(row.n_arm)} + {int(row.n_reference)} trials"
+    return Quantity(name, row.ratio, ci_low=row.ci_low, ci_high=row.ci_high, n=n)
 
 
 def beside_facts(frame: pd.DataFrame) -> dict:

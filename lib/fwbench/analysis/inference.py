@@ -1,10 +1,6 @@
-"""Tables of the studies beyond the posts (``vgg16``, ``gemm``, ``onnx``), computed from the results store; the
-VGG16 tables live in ``fwbench.analysis.vgg16`` (re-exported here where the summary uses them).
-
-Warm-up calls are stored (``warmup_*`` metrics) and excluded here; every statistic is over the timed repeats.
-Frameworks, labels and the compared pairs come from each study's arm table (``get_study``); the overview article's
-VGG16 numbers from ``fwbench.published.overview``.
-"""
+"""Tables of the studies beyond the posts (``gemm``, ``onnx``; the VGG16 tables are ``analysis.vgg16``'s, imported
+here for the summary and notebook 04), computed from the results store. Warm-up calls are stored (``warmup_*``
+metrics) and excluded here: every statistic is over the timed repeats."""
 
 from __future__ import annotations
 
@@ -18,11 +14,6 @@ from ..studies import get_study
 from ..vision import vgg16_flops
 from . import Results
 from .vgg16 import compiled_table, vgg16_compile_times, vgg16_latencies, vgg16_ratios, vgg16_table
-
-
-def _frameworks(study: str, arms: pd.Series) -> pd.Series:
-    """The framework of each arm (step) by the study's arm table; an undeclared arm is an error."""
-    return arms.map(get_study(study).framework_of)
 
 
 def failures(study: str, results: Results) -> pd.DataFrame:
@@ -42,23 +33,20 @@ def gemm_results(results: Results, cpu: str | None = None) -> pd.DataFrame:
         return pd.DataFrame()
     long = long[long.metric == "gflops"]
     models = long["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in long else NOT_RECORDED
-    frame = (
-        pd.DataFrame(
-            {
-                "trial_id": long.trial_id,
-                "arm": long["config.arm"],
-                "framework": _frameworks("gemm", long["config.arm"]),
-                "device": long["config.device"],
-                "threads": long["config.threads"].astype(int),
-                "n": long["config.n"].astype(int),
-                "repeat": long.step.astype(int),
-                "gflops": long.value,
-                "cpu": models,
-            }
-        )
-        .sort_values(["framework", "device", "threads", "n", "repeat"])
-        .reset_index(drop=True)
+    frame = pd.DataFrame(
+        {
+            "trial_id": long.trial_id,
+            "arm": long["config.arm"],
+            "framework": long["config.arm"].map(get_study("gemm").framework_of),
+            "device": long["config.device"],
+            "threads": long["config.threads"].astype(int),
+            "n": long["config.n"].astype(int),
+            "repeat": long.step.astype(int),
+            "gflops": long.value,
+            "cpu": models,
+        }
     )
+    frame = frame.sort_values(["framework", "device", "threads", "n", "repeat"]).reset_index(drop=True)
     if cpu is not None:
         return frame[frame.cpu == cpu].reset_index(drop=True)
     kept, _ = one_cpu_model(frame.assign(part="gemm"))
@@ -66,14 +54,12 @@ def gemm_results(results: Results, cpu: str | None = None) -> pd.DataFrame:
 
 
 def gemm_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median GFLOP/s (IQR) per arm (framework) x device x threads x matrix size ``size``; ``n`` is the number of
-    timed repeats. The raw rows' ``n`` (the matrix size) is renamed first: ``summarize`` writes its count as ``n``,
-    and a shared name let the count overwrite the size."""
+    """Median GFLOP/s (IQR) per arm (framework) x device x threads x matrix ``size`` (the raw rows' ``n``, renamed:
+    ``summarize`` writes its count of timed repeats as ``n``)."""
     if frame.empty:
         return pd.DataFrame()
-    return summarize(
-        frame.rename(columns={"n": "size"}), ["arm", "framework", "device", "threads", "size"], value="gflops"
-    )
+    sized = frame.rename(columns={"n": "size"})
+    return summarize(sized, ["arm", "framework", "device", "threads", "size"], value="gflops")
 
 
 def thread_check(results: Results) -> pd.DataFrame:
@@ -88,18 +74,10 @@ def thread_check(results: Results) -> pd.DataFrame:
     frame = pd.DataFrame(
         {"arm": long["config.arm"], "threads": long["config.threads"].astype(int), "value": long.value}
     )
-    table = (
-        frame.groupby(["arm", "threads"])
-        .agg(n_trials=("value", "size"), cpus_busy=("value", "median"), cpus_busy_max=("value", "max"))
-        .reset_index()
-    )
-    table["framework"] = _frameworks("gemm", table.arm)
+    busy = {"n_trials": ("value", "size"), "cpus_busy": ("value", "median"), "cpus_busy_max": ("value", "max")}
+    table = frame.groupby(["arm", "threads"]).agg(**busy).reset_index()
+    table["framework"] = table.arm.map(get_study("gemm").framework_of)
     return table[cols].sort_values(["framework", "arm", "threads"]).reset_index(drop=True)
-
-
-def thread_check_facts(table: pd.DataFrame) -> dict:
-    """What the thread check's page shows (template ``thread_check``): ``thread_check``'s table."""
-    return {"table": table}
 
 
 def gemm_peak(results: Results, device: str = "cpu", cpu: str | None = None) -> pd.DataFrame:
@@ -108,23 +86,14 @@ def gemm_peak(results: Results, device: str = "cpu", cpu: str | None = None) -> 
     ``framework, threads, device, gflops, n, max_repeat_gflops, n_sizes``; empty when nothing is stored."""
     frame = gemm_results(results, cpu)
     cols = ["framework", "threads", "device", "gflops", "n", "max_repeat_gflops", "n_sizes"]
+    frame = frame[frame.device == device] if not frame.empty else frame
     if frame.empty:
         return pd.DataFrame(columns=cols)
-    frame = frame[frame.device == device]
-    if frame.empty:
-        return pd.DataFrame(columns=cols)
-    med = frame.groupby(["framework", "threads", "device", "n"])["gflops"].median().reset_index()
-    best = med.loc[med.groupby(["framework", "threads", "device"])["gflops"].idxmax()].reset_index(drop=True)
-    agg = (
-        frame.groupby(["framework", "threads", "device"])
-        .agg(max_repeat_gflops=("gflops", "max"), n_sizes=("n", "nunique"))
-        .reset_index()
-    )
-    return (
-        best.merge(agg, on=["framework", "threads", "device"])[cols]
-        .sort_values(["framework", "threads"])
-        .reset_index(drop=True)
-    )
+    keys = ["framework", "threads", "device"]
+    med = frame.groupby([*keys, "n"])["gflops"].median().reset_index()
+    best = med.loc[med.groupby(keys)["gflops"].idxmax()].reset_index(drop=True)
+    agg = frame.groupby(keys).agg(max_repeat_gflops=("gflops", "max"), n_sizes=("n", "nunique")).reset_index()
+    return best.merge(agg, on=keys)[cols].sort_values(["framework", "threads"]).reset_index(drop=True)
 
 
 def peak_gflops(results: Results, device: str = "cpu") -> dict:
@@ -147,7 +116,7 @@ def onnx_steps(results: Results) -> pd.DataFrame:
     for _, t in trials.iterrows():
 
         def get(key, t=t):  # a summary field of this trial; None when absent or NaN
-            value = t.get(f"summary.{key}") if f"summary.{key}" in t else None
+            value = t.get(f"summary.{key}")
             return value if value == value else None
 
         status = get("step_status") if t.status == "done" else "failed"
@@ -156,11 +125,7 @@ def onnx_steps(results: Results) -> pd.DataFrame:
             "runtime": study.framework_of(t["config.step"]),
             "status": status,
             "error": get("error") if t.status == "done" else t.error,
-            "reason": get("reason"),
-            "max_abs_diff": get("max_abs_diff"),
-            "argmax_agreement": get("argmax_agreement"),
-            "test_acc": get("test_acc"),
-            "n_compared": get("n_compared"),
+            **{key: get(key) for key in ("reason", "max_abs_diff", "argmax_agreement", "test_acc", "n_compared")},
         }
         if t["config.step"] == study.reference_arm("torch") and status == "ok":
             row.update(max_abs_diff=0.0, argmax_agreement=1.0, n_compared=None)  # the reference itself
@@ -179,7 +144,7 @@ def onnx_latencies(results: Results) -> pd.DataFrame:
         {
             "trial_id": long.trial_id,
             "step": long["config.step"],
-            "runtime": _frameworks("onnx", long["config.step"]),
+            "runtime": long["config.step"].map(get_study("onnx").framework_of),
             "batch_size": long.metric.str[11:].astype(int),
             "repeat": long.step.astype(int),
             "latency_ms": 1e3 * long.value,
@@ -198,22 +163,9 @@ def onnx_latency_table(frame: pd.DataFrame) -> pd.DataFrame:
     ratios = []
     for (step, runtime, batch), g in frame.groupby(key):
         ref = trial_medians(frame[(frame.step == torch_step) & (frame.batch_size == batch)], "latency_ms")
-        r = (
-            trial_ratio_ci(trial_medians(g, "latency_ms"), ref)
-            if len(ref)
-            else {"ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan}
-        )
-        ratios.append(
-            {
-                "step": step,
-                "runtime": runtime,
-                "batch_size": batch,
-                "ratio_to_torch": r["ratio"],
-                "ci_low": r["ci_low"],
-                "ci_high": r["ci_high"],
-            }
-        )
-    return table.merge(pd.DataFrame(ratios), on=key)
+        r = trial_ratio_ci(trial_medians(g, "latency_ms"), ref) if len(ref) else {}
+        ratios.append([step, runtime, batch, *(r.get(k, np.nan) for k in ("ratio", "ci_low", "ci_high"))])
+    return table.merge(pd.DataFrame(ratios, columns=[*key, "ratio_to_torch", "ci_low", "ci_high"]), on=key)
 
 
 def onnx_error_facts(results: Results) -> dict:
@@ -259,59 +211,46 @@ def summary_facts(results: Results) -> dict:
     """The notebook's closing summary (template ``inference_summary``), every number from the store:
 
     - ``vgg``: None without VGG16 trials; else ``host`` (per PyTorch / MXNet setting with oneDNN on: the arms'
-      labels, medians and timed passes, and at 224x224 batch 1 what the article's latency means in GFLOP/s
-      against what this host ran and its framework's GEMM peak), ``compiled`` (``compiled_table``'s rows with the
-      arms' labels) and the article's latencies and ratio (``article``);
+      medians and timed passes, and at 224x224 batch 1 what the article's latency means in GFLOP/s against what
+      this host ran and its framework's GEMM peak), ``compiled`` (``compiled_table``'s rows), the arms' ``labels``
+      and the article's latencies and ratio (``article``);
     - ``gemm``: ``gemm_peak`` (empty without GEMM trials);
-    - ``onnx_steps`` (``onnx_steps``' rows with labels; ``export`` marks PyTorch's export step) and
-      ``onnx_latency`` (``onnx_latency_table``'s rows of the other steps)."""
-    facts: dict = {"vgg": None}
+    - ``onnx_steps`` (``onnx_steps``' rows) and ``onnx_latency`` (``onnx_latency_table``'s rows of the steps other
+      than PyTorch's export, ``torch_step``), with the steps' labels (``onnx_labels``)."""
     vgg = vgg16_latencies(results)
-    if not vgg.empty:
-        table, ratios = vgg16_table(vgg), vgg16_ratios(vgg)
-        labels = get_study("vgg16").labels()
-        host = ratios[(ratios.comparison == "torch / mxnet") & (ratios.onednn == True)]  # noqa: E712
-        rows = []
-        for r in host.to_dict("records"):
-            on = table[(table.onednn) & (table.batch_size == r["batch_size"]) & (table.image_size == r["image_size"])]
-            num, den = (on.loc[on.arm == a, "median_ms"].iloc[0] for a in (r["numerator"], r["denominator"]))
-            row = {
-                **r,
-                "numerator_label": labels[r["numerator"]],
-                "denominator_label": labels[r["denominator"]],
-                "numerator_ms": num,
-                "denominator_ms": den,
-                "absolute": None,
-            }
-            if r["image_size"] == 224 and r["batch_size"] == 1:
-                achieved = vgg16_flops(224) / (num / 1e3) / 1e9
-                row["absolute"] = {
-                    "article_gflops": vgg16_flops(224) / (VGG16_LATENCY_MS["torch"] / 1e3) / 1e9,
-                    "image_gflop": vgg16_flops(224) / 1e9,
-                    "achieved_gflops": achieved,
-                    "peak_gflops": _gemm_peak_of(r["numerator"], vgg, results),
-                }
-            rows.append(row)
-        times = vgg16_compile_times(results)
-        compiled = [
-            {**r, "arm_label": labels[r["arm"]], "reference_label": labels[r["reference"]]}
-            for r in compiled_table(vgg, times).to_dict("records")
-        ]
-        facts["vgg"] = {
-            "host": rows,
-            "compiled": compiled,
-            "article": {**VGG16_LATENCY_MS, "ratio": VGG16_LATENCY_MS["torch"] / VGG16_LATENCY_MS["mxnet"]},
-        }
-    facts["gemm"] = gemm_peak(results)
-    steps = onnx_steps(results)
     onnx = get_study("onnx")
-    labels, torch_step = onnx.labels(), onnx.reference_arm("torch")
-    facts["onnx_steps"] = [
-        {**r, "label": labels[r["step"]], "export": r["step"] == torch_step}
-        for r in (steps.to_dict("records") if len(steps) else [])
-    ]
-    lat = onnx_latency_table(onnx_latencies(results))
-    facts["onnx_latency"] = [
-        {**r, "label": labels[r["step"]]} for r in (lat[lat.step != torch_step].to_dict("records") if len(lat) else [])
-    ]
-    return facts
+    torch_step = onnx.reference_arm("torch")
+    steps, latency = onnx_steps(results), onnx_latency_table(onnx_latencies(results))
+    return {
+        "vgg": _vgg_summary(vgg, results) if not vgg.empty else None,
+        "gemm": gemm_peak(results),
+        "onnx_steps": steps.to_dict("records") if len(steps) else [],
+        "onnx_latency": latency[latency.step != torch_step].to_dict("records") if len(latency) else [],
+        "onnx_labels": onnx.labels(),
+        "torch_step": torch_step,
+    }
+
+
+def _vgg_summary(vgg: pd.DataFrame, results: Results) -> dict:
+    table, ratios = vgg16_table(vgg), vgg16_ratios(vgg)
+    host = ratios[(ratios.comparison == "torch / mxnet") & (ratios.onednn == True)]  # noqa: E712
+    rows = []
+    for r in host.to_dict("records"):
+        on = table[(table.onednn) & (table.batch_size == r["batch_size"]) & (table.image_size == r["image_size"])]
+        num, den = (on.loc[on.arm == a, "median_ms"].iloc[0] for a in (r["numerator"], r["denominator"]))
+        row = {**r, "numerator_ms": num, "denominator_ms": den, "absolute": None}
+        if r["image_size"] == 224 and r["batch_size"] == 1:
+            flop = vgg16_flops(224)
+            row["absolute"] = {
+                "article_gflops": flop / (VGG16_LATENCY_MS["torch"] / 1e3) / 1e9,
+                "image_gflop": flop / 1e9,
+                "achieved_gflops": flop / (num / 1e3) / 1e9,
+                "peak_gflops": _gemm_peak_of(r["numerator"], vgg, results),
+            }
+        rows.append(row)
+    return {
+        "host": rows,
+        "compiled": compiled_table(vgg, vgg16_compile_times(results)).to_dict("records"),
+        "labels": get_study("vgg16").labels(),
+        "article": {**VGG16_LATENCY_MS, "ratio": VGG16_LATENCY_MS["torch"] / VGG16_LATENCY_MS["mxnet"]},
+    }

@@ -20,52 +20,24 @@ import pandas as pd
 
 from ..data import monash
 from ..errors import FwbenchError
+from ..pages import render_markdown
 from ..paths import reference_dir
 from ..stats import t_quantile
 from ..studies import get_framework, get_study
 from . import arm_order
+from .deepar import PROTOCOL_BATCHES, PROTOCOL_EPOCHS, STUDY
 
-STUDY = "deepar"
 REFERENCE_FILE = "monash_deepar_mase_reference.csv"
 REFERENCE_COLUMNS = ("dataset_key", "paper_label", "deepar_mean_mase")
 GOAL_BAND = (0.7, 1.2)
 GOAL_SHARE = 0.8
-PROTOCOL_EPOCHS, PROTOCOL_BATCHES = 100, 50
 # Datasets the paper's DeepAR runs called with integer_conversion=True (forecasts rounded before scoring):
 # rakshitha123/TSForecasting, experiments/deep_learning_experiments.py, "# DeepAR" block; as our dataset keys.
-PAPER_ROUNDED = frozenset(
-    {
-        "car_parts",
-        "hospital",
-        "electricity_weekly",
-        "kaggle_web_traffic",
-        "us_births",
-        "sunspot",
-        "covid_deaths",
-        "electricity_hourly",
-        "pedestrian_counts",
-    }
-)
-COLUMNS = [
-    "dataset",
-    "paper_label",
-    "arm",
-    "framework",
-    "data_source",
-    "epochs",
-    "num_batches_per_epoch",
-    "below_scale",
-    "n_seeds",
-    "mase_mean",
-    "mase_min",
-    "mase_max",
-    "ci_low",
-    "ci_high",
-    "paper_mase",
-    "ratio",
-    "within_goal",
-    "note",
-]
+PAPER_ROUNDED = frozenset({"car_parts", "hospital", "electricity_weekly", "kaggle_web_traffic", "us_births", "sunspot",
+                           "covid_deaths", "electricity_hourly", "pedestrian_counts"})  # fmt: skip
+COLUMNS = ["dataset", "paper_label", "arm", "framework", "data_source", "epochs", "num_batches_per_epoch",
+           "below_scale", "n_seeds", "mase_mean", "mase_min", "mase_max", "ci_low", "ci_high", "paper_mase", "ratio",
+           "within_goal", "note"]  # fmt: skip
 
 
 def load_reference(path: str | Path | None = None) -> pd.DataFrame:
@@ -85,28 +57,16 @@ def load_reference(path: str | Path | None = None) -> pd.DataFrame:
 
 def _spread(values: np.ndarray) -> dict:
     """Mean, min, max and a t 95 % CI of the mean over seeds (NaN CI with one seed: no spread to measure)."""
-    n = values.size
-    mean = float(values.mean())
-    low = high = np.nan
-    if n >= 2:
-        half = t_quantile(n - 1) * values.std(ddof=1) / np.sqrt(n)
-        low, high = mean - half, mean + half
-    return {
-        "n_seeds": n,
-        "mase_mean": mean,
-        "mase_min": float(values.min()),
-        "mase_max": float(values.max()),
-        "ci_low": low,
-        "ci_high": high,
-    }
+    n, mean = values.size, float(values.mean())
+    half = t_quantile(n - 1) * values.std(ddof=1) / np.sqrt(n) if n >= 2 else np.nan
+    low, high = float(values.min()), float(values.max())
+    return dict(n_seeds=n, mase_mean=mean, mase_min=low, mase_max=high, ci_low=mean - half, ci_high=mean + half)
 
 
 def _data_source(dataset: str, kinds: pd.Series) -> str:
     """What the trials recorded (provenance), else what the catalogue says is staged."""
     known = kinds.dropna()
-    if len(known):
-        return str(known.iloc[0])
-    return str(monash.catalogue().loc[dataset, "staged_kind"])
+    return str(known.iloc[0]) if len(known) else str(monash.catalogue().loc[dataset, "staged_kind"])
 
 
 def _gluonts_version() -> str:
@@ -119,33 +79,14 @@ def _gluonts_version() -> str:
 
 
 def known_causes(row: dict) -> list[str]:
-    """Why a row may differ from the paper, from the facts about its dataset, arm and seeds."""
+    """Why a row may differ from the paper, one cause each (words: template ``mase_causes``), from the facts about
+    its dataset, arm and seeds."""
     cat = monash.catalogue().loc[row["dataset"]]
-    causes = []
-    if row["below_scale"]:
-        causes.append(
-            f"below protocol scale ({row['epochs']} x {row['num_batches_per_epoch']} < "
-            f"{PROTOCOL_EPOCHS} x {PROTOCOL_BATCHES}): barely trained"
-        )
-    if row["data_source"] == "rebuilt":
-        causes.append("rebuilt data, not the paper's file")
-    staged = cat["staged_n_series"]
-    if not pd.isna(staged) and int(staged) < int(cat["n_series"]):
-        causes.append(f"subset: {int(staged)} of {int(cat['n_series'])} series")
-    if row["dataset"] in PAPER_ROUNDED:
-        causes.append("paper rounded forecasts to integers (count series), we do not")
-    if cat["per_series_horizon"] == "yes":
-        causes.append("paper trained its 6- and 12-step parts apart, we train one 12-step model")
-    if cat["frequency"] == "weekly":
-        causes.append("weekly MASE lag 52 here, 365.25/7 in the paper's script")
-    if row["n_seeds"] >= 2 and row["mase_min"] <= row["paper_mase"] <= row["mase_max"]:
-        causes.append("paper's one run lies within our seed range")
-    else:
-        causes.append(f"paper's one run vs our {row['n_seeds']} seed(s)")
-    causes.append(
-        f"gluonts' {get_framework(row['framework']).label} network, {_gluonts_version()} vs the paper's 2021 gluonts.mx"
-    )
-    return causes
+    staged = int(cat["n_series"]) if pd.isna(cat["staged_n_series"]) else int(cat["staged_n_series"])
+    facts = {"staged": staged, "n_series": int(cat["n_series"]), "rounded": row["dataset"] in PAPER_ROUNDED,
+             "per_series_horizon": cat["per_series_horizon"] == "yes", "weekly": cat["frequency"] == "weekly",
+             "framework_label": get_framework(row["framework"]).label, "gluonts": _gluonts_version()}  # fmt: skip
+    return render_markdown("mase_causes", **row, **facts, protocol=(PROTOCOL_EPOCHS, PROTOCOL_BATCHES)).split("\n")
 
 
 def mase_vs_reference(trials: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -199,30 +140,24 @@ def goal_summary(table: pd.DataFrame, include_below_scale: bool = False) -> dict
     per_dataset = original.groupby("dataset").within_goal.all() if len(original) else pd.Series(dtype=bool)
     n = int(per_dataset.size)
     share = float(per_dataset.mean()) if n else float("nan")
-    return {
-        "n_original": n,
-        "n_within": int(per_dataset.sum()),
-        "share": share,
-        "goal_met": bool(n and share >= GOAL_SHARE),
-        "band": GOAL_BAND,
-        "goal_share": GOAL_SHARE,
-        "within": sorted(per_dataset[per_dataset].index),
-        "outside": sorted(per_dataset[~per_dataset].index),
-        "n_rebuilt": int(rows[rows.data_source != "original"].dataset.nunique()),
-        "n_below_scale_rows": int(table.below_scale.astype(bool).sum()),
-    }
+    goal = dict(n_original=n, n_within=int(per_dataset.sum()), share=share, goal_met=bool(n and share >= GOAL_SHARE))
+    within, outside = sorted(per_dataset[per_dataset].index), sorted(per_dataset[~per_dataset].index)
+    n_rebuilt = int(rows[rows.data_source != "original"].dataset.nunique())
+    below = int(table.below_scale.astype(bool).sum())
+    return {**goal, "band": GOAL_BAND, "goal_share": GOAL_SHARE, "within": within, "outside": outside,
+            "n_rebuilt": n_rebuilt, "n_below_scale_rows": below}  # fmt: skip
 
 
 def report_facts(trials: pd.DataFrame | None, table: pd.DataFrame | None = None) -> dict:
-    """What the MASE page shows (template ``mase_reference``): the comparison (``mase_vs_reference``, or the given
-    ``table``), its goal summary, the protocol's scale, or ``why`` there is nothing to compare (no trials, no
-    reference folder): the notebook and the README must render either way."""
-    out = {"why": None, "table": pd.DataFrame(), "s": {}, "protocol": (PROTOCOL_EPOCHS, PROTOCOL_BATCHES)}
+    """The MASE page (template ``mase_reference``): the comparison (or the given ``table``) and its goal summary, or
+    why there is nothing to compare (``no_trials``, ``error``): the notebook and the README render either way."""
+    protocol = (PROTOCOL_EPOCHS, PROTOCOL_BATCHES)
+    out = {"no_trials": False, "error": None, "table": pd.DataFrame(), "s": {}, "protocol": protocol}
     if table is None:
         if trials is None or trials.empty:
-            return {**out, "why": "No DeepAR trials to compare with the published MASE."}
+            return {**out, "no_trials": True}
         try:
             table = mase_vs_reference(trials)
         except FwbenchError as exc:
-            return {**out, "why": f"Not compared with the published MASE: {exc}"}
+            return {**out, "error": str(exc)}
     return {**out, "table": table, "s": goal_summary(table) if len(table) else {}}

@@ -1,10 +1,8 @@
 """Tables of the VGG16 inference study (claim C), computed from the results store.
 
-Warm-up calls are stored (``warmup_latency_s``) and excluded here; every latency statistic is over the timed
-repeats. A compiled arm's compile time (``compile_time_s``: the compile call plus the first forward pass that
-triggers it, measured once per trial) is its own table, never mixed into a latency. Frameworks, labels, the
-reference (eager) arms and which arms are compiled come from the study's arm table (``get_study("vgg16")``,
-``fwbench.studies.vgg16_trial.COMPILED_VARIANTS``).
+Warm-up calls are stored (``warmup_latency_s``) and excluded here. A compiled arm's compile time
+(``compile_time_s``: the compile call plus the first forward pass, once per trial) is its own table, never mixed
+into a latency. Arms, frameworks and which arms are compiled come from the arm table (``COMPILED_VARIANTS``).
 """
 
 from __future__ import annotations
@@ -18,8 +16,8 @@ from ..studies.vgg16_trial import COMPILED_VARIANTS
 from . import Results
 
 STUDY = "vgg16"
-VGG16_SETTING = ["arm", "batch_size", "image_size", "onednn", "device"]
 SETTING = ["batch_size", "image_size", "onednn", "device"]
+VGG16_SETTING = ["arm", *SETTING]
 
 
 def compiled_arms() -> dict:
@@ -45,9 +43,12 @@ def _settings(long: pd.DataFrame) -> dict:
     }
 
 
-def _beside_or_not(long: pd.DataFrame, beside: bool) -> pd.DataFrame:
-    """The beside part's rows (JAX and the eager arms on one machine's blocks), or every other part's: the two are
-    never pooled (the beside trials repeat settings of the main part on another boot of the VM)."""
+def _values(results: Results, beside: bool) -> pd.DataFrame:
+    """The study's raw values of the beside part (JAX and the eager arms on one machine's blocks), or of every other
+    part: the two are never pooled (the beside trials repeat settings of the main part on another boot of the VM)."""
+    long = results.values(STUDY)
+    if long.empty:
+        return long
     flagged = long["config.beside"].eq(True) if "config.beside" in long else pd.Series(False, index=long.index)
     return long[flagged] if beside else long[~flagged]
 
@@ -55,8 +56,7 @@ def _beside_or_not(long: pd.DataFrame, beside: bool) -> pd.DataFrame:
 def vgg16_latencies(results: Results, beside: bool = False) -> pd.DataFrame:
     """One row per timed forward pass: arm, framework, batch size, image size, oneDNN, device, threads, repeat,
     latency in ms and ms per image; the beside part's trials with ``beside``, else every other part's."""
-    long = results.values(STUDY)
-    long = _beside_or_not(long, beside) if not long.empty else long
+    long = _values(results, beside)
     if long.empty:
         return pd.DataFrame()
     long = long[long.metric == "latency_s"]
@@ -68,8 +68,7 @@ def vgg16_latencies(results: Results, beside: bool = False) -> pd.DataFrame:
 def vgg16_compile_times(results: Results, beside: bool = False) -> pd.DataFrame:
     """One row per trial of a compiled arm: its setting and ``compile_s`` (seconds to compile, first call
     included); the beside part's trials with ``beside``, else every other part's."""
-    long = results.values(STUDY)
-    long = _beside_or_not(long, beside) if not long.empty else long
+    long = _values(results, beside)
     if long.empty or not (long.metric == "compile_time_s").any():
         return pd.DataFrame(columns=["trial_id", *VGG16_SETTING, "compile_s"])
     long = long[long.metric == "compile_time_s"]
@@ -89,10 +88,9 @@ def vgg16_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def vgg16_ratios(frame: pd.DataFrame) -> pd.DataFrame:
-    """Latency ratios with percentile-95 % CI over trialss (repeats of both sides resampled independently):
-    PyTorch / MXNet per setting (the reference arms, and the compiled arms: the claim says 30.4 / 20.5 = 1.48),
-    each compiled arm / its framework's reference (eager) arm, and oneDNN off / on per arm (> 1: oneDNN's kernels
-    make it faster)."""
+    """Latency ratios with a 95 % CI over trials (``trial_ratio_ci``): PyTorch / MXNet per setting (the reference
+    arms, and the compiled arms: the claim says 30.4 / 20.5 = 1.48), each compiled arm / its framework's eager arm,
+    and oneDNN off / on per arm (> 1: oneDNN's kernels make it faster)."""
     rows = []
     if frame.empty:
         return pd.DataFrame(rows)
@@ -104,65 +102,27 @@ def vgg16_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     pairs += [(f"{num} / {den}", a, b) for num, den in across for a in compiled[num] for b in compiled[den]]
     pairs += [("compiled / eager", a, ref[fw]) for fw, arms in compiled.items() for a in arms]
 
-    def add(kind, num_label, den_label, num, den, **setting):
+    def add(kind, a, b, num, den, setting):  # a / b: the labels of the rows ``num`` over ``den``
+        num, den = trial_medians(num, "latency_ms"), trial_medians(den, "latency_ms")
         if len(num) and len(den):
-            rows.append(
-                {
-                    "comparison": kind,
-                    "numerator": num_label,
-                    "denominator": den_label,
-                    **setting,
-                    **trial_ratio_ci(num, den),
-                }
-            )
+            rows.append({"comparison": kind, "numerator": a, "denominator": b, **setting, **trial_ratio_ci(num, den)})
 
-    for (batch, size, onednn, device), g in frame.groupby(SETTING):
-        setting = {"batch_size": batch, "image_size": size, "onednn": onednn, "device": device}
+    for key, g in frame.groupby(SETTING):
         for kind, a, b in pairs:
-            add(
-                kind,
-                a,
-                b,
-                trial_medians(g[g.arm == a], "latency_ms"),
-                trial_medians(g[g.arm == b], "latency_ms"),
-                **setting,
-            )
+            add(kind, a, b, g[g.arm == a], g[g.arm == b], dict(zip(SETTING, key)))
     for (arm, batch, size, device), g in frame.groupby(["arm", "batch_size", "image_size", "device"]):
-        add(
-            "oneDNN off / on",
-            f"{arm} oneDNN off",
-            f"{arm} oneDNN on",
-            trial_medians(g[~g.onednn], "latency_ms"),
-            trial_medians(g[g.onednn], "latency_ms"),
-            batch_size=batch,
-            image_size=size,
-            onednn=None,
-            device=device,
-        )
+        setting = {"batch_size": batch, "image_size": size, "onednn": None, "device": device}
+        add("oneDNN off / on", f"{arm} oneDNN off", f"{arm} oneDNN on", g[~g.onednn], g[g.onednn], setting)
     return pd.DataFrame(rows)
 
 
 def compiled_table(frame: pd.DataFrame, compile_times: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Compiled vs eager, per compiled arm (TorchScript, torch.compile, hybridized Gluon) and setting: the median
-    latency of the arm and of its framework's eager reference arm, ``speedup`` = eager / compiled with its
-    95 % CI over trials (>1: compiling made inference faster; the form claim C4 is judged in), the median compile
-    time, and ``break_even_calls``: forward passes after which the compile time is paid back (NaN where the
-    compiled arm is not faster)."""
-    cols = [
-        "arm",
-        "reference",
-        *SETTING,
-        "compiled_ms",
-        "eager_ms",
-        "speedup",
-        "ci_low",
-        "ci_high",
-        "n_num",
-        "n_den",
-        "compile_s",
-        "n_compiles",
-        "break_even_calls",
-    ]
+    """Per compiled arm (TorchScript, torch.compile, hybridized Gluon) and setting: its and its framework's eager
+    arm's median latency, ``speedup`` = eager / compiled with its 95 % CI over trials (>1: compiling made inference
+    faster; the form claim C4 is judged in), the median compile time and ``break_even_calls``, the forward passes
+    that pay it back (NaN where the compiled arm is not faster)."""
+    cols = ["arm", "reference", *SETTING, "compiled_ms", "eager_ms", "speedup", "ci_low", "ci_high", "n_num", "n_den"]
+    cols += ["method", "compile_s", "n_compiles", "break_even_calls"]
     if frame.empty:
         return pd.DataFrame(columns=cols)
     study = get_study(STUDY)
@@ -191,17 +151,14 @@ def compiled_table(frame: pd.DataFrame, compile_times: pd.DataFrame | None = Non
                         **dict(zip(SETTING, key)),
                         "compiled_ms": float(np.median(c)),
                         "eager_ms": float(np.median(e)),
+                        **r,
                         "speedup": r["ratio"],
-                        "ci_low": r["ci_low"],
-                        "ci_high": r["ci_high"],
-                        "n_num": r["n_num"],
-                        "n_den": r["n_den"],
                         "compile_s": comp,
                         "n_compiles": len(match),
                         "break_even_calls": 1e3 * comp / gain if gain > 0 else np.nan,
                     }
                 )
-    return pd.DataFrame(rows, columns=cols)
+    return pd.DataFrame(rows, columns=cols)  # drops the ratio's other fields
 
 
 def onednn_builds(results: Results) -> pd.DataFrame:

@@ -9,12 +9,9 @@ import urllib.request
 from pathlib import Path
 
 
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
+def sha256_file(path: Path) -> str:
     with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def download(url: str, dest: Path, sha256: str | None, timeout: float = 30.0) -> Path:

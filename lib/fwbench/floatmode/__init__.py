@@ -1,29 +1,26 @@
 """Subnormal floats as a declared condition of a trial (``fp_mode``), set before any framework import and verified
 in the framework's own threads.
 
-Why: backpropagating through 500 LSTM steps drives gradients into subnormal (denormal) floats. Intel Xeon CPUs
-handle them in microcode, about 5-13x slower per step here; AMD EPYC barely notices. Each library decides for itself
-whether to flush them to zero, so "the framework's speed" on Intel is mostly its subnormal policy unless the policy
-is a condition of the trial, the same for every framework.
+Why: backpropagating through 500 LSTM steps drives gradients into subnormal floats. Intel Xeon CPUs handle them in
+microcode, about 5-13x slower per step here; AMD EPYC barely notices. Each library decides for itself whether to
+flush them, so "the framework's speed" on Intel is mostly its subnormal policy unless that policy is a condition of
+the trial, the same for every framework.
 
-- ``default``: the libraries' own choice; nothing is set. The trial records what its framework's kernels do (JAX's
-  XLA flushes on its own; PyTorch and MXNet do not).
-- ``flush``: flush-to-zero (FTZ, results) and denormals-are-zero (DAZ, inputs), bits 15 and 6 of the x86 MXCSR
-  register, set in the trial process's main thread before the framework is imported, with glibc's ``fesetenv`` (no
-  framework call: every framework gets the same bits by the same means). Threads inherit the register from the
-  thread that creates them (POSIX: the floating-point environment), so every pool a framework starts later carries
-  them; a pool started before (or a library that resets the register in its workers) would not, and the check finds
-  it.
+- ``default``: nothing is set; the trial records what its framework's kernels do (JAX's XLA flushes on its own,
+  PyTorch and MXNet do not).
+- ``flush``: flush-to-zero (FTZ, results) and denormals-are-zero (DAZ, inputs), bits 15 and 6 of the x86 MXCSR,
+  set with glibc's ``fesetenv`` in the trial's main thread before the framework is imported (no framework call:
+  every framework gets the same bits by the same means). Threads inherit the register from their creator, so every
+  pool a framework starts later carries them; a pool started before, or a library resetting it, would not.
 
 The check (``verify``): each framework's probe (``fwbench/floatmode/<framework>.py``, twins with one public name,
-``subnormal_products``) multiplies large arrays with its own kernels on its own pool: a subnormal input times 1e10
-(exactly zero only under DAZ), two tiny normals whose product is subnormal (exactly zero only under FTZ), and a
-matrix product of subnormal inputs (the GEMM kernels' threads). Each result is split over the pool's threads, so
-the share of exact zeros is 1 only when every thread that computed it flushes, 0 when none does, and between when
-some do. A ``flush`` trial whose shares are not all 1 is refused (its timing would be of a mixed condition); a
-``default`` trial records the shares as its framework's own policy. The probes run after the trial's work, on the
-threads that did it, and are not part of any timing; they live outside the fingerprinted facts modules, since they
-change nothing a trial measures.
+``subnormal_products``) multiplies large arrays with its own kernels on its own pool: a subnormal times 1e10 (zero
+only under DAZ), two tiny normals with a subnormal product (zero only under FTZ), and a matrix product of subnormals
+(the GEMM threads). Each result is split over the pool's threads, so the share of exact zeros is 1 only when every
+thread flushes, 0 when none does. A ``flush`` trial whose shares are not all 1 is refused (its timing would be of a
+mixed condition); a ``default`` trial records them as its framework's policy. The probes run after the trial's
+work, on the threads that did it, outside any timing and outside the fingerprinted facts modules (they change
+nothing a trial measures).
 
 x86-64 Linux only (glibc's ``fenv_t`` keeps MXCSR at byte 28); elsewhere ``flush`` is refused with one line.
 """
@@ -44,10 +41,9 @@ FP_MODES = (DEFAULT, FLUSH)
 FTZ, DAZ = 1 << 15, 1 << 6  # MXCSR bits
 _FENV_SIZE, _MXCSR_OFFSET = 32, 28  # glibc x86-64 fenv_t: the x87 environment (28 bytes), then MXCSR
 
-# The probe's operands (float32): SUBNORMAL x SCALE is 1e-29, normal, so zero only when the input was flushed (DAZ);
-# TINY x TINY is 1e-40, subnormal, so zero only when the result was flushed (FTZ). SUBNORMAL is made from its bits
-# (0x000AE398 x 2**-149 = 1.0e-39) and every result is read as bits: a conversion or a comparison in a flushing
-# main thread would turn a subnormal into zero itself (FTZ on the conversion, DAZ on the comparison), and the check
+# The probe's operands (float32): SUBNORMAL x SCALE is 1e-29, normal, so zero only under DAZ; TINY x TINY is 1e-40,
+# subnormal, so zero only under FTZ. SUBNORMAL is made from its bits (0x000AE398 x 2**-149 = 1.0e-39) and results are
+# read as bits: a conversion or comparison in a flushing main thread would zero a subnormal itself, and the check
 # would pass whatever the pool did.
 SUBNORMAL_BITS, SCALE, TINY = 0x000AE398, 1e10, 1e-20
 PROBE_ELEMENTS = 1 << 21  # split over the pool's threads by every framework's elementwise kernels
@@ -140,8 +136,7 @@ def verify(mode: str, frameworks: list[str]) -> dict:
         if shares is None:
             continue
         found = pool_mode(shares)
-        out["fp_probe"] = shares
-        out["fp_pool"] = found
+        out.update(fp_probe=shares, fp_pool=found)
         if mode == FLUSH and found != FLUSH:
             raise FwbenchError(
                 f"fp_mode=flush not carried by {name}'s threads: shares of flushed products {shares} "

@@ -1,10 +1,8 @@
 """What the claims read, and the shared helpers over it.
 
-The rows come from the analysis loaders the notebooks use (``fwbench.analysis.profile_trials`` and the study
-modules' loaders on top of ``profile_measurements``): one way to select a profile's rows. ``profile`` None (or
-"all" at the ``build`` level) takes every row of the store; a study that does not define the profile contributes
-no rows. Arms are named through the registry: the arm standing for a framework is the study's
-``reference_arm``, a claim-specific arm is looked up in the study's arm table (an unknown one is an error).
+The rows come from the analysis loaders the notebooks use: one way to select a profile's rows (``profile`` None:
+every row of the store; a study that does not define the profile contributes none). Arms are named through the
+registry: a framework's is the study's ``reference_arm``, a claim-specific one is looked up in the arm table.
 """
 
 from __future__ import annotations
@@ -30,11 +28,10 @@ HARDWARE = {"gpu": "a GPU", "cpu": "a CPU", "none": "any hardware"}
 @dataclass
 class Claim:
     """One claim of a source: its text, the rule in words, the study whose rows describe its conditions,
-    ``evaluate(data) -> [Part]``, the hardware its numbers depend on (``gpu``: timings and utilisations measured
-    on a GPU; ``cpu``; ``none``: training quality, whether something works) and ``floor(data) -> None or what is
-    missing``: the smallest run that can support a verdict (below it the verdict is "below scale"). ``part``: the
-    study part whose trials the estimate comes from, when not the judged grid (its conditions describe those);
-    ``tests``: how many judged parts the claim declares (its Bonferroni k also where fewer are measured)."""
+    ``evaluate(data) -> [Part]``, the hardware its numbers depend on (``gpu``: timings measured on a GPU; ``cpu``;
+    ``none``: training quality, whether something works) and ``floor(data) -> None or what is missing`` (below it
+    the verdict is "below scale"). ``part``: the study part whose trials the estimate comes from, when not the
+    judged grid; ``tests``: how many judged parts it declares (its Bonferroni k also where fewer are measured)."""
 
     id: str
     text: str
@@ -56,10 +53,8 @@ class Claim:
 
 
 class Data(Results):
-    """The rows of one profile as the claims read them: a ``Results`` (every study's trials and raw values, read on
-    first use and kept, shared with the ``Results`` it was made from) with the frames the claims compare: the IMDB
-    epochs (``analysis.imdb.load_sweep``: judged parts, one device) and trials, the DeepAR trials
-    (``analysis.deepar.load_trials``) and the VGG16 latencies (``analysis.inference.vgg16_latencies``)."""
+    """The rows of one profile as the claims read them: a ``Results`` (sharing the cache of the one it was made from)
+    with the frames the claims compare, each read on first use and kept."""
 
     def _cached(self, key, make):
         return self.frame(("ledger", key), make)
@@ -115,50 +110,39 @@ class Data(Results):
         return self.imdb[self.imdb.epoch > 0] if not self.imdb.empty else self.imdb
 
     # -- DeepAR and VGG16 ----------------------------------------------------------------------------------
+    def _of(self, study: str, key: str, make: Callable[[Data], pd.DataFrame]) -> pd.DataFrame:
+        """``make(self)`` once, or an empty frame where the profile has no rows of ``study``."""
+        return self._cached(key, lambda: make(self) if self.has(study) else pd.DataFrame())
+
     @property
     def deepar(self) -> pd.DataFrame:
-        return self._cached(
-            "deepar",
-            lambda: deepar_analysis.load_trials(self) if self.has("deepar") else pd.DataFrame(),
-        )
+        return self._of("deepar", "deepar", deepar_analysis.load_trials)
 
     @property
     def deepar_coverage(self) -> pd.DataFrame:
         """The DeepAR ``coverage`` part's trials, one row each with its per-batch cost (``deepar_coverage``)."""
-        return self._cached(
-            "deepar_coverage",
-            lambda: deepar_coverage.cost_rows(self) if self.has("deepar") else pd.DataFrame(),
-        )
+        return self._of("deepar", "deepar_coverage", deepar_coverage.cost_rows)
 
     @property
     def deepar_versions(self) -> pd.DataFrame:
         """The DeepAR ``versions`` part: the main part's configs run under the post's library versions (another
         declared environment, column ``env``); never pooled with ``deepar``."""
-        return self._cached(
-            "deepar_versions",
-            lambda: deepar_analysis.load_trials(self, parts=("versions",)) if self.has("deepar") else pd.DataFrame(),
-        )
+        return self._of("deepar", "deepar_versions", lambda d: deepar_analysis.load_trials(d, parts=("versions",)))
 
     @property
     def vgg16(self) -> pd.DataFrame:
         """The VGG16 latencies on one device (``device_of``): a GPU's and a CPU's are never pooled."""
 
-        def make() -> pd.DataFrame:
-            f = inference.vgg16_latencies(self) if self.has("vgg16") else pd.DataFrame()
-            device = self.device_of("vgg16")
-            if f.empty or device is None:
-                return f
-            return f[f.device.fillna("cpu") == device].reset_index(drop=True)
+        def make(d: Data) -> pd.DataFrame:
+            f, device = inference.vgg16_latencies(d), d.device_of("vgg16")
+            return f if f.empty or device is None else f[f.device.fillna("cpu") == device].reset_index(drop=True)
 
-        return self._cached("vgg16", make)
+        return self._of("vgg16", "vgg16", make)
 
     @property
     def dataparallel(self) -> pd.DataFrame:
         """One row per data-parallel trial (C2's CPU analogue; ``analysis.dataparallel.per_trial``)."""
-        return self._cached(
-            "dataparallel",
-            lambda: dataparallel.per_trial(self) if self.has(dataparallel.STUDY) else pd.DataFrame(),
-        )
+        return self._of(dataparallel.STUDY, "dataparallel", dataparallel.per_trial)
 
     def device_of(self, study: str) -> str | None:
         """The device a study's judged rows ran on ("cuda" or "cpu"; None without rows)."""

@@ -1,16 +1,14 @@
 """Scale floors: the smallest run that can support a verdict. Below its floor a claim's verdict is "below scale",
 naming what is missing; its measurement is still shown.
 
-- IMDB timing (A1, A4-A7, C3's LSTM part): every judged trial runs epochs of at least ``MIN_BATCHES`` batches,
-  at least ``MIN_TIMED_EPOCHS`` timed epochs (the first is warm-up), and ``MIN_TRIALS`` independent trials per
-  arm and setting; a "best setting" claim (A4, A6, A7) counts them in its judging blocks, per arm it compares, and
-  needs two settings swept to choose from.
-- Training quality (A8): the full 25k training reviews, and both compared arms past ``ACCURACY_BAR`` test
-  accuracy at the end (an untrained model's loss says nothing about which framework trains better).
-- DeepAR (B): its estimate carries each dataset's cost per batch (``COVERAGE_TRIALS`` short coverage trials per
-  dataset and arm) to the protocol's 100 epochs x 50 batches, so it needs protocol-scale trials (start-up and
-  forecasting dominate short runs) on ``MIN_TRIALS`` dataset x seed pairs to check that against. A subset of the
-  post's datasets is labelled a subset total.
+- IMDB timing (A1, A4-A7, C3's LSTM part): epochs of ``MIN_BATCHES`` batches, ``MIN_TIMED_EPOCHS`` timed epochs (the
+  first is warm-up) and ``MIN_TRIALS`` independent trials per arm and setting; a "best setting" claim (A4, A6, A7)
+  counts them in its judging blocks and needs two settings swept to choose from.
+- Training quality (A8): the full 25k training reviews, and both arms past ``ACCURACY_BAR`` test accuracy at the end
+  (an untrained model's loss says nothing about which framework trains better).
+- DeepAR (B): each dataset's cost per batch (``COVERAGE_TRIALS`` coverage trials per dataset and arm) is carried to
+  the protocol's 100 epochs x 50 batches, so it needs protocol-scale trials (start-up and forecasting dominate short
+  runs) on ``MIN_TRIALS`` dataset x seed pairs to check that against.
 - Latency (C1, C3's VGG16 part, C4): ``MIN_TRIALS`` independent trials per arm and setting.
 """
 
@@ -47,9 +45,12 @@ LATENCY = f">= {MIN_TRIALS} independent trials per arm and setting"
 
 
 def _trials_per_setting(frame: pd.DataFrame, keys: list[str]) -> int:
-    if frame.empty:
-        return 0
-    return int(frame.groupby(keys).trial_id.nunique().min())
+    return int(frame.groupby(keys).trial_id.nunique().min()) if not frame.empty else 0
+
+
+def _lacks(*checks: tuple[bool, str]) -> str | None:
+    """What the run lacks of a floor, in one line: the text of each check it fails; None when it meets them all."""
+    return "; ".join(text for failed, text in checks if failed) or None
 
 
 def imdb_timing(d: Data) -> str | None:
@@ -62,39 +63,38 @@ def imdb_timing(d: Data) -> str | None:
     batches = int((per_trial.n_train // per_trial.batch).min())
     timed = int((per_trial.epochs - 1).min())
     trials = _trials_per_setting(f, ["arm", "batch_size", "num_workers"])
-    problems = []
-    if batches < MIN_BATCHES:
-        problems.append(f"epochs of >= {MIN_BATCHES} batches (this run: {batches})")
-    if timed < MIN_TIMED_EPOCHS:
-        problems.append(f">= {MIN_TIMED_EPOCHS} timed epochs (this run: {timed})")
-    if trials < MIN_TRIALS:
-        problems.append(f">= {MIN_TRIALS} trials per arm and setting (this run: {trials})")
-    return "; ".join(problems) or None
+    return _lacks(
+        (batches < MIN_BATCHES, f"epochs of >= {MIN_BATCHES} batches (this run: {batches})"),
+        (timed < MIN_TIMED_EPOCHS, f">= {MIN_TIMED_EPOCHS} timed epochs (this run: {timed})"),
+        (trials < MIN_TRIALS, f">= {MIN_TRIALS} trials per arm and setting (this run: {trials})"),
+    )
 
 
 def imdb_heldout(*arms: str):
     """The floor of a "best setting" claim on ``arms``: ``imdb_timing``, enough repeat blocks, ``MIN_TRIALS`` trials
-    per arm and setting in the judging blocks (the trials its ratios are over) and two settings swept at least
-    (with one there is no best to choose)."""
+    per arm and setting in the judging blocks (the trials its ratios are over) and two settings swept (with one
+    there is no best to choose)."""
 
     def check(d: Data) -> str | None:
         timing = imdb_timing(d)
-        problems = [timing] if timing else []
         f = d.imdb[d.imdb.arm.isin(arms)] if not d.imdb.empty else d.imdb
         if f.empty:
-            return "; ".join(problems) or None
-        judging = blocks(d)[1:]
-        if len(blocks(d)) < HELDOUT_BLOCKS + 1:
-            problems.append(
-                f">= {HELDOUT_BLOCKS + 1} repeat blocks (1 chooses, {HELDOUT_BLOCKS} judge; this run: {len(blocks(d))})"
-            )
-        judged = _trials_per_setting(f[f.block.isin(judging)], ["arm", "batch_size", "num_workers"])
-        if judged < MIN_TRIALS:
-            problems.append(f">= {MIN_TRIALS} trials per arm and setting in the judging blocks (this run: {judged})")
+            return timing
+        n = len(blocks(d))
+        judged = _trials_per_setting(f[f.block.isin(blocks(d)[1:])], ["arm", "batch_size", "num_workers"])
         choices = len(set(zip(f.batch_size, f.num_workers)))
-        if choices < 2:
-            problems.append(f">= 2 settings swept to choose the best from (this run: {choices})")
-        return "; ".join(problems) or None
+        return _lacks(
+            (bool(timing), timing),
+            (
+                n < HELDOUT_BLOCKS + 1,
+                f">= {HELDOUT_BLOCKS + 1} repeat blocks (1 chooses, {HELDOUT_BLOCKS} judge; this run: {n})",
+            ),
+            (
+                judged < MIN_TRIALS,
+                f">= {MIN_TRIALS} trials per arm and setting in the judging blocks (this run: {judged})",
+            ),
+            (choices < 2, f">= 2 settings swept to choose the best from (this run: {choices})"),
+        )
 
     return check
 
@@ -106,21 +106,14 @@ def imdb_quality(f: pd.DataFrame, arms: tuple[str, str], batch: int, workers: in
     f = f[(f.batch_size == batch) & (f.num_workers == workers) & f.arm.isin(arms)]
     if f.empty:
         return None
-    problems = []
     reviews = int(f.n_train.min())
-    if reviews < TRAIN_REVIEWS:
-        problems.append(f"all {TRAIN_REVIEWS:,} training reviews (this run: {reviews:,})")
     last = f[f.epoch == f.epochs - 1]
-    if "test_acc" in last:
-        acc = last.groupby("arm").test_acc.median()
-        low = {a: v for a, v in acc.items() if not v >= ACCURACY_BAR}
-        if low:
-            problems.append(
-                f">= {ACCURACY_BAR:.0%} final test accuracy (this run: "
-                + ", ".join(f"{a} {v:.3f}" for a, v in sorted(low.items()))
-                + ")"
-            )
-    return "; ".join(problems) or None
+    acc = last.groupby("arm").test_acc.median() if "test_acc" in last else pd.Series(dtype=float)
+    low = ", ".join(f"{a} {v:.3f}" for a, v in sorted(acc.items()) if not v >= ACCURACY_BAR)
+    return _lacks(
+        (reviews < TRAIN_REVIEWS, f"all {TRAIN_REVIEWS:,} training reviews (this run: {reviews:,})"),
+        (bool(low), f">= {ACCURACY_BAR:.0%} final test accuracy (this run: {low})"),
+    )
 
 
 def deepar_protocol(d: Data) -> str | None:
@@ -130,27 +123,27 @@ def deepar_protocol(d: Data) -> str | None:
     cover, main = d.deepar_coverage, d.deepar
     if cover.empty and main.empty:
         return None  # nothing measured: the claim says "not measured yet" itself
-    problems = []
-    if not cover.empty:
-        n = int(cover.groupby(["dataset", "arm"]).trial_id.nunique().min())
-        if n < COVERAGE_TRIALS:
-            problems.append(
-                f"each dataset's cost per batch from >= {COVERAGE_TRIALS} coverage trials per arm (this run: {n})"
-            )
+    n = int(cover.groupby(["dataset", "arm"]).trial_id.nunique().min()) if not cover.empty else 0
     trials = d.study_trials("deepar")
     trials = trials[trials.status == "done"] if not trials.empty else trials
     if "config.part" in trials:  # the main part: the coverage part is short on purpose
         trials = trials[trials["config.part"].fillna("main") == "main"]
     batches = int((trials["config.epochs"] * trials["config.num_batches_per_epoch"]).min()) if len(trials) else 0
-    if len(trials) and batches < DEEPAR_BATCHES:
-        problems.append(f"100 epochs x 50 batches per trial (this run: {batches} batches)")
     if not main.empty and not cover.empty:
         main = main[main.dataset.isin(set(cover.dataset))]
     pairs = int((main.groupby(["dataset", "seed"]).arm.nunique() >= 2).sum()) if not main.empty else 0
-    if pairs < MIN_TRIALS:
-        check = " of the coverage part's datasets at protocol scale, to check its costs against" if len(cover) else ""
-        problems.append(f">= {MIN_TRIALS} dataset x seed pairs{check} (this run: {pairs})")
-    return "; ".join(problems) or None
+    check = " of the coverage part's datasets at protocol scale, to check its costs against" if len(cover) else ""
+    return _lacks(
+        (
+            not cover.empty and n < COVERAGE_TRIALS,
+            f"each dataset's cost per batch from >= {COVERAGE_TRIALS} coverage trials per arm (this run: {n})",
+        ),
+        (
+            len(trials) > 0 and batches < DEEPAR_BATCHES,
+            f"100 epochs x 50 batches per trial (this run: {batches} batches)",
+        ),
+        (pairs < MIN_TRIALS, f">= {MIN_TRIALS} dataset x seed pairs{check} (this run: {pairs})"),
+    )
 
 
 def latency_trials(d: Data) -> str | None:
@@ -159,13 +152,3 @@ def latency_trials(d: Data) -> str | None:
         return None
     n = _trials_per_setting(f, ["arm", "batch_size", "image_size", "onednn"])
     return None if n >= MIN_TRIALS else f">= {MIN_TRIALS} independent trials per arm and setting (this run: {n})"
-
-
-def first(*floors):
-    """A floor that is the first problem among several."""
-
-    def check(d: Data) -> str | None:
-        problems = [p for p in (f(d) for f in floors) if p]
-        return "; ".join(problems) or None
-
-    return check

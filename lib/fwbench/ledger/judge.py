@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+from ..pages import render_markdown
 from ..stats import bonferroni, half_width
 from .data import Claim, Data
 from .rules import (
@@ -59,32 +60,27 @@ def judge(claim: Claim, d: Data) -> dict:
     measured = bool(judged)
     # a claim with measured parts beside unmeasured ones still has its floor checked (an analogue states it)
     floor = claim.floor(d) if verdict != NOT_MEASURED or measured else None
-    reason, analogue = "", False
     # a GPU claim on other rows is an analogue as soon as any part is measured (a part the CPU profile does not
     # sweep stays "needs ..." inside it), never "not measured yet" beside numbers that are there
-    if claim.hardware == "gpu" and device != "cuda" and (verdict != NOT_MEASURED or measured):
-        analogue = measured
-        scale = f"; at its scale floor: {'no, needs ' + floor if floor else 'yes'}" if measured else ""
-        reason = (
-            f"the source measured on {claim.source_hardware or 'a GPU'}; ours ran on the {ours}: the number is "
-            f"a labelled analogue, not a verdict{scale}"
-        )
+    other_hardware = claim.hardware == "gpu" and device != "cuda" and (verdict != NOT_MEASURED or measured)
+    if other_hardware:
         verdict = wide = NOT_TESTABLE
     elif floor and verdict not in (NOT_MEASURED, NOT_TESTABLE):
-        reason = f"below the scale floor: needs {floor}"
         verdict = wide = BELOW_SCALE
     widths = [half_width(p.ci_low, p.ci_high) for p in judged]
     widths = [w for w in widths if not math.isnan(w)]
-    return {
+    facts = {
         "parts": parts,
         "verdict": verdict,
         "verdict_band10": wide,
-        "analogue": analogue,
-        "reason": reason,
+        "analogue": other_hardware and measured,
         "agree": sum(p.verdict == REPRODUCED for p in judged),  # of ``judged`` (template ``ledger_parts_agree``)
         "judged": len(judged),
         "confidence": corrected or parts[0].confidence if parts else None,
         "min_detectable": max(widths) if widths else math.nan,
         "our_hardware": ours,
         "below_floor": floor or "",  # what the run lacks of the claim's floor (also where the verdict is an analogue)
+        "other_hardware": other_hardware,
     }
+    # why the claim has no verdict of its own (template ``ledger_reason``; empty where it has one)
+    return facts | {"reason": render_markdown("ledger_reason", source_hardware=claim.source_hardware, **facts)}

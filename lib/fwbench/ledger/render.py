@@ -1,14 +1,9 @@
 """The ledger's rows (``COLUMNS``) and the facts behind their words: our conditions (``conditions_facts``), the host
 and versions of a set of trials (``host_facts``), the rules and the verdict counts (``rules_facts``,
-``verdict_facts``). Templates word them (``ledger_measurement``, ``ledger_conditions``, ``ledger_host``, ...) through
-``pages.render_markdown``; ledger.csv keeps the words of its text columns.
+``verdict_facts``). Templates word them (``ledger_measurement``, ``ledger_conditions``, ``ledger_host``, ...).
 
-One confidence level per table, stated in its header. A claim judged on k > 1 parts has every judged interval of its
-row (the estimate's and each judged part's in ``measurement``) at 1 - 0.05/k (Bonferroni, ``judge``), so that the k
-hold together at 95 %: each row's judged intervals belong to a 95 % family-wise set; its context parts, never
-judged, keep a plain 95 % CI (one number quoted by two claims has one interval). Every ledger table says so once, in the
-header of its estimate column (template ``ledger_ci``: its header and its note), and no row prints a level of its own
-("[CI lo-hi]"); the per-interval level is data, in the ``ci_level`` column of ledger.csv."""
+No row prints a confidence level of its own ("[CI lo-hi]"): a ledger table states its one level in the header of its
+estimate column (template ``ledger_ci``), and ledger.csv each row's in ``ci_level`` (``judge``'s Bonferroni level)."""
 
 from __future__ import annotations
 
@@ -20,6 +15,7 @@ from ..stats import BOOTSTRAP_MIN
 from .data import HARDWARE, Claim, Data
 from .judge import judge
 from .rules import NOT_MEASURED, NOT_TESTABLE, PRECEDENCE, SENSITIVITY_TOL, TOL, Part
+from .sources import CLAIMS
 
 COLUMNS = [
     "claim_id",
@@ -118,10 +114,9 @@ def cpu_counts(trials: pd.DataFrame) -> dict:
 
 def conditions_facts(d: Data, study: str, part: str = "") -> dict:
     """Where the numbers of a claim on ``study`` come from (template ``ledger_conditions``): the host and Python of
-    its finished trials, the profile, and every value each of ``CONDITION_VALUES`` took (the quality seeds that ran
-    two at once ran at 1 thread: never the first trial's value alone). ``part`` (``Claim.part``): the trials of
-    that part instead of the study's judged ones, with how many shared the host and the CPU models they ran on (a
-    part without rows: the study's judged ones, which the claim then reads)."""
+    its finished trials, the profile, and every value each of ``CONDITION_VALUES`` took (never the first trial's
+    alone). ``part`` (``Claim.part``): that part's trials instead, with how many shared the host and the CPU models
+    they ran on (a part without rows: the study's judged ones, which the claim then reads)."""
     trials, rows = _part_rows(d, part) if part else (None, pd.DataFrame())
     if rows.empty:
         part = ""
@@ -187,25 +182,15 @@ def row(claim: Claim, d: Data) -> dict:
     }
 
 
-def rules_facts(claims: list[Claim]) -> dict:
-    """The rules and tolerance as the README and the post state them (template ``ledger_rules``): the tolerance,
-    the sensitivity band, the bootstrap's minimum trials a side, the verdicts' precedence, and per claim its source's
-    hardware, what it depends on, its scale floor and its rule."""
+def rules_facts() -> dict:
+    """The rules and tolerance as the README and the post state them (template ``ledger_rules``), and every claim."""
     return {
         "tol": TOL,
         "sensitivity_tol": SENSITIVITY_TOL,
         "bootstrap_min": BOOTSTRAP_MIN,
         "precedence": PRECEDENCE,
-        "claims": [
-            {
-                "id": c.id,
-                "source_hardware": c.source_hardware,
-                "depends_on": HARDWARE[c.hardware],
-                "scale": c.scale,
-                "rule": c.rule,
-            }
-            for c in claims
-        ],
+        "claims": CLAIMS,
+        "hardware": HARDWARE,
     }
 
 

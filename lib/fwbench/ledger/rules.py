@@ -14,11 +14,9 @@
 A rule without a CI (fewer than 2 trials on a side) gives ``insufficient data``. A claim with several parts takes
 the first verdict in ``PRECEDENCE`` among its parts (``combine``); ``context`` parts are shown, never judged.
 
-Ratios are over independent trials (``fwbench.stats.trial_ratio_ci``: one statistic per trial, a
-Welch t-interval on the log ratio, a bootstrap only with ten or more trials a side), never over pooled epochs.
-The interval's confidence and the tolerance band are context settings (``settings(confidence=..., tol=...)``) so
-the ledger can correct a multi-part claim's intervals for their number (Bonferroni) and show how each verdict
-moves with the band.
+Ratios are over independent trials (``fwbench.stats.trial_ratio_ci``), never over pooled epochs. The interval's
+confidence and the tolerance band are context settings (``settings``), so that ``judge`` can correct a multi-part
+claim's intervals for their number (Bonferroni) and show how each verdict moves with the band.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ import math
 from collections.abc import Callable
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -86,7 +84,6 @@ class Part:
     reason: str = ""
     n: str = ""
     confidence: float = CONFIDENCE
-    judged: bool = True  # False: shown as a measurement only (a labelled analogue, context)
     beside: bool = False  # a context part the answer quotes beside the claim's estimate (never in its place)
 
     @property
@@ -104,24 +101,18 @@ def missing(what: str, have: str) -> Part:
 
 
 # ---------------------------------------------------------------------------------------------------- bands
-def band_about(claimed: float, tol: float | None = None) -> tuple[float, float]:
-    tol = tolerance() if tol is None else tol
-    return claimed / (1 + tol), claimed * (1 + tol)
+def band_within(lo: float, hi: float) -> tuple[float, float]:
+    return lo / (1 + tolerance()), hi * (1 + tolerance())
 
 
-def band_within(lo: float, hi: float, tol: float | None = None) -> tuple[float, float]:
-    tol = tolerance() if tol is None else tol
-    return lo / (1 + tol), hi * (1 + tol)
-
-
-def _no_ci(ci_low: float, ci_high: float) -> bool:
-    return ci_low is None or ci_high is None or math.isnan(ci_low) or math.isnan(ci_high)
+def band_about(claimed: float) -> tuple[float, float]:
+    return band_within(claimed, claimed)
 
 
 # ---------------------------------------------------------------------------------------------------- verdicts
 def verdict_in_band(ci_low: float, ci_high: float, band: tuple[float, float]) -> str:
     """Rule for 'about N %' and 'N-M %' claims."""
-    if _no_ci(ci_low, ci_high):
+    if math.isnan(ci_low) or math.isnan(ci_high):
         return INSUFFICIENT
     lo, hi = band
     if lo <= ci_low and ci_high <= hi:
@@ -138,7 +129,7 @@ def in_band(band: tuple[float, float]) -> Callable[[float, float], str]:
 
 def verdict_above(ci_low: float, ci_high: float, threshold: float = 1.0) -> str:
     """Rule for direction claims: the ratio is above ``threshold``."""
-    if _no_ci(ci_low, ci_high):
+    if math.isnan(ci_low) or math.isnan(ci_high):
         return INSUFFICIENT
     if ci_low > threshold:
         return REPRODUCED
@@ -147,16 +138,10 @@ def verdict_above(ci_low: float, ci_high: float, threshold: float = 1.0) -> str:
     return INCONCLUSIVE
 
 
-def verdict_at_most(ci_low: float, ci_high: float, bound: float = 1.0, tol: float | None = None) -> str:
-    """Rule for 'does not help' claims: the speed-up is at most ``bound`` (within the tolerance)."""
-    if _no_ci(ci_low, ci_high):
-        return INSUFFICIENT
-    edge = bound * (1 + (tolerance() if tol is None else tol))
-    if ci_high <= edge:
-        return REPRODUCED
-    if ci_low > edge:
-        return CONTRADICTED
-    return INCONCLUSIVE
+def verdict_at_most(ci_low: float, ci_high: float, bound: float = 1.0) -> str:
+    """Rule for 'does not help' claims: the speed-up is at most ``bound`` (within the tolerance): a band without a
+    lower edge."""
+    return verdict_in_band(ci_low, ci_high, (-math.inf, bound * (1 + tolerance())))
 
 
 def combine(verdicts: list[str]) -> str:
@@ -176,26 +161,32 @@ def ratio_ci(num, den) -> dict:
     return trial_ratio_ci(num, den, confidence=confidence())
 
 
+def ci_part(label: str, quantity: str, r: dict, verdict: str, reason: str = "", **fields) -> Part:
+    """A part from a ratio and its CI (``r``: ``ratio``, ``ci_low``, ``ci_high``)."""
+    return Part(label, quantity, r["ratio"], r["ci_low"], r["ci_high"], verdict, reason, **fields)
+
+
+def _trial_part(label: str, quantity: str, r: dict, verdict: str) -> Part:
+    """A part from a ratio over independent trials (``ratio_ci``); ``n`` counts trials per side."""
+    n = f"n={r['n_num']}/{r['n_den']} trials"
+    return ci_part(
+        label, quantity, r, verdict, NO_CI if verdict == INSUFFICIENT else "", n=n, confidence=r["confidence"]
+    )
+
+
 def ratio_part(label: str, quantity: str, num, den, rule: Callable[[float, float], str]) -> Part:
     """A ratio of two arms over their per-trial statistics (``num``, ``den``: one value per independent trial),
-    with its CI, judged by ``rule(ci_low, ci_high)``; ``n`` counts trials per side."""
+    with its CI, judged by ``rule(ci_low, ci_high)``."""
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     if num.size == 0 or den.size == 0:
         return Part(label, quantity, verdict=NOT_MEASURED, reason="no rows for one side of the ratio")
     r = ratio_ci(num, den)
-    verdict = rule(r["ci_low"], r["ci_high"])
-    reason = NO_CI if verdict == INSUFFICIENT else ""
-    return Part(
-        label,
-        quantity,
-        r["ratio"],
-        r["ci_low"],
-        r["ci_high"],
-        verdict,
-        reason,
-        n=f"n={r['n_num']}/{r['n_den']} trials",
-        confidence=r["confidence"],
-    )
+    return _trial_part(label, quantity, r, rule(r["ci_low"], r["ci_high"]))
+
+
+def context_part(label: str, quantity: str, num, den) -> Part:
+    """``ratio_part`` shown beside the judged parts, never judged (also where a side has no rows)."""
+    return replace(ratio_part(label, quantity, num, den, lambda lo, hi: CONTEXT), verdict=CONTEXT, reason="")
 
 
 def sum_ratio_ci(num, den, seed: int = 0) -> dict:
@@ -217,29 +208,10 @@ def fastest_is(samples: dict, claimed) -> Part:
         runner_up = min(others, key=medians.get)
         r = ratio_ci(samples[runner_up], samples[claimed])
         v = verdict_above(r["ci_low"], r["ci_high"])
-        v = INCONCLUSIVE if v == CONTRADICTED else v
-        return Part(
-            label,
-            f"time at {runner_up} / time at {claimed}",
-            r["ratio"],
-            r["ci_low"],
-            r["ci_high"],
-            v,
-            NO_CI if v == INSUFFICIENT else "",
-            n=f"n={r['n_num']}/{r['n_den']} trials",
-            confidence=r["confidence"],
+        return _trial_part(
+            label, f"time at {runner_up} / time at {claimed}", r, INCONCLUSIVE if v == CONTRADICTED else v
         )
     r = ratio_ci(samples[claimed], samples[best])
     v = verdict_above(r["ci_low"], r["ci_high"])  # claimed slower than the measured best: contradicted
     v = {REPRODUCED: CONTRADICTED, CONTRADICTED: INCONCLUSIVE}.get(v, v)
-    return Part(
-        label,
-        f"time at {claimed} / time at {best} (measured fastest)",
-        r["ratio"],
-        r["ci_low"],
-        r["ci_high"],
-        v,
-        NO_CI if v == INSUFFICIENT else "",
-        n=f"n={r['n_num']}/{r['n_den']} trials",
-        confidence=r["confidence"],
-    )
+    return _trial_part(label, f"time at {claimed} / time at {best} (measured fastest)", r, v)

@@ -1,12 +1,10 @@
 """The stability check: two independent runs of one profile, side by side (``fwbench ledger --compare A B``).
 
-For every quantity the ledger reports (each part of each claim, also where the verdict is "below scale" or the
-part is a labelled analogue) it asks whether each run's estimate lies inside the other run's CI, and for every
-claim whether the two verdicts agree. With calibrated 95 % intervals an estimate falls inside the other run's
-interval about 83 % of the time (two independent estimates of one quantity differ by up to sqrt(2) x 1.96
-standard errors 95 % of the time; 1.96 / sqrt(2) standard errors cover about 83 %): far below that the
-intervals are too narrow (they describe jitter inside a run, not run-to-run spread), near 100 % too wide to say
-anything.
+For every part of every claim (analogues and parts below scale too) it asks whether each run's estimate lies inside
+the other run's CI, and for every claim whether the two verdicts agree. With calibrated 95 % intervals an estimate
+falls inside the other run's interval about 83 % of the time (two independent estimates differ by up to sqrt(2) x
+1.96 standard errors 95 % of the time; 1.96 / sqrt(2) standard errors cover about 83 %): far below that the
+intervals describe jitter inside a run, not run-to-run spread; near 100 % they are too wide to say anything.
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ from .judge import judge
 from .sources import CLAIMS
 
 CALIBRATED_SHARE = 0.83
+PART_FIELDS = ("quantity", "estimate", "ci_low", "ci_high", "n")  # each part's, beside its claim, label and verdict
 
 
 def parts_table(results: Results) -> pd.DataFrame:
@@ -29,19 +28,10 @@ def parts_table(results: Results) -> pd.DataFrame:
     rows = []
     for claim in CLAIMS:
         j = judge(claim, d)
-        for p in j["parts"]:
-            rows.append(
-                {
-                    "claim_id": claim.id,
-                    "part": p.label,
-                    "quantity": p.quantity,
-                    "estimate": p.estimate,
-                    "ci_low": p.ci_low,
-                    "ci_high": p.ci_high,
-                    "n": p.n,
-                    "verdict": j["verdict"],
-                }
-            )
+        rows += [
+            {"claim_id": claim.id, "part": p.label, **{f: getattr(p, f) for f in PART_FIELDS}, "verdict": j["verdict"]}
+            for p in j["parts"]
+        ]
     return pd.DataFrame(rows)
 
 

@@ -1,14 +1,7 @@
-"""What could make the answer wrong (the post's closing section): the threats to validity, stated from the store's
-provenance and the sources' own conditions, never typed in as numbers.
-
-- the version gap: the sources' framework versions (``published.*.CONDITIONS``) against the versions the trials ran;
-- hardware: each source's hardware against this machine's CPU (claims measured on other hardware than their
-  source's are labelled analogues, not verdicts);
-- the math libraries: which BLAS / oneDNN build each framework used here (recorded and described by each
-  framework's facts module in ``fwbench.frameworks``);
-- choices where the sources are silent (the README's Assumptions section lists them with the reasons).
-
-The words are the template ``threats``'s (``fwbench.prose.threats``); this module gives the facts.
+"""What could make the answer wrong (the post's closing section, template ``threats``): the facts of the threats to
+validity, from the store's provenance and the sources' own conditions, never typed in: the sources' framework
+versions and hardware against ours, and the math libraries (BLAS / oneDNN) each framework used here, as its facts
+module in ``fwbench.frameworks`` describes them.
 """
 
 from __future__ import annotations
@@ -30,8 +23,7 @@ def _first(trials: pd.DataFrame, column: str):
 
 
 def _builds(d: Data) -> list[tuple[str, str]]:
-    """Per framework (first study first): the math libraries its trials ran with, as its facts module describes
-    them from their provenance."""
+    """Per framework (first study first): the math libraries its trials ran with."""
     builds: dict[str, str] = {}
     for study in ("imdb", "deepar", "vgg16"):
         t = d.study_trials(study)
@@ -56,8 +48,7 @@ def _machines(done: pd.DataFrame) -> dict | None:
 
 
 def threats_facts(d: Data) -> dict:
-    """The facts of the post's closing section (template ``threats``), from the loaded rows (``Data``) and the
-    sources: their versions and hardware, ours (``versions``: (framework, versions); the CPU model and cores, None
+    """The sources' versions and hardware, ours (``versions``: (framework, versions); the CPU model and cores, None
     without finished trials), the GPU claims, the machines (None: one), each framework's build and the profile."""
     trials = pd.concat([d.study_trials(s) for s in ("imdb", "deepar", "vgg16")], ignore_index=True)
     done = trials[trials.status == "done"] if not trials.empty else trials

@@ -17,35 +17,21 @@ ANSWER_FIGURE = "answer_speed"
 TICKS = (0.125, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 4, 6, 8)
 
 
+def _row(label: str, q, claimed, inverse: bool = False) -> dict:
+    value, low, high = q.shown(inverse)
+    return {"label": label, "value": value, "low": low, "high": high, "claimed": claimed, "n": q.n}
+
+
 def rows(a: Answer) -> list[dict]:
     """(label, ratio, low, high, source's ratio) per workload, all as MXNet / PyTorch."""
     out = []
     for s in a.speed:
-        w, q = s["workload"], s["quantity"]
-        inverse = w.drawn_inverse
-        value, low, high = q.shown(inverse)
-        out.append(
-            {
-                "label": f"{w.title} (claim {w.claim})",
-                "value": value,
-                "low": low,
-                "high": high,
-                "claimed": 1 / w.claimed if inverse else w.claimed,
-                "n": q.n,
-            }
-        )
+        w, inverse = s["workload"], s["workload"].drawn_inverse
+        claimed = 1 / w.claimed if inverse else w.claimed
+        out.append(_row(f"{w.title} (claim {w.claim})", s["quantity"], claimed, inverse))
     if a.favour:
-        value, low, high = a.favour["quantity"].shown()
-        out.append(
-            {
-                "label": f"IMDB LSTM, fastest arm ({a.favour['arm']}) vs PyTorch, each at its best setting",
-                "value": value,
-                "low": low,
-                "high": high,
-                "claimed": None,
-                "n": a.favour["quantity"].n,
-            }
-        )
+        label = f"IMDB LSTM, fastest arm ({a.favour['arm']}) vs PyTorch, each at its best setting"
+        out.append(_row(label, a.favour["quantity"], None))
     return out
 
 

@@ -34,11 +34,8 @@ def _label(study: str, arm: str, rows: pd.DataFrame) -> dict:
     return look
 
 
-def _grid(nrows: int, ncols: int, width: float = 4.2, height: float = 2.9):
-    fig, axes = plt.subplots(
-        nrows, ncols, figsize=(width * ncols + 3.0, height * nrows), squeeze=False, layout="constrained"
-    )
-    return fig, axes
+def _grid(nrows: int, ncols: int):
+    return plt.subplots(nrows, ncols, figsize=(4.2 * ncols + 3.0, 2.9 * nrows), squeeze=False, layout="constrained")
 
 
 def _figure_legend(fig, axes) -> None:
@@ -51,16 +48,12 @@ def _figure_legend(fig, axes) -> None:
 
 
 def imdb_metric_figure(frame: pd.DataFrame, metrics: tuple[str, ...], x: str = "epoch", settings=None):
-    """Rows: settings; columns: those of ``metrics`` the rows hold; a band per arm. ``x``: ``epoch`` or
-    ``wall_s``."""
+    """Rows: settings; columns: those of ``metrics`` the rows hold; a band per arm. ``x``: ``epoch`` or ``wall_s``."""
     settings = settings if settings is not None else conv.curve_settings(frame)[0]
     present = [m for m in metrics if not frame.empty and m in frame and frame[m].notna().any()]
     if not settings or not present:
-        raise NothingToDraw(
-            "no IMDB trial of this profile recorded "
-            + " or ".join(metrics).replace("_", " ")
-            + " per epoch, so there is no curve to show."
-        )
+        what = " or ".join(metrics).replace("_", " ")
+        raise NothingToDraw(f"no IMDB trial of this profile recorded {what} per epoch, so there is no curve to show.")
     fig, axes = _grid(len(settings), len(present))
     for i, setting in enumerate(settings):
         sub = frame[frame.setting == setting]
@@ -101,8 +94,7 @@ def deepar_loss_figure(frame: pd.DataFrame):
     ncols = min(len(datasets), 2)
     nrows = (len(datasets) + 1) // 2
     fig, axes = _grid(nrows, ncols)
-    for k, ds in enumerate(datasets):
-        ax = axes[k // ncols, k % ncols]
+    for ax, ds in zip(axes.flat, datasets):
         sub = frame[frame.dataset == ds]
         b = conv.bands(sub, "train_loss", by=("arm",))
         for arm in arm_order("deepar", sub.arm):
@@ -112,8 +104,8 @@ def deepar_loss_figure(frame: pd.DataFrame):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel("training loss (NLL)")
         ax.grid(alpha=0.3)
-    for k in range(len(datasets), nrows * ncols):
-        axes[k // ncols, k % ncols].set_visible(False)
+    for ax in axes.flat[len(datasets) :]:
+        ax.set_visible(False)
     _figure_legend(fig, axes)
     return fig
 

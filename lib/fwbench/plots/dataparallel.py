@@ -22,6 +22,7 @@ def dataparallel_figure(frame: pd.DataFrame):
     fig, (rate, sync) = plt.subplots(1, 2, figsize=(10.5, 3.8))
     worlds = sorted(set(frame.world_size))
     arms = arm_order(STUDY, frame.arm)
+    sizes = sync_sizes(frame)
     for k, arm in enumerate(arms):
         look = arm_style(STUDY, arm)
         f = frame[frame.arm == arm]
@@ -29,19 +30,13 @@ def dataparallel_figure(frame: pd.DataFrame):
         rate.scatter(f.world_size + offset, f.samples_per_s, color=look["color"], s=14, alpha=0.6)
         med = f.groupby("world_size").samples_per_s.median()
         rate.plot(med.index, med.values, "-o", color=look["color"], label=wrap(look["label"], 30))
-        sizes = sync_sizes(frame)
         for world in (worlds[0], worlds[-1]) if len(worlds) > 1 else worlds:
             g = f[f.world_size == world]
             values = [g[f"{SYNC_PREFIX}{n}"] for n in sizes]
             style = "-" if world == worlds[-1] else ":"
             sync.plot(sizes, [1000 * v.median() for v in values], style, marker="o", color=look["color"])
-            sync.fill_between(
-                sizes,
-                [1000 * v.min() for v in values],
-                [1000 * v.max() for v in values],
-                color=look["color"],
-                alpha=0.15,
-            )
+            low, high = [1000 * v.min() for v in values], [1000 * v.max() for v in values]
+            sync.fill_between(sizes, low, high, color=look["color"], alpha=0.15)
     rate.set_xticks(worlds)
     rate.set_xlabel("workers (1 thread each)")
     rate.set_ylabel("samples/s (all workers)")
@@ -52,7 +47,6 @@ def dataparallel_figure(frame: pd.DataFrame):
     rate.set_title(f"training rate (dots: trials, n={low if low == high else f'{low}-{high}'} per point)", fontsize=9)
     sync.set_xscale("log", base=2)
     sync.set_yscale("log")
-    sizes = sync_sizes(frame)
     sync.set_xticks(sizes, labels=[f"2^{int(np.log2(n))}" if n & (n - 1) == 0 else f"{n:,}" for n in sizes])
     sync.xaxis.set_minor_locator(NullLocator())
     sync.set_xlabel("float32 values synced")

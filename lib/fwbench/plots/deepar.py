@@ -20,7 +20,7 @@ from ..analysis.deepar import (
     window_trend,
 )
 from ..published.deepar2024 import post_ratio
-from . import NothingToDraw, arm_style, legend_outside, wrap
+from . import NothingToDraw, arm_style, ci_method, legend_outside, wrap
 
 _WHAT = {"total_time_s": "training + forecasting", "train_time_s": "training", "predict_time_s": "forecasting"}
 
@@ -35,6 +35,19 @@ def _seeds(trials: pd.DataFrame, arm: str | None = None) -> str:
 
 def _none_finished(trials: pd.DataFrame, column: str) -> bool:
     return trials.empty or column not in trials or trials[column].notna().sum() == 0
+
+
+def _log_steps(axis) -> None:
+    """Log-scale ticks in 1-2-5 steps, labelled plainly: several labels per decade, never one per crowded value."""
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _ci_err(table: pd.DataFrame, prefix: str = "") -> tuple[np.ndarray, list[np.ndarray]]:
+    """The ratios ``{prefix}ratio`` and their error bars to the CI (none where it is NaN)."""
+    r, low, high = (table[f"{prefix}{c}"].to_numpy(float) for c in ("ratio", "ci_low", "ci_high"))
+    return r, [np.nan_to_num(r - low, nan=0.0), np.nan_to_num(high - r, nan=0.0)]
 
 
 def runtime_figure(trials: pd.DataFrame, metric: str = "total_time_s"):
@@ -52,20 +65,13 @@ def runtime_figure(trials: pd.DataFrame, metric: str = "total_time_s"):
     y = np.arange(len(wide))
     height = 0.8 / len(arms)
     for i, arm in enumerate(arms):
-        look = arm_style(STUDY, arm)
-        ax.barh(
-            y + (i - (len(arms) - 1) / 2) * height,
-            wide[arm].to_numpy(float),
-            height=height,
-            color=look["color"],
-            label=wrap(f"{look['label']} ({_seeds(trials, arm)})", 34),
-        )
+        look, offset = arm_style(STUDY, arm), (i - (len(arms) - 1) / 2) * height
+        label = wrap(f"{look['label']} ({_seeds(trials, arm)})", 34)
+        ax.barh(y + offset, wide[arm].to_numpy(float), height=height, color=look["color"], label=label)
     ax.set_yticks(y, labels=list(wide.index))
     ax.set_ylabel("Monash dataset")
     ax.set_xscale("log")
-    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))  # 1-2-5 steps: several labels per decade
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    _log_steps(ax.xaxis)
     ax.set_xlabel(f"{_WHAT[metric]} time per trial (s, log scale; median over seeds)")
     ax.grid(axis="x", alpha=0.3, which="both")
     legend_outside(ax, title="arm (bar: median over n seeds)")
@@ -82,18 +88,10 @@ def ratio_figure(trials: pd.DataFrame, metric: str = "train_time_s"):
     ratios = ratios.sort_values("ratio")
     fig, ax = plt.subplots(figsize=(8.5, 0.4 * len(ratios) + 1.8))
     y = np.arange(len(ratios))
-    r = ratios.ratio.to_numpy(float)
-    lo = np.nan_to_num(r - ratios.ci_low.to_numpy(float), nan=0.0)
-    hi = np.nan_to_num(ratios.ci_high.to_numpy(float) - r, nan=0.0)
-    ax.errorbar(
-        r,
-        y,
-        xerr=[lo, hi],
-        fmt="o",
-        color=arm_style(STUDY, reference_arms()[0])["color"],
-        capsize=3,
-        label=wrap(f"ratio of medians, bootstrap 95 % CI over seeds ({_seeds(trials)} per arm)", 30),
-    )
+    r, err = _ci_err(ratios)
+    color = arm_style(STUDY, reference_arms()[0])["color"]
+    label = wrap(f"geometric-mean ratio, 95 % CI ({ci_method(ratios)}) over seeds ({_seeds(trials)} per arm)", 30)
+    ax.errorbar(r, y, xerr=err, fmt="o", color=color, capsize=3, label=label)
     ax.axvline(1.0, color="grey", lw=1, label="parity (1)")
     ax.axvline(post_ratio(), color="black", lw=1, ls="--", label=wrap("2024 post (total training time)", 30))
     ax.set_yticks(y, labels=list(ratios.dataset))
@@ -151,24 +149,11 @@ def window_figure(trials: pd.DataFrame):
     color = arm_style(STUDY, reference_arms()[0])["color"]
     x = table.window.to_numpy(float)
     for name, face, shift in (("train", color, 0.97), ("total", "white", 1.03)):
-        r = table[f"{name}_ratio"].to_numpy(float)
-        err = [
-            np.nan_to_num(r - table[f"{name}_ci_low"].to_numpy(float)),
-            np.nan_to_num(table[f"{name}_ci_high"].to_numpy(float) - r),
-        ]
+        r, err = _ci_err(table, f"{name}_")
         rho = window_trend(table, f"{name}_ratio")
         label = _WHAT[f"{name}_time_s"] + ("" if np.isnan(rho) else f" (Spearman {rho:.2f})")
-        ax.errorbar(
-            x * shift,
-            r,
-            yerr=err,
-            fmt="o",
-            mfc=face,
-            mec=color,
-            color=color,
-            capsize=3,
-            label=wrap(f"{label}, 95 % CI over seeds ({_seeds(trials)} per arm)", 32),
-        )
+        label = wrap(f"{label}, 95 % CI over seeds ({_seeds(trials)} per arm)", 32)
+        ax.errorbar(x * shift, r, yerr=err, fmt="o", mfc=face, mec=color, color=color, capsize=3, label=label)
     # neighbouring windows can be close: their names alternate above and below the points
     for k, (dataset, window, ratio) in enumerate(zip(table.dataset, x, table.train_ratio)):
         ax.annotate(
@@ -178,10 +163,7 @@ def window_figure(trials: pd.DataFrame):
     ax.axhline(post_ratio(), color="black", lw=1, ls="--", label=wrap("2024 post (total training time)", 32))
     ax.set_xscale("log")
     ax.set_xlim(x.min() / 1.5, x.max() * 1.5)  # room for the labels, and a sane axis with one window
-    # 1-2-5 steps rather than a tick per window: windows can be too close for their own labels
-    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    _log_steps(ax.xaxis)
     ax.set_xlabel("unrolled window: context + prediction length (steps, log scale)")
     ax.set_ylabel("MXNet / PyTorch time\n(ratio; >1: MXNet slower)")
     legend_outside(ax, title="MXNet / PyTorch")

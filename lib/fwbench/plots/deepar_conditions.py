@@ -7,9 +7,8 @@ import matplotlib.ticker as ticker
 import numpy as np
 import pandas as pd
 
-from ..analysis.deepar import STUDY, reference_arms
+from ..analysis.deepar import STUDY, framework_names, reference_arms
 from ..analysis.deepar_prediction import sides
-from ..studies import get_framework, get_study
 from . import NothingToDraw, arm_style, legend_outside
 
 
@@ -23,8 +22,7 @@ def conditions_figure(table: pd.DataFrame):
     for ax, dataset in zip(axes[0], datasets):
         part = table[table.dataset == dataset].reset_index(drop=True)
         x = np.arange(len(part))
-        for k, (arm, side) in enumerate(zip(reference_arms(), sides())):
-            name = get_framework(get_study(STUDY).arm(arm).framework).label
+        for k, (arm, side, name) in enumerate(zip(reference_arms(), sides(), framework_names())):
             y = part[f"{side}_slowdown"].to_numpy(float)
             low, high = part[f"{side}_slowdown_low"].to_numpy(float), part[f"{side}_slowdown_high"].to_numpy(float)
             err = np.vstack([y - np.where(np.isnan(low), y, low), np.where(np.isnan(high), y, high) - y])

@@ -6,10 +6,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..analysis.deepar import STUDY, reference_arms
+from ..analysis.deepar import STUDY, framework_names, reference_arms, unrolled_window
 from ..analysis.deepar_prediction import sides
 from ..published.deepar2024 import CHART_GIVEN, post_ratio
-from ..studies import get_framework, get_study
 from . import NothingToDraw, arm_style, legend_outside
 
 
@@ -22,35 +21,21 @@ def prediction_figure(merged: pd.DataFrame):
             "point to show."
         )
     fig, ax = plt.subplots(figsize=(8, 6))
-    for arm, side in zip(reference_arms(), sides()):
-        name = get_framework(get_study(STUDY).arm(arm).framework).label
+    for arm, side, name in zip(reference_arms(), sides(), framework_names()):
         color = arm_style(STUDY, arm)["color"]
         for measured, face in ((True, color), (False, "white")):
             part = merged[merged.measured == measured]
             if part.empty:
                 continue
-            ax.scatter(
-                part[f"post_{side}_s"],
-                part[f"predicted_post_{side}_s"],
-                facecolor=face,
-                edgecolor=color,
-                label=f"{name}, {'measured here' if measured else 'modelled (window line)'}",
-            )
+            published, predicted = part[f"post_{side}_s"], part[f"predicted_post_{side}_s"]
+            label = f"{name}, {'measured here' if measured else 'modelled (window line)'}"
+            ax.scatter(published, predicted, facecolor=face, edgecolor=color, label=label)
             for _, r in part.iterrows():
-                ax.annotate(
-                    f"{r.dataset} {r[f'predicted_over_post_{side}']:.2f}x",
-                    (r[f"post_{side}_s"], r[f"predicted_post_{side}_s"]),
-                    textcoords="offset points",
-                    xytext=(4, 3),
-                    fontsize=6,
-                    color=color,
-                )
-    values = np.concatenate(
-        [
-            merged[c].to_numpy(float)
-            for c in ("post_mxnet_s", "post_pytorch_s", "predicted_post_mxnet_s", "predicted_post_pytorch_s")
-        ]  # fmt: skip
-    )
+                xy = (r[f"post_{side}_s"], r[f"predicted_post_{side}_s"])
+                text = f"{r.dataset} {r[f'predicted_over_post_{side}']:.2f}x"
+                ax.annotate(text, xy, textcoords="offset points", xytext=(4, 3), fontsize=6, color=color)
+    columns = ["post_mxnet_s", "post_pytorch_s", "predicted_post_mxnet_s", "predicted_post_pytorch_s"]
+    values = merged[columns].to_numpy(float).ravel()
     values = values[np.isfinite(values) & (values > 0)]
     lo, hi = values.min() / 1.5, values.max() * 1.5
     ax.plot([lo, hi], [lo, hi], color="grey", lw=1, label="identity: predicted = published")
@@ -76,8 +61,9 @@ def conditions_figure(post: dict, published: pd.DataFrame):
     given = set(CHART_GIVEN)
     fig, ax = plt.subplots(figsize=(9, 5.5))
     shown = published[published.dataset.isin(given)]
-    ax.scatter(shown.context_length + shown.prediction_length, shown.post_mxnet_s / shown.post_pytorch_s,
-               color="black", marker="*", s=70, zorder=5, label="the post's chart (given datasets)")  # fmt: skip
+    window = unrolled_window(shown.context_length, shown.prediction_length)
+    ax.scatter(window, shown.post_mxnet_s / shown.post_pytorch_s, color="black", marker="*", s=70, zorder=5,
+               label="the post's chart (given datasets)")  # fmt: skip
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, (key, table) in enumerate(sorted(tables.items())):
         t = table.sort_values("window", kind="stable")

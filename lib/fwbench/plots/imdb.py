@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..analysis.imdb import STUDY, epoch_time_table, ratio_table, scaling_table
+from ..analysis.imdb import SETTING, STUDY, epoch_time_table, ratio_table, scaling_table
 from . import arm_style
 
 
@@ -20,11 +20,9 @@ def epoch_time_figure(frame: pd.DataFrame):
         for (arm, lifetime, onednn), g in sub.groupby(["arm", "worker_lifetime", "onednn"], observed=True):
             g = g.sort_values("batch_size")
             med, q1, q3 = (g[c].to_numpy(dtype=float) for c in ("median", "q1", "q3"))
-            look = arm_style(STUDY, arm)
-            look["label"] += (" [persistent workers]" if w and lifetime == "persistent" else "") + (
-                "" if onednn else " [oneDNN off]"
-            )
             persistent = bool(w) and lifetime == "persistent"
+            look = arm_style(STUDY, arm)
+            look["label"] += (" [persistent workers]" if persistent else "") + ("" if onednn else " [oneDNN off]")
             style, marker = ("--", "s") if persistent else ((":", "x") if not onednn else ("-", "o"))
             ax.errorbar(
                 g.batch_size.to_numpy(), med, yerr=[med - q1, q3 - med], marker=marker, ls=style, capsize=3, **look
@@ -57,7 +55,7 @@ def ratio_figure(frame: pd.DataFrame):
     if ratios.empty:
         ax.text(0.5, 0.5, "no pairs of arms to compare", ha="center", va="center", transform=ax.transAxes)
         return fig
-    keys = ["batch_size", "num_workers", "worker_lifetime", "onednn"]
+    keys = SETTING[1:]
     settings = ratios[keys].drop_duplicates().sort_values(["num_workers", "worker_lifetime", "batch_size"])
     labels = [
         f"b{b}/w{w}" + ("p" if w and life == "persistent" else "") + ("" if flag else " no-oneDNN")
@@ -70,16 +68,10 @@ def ratio_figure(frame: pd.DataFrame):
         sub = settings.merge(ratios[(ratios.numerator == num) & (ratios.denominator == den)], on=keys, how="left")
         low = (sub.ratio - sub.ci_low).fillna(0).clip(lower=0).to_numpy(dtype=float)
         high = (sub.ci_high - sub.ratio).fillna(0).clip(lower=0).to_numpy(dtype=float)
-        ax.bar(
-            x + (i - (len(pairs) - 1) / 2) * width,
-            sub.ratio.to_numpy(dtype=float),
-            width,
-            yerr=[low, high],
-            capsize=3,
-            label=f"{arm_style(STUDY, num)['label']} / {arm_style(STUDY, den)['label']}",
-            color=arm_style(STUDY, den)["color"],
-            alpha=0.8,
-        )
+        offset = (i - (len(pairs) - 1) / 2) * width
+        label = f"{arm_style(STUDY, num)['label']} / {arm_style(STUDY, den)['label']}"
+        look = {"label": label, "color": arm_style(STUDY, den)["color"], "alpha": 0.8}
+        ax.bar(x + offset, sub.ratio.to_numpy(dtype=float), width, yerr=[low, high], capsize=3, **look)
     ax.axhline(1.0, color="black", lw=1)
     ax.set_xticks(x, labels=labels)
     ax.set_xlabel("setting (batch size / data-loader workers; p: persistent workers)")
@@ -107,13 +99,12 @@ def scaling_figure(frame: pd.DataFrame, gemm_peak: dict | None = None):
         axes[0][0].plot(g.seq_len, g["median"], style, marker="o", **look)
         if has_peak:
             axes[0][1].plot(g.seq_len, 100 * g.fraction_of_peak, style, marker="o", **look)
-    axes[0][0].set_xlabel("sequence length (tokens)")
+    for ax in axes[0]:
+        ax.set_xlabel("sequence length (tokens)")
+        ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("training time per epoch (s), median")
     axes[0][0].legend(fontsize=8)
-    axes[0][0].grid(alpha=0.3)
     if has_peak:
-        axes[0][1].set_xlabel("sequence length (tokens)")
         axes[0][1].set_ylabel("achieved % of the framework's fp32 GEMM peak")
-        axes[0][1].grid(alpha=0.3)
     fig.tight_layout()
     return fig

@@ -15,7 +15,7 @@ from ..analysis.inference import gemm_table, onnx_latency_table
 from ..analysis.vgg16 import compiled_table, vgg16_table
 from ..published.overview import VGG16_LATENCY_MS
 from ..studies import get_framework, get_study
-from . import NothingToDraw, arm_style, legend_outside, wrap
+from . import NothingToDraw, arm_style, ci_method, legend_outside, wrap
 
 
 def _trials_per_setting(frame: pd.DataFrame, keys: list[str]) -> str:
@@ -103,16 +103,8 @@ def vgg16_compiled_figure(frame: pd.DataFrame, compile_times: pd.DataFrame | Non
             f"{look['label']}, {size}px, oneDNN {'on' if onednn else 'off'} "
             f"({_trials_per_setting(runs, ['batch_size'])})"
         )
-        ax.errorbar(
-            g.batch_size,
-            g.speedup,
-            yerr=err,
-            marker="o",
-            capsize=3,
-            color=look["color"],
-            ls="-" if onednn else "--",
-            label=wrap(label, 36),
-        )
+        style = {"color": look["color"], "ls": "-" if onednn else "--"}
+        ax.errorbar(g.batch_size, g.speedup, yerr=err, marker="o", capsize=3, label=wrap(label, 36), **style)
     ax.axhline(1.0, color="grey", lw=1)
     ax.set_xscale("log", base=2)
     batches = sorted(table.batch_size.unique())
@@ -120,17 +112,15 @@ def vgg16_compiled_figure(frame: pd.DataFrame, compile_times: pd.DataFrame | Non
     ax.set_xlabel("batch size (images per forward pass)")
     ax.set_ylabel("eager / compiled latency\n(ratio; >1: compiled faster)")
     ax.grid(alpha=0.3)
-    legend_outside(ax, title="bars: bootstrap 95 % CI", fontsize=7)
-    if panels == 1:
-        fig.tight_layout()
-        return fig
-    bx = axes[0][1]
-    arms = arm_order("vgg16", comp.index)
-    bx.barh(range(len(arms)), [comp[a] for a in arms], color=[arm_style("vgg16", a)["color"] for a in arms])
-    bx.set_yticks(range(len(arms)), labels=[arm_style("vgg16", a)["label"] for a in arms], fontsize=8)
-    bx.set_xlabel("compile time (s, median;\nfirst call included)")
-    bx.set_ylabel("compiled arm")
-    bx.grid(axis="x", alpha=0.3)
+    legend_outside(ax, title=f"bars: 95 % CI ({ci_method(table)})", fontsize=7)
+    if panels == 2:
+        bx = axes[0][1]
+        arms = arm_order("vgg16", comp.index)
+        bx.barh(range(len(arms)), [comp[a] for a in arms], color=[arm_style("vgg16", a)["color"] for a in arms])
+        bx.set_yticks(range(len(arms)), labels=[arm_style("vgg16", a)["label"] for a in arms], fontsize=8)
+        bx.set_xlabel("compile time (s, median;\nfirst call included)")
+        bx.set_ylabel("compiled arm")
+        bx.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return fig
 
@@ -146,17 +136,8 @@ def gemm_figure(frame: pd.DataFrame):
         g = g.sort_values("size")
         style = "-" if threads == table.threads.max() else ":"
         look = arm_style("gemm", arm)
-        repeats = int(g["n"].min())
-        ax.plot(
-            g["size"],
-            g["median"],
-            style,
-            marker="o",
-            color=look["color"],
-            label=wrap(
-                f"{look['label']}, {device}, {threads} thread{'s' if threads > 1 else ''} ({repeats} repeats)", 30
-            ),
-        )
+        label = f"{look['label']}, {device}, {threads} thread{'s' if threads > 1 else ''} ({int(g['n'].min())} repeats)"
+        ax.plot(g["size"], g["median"], style, marker="o", color=look["color"], label=wrap(label, 30))
         ax.fill_between(g["size"], g.q1, g.q3, color=look["color"], alpha=0.2)
     sizes = sorted(table["size"].unique())
     ax.set_xscale("log", base=2)
@@ -188,16 +169,8 @@ def onnx_latency_figure(frame: pd.DataFrame):
         err = [np.nan_to_num(med - sub.q1.to_numpy(dtype=float)), np.nan_to_num(sub.q3.to_numpy(dtype=float) - med)]
         look = arm_style("onnx", step)
         repeats = int(sub["n"].min()) if sub["n"].notna().any() else 0
-        ax.bar(
-            x,
-            med,
-            width,
-            yerr=err,
-            capsize=3,
-            alpha=0.8,
-            color=look["color"],
-            label=wrap(f"{look['label']} ({repeats} calls)", 30),
-        )
+        label = wrap(f"{look['label']} ({repeats} calls)", 30)
+        ax.bar(x, med, width, yerr=err, capsize=3, alpha=0.8, color=look["color"], label=label)
     ax.set_yscale("log")
     ax.set_xticks(range(len(batches)), labels=[str(b) for b in batches])
     ax.set_xlabel("batch size (reviews per call)")

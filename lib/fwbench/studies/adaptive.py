@@ -1,35 +1,35 @@
 """Adaptive repeat blocks: a setting gets another repeat block only while the ratio it feeds is still too vague.
 
 A profile's ``adaptive`` option is ``False`` (fixed repeats) or ``{"min_blocks": m, "max_blocks": M, "target":
-t}``. The grid is then planned with ``M`` blocks (``Study.resolve`` sets the study's block option, e.g.
-``repeats``), and the runner goes block by block:
+t}``. The grid is then planned with ``M`` blocks (``Study.resolve`` sets the study's block option), and the runner
+goes block by block:
 
 - blocks ``0 .. m-1`` run for every setting (``m >= 2``: a CI over trials needs two per side, and the held-out
   rule of the "best setting" claims needs a block to choose and one to judge);
-- block ``k >= m`` of a setting runs only while some arm pair of ``Study.adaptive_pairs`` present in that setting
-  has a CI half-width over blocks ``< k`` wider than ``t`` (or a side with fewer than 2 trials), and ``k < M``.
-  The CI is the one the ratio's verdict uses (``fwbench.stats.trial_ratio_ci`` on the per-trial numbers
-  ``Study.adaptive_metric(summary)``), so a setting stops exactly when its claim is resolved to +-t.
-  A stopped setting stays stopped; a setting with no pair (a part with one framework) runs the minimum only.
-- a setting of a part in ``Study.fixed_block_parts`` (imdb's training-quality part: its blocks are seeds of an
-  accuracy, not repeats of a timing) runs every block it plans, whatever the rule would say of its timings.
-- with ``"futility"`` (optional, default True; ``False`` gives the pure rule above) a setting also stops once
-  more blocks cannot reach the target: when the widest pair's half-width projected to ``M`` trials a side (the
-  same Welch t-interval on the log ratio, with the spread of the trials stored so far) is still wider than
-  ``t``. On a machine whose process-to-process spread is 10-16 % a +-3 % target needs dozens of trials a side;
-  without this rule every setting runs to the cap and buys a slightly narrower interval at up to ``M / m``
-  times the cost. The reason ("futile: ...") is stored like every other.
+- block ``k >= m`` runs only while some pair of ``Study.adaptive_pairs`` in that setting has a CI half-width over
+  blocks ``< k`` wider than ``t`` (or a side with fewer than 2 trials), and ``k < M``. The CI is the verdict's
+  own (``fwbench.stats.trial_ratio_ci`` on ``Study.adaptive_metric(summary)``), so a setting stops exactly when
+  its claim is resolved to +-t. A stopped setting stays stopped; a setting with no pair runs the minimum only.
+- a setting of ``Study.fixed_block_parts`` (imdb's training-quality part: its blocks are seeds of an accuracy, not
+  repeats of a timing) runs every block it plans.
+- with ``"futility"`` (optional, default True) a setting also stops once the widest pair's half-width projected
+  to ``M`` trials a side (the same Welch t-interval, at the spread stored so far) is still wider than ``t``: with
+  a 10-16 % process-to-process spread a +-3 % target needs dozens of trials a side, and without this rule every
+  setting would run to the cap for a slightly narrower interval at up to ``M / m`` times the cost.
 
 Decisions are a pure function of the plan and the stored trials, so a sweep stopped anywhere and rerun makes
-the same decisions and reruns nothing (done trials are skipped). Blocks are numbered from 0 in configs
-(``Study.block_field``); reasons count from 1 ("block 1 of the minimum 3").
+the same decisions and reruns nothing. Blocks are numbered from 0 in configs (``Study.block_field``); reasons
+count from 1 ("block 1 of the minimum 3").
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from dataclasses import dataclass
+
+import pandas as pd
 
 from ..errors import FwbenchError
 from ..machines import adjust_records, machine_of
@@ -66,8 +66,7 @@ def _int_at_least(name: str, value, minimum: int, maximum: int) -> int:
 
 
 def adaptive_option(name: str, value) -> dict | bool:
-    """Validator of the ``adaptive`` option: ``False``, or a dict with ``min_blocks`` (int >= 2), ``max_blocks``
-    (int >= min_blocks) and ``target`` (a number in (0, 1)), and optionally ``futility`` (a bool, default True)."""
+    """Validator of the ``adaptive`` option (module docstring): ``min_blocks`` >= 2, ``target`` in (0, 1)."""
     if value is False:
         return False
     if not isinstance(value, dict):
@@ -115,10 +114,6 @@ def setting_label(study, config: dict) -> str:
     label = study.describe(config).replace(str(config[study.arm_field]), "", 1)
     label = re.sub(rf"\b({'|'.join(map(re.escape, (study.block_field, *BLOCK_VARYING)))})=\S+", "", label)
     return " ".join(label.split())
-
-
-def pair_label(pair) -> str:
-    return f"{pair[0]}/{pair[1]}"
 
 
 def percent(value: float) -> str:
@@ -173,8 +168,6 @@ def _seconds(row: dict) -> float:
     wall = _finite(row.get("provenance.trial_wall_s"))
     if not math.isnan(wall):
         return wall
-    import pandas as pd
-
     try:
         start, end = pd.Timestamp(row.get("started_at")), pd.Timestamp(row.get("ended_at"))
         return max((end - start).total_seconds(), 0.0)
@@ -192,10 +185,8 @@ def observe(study, planned, trials) -> list[TrialRecord]:
         config = by_id[row["trial_id"]].config
         value = math.nan
         if row["status"] == "done" and study.adaptive_metric is not None:
-            try:
+            with contextlib.suppress(KeyError, TypeError, ValueError):  # no usable number: NaN
                 value = _finite(study.adaptive_metric(_nested(row, "summary.")))
-            except (KeyError, TypeError, ValueError):
-                value = math.nan
         reason, boot = row.get("provenance.block_reason"), row.get("provenance.boot_id")
         out.append(
             TrialRecord(
@@ -223,12 +214,17 @@ def pairs_in(study, arms) -> list[tuple]:
     return [p for p in (study.adaptive_pairs or ()) if p[0] in arms and p[1] in arms]
 
 
+def _sides(pair, values: dict, before: float) -> list[list]:
+    """Each arm's values of blocks ``< before``."""
+    return [[v for (arm, block), vs in values.items() if arm == a and block < before for v in vs] for a in pair]
+
+
 def widest_half_width(study, pairs, values: dict, before: float) -> tuple[float, str, int]:
     """(widest half-width, pair label, fewest trials on a side) over blocks ``< before``; NaN: some pair has no
     interval yet (fewer than 2 trials on a side, or values a CI cannot use)."""
     worst = (-1.0, "", 0)
     for pair in pairs:
-        sides = [[v for (arm, block), vs in values.items() if arm == a and block < before for v in vs] for a in pair]
+        sides = _sides(pair, values, before)
         fewest = min(len(s) for s in sides)
         width = math.nan
         if fewest >= 2:
@@ -236,7 +232,7 @@ def widest_half_width(study, pairs, values: dict, before: float) -> tuple[float,
             width = half_width(ci["ci_low"], ci["ci_high"])
         rank = math.inf if math.isnan(width) else width
         if rank > worst[0]:
-            worst = (rank, pair_label(pair), fewest)
+            worst = (rank, f"{pair[0]}/{pair[1]}", fewest)
     return (math.nan if worst[0] == math.inf else worst[0]), worst[1], worst[2]
 
 
@@ -245,22 +241,26 @@ def projected_half_width(pairs, values: dict, before: float, n: int) -> float:
     (NaN: some pair has fewer than 2 trials on a side)."""
     widest = -1.0
     for pair in pairs:
-        sides = [[v for (arm, block), vs in values.items() if arm == a and block < before for v in vs] for a in pair]
+        sides = _sides(pair, values, before)
         if min(len(s) for s in sides) < 2:
             return math.nan
         widest = max(widest, half_width_at(log_variance(sides[0]), log_variance(sides[1]), n))
     return widest if widest >= 0 else math.nan
 
 
-def _layout(study, planned) -> tuple[dict, dict]:
-    """Per setting of the plan: its block numbers and its arms."""
+def _layout(study, planned) -> tuple[dict, dict, set]:
+    """Per setting of the plan: its block numbers and its arms; and the settings of ``Study.fixed_block_parts``
+    (every planned block of them runs)."""
     blocks: dict[str, set] = {}
     arms: dict[str, set] = {}
+    fixed: set[str] = set()
     for t in planned:
         key = setting_key(study, t.config)
         blocks.setdefault(key, set()).add(block_of(study, t.config))
         arms.setdefault(key, set()).add(t.config[study.arm_field])
-    return blocks, arms
+        if in_fixed_part(study, t.config):
+            fixed.add(key)
+    return blocks, arms, fixed
 
 
 def in_fixed_part(study, config: dict) -> bool:
@@ -268,16 +268,10 @@ def in_fixed_part(study, config: dict) -> bool:
     return config.get("part") in study.fixed_block_parts
 
 
-def fixed_settings(study, planned) -> set[str]:
-    """The settings of ``Study.fixed_block_parts``: every planned block of them runs."""
-    return {setting_key(study, t.config) for t in planned if in_fixed_part(study, t.config)}
-
-
 def decide(study, planned, records: list[TrialRecord], spec: AdaptiveSpec) -> dict[str, dict[int, BlockDecision]]:
     """For every setting of the plan and every block ``k`` of it (plus the block after its last), whether block
     ``k`` runs and why. Reads only the done trials of blocks ``< k``: the same store gives the same decisions."""
-    blocks, arms = _layout(study, planned)
-    fixed = fixed_settings(study, planned)
+    blocks, arms, fixed = _layout(study, planned)
     values: dict[str, dict] = {}
     for r in adjust_records(records, arms):
         if r.status == "done" and not math.isnan(r.value):
@@ -289,18 +283,15 @@ def decide(study, planned, records: list[TrialRecord], spec: AdaptiveSpec) -> di
             out[key] = {k: BlockDecision(True, f"block {k + 1}: its part declares its blocks") for k in planned_blocks}
             out[key][max(planned_blocks) + 1] = BlockDecision(False, "every block its part declares is planned")
             continue
-        pairs, decisions, stopped = pairs_in(study, arms[key]), {}, None
+        pairs, decisions = pairs_in(study, arms[key]), {}
+        no_pair = BlockDecision(False, f"no arm pair in this setting: the minimum {spec.min_blocks} blocks only")
+        stopped = None if pairs else no_pair
         last, seen, measured = max(planned_blocks), values.get(key, {}), (None, None)
-        for k in range(last + 2):
-            if k not in planned_blocks and k <= last:
-                continue
+        cap = min(len(planned_blocks), spec.max_blocks)
+        for k in [*sorted(planned_blocks), last + 1]:
             if k < spec.min_blocks and k in planned_blocks:
                 decisions[k] = BlockDecision(True, f"block {k + 1} of the minimum {spec.min_blocks}")
                 continue
-            if stopped is None and not pairs:
-                stopped = BlockDecision(
-                    False, f"no arm pair in this setting: the minimum {spec.min_blocks} blocks only"
-                )
             if stopped is not None:
                 decisions[k] = stopped
                 continue
@@ -308,51 +299,42 @@ def decide(study, planned, records: list[TrialRecord], spec: AdaptiveSpec) -> di
             if measured[0] != below:
                 measured = (below, widest_half_width(study, pairs, seen, k))
             width, label, fewest = measured[1]
-            if not math.isnan(width) and width <= spec.target:
-                stopped = BlockDecision(
-                    False, f"resolved: widest half-width {percent(width)} <= {target} after {k} blocks", width
-                )
-                decisions[k] = stopped
-                continue
             why = (
                 f"pair {label} has {fewest} trial(s) on a side after {k} blocks (a CI needs 2)"
                 if math.isnan(width)
                 else f"pair {label} CI half-width {percent(width)} > target {target} after {k} blocks"
             )
-            cap = min(len(planned_blocks), spec.max_blocks)
-            projected = (
-                projected_half_width(pairs, seen, k, cap)
-                if spec.futility and not math.isnan(width) and k < cap
-                else math.nan
-            )
-            if not math.isnan(projected) and projected > spec.target:
-                stopped = BlockDecision(
+            project = spec.futility and not math.isnan(width) and k < cap
+            projected = projected_half_width(pairs, seen, k, cap) if project else math.nan
+            if not math.isnan(width) and width <= spec.target:
+                decision = BlockDecision(
+                    False, f"resolved: widest half-width {percent(width)} <= {target} after {k} blocks", width
+                )
+            elif projected > spec.target:  # NaN (no projection) is never above it
+                decision = BlockDecision(
                     False,
-                    f"futile: pair {label} CI half-width {percent(width)} after {k} "
-                    f"blocks would still be about {percent(projected)} > {target} at "
-                    f"the cap of {cap} blocks",
+                    f"futile: pair {label} CI half-width {percent(width)} after {k} blocks would still be about "
+                    f"{percent(projected)} > {target} at the cap of {cap} blocks",
                     width,
                 )
-                decisions[k] = stopped
-                continue
-            if k in planned_blocks and k < spec.max_blocks:
-                decisions[k] = BlockDecision(True, why, width)
+            elif k in planned_blocks and k < spec.max_blocks:
+                decision = BlockDecision(True, why, width)
             else:
-                stopped = BlockDecision(False, f"cap reached ({len(planned_blocks)} block(s) planned): {why}", width)
-                decisions[k] = stopped
+                decision = BlockDecision(False, f"cap reached ({len(planned_blocks)} block(s) planned): {why}", width)
+            decisions[k] = decision
+            if not decision.run:
+                stopped = decision
         out[key] = decisions
     return out
 
 
 def expected_blocks(study, planned, records: list[TrialRecord], spec: AdaptiveSpec) -> dict[str, int]:
-    """Blocks each setting is expected to need: the minimum, or where stored trials show the spread of a pair's
-    per-trial numbers, the trials per side a Welch t-interval on the log ratio needs to reach the target
-    (``half_width_at``; never fewer than the blocks already stored), capped by the plan. With ``futility`` a
-    setting that cannot reach the target by the cap is expected to stop at the minimum. A count ``n`` means the
-    setting's blocks numbered below ``n``: a setting of a part that declares its blocks gets one past its last
-    block, since its blocks need not start at 0 (imdb's quality seeds 45-46 run at other threads than 42-44, so they
-    are a setting of their own, of blocks 3 and 4)."""
-    blocks, arms = _layout(study, planned)
+    """Blocks each setting is expected to need: the minimum, or where stored trials show a pair's spread, the trials
+    per side the Welch t-interval needs to reach the target (never fewer than the blocks stored), capped by the plan;
+    with ``futility``, the minimum where the cap cannot reach it. ``n`` means the blocks numbered below ``n``: a
+    setting whose part declares its blocks gets one past its last, since they need not start at 0 (imdb's quality
+    seeds 45-46 run at other threads than 42-44, so they are a setting of blocks 3 and 4)."""
+    blocks, arms, fixed = _layout(study, planned)
     logs: dict[tuple, list] = {}
     stored: dict[str, int] = {}
     for r in adjust_records(records, arms):
@@ -360,7 +342,7 @@ def expected_blocks(study, planned, records: list[TrialRecord], spec: AdaptiveSp
             stored[r.setting] = max(stored.get(r.setting, 0), r.block + 1)
             if not math.isnan(r.value):
                 logs.setdefault((r.setting, r.arm), []).append(r.value)
-    out, fixed = {}, fixed_settings(study, planned)
+    out = {}
     for key, planned_blocks in blocks.items():
         if key in fixed:
             out[key] = max(planned_blocks) + 1

@@ -29,3 +29,12 @@ def interleave(configs: list[dict], arm_field: str = "arm", seed: int = 0) -> li
         rng.shuffle(members)
         ordered += members
     return ordered
+
+
+def distinct(configs: list[dict]) -> list[dict]:
+    """``configs`` without a config that differs from an earlier one only in its ``part`` (a setting two parts
+    list is one trial, labelled with the part that lists it first)."""
+    first: dict[str, dict] = {}
+    for config in configs:
+        first.setdefault(repr(sorted((k, v) for k, v in config.items() if k != "part")), config)
+    return list(first.values())

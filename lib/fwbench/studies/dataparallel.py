@@ -1,29 +1,18 @@
 """Claim C2's CPU analogue: data-parallel training, PyTorch's all-reduce against MXNet's parameter server.
 
-C2 (8 GPUs, VGG16: MXNet 15.4 s against PyTorch 21.6 s; "MXNet outperforms PyTorch in distributed training") cannot
-be judged here: no GPU, two cores. Its mechanism can be measured: how much it costs each framework to keep
-replicas of one model in step. One trial = one arm x world size x repeat block: a group of fresh processes on one
-host (``fwbench.dataparallel.group``), ``threads`` each, trains the small VGG-style net of ``fwbench.dataparallel``
-(2.2M parameters at ``hidden`` 1024: an 8.8 MB gradient) on synthetic images, the same initial weights and batches
-in both frameworks, ``per_rank_batch`` images per worker per step (weak scaling: the global batch grows with the
-world), and times the synchronisation alone over a sweep of tensor sizes (``sync_sizes``, float32 values).
+C2 (8 GPUs, VGG16) cannot be judged here; its mechanism can: what it costs each framework to keep replicas of one
+model in step (docs/methods.md, "Data-parallel training": the model, the processes, the checks). One trial = one
+arm x world size x repeat block: a group of fresh processes on one host (``fwbench.dataparallel.group``),
+``threads`` each, trains the same small net on the same synthetic batches in both frameworks (``per_rank_batch``
+per worker per step: weak scaling) and times the synchronisation alone over ``sync_sizes`` (float32 values).
 
-Arms (the variant names the sync mechanism; plain SGD, no momentum, in both):
-
-- ``torch-ddp``: ``DistributedDataParallel``, gloo all-reduce of gradient buckets during the backward pass; each
-  rank updates its own replica;
-- ``mxnet-dist-sync``: Gluon ``Trainer`` on a ``dist_sync`` key-value store: workers push gradients to one server,
-  which sums them, updates the weights (``update_on_kvstore``, MXNet's default for a distributed store) and
-  returns them on pull. Its scheduler and server are processes beside the workers;
-- ``mxnet-dist-sync-local``: the same store with ``update_on_kvstore=False``: the server only sums, the workers
-  pull the summed gradients and each updates its replica (as DDP's ranks do). The frameworks' defaults differ in
-  where the update runs, so both MXNet settings are timed; C2's analogue uses MXNet's default.
-
-On 2 cores, 2 workers of 1 thread are the most that is not oversubscription; MXNet's server then shares the cores
-with its workers (as it would share a GPU host's CPUs): that is part of what a parameter server costs on one host,
-and the group's CPU use is recorded to show it. A trial whose ``world_size`` x ``threads`` exceeds the host's cores
-fails with a message rather than measure contention. ``full`` asks for world sizes 4 and 8: run it on a host with
-8 cores (a Dask worker host: the executor reserves the trial's ``world_size`` slots there).
+Arms (the variant names the sync mechanism; plain SGD in both): ``torch-ddp`` (gloo all-reduce, each rank
+updating its replica); ``mxnet-dist-sync`` (a ``dist_sync`` store whose server sums the gradients and updates the
+weights: ``update_on_kvstore``, MXNet's default for a distributed store, and C2's analogue);
+``mxnet-dist-sync-local`` (the same store, the workers updating, as DDP's ranks do): the defaults differ in where
+the update runs, so both are timed. A trial whose ``world_size`` x ``threads`` exceeds the host's cores fails
+rather than measure contention (MXNet's server shares the cores, and the group's CPU use is recorded); ``full``'s
+world sizes 4 and 8 need an 8-core host (a Dask worker host: the executor reserves the trial's slots there).
 """
 
 from __future__ import annotations
@@ -33,22 +22,14 @@ from .blocks import interleave
 from .dataparallel_trial import describe, run_trial
 from .registry import Arm, Study, register
 
+_MXNET = "fwbench.dataparallel.mxnet"
 ARM_TABLE = (
     Arm("torch-ddp", "torch", "fwbench.dataparallel.torch", "ddp", "PyTorch DDP (gloo all-reduce)", "#1f77b4"),
-    Arm(
-        "mxnet-dist-sync",
-        "mxnet",
-        "fwbench.dataparallel.mxnet",
-        "dist-sync",
-        "MXNet kvstore dist_sync (parameter server)",
-        "#d62728",
-    ),
-    # the same store with the update on the workers (update_on_kvstore=False), as DDP's ranks update: where the
-    # frameworks' defaults differ, both settings are timed
+    Arm("mxnet-dist-sync", "mxnet", _MXNET, "dist-sync", "MXNet kvstore dist_sync (parameter server)", "#d62728"),
     Arm(
         "mxnet-dist-sync-local",
         "mxnet",
-        "fwbench.dataparallel.mxnet",
+        _MXNET,
         "dist-sync-local",
         "MXNet kvstore dist_sync, update on workers",
         "#ff7f0e",
@@ -57,26 +38,39 @@ ARM_TABLE = (
 ARMS = tuple(a.name for a in ARM_TABLE)
 SEED = 0  # the same weights and batches in every trial: the repeats differ only in the process
 
-_COMMON = {"arms": list(ARMS), "threads": 1, "lr": 0.01, "device": "cpu", "group_timeout_s": 600}
+# 5 independent trials per arm and world size (the CI of C2's analogue is over them); the sweep brackets the
+# model's own gradient (2.2M values, between 2^21 and 2^22)
+_PAPER = {
+    "arms": list(ARMS),
+    "threads": 1,
+    "lr": 0.01,
+    "device": "cpu",
+    "group_timeout_s": 600,
+    "world_sizes": [1, 2],
+    "hidden": 1024,
+    "per_rank_batch": 32,
+    "steps": 20,
+    "warmup_steps": 3,
+    "repeats": 5,
+    "sync_sizes": [2**10, 2**14, 2**18, 2**20, 2**21, 2**22, 2**23],
+    "sync_warmup": 3,
+    "sync_repeats": 20,
+}
 PROFILES = {
     # seconds: a narrow net, 3 steps; both world sizes and both mechanisms start, agree and stop
     "smoke": {
-        **_COMMON,
-        "world_sizes": [1, 2],
+        **_PAPER,
         "hidden": 256,
         "per_rank_batch": 8,
         "steps": 3,
         "warmup_steps": 1,
-        "repeats": 1,
+        "repeats": 2,  # two trials a side: the least C2's interval is over (the tests read the notebooks' run)
         "sync_sizes": [1024, 65536],
         "sync_warmup": 1,
         "sync_repeats": 3,
     },
     "quick": {
-        **_COMMON,
-        "world_sizes": [1, 2],
-        "hidden": 1024,
-        "per_rank_batch": 32,
+        **_PAPER,
         "steps": 10,
         "warmup_steps": 2,
         "repeats": 2,
@@ -84,30 +78,14 @@ PROFILES = {
         "sync_warmup": 2,
         "sync_repeats": 10,
     },
-    # 5 independent trials per arm and world size (the CI of C2's analogue is over them); the sweep
-    # brackets the model's own gradient (2.2M values, between 2^21 and 2^22)
-    "paper": {
-        **_COMMON,
-        "world_sizes": [1, 2],
-        "hidden": 1024,
-        "per_rank_batch": 32,
-        "steps": 20,
-        "warmup_steps": 3,
-        "repeats": 5,
-        "sync_sizes": [2**10, 2**14, 2**18, 2**20, 2**21, 2**22, 2**23],
-        "sync_warmup": 3,
-        "sync_repeats": 20,
-    },
+    "paper": _PAPER,
     "full": {
-        **_COMMON,
+        **_PAPER,
         "world_sizes": [1, 2, 4, 8],
-        "hidden": 1024,
-        "per_rank_batch": 32,
         "steps": 40,
         "warmup_steps": 5,
         "repeats": 10,
         "sync_sizes": [2**10, 2**12, 2**14, 2**16, 2**18, 2**20, 2**21, 2**22, 2**23, 2**24],
-        "sync_warmup": 3,
         "sync_repeats": 30,
     },
 }
@@ -159,11 +137,6 @@ def grid(options: dict) -> list[dict]:
     return configs
 
 
-def slots(config: dict) -> int:
-    """The cores' worth of processes a trial occupies: its workers x their threads (the executor reserves them)."""
-    return config["world_size"] * config["threads"]
-
-
 STUDY = register(
     Study(
         name="dataparallel",
@@ -178,6 +151,6 @@ STUDY = register(
         reference={"torch": "torch-ddp", "mxnet": "mxnet-dist-sync"},
         code=("fwbench.dataparallel", "fwbench.dataparallel.group", "fwbench.dataparallel.rank"),
         figure_prefix="dataparallel_",
-        slots=slots,
+        slots=lambda config: config["world_size"] * config["threads"],  # its workers' cores, reserved by the executor
     )
 )

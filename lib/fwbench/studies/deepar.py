@@ -4,67 +4,45 @@ After a 2024 post (40 Monash datasets x 5 seeds, PyTorch 4.5x faster, chart only
 shared/reference/deepar_protocol_2024.csv: GluonTS defaults (2 layers x 40 cells, batch 32, 50 batches per epoch,
 Student-t, 100 sample paths), context = Monash lag, prediction = Monash horizon, lags for the frequency.
 
-Arms: ``torch-eager``; ``mxnet-hybrid-partial`` (the gluonts default: the training network hybridized, the
-prediction network that gluonts 0.17 builds afresh runs imperatively); ``mxnet-hybrid-full`` (training hybridized
-and the prediction network hybridized before forecasting); ``mxnet-imperative`` (nothing hybridized, to measure
-what graph compilation of MXNet's unrolled LSTM cells does). A config says both parts (``hybridize_train``,
-``hybridize_predict``; None for PyTorch) and an MXNet trial records whether the prediction network really ran as
-a cached graph (``predictor_hybridized``). With ``breakdown`` a trial also records where its time goes:
-the data pipeline alone for the same number of batches (``data_time_s``), and the cProfile own-time share of each
-phase (``cprofile_train_frac_<phase>``, ``cprofile_predict_frac_<phase>``) in a separate profiled training epoch of
-at most 10 batches and in forecasting 32 windows.
+Arms (``ARM_TABLE``): ``mxnet-hybrid-partial`` is the gluonts default (gluonts 0.17 builds the prediction network
+afresh, unhybridized); ``mxnet-imperative`` shows what graph compilation of the unrolled LSTM cells does. A config
+says both parts (``hybridize_train``, ``hybridize_predict``; None for PyTorch) and an MXNet trial records whether its
+predictor really ran as a cached graph (``predictor_hybridized``). With ``breakdown`` a trial also records the data
+pipeline alone for as many batches (``data_time_s``) and the cProfile own-time share of each phase
+(``cprofile_train_frac_<phase>``, ``cprofile_predict_frac_<phase>``) in a separate profiled epoch of at most 10
+batches and in forecasting 32 windows.
 
-Measurements: per epoch (step = epoch) ``train_loss`` and ``epoch_time_s``; per trial (step = -1)
-``train_time_s`` (the whole ``estimator.train`` call), ``predict_time_s`` (forecasting every test window; for
-``mxnet-hybrid-full`` it includes building the graph on the first batch), ``MASE``, ``sMAPE``, ``mean_wQL`` (and
-``ND``, ``RMSE``) over the series where each is finite, ``n_series_dropped`` (series left out of MASE: zero
-seasonal-naive scale; ``n_series_dropped_sMAPE``, ``n_series_dropped_wQL`` likewise), ``fit_overhead_s`` (train
-time outside the epochs), ``epochs_run``, ``predictor_hybridized`` (1/0, MXNet arms), ``train_cpu_s`` and
-``train_cpus_busy`` (the trial process's CPU time in training, and over the training wall time), ``burners``,
-``burner_cpu_s``, ``burner_wall_s``, ``burner_cpu_frac`` (the background load; zero without one).
+Measurements: per epoch ``train_loss``, ``epoch_time_s``; per trial ``train_time_s`` (the whole ``estimator.train``),
+``predict_time_s`` (every test window; ``mxnet-hybrid-full``'s includes building the graph), ``MASE``, ``sMAPE``,
+``mean_wQL``, ``ND``, ``RMSE`` over the series where each is finite (``n_series_dropped*`` count the others: zero
+seasonal-naive scale), ``fit_overhead_s`` (train time outside the epochs), ``epochs_run``, the CPU use in training
+(``train_cpu_s``, ``train_cpus_busy``) and the background load's (``burner_*``).
 
-Where B's ratio comes from: ``variants_part`` (``{"datasets", "seeds", "threads"}``, or False) adds, per
-dataset x seed x arm, a trial at ``threads`` threads (oneDNN on; part ``threads``) and one at the profile's
-threads with oneDNN off in both frameworks (part ``onednn``): PyTorch ``torch.backends.mkldnn.flags`` around
-training and forecasting, MXNet ``MXNET_MKLDNN_ENABLED=0`` and ``MXNET_USE_MKLDNN_RNN=0`` before ``import mxnet``.
-Every config says its ``part`` and ``onednn``; the main part's trials are what B, the MASE check and the runtime
-tables read (``analysis.deepar.load_trials``), the other parts only ``analysis.deepar_conditions``.
+Every config says its ``part`` and ``onednn``. The main part is what B, the MASE check and the runtime tables read
+(``analysis.deepar.load_trials``); each other part (a profile option: a dict, or False) only the analysis named:
 
-Per-batch training cost over the post's datasets: ``coverage_part`` (``{"datasets", "seeds",
-"epochs"}``, or False) adds, per dataset x seed x core arm, a trial of ``epochs`` epochs of the protocol's 50
-batches at the profile's threads that trains and does not forecast (``forecast`` False in its config; part
-``coverage``): what each framework costs per batch on every staged dataset of the post's list
-(``COVERAGE_DATASETS``), read by ``analysis.deepar_coverage`` only.
-
-Threads and a busy machine: ``contention_part`` (``{"datasets", "seeds", "epochs", "threads",
-"loaded_threads"}``, or False) adds, per dataset x seed x core arm, a training-only trial (as the coverage part's)
-at each of ``threads`` threads with the machine otherwise idle, and at each of ``loaded_threads`` threads with a
-controlled background load (``background_load`` 1 in the config: one busy-loop process pinned to one CPU,
-``fwbench.background_load``), as part ``contention``. Threads above the core count are oversubscription, on
-purpose. These trials measure contention: they are read by ``analysis.deepar_conditions`` only, never beside
-another part's trials. Every trial records the CPUs its training kept busy (``train_cpus_busy``: its process CPU
-time over the training wall time) and, under a load, what the burner got (``burner_cpu_frac``).
-
-The post's own conditions: ``post_conditions_part`` (``{"datasets", "seeds", "epochs", "trials_at_once",
-"crowded_datasets"}``, or False) adds, per k of ``trials_at_once``, dataset (above 2 at once: of
-``crowded_datasets`` only) x core arm x seed, a training-only trial (as the coverage part's)
-with no thread setting (``threads`` None: the thread variables are unset and PyTorch is not told; each library
-chooses, and the trial records what it chose: ``omp_max_threads``, ``process_threads``) and ``trials_at_once`` k in
-its config, as part ``post_conditions``. A trial of k runs only in a run that puts k trials on a host at once (the
-Dask runner's ``--trials-per-host k``; k = 1 the local runner), which records ``trials_sharing_host``. Its trials
-are read by the post comparison's conditions only (``analysis.deepar_prediction``), never beside another part's.
-
-The post's library versions: ``versions_part`` (``{"env": NAME}``, or False) runs the main part's
-configs (same datasets, seeds, threads, arms) again in the declared environment NAME (``gluonts-0.13``: the post's
-gluonts 0.13.3; ``fwbench.environments``), as part ``versions``; its configs name the environment (and its lock
-hash), so they are trials of their own, compared only with each other (``analysis.deepar_conditions``).
+- ``variants_part`` (``deepar_conditions``): per dataset x seed x arm, a trial at ``threads`` threads (part
+  ``threads``) and one at the profile's threads with oneDNN off in both frameworks (part ``onednn``).
+- ``coverage_part`` (``deepar_coverage``): per dataset x seed x core arm, ``epochs`` epochs of 50 batches that
+  train and do not forecast (``forecast`` False): the per-batch cost on every staged dataset of the post's list.
+- ``contention_part`` (``deepar_conditions``): training-only trials at each of ``threads`` threads on an idle
+  machine and at each of ``loaded_threads`` beside one busy-loop process pinned to one CPU (``background_load`` 1,
+  ``fwbench.background_load``); threads above the core count are oversubscription, on purpose.
+- ``post_conditions_part`` (``deepar_prediction``): per k of ``trials_at_once``, training-only trials with no
+  thread setting (``threads`` None: each library chooses, and the trial records what), run only where k trials
+  share a host (the Dask runner's ``--trials-per-host k``; k = 1 locally); above 2 at once ``crowded_datasets``
+  only.
+- ``versions_part`` (``deepar_conditions``): the main part's configs again in the declared environment ``env``
+  (``gluonts-0.13``: the post's gluonts 0.13.3); its configs name the environment and its lock hash.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 
-from ..errors import FwbenchError
+from ..data import monash
+from ..errors import DataUnavailable, FwbenchError
 from . import options as opt
 from .blocks import interleave
 from .deepar_trial import hybridization, run_trial
@@ -87,18 +65,6 @@ ARM_TABLE = (
 ARMS = tuple(a.name for a in ARM_TABLE)
 CORE_ARMS = ["torch-eager", "mxnet-hybrid-partial"]
 SEEDS = (42, 43, 44, 45, 46)
-
-
-def _dataset_names() -> list[str]:
-    from ..data import monash
-
-    return monash.names()
-
-
-def _post_datasets() -> list[str]:
-    from ..data import monash
-
-    return monash.names(in_2024_post=True)
 
 
 # Datasets of the quick and smoke profiles: staged (original and rebuilt), few series, short windows (MXNet's cost
@@ -132,6 +98,8 @@ POST_CONDITIONS_PART = {
     "crowded_datasets": ["m1_yearly", "tourism_monthly"],
 }
 
+TRAINING_ONLY = {"forecast": False, "breakdown": False}  # the training-only parts' trials: no forecast, no breakdown
+
 CONTENTION_PART = {
     "datasets": ["m1_yearly", "tourism_monthly"],
     "seeds": [42, 43, 44],
@@ -140,114 +108,79 @@ CONTENTION_PART = {
     "loaded_threads": [2],
 }
 
+# the main part unless a profile says otherwise: the protocol's 100 epochs x 50 batches at 2 threads, both core arms
+_MAIN = {
+    "datasets": PAPER_DATASETS,
+    "arms": CORE_ARMS,
+    "seeds": [42],
+    "epochs": 100,
+    "num_batches_per_epoch": 50,
+    "threads": 2,
+    "breakdown": False,
+}
 PROFILES = {
-    # seconds: for tests and CI (one tiny dataset, one epoch of a few batches, one seed, both frameworks)
+    # seconds: for tests and CI
     "smoke": {
+        **_MAIN,
         "datasets": SMOKE_DATASETS,
-        "arms": CORE_ARMS,
-        "seeds": [42],
         "epochs": 1,
         "num_batches_per_epoch": 3,
-        "threads": 2,
-        "breakdown": False,
         "versions_part": {"env": "gluonts-0.13"},
     },
-    # under 2 minutes on 2 cores (measured: 116 s with five datasets): four small datasets, each showing
-    # something (yearly original, quarterly rebuilt, cif_2016 with its per-series horizons, covid_deaths with its
-    # zero-scale series; windows 8, 13, 27, 39: the window figure needs three), two short epochs, one seed, with
-    # the time breakdown. tourism_monthly (window 39 too) is left to `paper`; mxnet-hybrid-full to `gap`: it
-    # repeats the whole MXNet training to change only the forecasting.
-    "quick": {
-        "datasets": QUICK_DATASETS,
-        "arms": CORE_ARMS,
-        "seeds": [42],
-        "epochs": 2,
-        "num_batches_per_epoch": 10,
-        "threads": 2,
-        "breakdown": True,
-    },
-    # where the time goes (over an hour on 2 cores, most of it MXNet on nn5_weekly): three datasets whose
-    # unrolled windows grow from 8 to 27 to 73 steps, every arm (MXNet with nothing, training only, and training
-    # and forecasting hybridized), 2 epochs of the protocol's 50 batches, with the time breakdown
-    "gap": {
-        "datasets": GAP_DATASETS,
-        "arms": list(ARMS),
-        "seeds": [42],
-        "epochs": 2,
-        "num_batches_per_epoch": 50,
-        "threads": 2,
-        "breakdown": True,
-    },
-    # the papers' scale on one machine: the protocol's 100 epochs x 50 batches, 2 seeds, both core arms,
-    # on every dataset of the Monash paper's DeepAR MASE reference that is staged from an original file (unrolled
-    # windows 8, 27, 33, 39 and 73 steps: short to long), so accuracy is checked against a published number and
-    # B's ratio is seen against the window length; forecasting timed too
-    # The variants part: 1 thread, and oneDNN off, on the shortest and a middle window (8 and 39 steps), one seed.
+    # under 2 minutes on 2 cores; each dataset shows something (yearly original, quarterly rebuilt, cif_2016's
+    # per-series horizons, covid_deaths' zero-scale series; windows 8 to 39: the window figure needs three).
+    # tourism_monthly is left to `paper`; mxnet-hybrid-full to `gap` (it repeats the whole MXNet training).
+    "quick": {**_MAIN, "datasets": QUICK_DATASETS, "epochs": 2, "num_batches_per_epoch": 10, "breakdown": True},
+    # where the time goes (over an hour on 2 cores, most of it MXNet on nn5_weekly): windows of 8, 27 and 73 steps
+    "gap": {**_MAIN, "datasets": GAP_DATASETS, "arms": list(ARMS), "epochs": 2, "breakdown": True},
+    # the papers' scale on one machine: every dataset of the Monash paper's DeepAR MASE reference staged from an
+    # original file (windows 8 to 73 steps), so accuracy is checked against a published number and B's ratio is
+    # seen against the window length
     "paper": {
-        "datasets": PAPER_DATASETS,
-        "arms": CORE_ARMS,
+        **_MAIN,
         "seeds": [42, 43],
-        "epochs": 100,
-        "num_batches_per_epoch": 50,
-        "threads": 2,
-        "breakdown": False,
+        # the shortest and a middle window (8 and 39 steps)
         "variants_part": {"datasets": ["m1_yearly", "tourism_monthly"], "seeds": [42], "threads": 1},
         # the main part again under the post's gluonts 0.13.3: the paper run's next piece, 20 trials
         "versions_part": {"env": "gluonts-0.13"},
-        # per-batch training cost on every staged dataset of the post's list: 4 epochs of 50 batches
-        # (the first excluded), no forecasting, 2 seeds, both core arms
+        # per-batch training cost on every staged dataset of the post's list (the first epoch excluded)
         "coverage_part": {"datasets": COVERAGE_DATASETS, "seeds": [42, 43], "epochs": 4},
-        # threads and a busy machine: 1 and 2 threads, oversubscribed 4 and 8, and 2 threads beside one
-        # burner, on the variants part's short and middle window, 3 seeds, 3 epochs of 50 batches, training only
+        # threads (4 and 8 oversubscribed) and a busy machine, on the variants part's short and middle window
         "contention_part": CONTENTION_PART,
-        # the post's conditions: 1, 2 and 4 runs at once, no thread setting (runs at once need the Dask runner's
-        # --trials-per-host; ``fwbench.runner`` runs each k only there), training only, 3 x 50 batches
+        # the post's conditions (runs at once need the Dask runner's --trials-per-host; the runner runs each k
+        # only there)
         "post_conditions_part": POST_CONDITIONS_PART,
     },
-    # the post's scale: every dataset of the post (41 catalogue keys; unavailable ones fail at once with the
-    # reason), 100 epochs of 50 batches, 5 seeds: days of CPU, meant for a cluster
-    "full": {
-        "datasets": None,
-        "arms": CORE_ARMS,
-        "seeds": list(SEEDS),
-        "epochs": 100,
-        "num_batches_per_epoch": 50,
-        "threads": 2,
-        "breakdown": False,
-    },
+    # the post's scale (41 catalogue keys; unavailable ones fail at once with the reason): days of CPU, for a cluster
+    "full": {**_MAIN, "datasets": None, "seeds": list(SEEDS)},
 }
 
 
 def _datasets(name, value):
-    return opt.list_of(opt.string, _dataset_names())(name, value)
+    return opt.list_of(opt.string, monash.names())(name, value)
 
 
+_SEEDS = opt.list_of(opt.int_range(0, 2**31 - 1))
+_THREADS = opt.list_of(opt.int_range(1, 256))
+_PART_EPOCHS = opt.int_range(2, 10000)  # a training-only part times epochs after the first
 OPTIONS = {
     "datasets": _datasets,
     "arms": opt.list_of(opt.string, ARMS),
-    "seeds": opt.list_of(opt.int_range(0, 2**31 - 1)),
+    "seeds": _SEEDS,
     "epochs": opt.int_range(1, 10000),
     "num_batches_per_epoch": opt.int_range(1, 100000),
     "threads": opt.int_range(1, 256),
     "breakdown": opt.boolean,
-    "variants_part": opt.part_spec(
-        datasets=_datasets, seeds=opt.list_of(opt.int_range(0, 2**31 - 1)), threads=opt.int_range(1, 256)
-    ),
+    "variants_part": opt.part_spec(datasets=_datasets, seeds=_SEEDS, threads=opt.int_range(1, 256)),
     "versions_part": opt.part_spec(env=opt.string),
-    "coverage_part": opt.part_spec(
-        datasets=_datasets, seeds=opt.list_of(opt.int_range(0, 2**31 - 1)), epochs=opt.int_range(2, 10000)
-    ),
+    "coverage_part": opt.part_spec(datasets=_datasets, seeds=_SEEDS, epochs=_PART_EPOCHS),
     "contention_part": opt.part_spec(
-        datasets=_datasets,
-        seeds=opt.list_of(opt.int_range(0, 2**31 - 1)),
-        epochs=opt.int_range(2, 10000),
-        threads=opt.list_of(opt.int_range(1, 256)),
-        loaded_threads=opt.list_of(opt.int_range(1, 256)),
+        datasets=_datasets, seeds=_SEEDS, epochs=_PART_EPOCHS, threads=_THREADS, loaded_threads=_THREADS
     ),
     "post_conditions_part": opt.part_spec(
         datasets=_datasets,
-        seeds=opt.list_of(opt.int_range(0, 2**31 - 1)),
-        epochs=opt.int_range(2, 10000),
+        seeds=_SEEDS,
+        epochs=_PART_EPOCHS,
         trials_at_once=opt.list_of(opt.int_range(1, 64)),
         crowded_datasets=_datasets,
     ),
@@ -255,11 +188,8 @@ OPTIONS = {
 
 
 def prepare(options: dict) -> dict:
-    options.setdefault("variants_part", False)
-    options.setdefault("versions_part", False)
-    options.setdefault("coverage_part", False)
-    options.setdefault("contention_part", False)
-    options.setdefault("post_conditions_part", False)
+    for part in ("variants_part", "versions_part", "coverage_part", "contention_part", "post_conditions_part"):
+        options.setdefault(part, False)
     post = options["post_conditions_part"]
     if post:
         stray = sorted(set(post["crowded_datasets"]) - set(post["datasets"]))
@@ -272,9 +202,7 @@ def prepare(options: dict) -> dict:
                 "give a number of seeds that each trials_at_once divides"
             )
     if options["datasets"] is None:
-        options["datasets"] = _post_datasets()
-    from ..data import monash
-
+        options["datasets"] = monash.names(in_2024_post=True)
     for name in all_datasets(options):
         if monash.info(name).context_length is None:
             raise FwbenchError(
@@ -292,64 +220,55 @@ def all_datasets(options: dict) -> list[str]:
 
 
 def preflight(options: dict) -> None:
-    """In the parent, before any trial: every dataset of the profile is located (downloaded where it is missing
-    and the network allows), parsed and split, so a corrupt or truncated file, or one whose series are all too
-    short for the horizon, is a one-line error before any training. An *unavailable* dataset is not an error here:
-    its trials stay in the plan and fail at once with ``DataUnavailable`` and the reason, so the store (and
-    ``fwbench status``, and the notebook) say which datasets are missing; they are retried on the next run."""
-    from ..data import monash
-    from ..errors import DataUnavailable
-
+    """In the parent, before any trial: every dataset of the profile is located (downloaded where missing and
+    allowed), parsed and split, so a corrupt or truncated file, or one whose series are all too short for the
+    horizon, is a one-line error before any training. An *unavailable* dataset is not: its trials fail at once
+    with ``DataUnavailable`` and the reason, so the store says which datasets are missing (retried on each run)."""
     for name in all_datasets(options):
-        try:
+        with contextlib.suppress(DataUnavailable):
             monash.load(name)
-        except DataUnavailable:
-            continue
 
 
 def grid(options: dict) -> list[dict]:
     """One config per (seed, dataset, arm), the arms of a (seed, dataset) back to back in a seeded random order
-    (``blocks.interleave``); every dataset of the profile, available or not (an unavailable one
-    becomes a failed trial that says why, retried on the next run)."""
-    from ..data import monash
+    (``blocks.interleave``); every dataset, available or not (an unavailable one is a failed trial that says why)."""
     from ..forecast import HYPERPARAMETERS
 
-    def configs_of(datasets, seeds, part, threads, onednn, epochs=None):
-        out = []
-        for seed in seeds:
-            for name in datasets:
-                meta = monash.info(name)
-                for name_of_arm in options["arms"]:
-                    arm = STUDY.arm(name_of_arm)
-                    out.append(
-                        {
-                            "dataset": name,
-                            "arm": arm.name,
-                            **hybridization(arm.name),
-                            "seed": seed,
-                            "epochs": epochs or options["epochs"],
-                            "num_batches_per_epoch": options["num_batches_per_epoch"],
-                            "threads": threads,
-                            "breakdown": options["breakdown"],
-                            "freq": meta.freq,
-                            "prediction_length": meta.horizon,
-                            "context_length": meta.context_length,
-                            "seasonality": meta.seasonality,
-                            "hyperparameters": {
-                                k: v for k, v in HYPERPARAMETERS.items() if k != "num_batches_per_epoch"
-                            },
-                            "part": part,
-                            "onednn": onednn,
-                        }
-                    )
-        return out
+    hyperparameters = {k: v for k, v in HYPERPARAMETERS.items() if k != "num_batches_per_epoch"}
 
-    configs = interleave(configs_of(options["datasets"], options["seeds"], "main", options["threads"], True), seed=0)
+    def configs_of(spec, part, threads, onednn=True, **extra):
+        """Per seed, dataset and arm of ``spec`` (``datasets``, ``seeds``, ``epochs`` if given); ``extra`` ends each."""
+        meta = {name: monash.info(name) for name in spec["datasets"]}
+        return [
+            {
+                "dataset": name,
+                "arm": arm,
+                **hybridization(arm),
+                "seed": seed,
+                "epochs": spec.get("epochs", options["epochs"]),
+                "num_batches_per_epoch": options["num_batches_per_epoch"],
+                "threads": threads,
+                "breakdown": options["breakdown"],
+                "freq": meta[name].freq,
+                "prediction_length": meta[name].horizon,
+                "context_length": meta[name].context_length,
+                "seasonality": meta[name].seasonality,
+                "hyperparameters": dict(hyperparameters),
+                "part": part,
+                "onednn": onednn,
+                **extra,
+            }
+            for seed in spec["seeds"]
+            for name in spec["datasets"]
+            for arm in options["arms"]
+        ]
+
+    configs = interleave(configs_of(options, "main", options["threads"]), seed=0)
     variants = options.get("variants_part")
     if variants:
         configs += interleave(
-            configs_of(variants["datasets"], variants["seeds"], "threads", variants["threads"], True)
-            + configs_of(variants["datasets"], variants["seeds"], "onednn", options["threads"], False),
+            configs_of(variants, "threads", variants["threads"])
+            + configs_of(variants, "onednn", options["threads"], onednn=False),
             seed=1,
         )
     versions = options.get("versions_part")
@@ -357,15 +276,7 @@ def grid(options: dict) -> list[dict]:
         configs += [{**c, "part": "versions", "env": versions["env"]} for c in configs if c["part"] == "main"]
     coverage = options.get("coverage_part")
     if coverage:  # training cost only: few epochs, no forecast
-        configs += interleave(
-            [
-                {**c, "forecast": False, "breakdown": False}
-                for c in configs_of(
-                    coverage["datasets"], coverage["seeds"], "coverage", options["threads"], True, coverage["epochs"]
-                )
-            ],
-            seed=2,
-        )
+        configs += interleave(configs_of(coverage, "coverage", options["threads"], **TRAINING_ONLY), seed=2)
     contention = options.get("contention_part")
     if contention:  # training cost only, at each thread count idle and beside the background load
         conditions = [(t, 0) for t in contention["threads"]] + [(t, 1) for t in contention["loaded_threads"]]
@@ -375,11 +286,9 @@ def grid(options: dict) -> list[dict]:
         for seed in contention["seeds"]:
             for name in contention["datasets"]:
                 order = random.Random(f"contention:{seed}:{name}").sample(conditions, len(conditions))
-                blocks += [
-                    {**c, "forecast": False, "breakdown": False, "background_load": load}
-                    for threads, load in order
-                    for c in configs_of([name], [seed], "contention", threads, True, contention["epochs"])
-                ]
+                one = {**contention, "datasets": [name], "seeds": [seed]}
+                for threads, load in order:
+                    blocks += configs_of(one, "contention", threads, **TRAINING_ONLY, background_load=load)
         configs += interleave(blocks, seed=3)
     post = options.get("post_conditions_part")
     if post:
@@ -390,23 +299,19 @@ def grid(options: dict) -> list[dict]:
 def post_condition_configs(post: dict, configs_of) -> list[dict]:
     """The post's conditions: for each k of ``trials_at_once``, every dataset x arm (above 2 at once, those of
     ``crowded_datasets`` only) as groups of k seeds back to back, so the k trials a Dask worker with k slots takes
-    at once are one dataset and one framework (alike in length: they start and end together). Decision: runs at once
-    are of one framework, as the post ran each version on its own ("a weekend to run the MXNet version"). No thread
-    setting (``threads`` None): each framework chooses its own, and the trial records what it chose. The groups'
-    order is seeded and random."""
+    at once are one dataset and one framework (alike in length: they start and end together), as the post ran each
+    version on its own ("a weekend to run the MXNet version"). No thread setting. The groups' order is seeded."""
     out = []
     for k in post["trials_at_once"]:
-        groups = [
-            post["seeds"][i : i + k] for i in range(0, len(post["seeds"]), k)
-        ]  # seeds 42-45 at k=2: (42, 43), (44, 45)
+        # seeds 42-45 at k=2: (42, 43), (44, 45)
+        groups = [tuple(post["seeds"][i : i + k]) for i in range(0, len(post["seeds"]), k)]
         names = post["datasets"] if k <= 2 else [d for d in post["datasets"] if d in post["crowded_datasets"]]
-        units = [(tuple(seeds), name) for seeds in groups for name in names]
+        units = [(seeds, name) for seeds in groups for name in names]
         for seeds, name in random.Random(f"post_conditions:{k}").sample(units, len(units)):
             by_arm: dict[str, list[dict]] = {}
-            for c in configs_of([name], list(seeds), "post_conditions", None, True, post["epochs"]):
-                by_arm.setdefault(c["arm"], []).append(
-                    {**c, "forecast": False, "breakdown": False, "trials_at_once": k}
-                )
+            one = {**post, "datasets": [name], "seeds": list(seeds)}
+            for c in configs_of(one, "post_conditions", None, **TRAINING_ONLY, trials_at_once=k):
+                by_arm.setdefault(c["arm"], []).append(c)
             for arm in random.Random(f"post_conditions:{k}:{seeds}:{name}").sample(sorted(by_arm), len(by_arm)):
                 out += by_arm[arm]
     return out
@@ -417,10 +322,9 @@ def describe(config: dict) -> str:
     extra += f" +{config['background_load']} burner" if config.get("background_load") else ""
     extra += "" if config.get("onednn", True) else " oneDNN=off"
     extra += f" env={config['env']}" if config.get("env") else ""
-    if config.get("trials_at_once"):
-        extra += f" threads=default, {config['trials_at_once']} at once"
-    if config.get("part") in ("coverage", "contention", "post_conditions"):
-        extra += f" {config['part']} ({config['epochs']} epochs, no forecast)"
+    extra += f" threads=default, {config['trials_at_once']} at once" if config.get("trials_at_once") else ""
+    training_only = config.get("part") in ("coverage", "contention", "post_conditions")
+    extra += f" {config['part']} ({config['epochs']} epochs, no forecast)" if training_only else ""
     return f"deepar {config['dataset']:<18} {config['arm']:<20} seed={config['seed']}{extra}"
 
 

@@ -21,20 +21,14 @@ ARM_TABLE = (
 )
 ARMS = tuple(a.name for a in ARM_TABLE)
 
+_PAPER = {"arms": list(ARMS), "sizes": [1024, 2048], "threads": [1, 2], "warmup": 2, "repeats": 5, "device": "cpu"}
 PROFILES = {
-    "smoke": {"arms": list(ARMS), "sizes": [256], "threads": [1], "warmup": 1, "repeats": 3, "device": "cpu"},
+    "smoke": {**_PAPER, "sizes": [256], "threads": [1], "warmup": 1, "repeats": 3},
     # one size (the larger: nearer the peak) for the default run's budget
-    "quick": {"arms": list(ARMS), "sizes": [2048], "threads": [1, 2], "warmup": 2, "repeats": 5, "device": "cpu"},
+    "quick": {**_PAPER, "sizes": [2048]},
     # the paper profile: context for the other studies (no claim of the posts rests on it), two sizes
-    "paper": {"arms": list(ARMS), "sizes": [1024, 2048], "threads": [1, 2], "warmup": 2, "repeats": 5, "device": "cpu"},
-    "full": {
-        "arms": list(ARMS),
-        "sizes": [512, 1024, 2048, 4096],
-        "threads": [1, 2],
-        "warmup": 3,
-        "repeats": 20,
-        "device": "cpu",
-    },
+    "paper": _PAPER,
+    "full": {**_PAPER, "sizes": [512, 1024, 2048, 4096], "warmup": 3, "repeats": 20},
 }
 
 OPTIONS = {
@@ -47,10 +41,6 @@ OPTIONS = {
 }
 
 SEED = 0
-
-
-def preflight(options: dict) -> None:
-    check_device_available(options["device"])
 
 
 def grid(options: dict) -> list[dict]:
@@ -82,7 +72,7 @@ STUDY = register(
         grid=grid,
         run_trial=run_trial,
         describe=describe,
-        preflight=preflight,
+        preflight=lambda options: check_device_available(options["device"]),
         arms=ARM_TABLE,
         reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"},
         code=("fwbench.vision", "fwbench.measure"),

@@ -28,8 +28,9 @@ Treated alike in every timed region (options recorded in each config):
 
 from __future__ import annotations
 
+from ..data import imdb as imdb_data
 from ..errors import FwbenchError
-from .blocks import interleave
+from .blocks import distinct, interleave
 from .imdb_profiles import ARM_TABLE, MODEL, OPTIONS, PROFILES
 from .imdb_trial import DEFAULT_LIFETIME, run_trial
 from .registry import Study, register
@@ -73,65 +74,41 @@ def prepare(options: dict) -> dict:
 
 def grid(options: dict) -> list[dict]:
     """One config per (arm, batch size, workers, worker lifetime, oneDNN, sequence length, threads, repeat), the
-    arms of each setting back to back in a seeded random order per repeat block (``blocks.interleave``).
-    ``extra_arms`` run only at the largest batch size with the fewest workers (a cheap look at them in small
-    profiles); with ``convergence``, the post's convergence runs are added (``CONVERGENCE_SETTINGS`` for
-    ``max(epochs, CONVERGENCE_EPOCHS)`` epochs); ``onednn_part`` adds ``ONEDNN_ARMS`` at one batch size, 0 workers,
-    oneDNN on and off, every repeat block; ``quality_part`` adds its arms on all 25k reviews (its own blocks);
-    ``beside_part`` times its arms (JAX and the reference arms) on
-    the settings it names for its own blocks, as trials of their own (``beside: True`` in the config: a JAX
-    comparison stands on trials that ran on one machine in the same blocks, whatever machine the main grid ran
-    on); ``batches_per_epoch`` sizes main, beside and extra epochs by batches (n_train = batches x batch size,
-    at most 25k). Worker lifetimes apply to settings with workers (0 workers records
-    ``DEFAULT_LIFETIME``); parts other than main use the first listed lifetime and oneDNN value. Duplicates are
-    merged, so a setting in two parts is one trial (labelled with the part that lists it first). Odd repeat blocks
-    run their settings in reverse order (settings compared across, such as worker lifetime, alternate)."""
-    from ..data.imdb import REVIEWS_PER_SPLIT, Encoding  # framework-free
-
+    arms of each setting back to back in a seeded random order per repeat block (``blocks.interleave``), odd blocks
+    in reverse order (settings compared across, such as worker lifetime, alternate). ``extra_arms`` run at the
+    largest batch size with the fewest workers (a cheap look in small profiles); ``beside_part``'s arms are trials of
+    their own (``beside: True``: a JAX comparison stands on one machine's blocks, whatever machine ran the main
+    grid); ``batches_per_epoch`` sizes main, beside and extra epochs (n_train = batches x batch size, at most 25k).
+    Parts other than main take the first listed lifetime and oneDNN value; a setting in two parts is one trial."""
     schedule = {"factor": LR_FACTOR, "every_epochs": LR_EVERY}
-    lifetime, onednn = options["worker_lifetime"][0], options["onednn"][0]
 
-    def setting(
-        batch_size,
-        workers,
-        lr_schedule=options["lr_schedule"],
-        epochs=options["epochs"],
-        part="main",
-        life=lifetime,
-        flag=onednn,
-    ):
-        return {
+    def setting(batch_size, num_workers, **given):
+        """A setting: the profile's schedule and epochs, part main, the first lifetime and oneDNN value unless given."""
+        s = {
             "batch_size": batch_size,
-            "num_workers": workers,
-            "lr_schedule": lr_schedule,
-            "epochs": epochs,
-            "part": part,
-            "worker_lifetime": life if workers else DEFAULT_LIFETIME,
-            "onednn": flag,
+            "num_workers": num_workers,
+            "lr_schedule": options["lr_schedule"],
+            "epochs": options["epochs"],
+            "part": "main",
+            "worker_lifetime": options["worker_lifetime"][0],
+            "onednn": options["onednn"][0],
+            **given,
         }
+        return {**s, "worker_lifetime": s["worker_lifetime"] if num_workers else DEFAULT_LIFETIME}
 
-    main = list(
-        {
-            repr(s): s
-            for s in (
-                setting(b, w, life=life, flag=flag)
-                for b in options["batch_sizes"]
-                for w in options["workers"]
-                for life in options["worker_lifetime"]
-                for flag in options["onednn"]
-            )
-        }.values()
+    main = distinct(  # 0 workers have one lifetime
+        [
+            setting(b, w, worker_lifetime=life, onednn=flag)
+            for b in options["batch_sizes"]
+            for w in options["workers"]
+            for life in options["worker_lifetime"]
+            for flag in options["onednn"]
+        ]
     )
     if options.get("convergence"):
+        epochs = max(options["epochs"], CONVERGENCE_EPOCHS)
         main += [
-            setting(
-                s["batch_size"],
-                s["num_workers"],
-                s["lr_schedule"],
-                max(options["epochs"], CONVERGENCE_EPOCHS),
-                "convergence",
-                DEFAULT_LIFETIME,
-            )
+            setting(**s, epochs=epochs, part="convergence", worker_lifetime=DEFAULT_LIFETIME)
             for s in CONVERGENCE_SETTINGS
         ]
     plan = [(arm, s) for arm in options["arms"] for s in main]
@@ -150,7 +127,7 @@ def grid(options: dict) -> list[dict]:
     per_batch = options.get("batches_per_epoch")
 
     def n_train(batch_size):
-        return min(REVIEWS_PER_SPLIT, per_batch * batch_size) if per_batch else options["n_train"]
+        return min(imdb_data.REVIEWS_PER_SPLIT, per_batch * batch_size) if per_batch else options["n_train"]
 
     runs = [
         (arm, s, seq_len, threads, n_train(s["batch_size"]), options["n_test"])
@@ -158,49 +135,28 @@ def grid(options: dict) -> list[dict]:
         for threads in options["threads"]
         for arm, s in plan
     ]
+    first = (options["seq_len"][0], options["threads"][0])  # the one sequence length and thread count of a part
     scaling = options.get("scaling")
     if scaling:
+        s = setting(scaling["batch_size"], 0, epochs=scaling["epochs"], part="scaling")
         runs += [
-            (
-                arm,
-                setting(scaling["batch_size"], 0, epochs=scaling["epochs"], part="scaling"),
-                seq_len,
-                threads,
-                scaling["n_train"],
-                options["n_test"],
-            )
+            (arm, s, seq_len, threads, scaling["n_train"], options["n_test"])
             for arm in SCALING_ARMS
             for seq_len in scaling["seq_lens"]
             for threads in scaling["threads"]
         ]
     part = options.get("onednn_part")
     if part:
-        runs += [
-            (
-                arm,
-                setting(part["batch_size"], 0, epochs=part["epochs"], part="onednn", flag=flag),
-                options["seq_len"][0],
-                options["threads"][0],
-                part["n_train"],
-                options["n_test"],
-            )
-            for arm in ONEDNN_ARMS
-            for flag in (True, False)
-        ]
+        on, off = (
+            setting(part["batch_size"], 0, epochs=part["epochs"], part="onednn", onednn=f) for f in (True, False)
+        )
+        runs += [(arm, s, *first, part["n_train"], options["n_test"]) for arm in ONEDNN_ARMS for s in (on, off)]
     quality = options.get("quality_part")
     if quality:  # training quality: every review in, every review scored; its own number of blocks (seeds)
-        runs += [
-            (
-                arm,
-                setting(quality["batch_size"], 0, epochs=quality["epochs"], part="quality"),
-                options["seq_len"][0],
-                options["threads"][0],
-                REVIEWS_PER_SPLIT,
-                REVIEWS_PER_SPLIT,
-            )
-            for arm in quality["arms"]
-        ]
-    configs, seen = [], set()
+        s = setting(quality["batch_size"], 0, epochs=quality["epochs"], part="quality")
+        every = imdb_data.REVIEWS_PER_SPLIT
+        runs += [(arm, s, *first, every, every) for arm in quality["arms"]]
+    configs = []
     for repeat in range(options["repeats"]):
         block = []
         for arm, s, seq_len, threads, n_train, n_test in runs:
@@ -212,33 +168,32 @@ def grid(options: dict) -> list[dict]:
                 threads = quality["threads"][repeat]
             if s["part"] == "beside" and repeat >= beside["blocks"]:
                 continue
-            config = {
-                "arm": arm,
-                "batch_size": s["batch_size"],
-                "num_workers": s["num_workers"],
-                "epochs": s["epochs"],
-                "n_train": n_train,
-                "n_test": n_test,
-                "threads": threads,
-                "lr": options["lr"],
-                "lr_schedule": dict(schedule) if s["lr_schedule"] else None,
-                "seed": BASE_SEED + repeat,
-                "repeat": repeat,
-                "model": dict(MODEL),
-                "encoding": vars(Encoding(num_words=MODEL["num_words"], maxlen=seq_len)).copy(),
-                "device": options["device"],
-                "part": s["part"],
-                "worker_lifetime": s["worker_lifetime"],
-                "onednn": s["onednn"] if options["device"] == "cpu" else True,
-                "init": options["init"],
-                "clip_norm": options["clip_norm"],
-                **({"beside": True} if s["part"] == "beside" else {}),
-            }
-            key = repr(sorted((k, v) for k, v in config.items() if k != "part"))
-            if key not in seen:
-                seen.add(key)
-                block.append(config)
-        block = interleave(block, seed=BASE_SEED)  # settings contiguous, so that reversing reverses their order
+            block.append(
+                {
+                    "arm": arm,
+                    "batch_size": s["batch_size"],
+                    "num_workers": s["num_workers"],
+                    "epochs": s["epochs"],
+                    "n_train": n_train,
+                    "n_test": n_test,
+                    "threads": threads,
+                    "lr": options["lr"],
+                    "lr_schedule": dict(schedule) if s["lr_schedule"] else None,
+                    "seed": BASE_SEED + repeat,
+                    "repeat": repeat,
+                    "model": dict(MODEL),
+                    "encoding": vars(imdb_data.Encoding(num_words=MODEL["num_words"], maxlen=seq_len)).copy(),
+                    "device": options["device"],
+                    "part": s["part"],
+                    "worker_lifetime": s["worker_lifetime"],
+                    "onednn": s["onednn"] if options["device"] == "cpu" else True,
+                    "init": options["init"],
+                    "clip_norm": options["clip_norm"],
+                    **({"beside": True} if s["part"] == "beside" else {}),
+                }
+            )
+        # settings contiguous, so that reversing reverses their order
+        block = interleave(distinct(block), seed=BASE_SEED)
         configs += block[::-1] if repeat % 2 else block  # A-B, B-A: a drift in machine load favours no setting
     return interleave(configs, seed=BASE_SEED)
 
@@ -260,14 +215,6 @@ def describe(config: dict) -> str:
     )
 
 
-def preflight(options: dict) -> None:
-    """Runs in the parent before any trial: a missing or broken IMDB source is one error line instead of one
-    failed trial per config (``fwbench.data.imdb.check_source``)."""
-    from ..data.imdb import check_source
-
-    check_source()
-
-
 STUDY = register(
     Study(
         name="imdb",
@@ -279,7 +226,8 @@ STUDY = register(
         grid=grid,
         run_trial=run_trial,
         describe=describe,
-        preflight=preflight,
+        # a missing or broken IMDB source is one error line instead of one failed trial per config
+        preflight=lambda options: imdb_data.check_source(),
         arms=ARM_TABLE,
         reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"},
         figure_prefix="imdb_",

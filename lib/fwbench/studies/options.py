@@ -1,7 +1,5 @@
-"""Validation of profile overrides (CLI flags and papermill-injected notebook parameters).
-
-Every check raises ``FwbenchError`` with one line naming the option, what was given, and what is accepted,
-before any trial starts.
+"""Validation of profile overrides (CLI flags and papermill-injected notebook parameters): every check raises
+``FwbenchError`` with one line naming the option, what was given, and what is accepted, before any trial starts.
 """
 
 from __future__ import annotations
@@ -14,21 +12,17 @@ from ..errors import FwbenchError
 Validator = Callable[[str, Any], Any]
 
 
-def _type_name(value: Any) -> str:
-    return type(value).__name__
+def int_range(minimum: int, maximum: int) -> Validator:
+    def check(name: str, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise FwbenchError(
+                f"{name} must be an integer, got {value!r} ({type(value).__name__}); e.g. {name}={minimum}"
+            )
+        if not minimum <= value <= maximum:
+            raise FwbenchError(f"{name} must be >= {minimum} and <= {maximum}, got {value}")
+        return value
 
-
-def positive_int(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise FwbenchError(f"{name} must be an integer, got {value!r} ({_type_name(value)}); e.g. {name}={minimum}")
-    if value < minimum or (maximum is not None and value > maximum):
-        upper = f" and <= {maximum}" if maximum is not None else ""
-        raise FwbenchError(f"{name} must be >= {minimum}{upper}, got {value}")
-    return value
-
-
-def int_range(minimum: int, maximum: int | None = None) -> Validator:
-    return lambda name, value: positive_int(name, value, minimum, maximum)
+    return check
 
 
 def optional(validator: Validator) -> Validator:
@@ -43,7 +37,7 @@ def positive_float(name: str, value: Any) -> float:
 
 def boolean(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise FwbenchError(f"{name} must be True or False, got {value!r} ({_type_name(value)})")
+        raise FwbenchError(f"{name} must be True or False, got {value!r} ({type(value).__name__})")
     return value
 
 
@@ -56,7 +50,7 @@ def list_of(
 
     def check(name: str, value: Any) -> list:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            value = [value]  # a single value is a one-element list
+            value = [value]
         if not isinstance(value, (list, tuple)) or (not value and not allow_empty):
             raise FwbenchError(f"{name} must be a non-empty list, got {value!r}")
         out = [item(name, v) for v in value]
@@ -109,16 +103,6 @@ def part_spec(**keys: Validator) -> Validator:
         return {k: keys[k](f"{name}.{k}", v) for k, v in value.items()}
 
     return check
-
-
-# The IMDB cost-growth grid
-scaling_spec = part_spec(
-    seq_lens=list_of(int_range(1, 500)),
-    threads=list_of(int_range(1, 256)),
-    batch_size=int_range(1, 65536),
-    epochs=int_range(1, 1000),
-    n_train=int_range(2, 25000),
-)
 
 
 def string(name: str, value: Any) -> str:

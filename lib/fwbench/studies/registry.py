@@ -1,27 +1,19 @@
 """The study registry: one declaration adds a study (pytest-plugin style), and everything else iterates over it.
 
-A study module ends with ``STUDY = register(Study(...))``. The declaration holds the study's name, profiles,
-option validators, grid, trial function and its **arm table** (arm name -> framework, backend module, variant,
-label, colour). The runner, the CLI, the README generator, the report, the plots' colours, provenance and the
-ledger ask the registry; nothing outside a study's own module derives a framework from an arm's name. An arm's
-framework is one of the framework table's (``fwbench.frameworks``, re-exported here: ``register_framework``,
-``get_framework``, ``all_frameworks``), where one declaration adds a framework as one declaration here adds a study.
+A study module ends with ``STUDY = register(Study(...))``, which holds its **arm table** (arm name -> framework,
+backend module, variant, label, colour). Everything else asks the registry; nothing outside a study's own module
+derives a framework from an arm's name. Frameworks are the framework table's (``fwbench.frameworks``).
 
-Arm names follow one scheme in every study: ``<framework>-<variant>``, where the variant says how the model runs:
+Arm names follow one scheme in every study, ``<framework>-<variant>``, the variant saying how the model runs:
+PyTorch ``eager`` (dense gradients), ``sparse`` (sparse embedding gradients), ``compile`` (``torch.compile``),
+``script`` (TorchScript trace + freeze); MXNet ``imperative`` (nothing hybridized), ``hybrid-partial`` (some blocks
+hybridized, the rest imperative: the IMDB blocks around the LSTM, or GluonTS' hybridized training network with its
+imperative predictor), ``hybrid-full`` (everything hybridized). oneDNN on/off and thread counts are options of a
+trial, not arms.
 
-- PyTorch: ``torch-eager`` (dense gradients), ``torch-sparse`` (eager, sparse embedding gradients),
-  ``torch-compile`` (``torch.compile``), ``torch-script`` (TorchScript trace + freeze);
-- MXNet: ``mxnet-imperative`` (nothing hybridized), ``mxnet-hybrid-partial`` (some blocks hybridized, the rest
-  imperative: the IMDB blocks around the LSTM, or GluonTS' hybridized training network with its imperative
-  predictor), ``mxnet-hybrid-full`` (everything hybridized).
-oneDNN on/off and thread counts are options of a trial, not arms.
-
-Everything here is framework-free: declaring or looking up a study imports neither torch nor mxnet. The
-backend modules are imported inside the trial process only (``Arm.load_backend``).
-
-Studies defined outside ``fwbench`` register the same way; the runner passes the defining module to the trial
-process (``Study.module``) together with the folder it is imported from, so a plugin's trials run too.
-Set ``FWBENCH_STUDIES=pkg.mod[,other.mod]`` to make the CLI import plugin modules before it looks a study up.
+Declaring or looking up a study imports no framework: backends are imported in the trial process only
+(``Arm.load_backend``). Studies defined outside ``fwbench`` register the same way (``FWBENCH_STUDIES=pkg.mod[,...]``
+makes the CLI import them first); the trial process gets the defining module and the folder it is imported from.
 """
 
 from __future__ import annotations
@@ -38,21 +30,12 @@ from typing import Any
 
 from ..conditions import study_overrides
 from ..errors import FwbenchError
-
-# the framework table, re-exported: the registry is where arms and studies look their frameworks up
 from ..frameworks import Framework, all_frameworks, get_framework, register_framework  # noqa: F401
 from . import options as opt
 from .adaptive import adaptive_option
 
-BUILTIN_MODULES = (
-    "fwbench.studies.imdb",
-    "fwbench.studies.deepar",
-    "fwbench.studies.vgg16",
-    "fwbench.studies.gemm",
-    "fwbench.studies.onnx",
-    "fwbench.studies.dataparallel",
-    "fwbench.studies.selftest",
-)
+BUILTIN_STUDIES = ("imdb", "deepar", "vgg16", "gemm", "onnx", "dataparallel")  # all_studies() order
+BUILTIN_MODULES = tuple(f"fwbench.studies.{name}" for name in BUILTIN_STUDIES)
 
 
 @dataclass(frozen=True)
@@ -74,8 +57,7 @@ class Arm:
             raise FwbenchError(f"arm {self.name!r}: {exc}") from None
 
     def onednn_env(self, enabled: bool) -> dict[str, str]:
-        """Environment variables the arm's framework reads at import for oneDNN on or off (set them before
-        ``load_backend``; none for a framework that switches at run time)."""
+        """The variables the arm's framework reads at import for oneDNN on or off (set before ``load_backend``)."""
         return get_framework(self.framework).onednn_env(enabled)
 
     def load_backend(self):
@@ -85,39 +67,10 @@ class Arm:
         return importlib.import_module(self.backend)
 
 
-def _no_preflight(options: dict) -> None:
-    """Nothing to check before the trials."""
-
-
-def _one_slot(config: dict) -> int:
-    """A trial is one process of ``threads`` threads: one slot of an executor."""
-    return 1
-
-
 @dataclass(frozen=True)
 class Study:
-    """One study, declared once. ``grid(options) -> [config]``, ``run_trial(config, report) -> result``
-    (child process only), ``describe(config) -> label``; ``prepare(options) -> options`` post-processes the
-    validated options (e.g. fills defaults that need the data catalogue); ``preflight(options)`` checks data in
-    the parent before any trial. ``code`` names modules (besides the study's own and the arms' backends) whose
-    source is part of a trial's identity. ``reference`` maps a framework to the arm that stands for it in the
-    source's comparison. ``hidden`` studies (the harness self-test) stay out of the README and the post.
-
-    Repeat blocks: ``block_field`` is the config field numbering a setting's block, ``block_option`` the option
-    that sets how many blocks the grid makes. A study that can run adaptive repeats (``studies.adaptive``)
-    declares ``adaptive_pairs`` ((numerator arm, denominator arm), ...: the ratios a setting feeds) and
-    ``adaptive_metric(summary) -> float`` (the per-trial number those ratios are taken of).
-
-    ``fixed_block_parts``: the grid parts (config ``part``) whose number of blocks the profile declares (the
-    seeds of an accuracy part): the adaptive rule runs every planned block of their settings, whatever their
-    timings say.
-
-    ``piece_parts``: the grid parts measured as pieces per CPU model (``--set cpu=this``), never on the unnamed
-    plan alone: a profile's run is complete without them (``completeness``), and each CPU's piece is read as its
-    own condition.
-
-    ``slots(config) -> int``: how many executor slots (Dask worker threads on one host) a trial occupies; 1 unless
-    a trial starts a group of processes itself (the data-parallel study: its world size)."""
+    """One study, declared once: ``grid(options) -> [config]``, ``run_trial(config, report) -> result`` (in the
+    trial process only), ``describe(config) -> label``; the other fields as commented."""
 
     name: str
     title: str
@@ -128,20 +81,28 @@ class Study:
     run_trial: Callable[..., dict]
     describe: Callable[[dict], str]
     arms: tuple
-    preflight: Callable[[dict], None] = _no_preflight
-    prepare: Callable[[dict], dict] | None = None
+    preflight: Callable[[dict], None] = lambda options: None  # checks the data in the parent before any trial
+    prepare: Callable[[dict], dict] | None = None  # validated options -> options (e.g. defaults from a catalogue)
     arm_field: str = "arm"
-    reference: dict = field(default_factory=dict)
-    code: tuple = ()
-    hidden: bool = False
+    reference: dict = field(default_factory=dict)  # framework -> the arm that stands for it in the sources' comparison
+    code: tuple = ()  # modules besides the trial module and the arms' backends whose source is a trial's identity
+    hidden: bool = False  # out of the README and the post (the harness self-test)
     figure_prefix: str | None = None
-    block_field: str = "repeat"
-    block_option: str = "repeats"
+    block_field: str = "repeat"  # the config field numbering a setting's repeat block
+    block_option: str = "repeats"  # the option setting how many blocks the grid makes
+    # adaptive repeats (``studies.adaptive``): the ratios a setting feeds, ((numerator arm, denominator arm), ...),
+    # and ``adaptive_metric(summary) -> float``, the per-trial number they are taken of
     adaptive_pairs: tuple | None = None
     adaptive_metric: Callable[[dict], float] | None = None
+    # parts (config ``part``) whose blocks the profile declares (an accuracy part's seeds): every one runs, whatever
+    # the timings say
     fixed_block_parts: tuple = ()
+    # parts measured as pieces per CPU model (``--set cpu=this``): a profile's run is complete without them
+    # (``completeness``), and each CPU's piece is its own condition
     piece_parts: tuple = ()
-    slots: Callable[[dict], int] = _one_slot
+    # executor slots (Dask worker threads on one host) a trial occupies: 1, one process of ``threads`` threads,
+    # unless it starts a group of processes itself (the data-parallel study: its world size)
+    slots: Callable[[dict], int] = lambda config: 1
 
     def __post_init__(self):
         names = [a.name for a in self.arms]
@@ -175,8 +136,7 @@ class Study:
         return self.arm(config[self.arm_field])
 
     def env_of(self, config: dict) -> str:
-        """The environment a config's trial runs in: the config's ``env`` (a study part that runs its arms
-        elsewhere), else its arm's (default ``main``)."""
+        """The environment a config's trial runs in: the config's ``env`` (a part run elsewhere), else its arm's."""
         return config.get("env") or self.arm_of(config).env
 
     def framework_of(self, arm: str) -> str:
@@ -228,20 +188,15 @@ class Study:
         """The modules whose source is a trial's code: the trial module, the arms' backends, the facts modules
         of their frameworks (they set what a framework does at import, e.g. oneDNN) and the study's ``code``
         modules. The declaration module (profiles, options, grid) is left out when ``run_trial`` lives elsewhere,
-        so editing a profile keeps stored trials of unchanged configs current; a study that defines ``run_trial``
-        beside its profiles (the self-test, most plugins) fingerprints that whole module, as before."""
+        so editing a profile keeps stored trials of unchanged configs current."""
         facts = {get_framework(a.framework).module for a in self.arms} - {None}
         return sorted({self.trial_module, *self.code, *(a.backend for a in self.arms if a.backend), *facts})
 
     def code_version(self) -> str:
-        """A fingerprint of what a trial runs: the source of ``fingerprinted_modules``. It is part of every trial
-        id, so rows measured with other code are not reused (``fwbench status`` calls them stale). Read from the
-        source files, without importing any framework.
-
-        The arm table is not hashed: adding an arm keeps the stored trials of the other arms current. An arm's
-        row selects its backend (hashed above) and its variant, and the variant is part of the arm's name
-        (``<framework>-<variant>``), so remapping what an arm runs is a new arm name, whose rows ``fwbench status``
-        already calls stale (an arm the table no longer has)."""
+        """A fingerprint of the source of ``fingerprinted_modules``, read without importing any framework; part of
+        every trial id, so rows measured with other code are not reused (``fwbench status`` calls them stale). The
+        arm table is not hashed, so adding an arm keeps the other arms' trials current: an arm's row selects its
+        backend (hashed) and its variant, which is in the arm's name, so remapping an arm is a new arm name."""
         digest = hashlib.sha256()
         for name in self.fingerprinted_modules():
             digest.update(name.encode() + b"\0" + _source_bytes(name) + b"\0")
@@ -249,19 +204,12 @@ class Study:
 
     def import_root(self) -> str | None:
         """The folder the defining module is imported from (for a plugin outside the installed package)."""
-        mod = sys.modules.get(self.module)
-        path = getattr(mod, "__file__", None)
-        if not path:
-            return None
-        root = Path(path).resolve().parent
-        for _ in range(self.module.count(".")):
-            root = root.parent
-        return str(root)
+        path = getattr(sys.modules.get(self.module), "__file__", None)
+        return str(Path(path).resolve().parents[self.module.count(".")]) if path else None
 
 
 def _source_bytes(module: str) -> bytes:
-    mod = sys.modules.get(module)
-    origin = getattr(mod, "__file__", None) if mod else None
+    origin = getattr(sys.modules.get(module), "__file__", None)
     if origin is None:
         spec = importlib.util.find_spec(module)
         origin = spec.origin if spec else None
@@ -275,8 +223,7 @@ _LOADED = False
 
 
 def register(study: Study) -> Study:
-    """Add ``study`` (a re-registration from the same module replaces it; another module's same name is an
-    error)."""
+    """Add ``study`` (again from the same module: replaces it; the same name from another module: an error)."""
     old = _REGISTRY.get(study.name)
     if old is not None and old.module != study.module:
         raise FwbenchError(f"study {study.name!r} is declared twice ({old.module} and {study.module})")
@@ -321,15 +268,5 @@ def study_names(hidden: bool = False) -> list[str]:
 def arm_table(study: str) -> list[dict[str, Any]]:
     """The arm table of a study as rows (for the README and the post)."""
     s = get_study(study)
-    return [
-        {
-            "study": s.name,
-            "arm": a.name,
-            "framework": a.framework,
-            "variant": a.variant,
-            "label": a.label,
-            "colour": a.colour,
-            "backend": a.backend,
-        }
-        for a in s.arms
-    ]
+    fields = ("framework", "variant", "label", "colour", "backend")
+    return [{"study": s.name, "arm": a.name, **{k: getattr(a, k) for k in fields}} for a in s.arms]

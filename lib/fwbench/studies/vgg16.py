@@ -1,21 +1,17 @@
 """Claim C (overview article, Colab, no setup): VGG16 inference 30.4 ms (PyTorch) vs 20.5 ms (MXNet), and
 "MXNet has optimized CPU kernels" / "PyTorch's JIT optimizes computations".
 
-One trial = one framework x batch size x image size x oneDNN on/off (x compiled or eager) in a fresh process:
-build VGG16 with random weights, compile it where the arm says (timed apart: ``compile_time_s``, the compile
-call plus the first forward pass that triggers it), ``warmup`` forward passes (stored, excluded), then ``repeats``
-timed passes, each read with ``time.perf_counter`` after the framework's synchronize (``mx.nd.waitall``).
-
-Arms: ``torch-eager`` (``no_grad``), ``torch-script`` (``torch.jit.trace`` + ``freeze``), ``torch-compile``
-(``torch.compile`` of the eager model, Inductor, default mode; its cache directory is fresh per trial, so every
-trial pays a cold compile), ``mxnet-imperative`` (Gluon), ``mxnet-hybrid-full`` (the whole net
-``hybridize(static_alloc, static_shape)``). VGG16 has no data-dependent control flow, so both compilers trace the
-whole network (unlike the IMDB LSTM, where ``torch.compile`` breaks the graph).
-oneDNN off: PyTorch ``torch.backends.mkldnn.flags(enabled=False)`` around compiling, warm-up and timing; MXNet
-``MXNET_MKLDNN_ENABLED=0`` set before ``import mxnet``. On ``cuda`` the oneDNN switch does not apply.
+One trial = one arm x batch size x image size x oneDNN on/off in a fresh process: VGG16 with random weights,
+compiled where the arm says (timed apart: ``compile_time_s``, the compile call plus the first forward pass),
+``warmup`` forward passes (stored, excluded), then ``repeats`` timed passes, each read after the framework's
+synchronize. ``torch-compile`` uses a fresh cache per trial, so every trial pays a cold compile;
+``mxnet-hybrid-full`` is ``hybridize(static_alloc, static_shape)``. VGG16 has no data-dependent control flow, so
+both compilers trace the whole network (unlike the IMDB LSTM).
+oneDNN off: as in docs/methods.md; on ``cuda`` the switch does not apply.
 
 Option ``compiled`` adds a part (``part: "compiled"``) that runs the compiled-vs-eager comparison at its own arms,
-batch sizes and image size, oneDNN on only, ``blocks`` independent trials per setting.
+batch sizes and image size, oneDNN on only, ``blocks`` independent trials per setting; ``beside`` likewise (see
+``grid``).
 """
 
 from __future__ import annotations
@@ -24,7 +20,7 @@ from ..devices import check_device_available, device_option
 from ..errors import FwbenchError
 from . import options as opt
 from .adaptive import adaptive_option
-from .blocks import interleave
+from .blocks import distinct, interleave
 from .registry import Arm, Study, register
 from .vgg16_trial import describe, run_trial
 
@@ -41,55 +37,43 @@ ARM_TABLE = (
 ARMS = tuple(a.name for a in ARM_TABLE)
 TORCH_COMPILED = ["torch-eager", "torch-script", "torch-compile"]
 
+_COMMON = {
+    "arms": ["torch-eager", "mxnet-imperative"],
+    "batch_sizes": [1],
+    "image_size": 224,
+    "onednn": [True, False],
+    "warmup": 1,
+    "repeats": 3,
+    "threads": 2,
+    "device": "cpu",
+    "blocks": 2,
+}
 PROFILES = {
     # seconds: a 32x32 input exercises every path (the classifier still sees 512x7x7 via the adaptive pool)
     "smoke": {
-        "arms": ["torch-eager", "mxnet-imperative"],
-        "batch_sizes": [1],
+        **_COMMON,
         "image_size": 32,
-        "onednn": [True, False],
-        "warmup": 1,
         "repeats": 2,
-        "threads": 2,
-        "device": "cpu",
         "blocks": 1,
         # the JAX arm: compiled by nature, so in the compiled part (oneDNN on only: XLA has none)
         "compiled": {"arms": ["jax-jit"], "batch_sizes": [1], "image_size": 32, "blocks": 1},
         "beside": None,
         "adaptive": False,
     },
-    # about 2 min on an idle 2-core CPU: the claim's setting (batch 1, 224x224), oneDNN on and off, 2 blocks (the
-    # least a CI needs; the compiled part's single block keeps C1, C3 and C4 below the latency floor here anyway);
-    # plus the compiled part at 112x112: eager, TorchScript and torch.compile at batch 1, oneDNN on, one block. At
-    # 224x224 that part took 5.6 min on the shared 2-core host (each cold torch.compile is 35-55 s), over the quick
-    # budget; 112x112 keeps every layer and the whole graph, at a quarter of the FLOPs. Batch 8 (3 trials, one more
-    # cold compile) and a third block are left to `paper` (10-minute budget).
+    # about 2 min on an idle 2-core CPU: 2 blocks (the least a CI needs); the compiled part at 112x112, which keeps
+    # every layer and the whole graph at a quarter of the FLOPs (at 224x224 it took 5.6 min on the shared 2-core host,
+    # each cold torch.compile 35-55 s). Batch 8 (one more cold compile) and a third block are left to `paper`.
     "quick": {
-        "arms": ["torch-eager", "mxnet-imperative"],
-        "batch_sizes": [1],
-        "image_size": 224,
-        "onednn": [True, False],
-        "warmup": 1,
-        "repeats": 3,
-        "threads": 2,
-        "device": "cpu",
-        "blocks": 2,
+        **_COMMON,
         "compiled": {"arms": TORCH_COMPILED, "batch_sizes": [1], "image_size": 112, "blocks": 1},
         "beside": None,
         "adaptive": False,
     },
-    # the paper profile (~25 min here): C1's setting and batch 8, oneDNN on and off (C3), 3 to 5 adaptive blocks
-    # while the PyTorch / MXNet latency CI is wider than +-3 %; the compiled part (C4) at 224x224, batch 1 and 8,
-    # 3 blocks
+    # the paper profile (~25 min here)
     "paper": {
-        "arms": ["torch-eager", "mxnet-imperative"],
+        **_COMMON,
         "batch_sizes": [1, 8],
-        "image_size": 224,
-        "onednn": [True, False],
-        "warmup": 1,
         "repeats": 5,
-        "threads": 2,
-        "device": "cpu",
         "blocks": 3,
         # with JAX's jitted forward pass beside them (it enters no claim of the sources)
         "compiled": {"arms": TORCH_COMPILED + ["jax-jit"], "batch_sizes": [1, 8], "image_size": 224, "blocks": 3},
@@ -103,17 +87,13 @@ PROFILES = {
             "blocks": 3,
         },
     },
-    # hours on 2 cores (batch 32 at 224x224 is ~1 TFLOP a pass): batch 1, 8 and 32, every arm, oneDNN on and
-    # off, enough repeats for tight CIs
+    # hours on 2 cores (batch 32 at 224x224 is ~1 TFLOP a pass)
     "full": {
+        **_COMMON,
         "arms": list(ARMS),
         "batch_sizes": [1, 8, 32],
-        "image_size": 224,
-        "onednn": [True, False],
         "warmup": 2,
         "repeats": 10,
-        "threads": 2,
-        "device": "cpu",
         "blocks": 5,
         "compiled": None,
         "beside": None,
@@ -123,19 +103,13 @@ PROFILES = {
 
 
 def _arm_part(name, value):
-    """``None`` or ``{"arms": [...], "batch_sizes": [...], "image_size": n, "blocks": n}``."""
+    """``None`` or a dict of the options ``arms``, ``batch_sizes``, ``image_size`` and ``blocks`` for the part."""
+    keys = ("arms", "batch_sizes", "image_size", "blocks")
     if value is None:
         return None
-    if not isinstance(value, dict) or set(value) != {"arms", "batch_sizes", "image_size", "blocks"}:
-        raise FwbenchError(
-            f"{name} must be None or a dict with keys arms, batch_sizes, image_size, blocks; got {value!r}"
-        )
-    return {
-        "arms": opt.list_of(opt.string, ARMS)(f"{name}.arms", value["arms"]),
-        "batch_sizes": opt.list_of(opt.int_range(1, 256))(f"{name}.batch_sizes", value["batch_sizes"]),
-        "image_size": opt.int_range(32, 1024)(f"{name}.image_size", value["image_size"]),
-        "blocks": opt.int_range(1, 100)(f"{name}.blocks", value["blocks"]),
-    }
+    if not isinstance(value, dict) or set(value) != set(keys):
+        raise FwbenchError(f"{name} must be None or a dict with keys {', '.join(keys)}; got {value!r}")
+    return {k: OPTIONS[k](f"{name}.{k}", value[k]) for k in keys}
 
 
 OPTIONS = {
@@ -156,55 +130,38 @@ OPTIONS = {
 SEED = 0
 
 
-def describe_trial(config: dict) -> str:
-    """The trial module's label, marked ``beside`` for the beside part's trials (the same setting otherwise)."""
-    return describe(config) + (" beside" if config.get("beside") else "")
-
-
-def preflight(options: dict) -> None:
-    check_device_available(options["device"])
-
-
 def grid(options: dict) -> list[dict]:
-    """``blocks`` independent trials (fresh processes) per setting; in each block the arms of a setting run back
-    to back in a seeded random order (``blocks.interleave``). ``repeats`` are timed calls inside one trial. The
-    ``compiled`` part adds its settings (oneDNN on); a setting already in the main part is not run twice. The
-    ``beside`` part (oneDNN on) runs its arms as trials of their own (``beside: True`` in the config), so that a
-    comparison with JAX stands on trials of one machine's blocks."""
+    """``blocks`` independent trials (fresh processes) per setting, the arms of a setting back to back in a seeded
+    random order (``blocks.interleave``); ``repeats`` are timed calls inside one trial. The ``compiled`` part adds
+    its settings (oneDNN on; one the main part has is not run twice); the ``beside`` part (oneDNN on) runs its arms
+    as trials of their own (``beside: True``), so a comparison with JAX stands on trials of one machine's blocks."""
     onednn = options["onednn"] if options["device"] == "cpu" else [True]  # a CPU library: no GPU arm
-    parts = [("main", options["arms"], options["batch_sizes"], options["image_size"], onednn, options["blocks"])]
-    if options["compiled"]:
-        c = options["compiled"]
-        parts.append(("compiled", c["arms"], c["batch_sizes"], c["image_size"], [True], c["blocks"]))
-    if options.get("beside"):
-        b = options["beside"]
-        parts.append(("beside", b["arms"], b["batch_sizes"], b["image_size"], [True], b["blocks"]))
-    configs, seen = [], set()
-    for part, arms, batch_sizes, image_size, flags, blocks in parts:
-        for block in range(blocks):
-            for batch in batch_sizes:
-                for flag in flags:
-                    for arm in arms:
-                        config = {
-                            "arm": arm,
-                            "model": "vgg16",
-                            "batch_size": batch,
-                            "image_size": image_size,
-                            "onednn": flag,
-                            "warmup": options["warmup"],
-                            "repeats": options["repeats"],
-                            "threads": options["threads"],
-                            "device": options["device"],
-                            "seed": SEED,
-                            "block": block,
-                            "part": part,
-                            **({"beside": True} if part == "beside" else {}),
-                        }
-                        key = repr(sorted((k, v) for k, v in config.items() if k != "part"))
-                        if key not in seen:
-                            seen.add(key)
-                            configs.append(config)
-    return interleave(configs, seed=SEED)
+    # each part's arms, batch_sizes, image_size and blocks: the main options' or its own
+    parts = [("main", options, onednn)] + [(n, options[n], [True]) for n in ("compiled", "beside") if options.get(n)]
+    configs = []
+    for part, spec, flags in parts:
+        configs += [
+            {
+                "arm": arm,
+                "model": "vgg16",
+                "batch_size": batch,
+                "image_size": spec["image_size"],
+                "onednn": flag,
+                "warmup": options["warmup"],
+                "repeats": options["repeats"],
+                "threads": options["threads"],
+                "device": options["device"],
+                "seed": SEED,
+                "block": block,
+                "part": part,
+                **({"beside": True} if part == "beside" else {}),
+            }
+            for block in range(spec["blocks"])
+            for batch in spec["batch_sizes"]
+            for flag in flags
+            for arm in spec["arms"]
+        ]
+    return interleave(distinct(configs), seed=SEED)
 
 
 STUDY = register(
@@ -216,8 +173,9 @@ STUDY = register(
         options=OPTIONS,
         grid=grid,
         run_trial=run_trial,
-        describe=describe_trial,
-        preflight=preflight,
+        # the trial module's label, marked ``beside`` for the beside part's trials (the same setting otherwise)
+        describe=lambda config: describe(config) + (" beside" if config.get("beside") else ""),
+        preflight=lambda options: check_device_available(options["device"]),
         arms=ARM_TABLE,
         reference={"torch": "torch-eager", "mxnet": "mxnet-imperative"},
         code=("fwbench.vision", "fwbench.measure"),

@@ -1,11 +1,8 @@
 """Source A: Borealis AI, 'PyTorch vs MXNet' (2018): claims A1-A10, judged on the ``imdb`` and ``onnx`` studies.
 
-The post's numbers are stated once, in ``fwbench.published.borealis2018``; the claim texts and rules are written
-from them. "PyTorch" and "MXNet" are the imdb study's reference arms (dense-gradient eager PyTorch, imperative
-Gluon); the sparse arm (A5, A7), the advised hybrid blocks (A9) and the ONNX import step (A10) are named from their
-studies' arm tables. Rule helpers shared by several claims are in ``borealis2018_rules``; the evaluators of the
-claims about the model (A8-A10) in ``borealis2018_model``; this module holds the timing evaluators (A1-A7) and
-every claim's declaration.
+The post's numbers are stated once, in ``fwbench.published.borealis2018``; "PyTorch" and "MXNet" are the imdb
+study's reference arms. This module holds the timing evaluators (A1-A7) and every claim's declaration; the shared
+rule helpers are in ``borealis2018_rules``, the model claims' evaluators (A8-A10) in ``borealis2018_model``.
 """
 
 from __future__ import annotations
@@ -29,16 +26,7 @@ from ...published.borealis2018 import (
 )
 from .. import floors
 from ..data import Claim, Data, have_imdb, named_arm, per_batch, settings, times
-from ..rules import (
-    Part,
-    band_about,
-    band_within,
-    fastest_is,
-    in_band,
-    missing,
-    ratio_part,
-    verdict_at_most,
-)
+from ..rules import Part, band_about, band_within, fastest_is, in_band, missing, ratio_part, verdict_at_most
 from .borealis2018_model import (
     FULL_HYBRID_ARM,
     HYBRID_ARM,
@@ -76,30 +64,17 @@ def eval_a1(d: Data) -> list[Part]:
 
 
 def eval_a2(d: Data) -> list[Part]:
-    parts = gpu_claim(d)
-    if parts:
-        return parts
-    band = band_about(GPU_UTIL_PCT["torch"] / GPU_UTIL_PCT["mxnet"])
-    return per_batch(d, PT, MX, 0, f"GPU utilisation {PT} / {MX}", in_band(band), metric=GPU_UTIL_METRIC)
+    band = in_band(band_about(GPU_UTIL_PCT["torch"] / GPU_UTIL_PCT["mxnet"]))
+    return gpu_claim(d) or per_batch(d, PT, MX, 0, f"GPU utilisation {PT} / {MX}", band, metric=GPU_UTIL_METRIC)
 
 
 def eval_a3(d: Data) -> list[Part]:
-    parts = gpu_claim(d)
-    if parts:
-        return parts
-    out = []
-    for arm in (PT, MX):
-        values = times(d, arm, workers=1, metric=GPU_UTIL_METRIC)
-        out.append(
-            ratio_part(
-                f"{arm}, 1 worker",
-                "GPU utilisation % (median)",
-                values,
-                np.ones(max(len(values), 2)),
-                in_band(GPU_UTIL_1_WORKER_PCT),
-            )
-        )
-    return out
+    values = {arm: times(d, arm, workers=1, metric=GPU_UTIL_METRIC) for arm in (PT, MX)}
+    rule = in_band(GPU_UTIL_1_WORKER_PCT)
+    return gpu_claim(d) or [
+        ratio_part(f"{arm}, 1 worker", "GPU utilisation % (median)", v, np.ones(max(len(v), 2)), rule)
+        for arm, v in values.items()
+    ]
 
 
 def _analogue_only(d: Data) -> bool:
@@ -134,13 +109,9 @@ def eval_a4(d: Data) -> list[Part]:
             return median(slow) / median(fast) if len(slow) and len(fast) else -np.inf
 
         best = max(batches, key=chosen_speedup)
-        part = ratio_part(
-            f"{arm}, batch {best} (largest speed-up; {how}{note})",
-            f"epoch time 0 workers / {workers} workers",
-            *speedup(d, arm, best, 0, workers, on=judge),
-            in_band(band),
-        )
-        out.append(part)
+        label = f"{arm}, batch {best} (largest speed-up; {how}{note})"
+        sides = speedup(d, arm, best, 0, workers, on=judge)
+        out.append(ratio_part(label, f"epoch time 0 workers / {workers} workers", *sides, in_band(band)))
     return out
 
 
@@ -183,9 +154,8 @@ def eval_a6(d: Data) -> list[Part]:
     ):
         if {(BEST_BATCH, w_from), (BEST_BATCH, w_to)} <= settings(d, arm):
             quantity = f"epoch time {w_from} worker{'s' * (w_from != 1)} / {w_to} workers"
-            out.append(
-                ratio_part(f"{arm}, batch {BEST_BATCH}", quantity, *speedup(d, arm, BEST_BATCH, w_from, w_to), rule)
-            )
+            sides = speedup(d, arm, BEST_BATCH, w_from, w_to)
+            out.append(ratio_part(f"{arm}, batch {BEST_BATCH}", quantity, *sides, rule))
         else:
             out.append(missing(f"{arm} at batch {BEST_BATCH} with {w_from} and {w_to} workers", have_imdb(d)))
     return out
@@ -205,135 +175,105 @@ _A1 = band_about(TORCH_SPEEDUP_0_WORKERS)
 _A5 = band_within(*SPARSE_SPEEDUP)
 
 
+def _claim(claim_id: str, text: str, rule: str, evaluate, hardware: str = "gpu", **fields) -> Claim:
+    """A claim of the post, under its conditions and on its hardware."""
+    return Claim(
+        claim_id, text, SOURCE, CONDITIONS, rule, evaluate, hardware=hardware, source_hardware=HARDWARE, **fields
+    )
+
+
 CLAIMS = [
-    Claim(
+    _claim(
         "A1",
         f"With 0 workers PyTorch is about {pct(TORCH_SPEEDUP_0_WORKERS)} % faster than MXNet.",
-        SOURCE,
-        CONDITIONS,
         f"about({TORCH_SPEEDUP_0_WORKERS:.2f}) per batch size at 0 workers: epoch-time ratio {MX} / "
         f"{PT} in {band_text(_A1)}",
         eval_a1,
-        hardware="gpu",
-        source_hardware=HARDWARE,
         floor=floors.imdb_timing,
         scale=floors.IMDB_TIMING,
     ),
-    Claim(
+    _claim(
         "A2",
         f"MXNet used more CPU (~{CPU_PCT['mxnet']} % vs ~{CPU_PCT['torch']} %); PyTorch had better GPU "
         f"utilisation ({GPU_UTIL_PCT['torch']} % vs {GPU_UTIL_PCT['mxnet']} %).",
-        SOURCE,
-        CONDITIONS,
         f"needs GPU trials; then about({GPU_UTIL_PCT['torch']}/{GPU_UTIL_PCT['mxnet']}) on GPU utilisation {PT} / {MX}",
         eval_a2,
-        hardware="gpu",
-        source_hardware=HARDWARE,
     ),
-    Claim(
+    _claim(
         "A3",
         "1 worker raises GPU utilisation to {}-{} % for both.".format(*GPU_UTIL_1_WORKER_PCT),
-        SOURCE,
-        CONDITIONS,
         "needs GPU trials; then median GPU utilisation at 1 worker within [{}, {}] %".format(*GPU_UTIL_1_WORKER_PCT),
         eval_a3,
-        hardware="gpu",
-        source_hardware=HARDWARE,
     ),
-    Claim(
+    _claim(
         "A4",
         f"Going from 0 to 4 workers speeds MXNet up by up to {pct(WORKER_SPEEDUP_0_TO_4['mxnet'])} %, "
         f"PyTorch by up to {pct(WORKER_SPEEDUP_0_TO_4['torch'])} %.",
-        SOURCE,
-        CONDITIONS,
         f"largest speed-up over batch sizes (time 0 workers / 4 workers): {MX} "
         f"about({WORKER_SPEEDUP_0_TO_4['mxnet']:.2f}), {PT} within(1.00, {WORKER_SPEEDUP_0_TO_4['torch']:.2f})",
         eval_a4,
-        hardware="gpu",
-        source_hardware=HARDWARE,
         floor=floors.imdb_heldout(MX, PT),
         scale=floors.HELDOUT,
     ),
-    Claim(
+    _claim(
         "A5",
         f"Sparse embedding gradients speed PyTorch up by {pct(SPARSE_SPEEDUP[0])}-{pct(SPARSE_SPEEDUP[1])} "
         "%, depending on batch size.",
-        SOURCE,
-        CONDITIONS,
         f"within({SPARSE_SPEEDUP[0]:.2f}, {SPARSE_SPEEDUP[1]:.2f}) per batch size at 0 workers: epoch time "
         f"{PT} / {SPARSE_ARM} in {band_text(_A5)}",
         eval_a5,
-        hardware="gpu",
-        source_hardware=HARDWARE,
         floor=floors.imdb_timing,
         scale=floors.IMDB_TIMING,
     ),
-    Claim(
+    _claim(
         "A6",
         f"Best batch size for both is {BEST_BATCH}; 1 -> 2 workers improves MXNet by "
         f"{pct(MXNET_SPEEDUP_1_TO_2_WORKERS)} %; more workers don't help.",
-        SOURCE,
-        CONDITIONS,
         f"fastest_is({BEST_BATCH}) per arm; about({MXNET_SPEEDUP_1_TO_2_WORKERS}) for {MX} 1/2 workers at batch "
         f"{BEST_BATCH}; at_most(1) for 2/4 workers at batch {BEST_BATCH}",
         eval_a6,
-        hardware="gpu",
-        source_hardware=HARDWARE,
         floor=floors.imdb_heldout(MX, PT),
         scale=floors.HELDOUT,
     ),
-    Claim(
+    _claim(
         "A7",
         f"At their best settings MXNet is {BEST_SETTING_SPEEDUP['dense']:g}x as fast as dense PyTorch, and "
         f"{pct(BEST_SETTING_SPEEDUP['sparse'])} % faster than sparse PyTorch.",
-        SOURCE,
-        CONDITIONS,
         f"each arm at its fastest setting: about({BEST_SETTING_SPEEDUP['dense']:.1f}) {PT} / {MX}, "
         f"about({BEST_SETTING_SPEEDUP['sparse']:.1f}) {SPARSE_ARM} / {MX}",
         eval_a7,
-        hardware="gpu",
-        source_hardware=HARDWARE,
         floor=floors.imdb_heldout(PT, SPARSE_ARM, MX),
         scale=floors.HELDOUT,
     ),
-    Claim(
+    _claim(
         "A8",
         "PyTorch trains slightly better (lower loss curve).",
-        SOURCE,
-        CONDITIONS,
         f"above(1): final train loss {MX} / {PT} over seeds, in the training-quality part (all 25k reviews; "
         f"the paper profile: batch 64) or else at batch {LOSS_SETTING[0]} / {LOSS_SETTING[1]} workers",
         eval_a8,
         hardware="none",
-        source_hardware=HARDWARE,
         floor=a8_floor,
         scale=floors.IMDB_QUALITY,
         part="quality",
     ),
-    Claim(
+    _claim(
         "A9",
         "gluon.rnn.LSTM could not be hybridized; the MXNet team recommended pre-LSTM and post-LSTM hybrid blocks.",
-        SOURCE,
-        CONDITIONS,
         f"arm {FULL_HYBRID_ARM!r} hybridizes the whole model, LSTM included: "
         "hybridize fails -> reproduced, works -> contradicted; epoch time of each hybrid arm "
         f"({HYBRID_ARM}, {FULL_HYBRID_ARM}) against {MX} as context",
         eval_a9,
         hardware="none",
-        source_hardware=HARDWARE,
         scale="one finished trial of the arm",
     ),
-    Claim(
+    _claim(
         "A10",
         "ONNX could carry a model from PyTorch (research) to MXNet (deployment).",
-        SOURCE,
-        CONDITIONS,
         f"study {ONNX_STUDY!r}, step {ONNX_IMPORT_STEP}: import works and max |logit diff| <= {ONNX_ATOL:g} -> "
         "reproduced; import fails or diff above -> contradicted",
         eval_a10,
-        study=ONNX_STUDY,
         hardware="none",
-        source_hardware=HARDWARE,
+        study=ONNX_STUDY,
         scale="one finished import step",
     ),
 ]

@@ -13,12 +13,12 @@ from ...studies import get_study
 from .. import floors
 from ..data import Data, have_imdb, named_arm, settings, times
 from ..rules import (
-    CONTEXT,
     CONTRADICTED,
     NOT_MEASURED,
     NOT_TESTABLE,
     REPRODUCED,
     Part,
+    context_part,
     missing,
     ratio_part,
     verdict_above,
@@ -67,23 +67,13 @@ def eval_a9(d: Data) -> list[Part]:
     t = d.imdb_trials
     full = t[t["config.arm"] == FULL_HYBRID_ARM] if not t.empty else t
     if full.empty:
-        return [
-            missing(
-                f"IMDB trials of arm {FULL_HYBRID_ARM!r} (the whole MXNet model hybridized, LSTM included)",
-                have_imdb(d),
-            )
-        ]
+        what = f"IMDB trials of arm {FULL_HYBRID_ARM!r} (the whole MXNet model hybridized, LSTM included)"
+        return [missing(what, have_imdb(d))]
     ok = full.get("summary.hybridize_ok", pd.Series(dtype=object)).dropna().astype(bool)
     crashed = int((full.status == "failed").sum())
     if ok.empty:
-        return [
-            Part(
-                "hybridize the LSTM",
-                verdict=NOT_MEASURED,
-                n=f"{crashed} crashed",
-                reason=f"no finished {FULL_HYBRID_ARM} trial recorded whether hybridize worked; rerun it",
-            )
-        ]
+        why = f"no finished {FULL_HYBRID_ARM} trial recorded whether hybridize worked; rerun it"
+        return [Part("hybridize the LSTM", verdict=NOT_MEASURED, n=f"{crashed} crashed", reason=why)]
     errors = full.get("summary.hybridize_error", pd.Series(dtype=str)).dropna()
     works = bool(ok.all())
     # the claim says it could NOT be hybridized: it is contradicted where today's MXNet hybridizes it
@@ -101,19 +91,16 @@ def eval_a9(d: Data) -> list[Part]:
             else "hybridize failed"
         ),
     )
-    out = [part]
-    for arm in (HYBRID_ARM, FULL_HYBRID_ARM):
-        for b, w in sorted(settings(d, arm) & settings(d, MX)):
-            ctx = ratio_part(
-                f"batch {b}, {w} workers",
-                f"epoch time {MX} / {arm} (what it buys; context)",
-                times(d, MX, b, w),
-                times(d, arm, b, w),
-                lambda lo, hi: CONTEXT,
-            )
-            ctx.verdict, ctx.reason = CONTEXT, ""
-            out.append(ctx)
-    return out
+    return [part] + [
+        context_part(
+            f"batch {b}, {w} workers",
+            f"epoch time {MX} / {arm} (what it buys; context)",
+            times(d, MX, b, w),
+            times(d, arm, b, w),
+        )
+        for arm in (HYBRID_ARM, FULL_HYBRID_ARM)
+        for b, w in sorted(settings(d, arm) & settings(d, MX))
+    ]
 
 
 def mx_version(d: Data) -> str:
@@ -130,13 +117,8 @@ def eval_a10(d: Data) -> list[Part]:
     col = f"config.{get_study(ONNX_STUDY).arm_field}"
     mx = trials[trials[col] == ONNX_IMPORT_STEP] if not trials.empty and col in trials else pd.DataFrame()
     if mx.empty:
-        return [
-            missing(
-                f"the {ONNX_IMPORT_STEP!r} step of study {ONNX_STUDY!r} (PyTorch -> ONNX -> MXNet import, "
-                "summary.max_abs_diff)",
-                "no such rows",
-            )
-        ]
+        what = f"the {ONNX_IMPORT_STEP!r} step of study {ONNX_STUDY!r}"
+        return [missing(f"{what} (PyTorch -> ONNX -> MXNet import, summary.max_abs_diff)", "no such rows")]
     status = mx.get("summary.step_status", pd.Series(["ok"] * len(mx), index=mx.index)).fillna("")
     crashed = mx.status == "failed"
     diffs = pd.to_numeric(mx.get("summary.max_abs_diff", pd.Series(dtype=float)), errors="coerce").dropna()
@@ -147,14 +129,8 @@ def eval_a10(d: Data) -> list[Part]:
         f"{int(crashed.sum())} crashed"
     )
     if (status == "unavailable").all():
-        return [
-            Part(
-                "MXNet import",
-                verdict=NOT_TESTABLE,
-                n=n,
-                reason="a package the step needs is missing here: " + "; ".join(map(str, errors[:1])),
-            )
-        ]
+        why = "a package the step needs is missing here: " + "; ".join(map(str, errors[:1]))
+        return [Part("MXNet import", verdict=NOT_TESTABLE, n=n, reason=why)]
     if (status == "step_failed").any() or (len(diffs) and worst > ONNX_ATOL):
         verdict = CONTRADICTED
     elif len(diffs) and not crashed.all():
@@ -166,16 +142,8 @@ def eval_a10(d: Data) -> list[Part]:
         if (status == "step_failed").any() and len(errors)
         else ("the step crashed; rerun it" if verdict == NOT_MEASURED else "")
     )
-    return [
-        Part(
-            "MXNet import",
-            f"max |MXNet - PyTorch| logit (tolerance {ONNX_ATOL:g})",
-            worst,
-            verdict=verdict,
-            reason=reason,
-            n=n,
-        )
-    ]
+    quantity = f"max |MXNet - PyTorch| logit (tolerance {ONNX_ATOL:g})"
+    return [Part("MXNet import", quantity, worst, verdict=verdict, reason=reason, n=n)]
 
 
 def a8_floor(d: Data) -> str | None:

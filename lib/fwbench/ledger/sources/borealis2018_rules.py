@@ -24,25 +24,23 @@ def band_text(b: tuple[float, float]) -> str:
 
 
 def gpu_claim(d: Data) -> list[Part]:
-    if d.imdb.empty or GPU_UTIL_METRIC not in d.imdb or d.imdb[GPU_UTIL_METRIC].isna().all():
-        cpu = ""
-        t = d.timed()
-        if not t.empty and "proc_cpu_pct" in t:
-            med = t.groupby("arm")["proc_cpu_pct"].median()
-            cpu = "; for context, process CPU % on this CPU-only run (median): " + ", ".join(
-                f"{a} {v:.0f} %" for a, v in med.items()
-            )
-        ran = (
-            "the store's GPU trials do not record it"
-            if d.device == "cuda"
-            else f"every IMDB trial in the store ran on CPU{cpu}"
+    """The part of a GPU-utilisation claim (A2, A3) on rows that do not record it; none where they do."""
+    if not d.imdb.empty and GPU_UTIL_METRIC in d.imdb and d.imdb[GPU_UTIL_METRIC].notna().any():
+        return []
+    t, cpu = d.timed(), ""
+    if not t.empty and "proc_cpu_pct" in t:
+        med = t.groupby("arm")["proc_cpu_pct"].median()
+        cpu = "; for context, process CPU % on this CPU-only run (median): " + ", ".join(
+            f"{a} {v:.0f} %" for a, v in med.items()
         )
-        return [
-            Part(
-                "GPU", verdict=NOT_TESTABLE, reason=f"needs GPU utilisation ({GPU_UTIL_METRIC}) from GPU trials; {ran}"
-            )
-        ]
-    return []
+    ran = (
+        "the store's GPU trials do not record it"
+        if d.device == "cuda"
+        else f"every IMDB trial in the store ran on CPU{cpu}"
+    )
+    return [
+        Part("GPU", verdict=NOT_TESTABLE, reason=f"needs GPU utilisation ({GPU_UTIL_METRIC}) from GPU trials; {ran}")
+    ]
 
 
 def speedup(d: Data, arm: str, batch: int, w_from: int, w_to: int, on=None) -> tuple[np.ndarray, np.ndarray]:

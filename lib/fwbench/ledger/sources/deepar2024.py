@@ -1,20 +1,16 @@
 """Source B: the 2024 blog post comparing GluonTS DeepAR in MXNet and PyTorch on the Monash archive.
 
 Decision (the post's library versions): B's verdict is drawn on the study's main environment. The ``versions``
-part (the same datasets x seeds under the post's gluonts 0.13.3, ``studies.deepar``) is a condition that may
-explain part of the gap to the post, so its total ratio is a context part of B, shown beside the judged one: it
-does not split B's confidence between two tests of one claim.
+part (the same datasets x seeds under the post's gluonts 0.13.3) is a condition that may explain part of the gap,
+so its total ratio is a context part of B: it does not split B's confidence between two tests of one claim.
 
-Decision (coverage): B is a total over the post's datasets, so its first judged part is the subset total
-over every dataset of the post's list staged here, from the coverage part's per-batch costs at the protocol's
-scale, weighted as the post summed them (``analysis.deepar_prediction.weighted_total``); the main part's full-scale
-total over its 5 datasets is the second judged part (it is also what shows the coverage costs predict full-scale trials:
-``analysis.deepar_coverage``). Both are judged, Bonferroni-corrected together. The whole list's estimate, with the
-datasets not staged here from the window line, is context beside them, never in their place.
+Decision (coverage): B is a total over the post's datasets, so its first judged part is the subset total over every
+dataset of the post's list staged here, from the coverage part's per-batch costs at the protocol's scale, weighted
+as the post summed them (``analysis.deepar_prediction.weighted_total``); the main part's full-scale total over its
+datasets is the second, Bonferroni-corrected with it. The whole list's estimate, with the datasets not staged here
+from the window line, is context beside them, never in their place.
 
-Its numbers (the total training seconds per framework and the "4.5x" they were summarised as) live in
-``fwbench.published.deepar2024``, which the DeepAR analysis and the post read too. "MXNet" and "PyTorch" are the
-deepar study's reference arms (GluonTS' default hybridized MXNet training, eager PyTorch).
+Its numbers live in ``fwbench.published.deepar2024``; "MXNet" and "PyTorch" are the study's reference arms.
 """
 
 from __future__ import annotations
@@ -28,7 +24,7 @@ from ...data import monash
 from ...published.deepar2024 import CLAIMED_SPEEDUP, CONDITIONS, HARDWARE, SOURCE, TOTAL_TRAIN_S
 from .. import floors
 from ..data import Claim, Data, reference
-from ..rules import CONTEXT, INSUFFICIENT, Part, band_about, confidence, missing, sum_ratio_ci, verdict_in_band
+from ..rules import CONTEXT, INSUFFICIENT, Part, band_about, ci_part, confidence, missing, sum_ratio_ci, verdict_in_band
 
 STUDY = "deepar"
 N_POST_LIST = len(monash.names(in_2024_post=True))  # the catalogue's keys of the post's datasets (41)
@@ -68,13 +64,11 @@ def coverage_parts(d: Data) -> list[Part]:
         return []
     v = verdict_in_band(total["ci_low"], total["ci_high"], band_about(CLAIMED_SPEEDUP))
     out = [
-        Part(
+        ci_part(
             f"subset total over the {total['n_datasets']} of the post's {N_POST_LIST} datasets staged here (coverage "
             "part: each dataset's cost per batch, at the protocol's 100 x 50)",
             "total train time, datasets weighted by their cost as the post summed them, MXNet / PyTorch",
-            total["ratio"],
-            total["ci_low"],
-            total["ci_high"],
+            total,
             v,
             "a dataset with one trial: no CI" if v == INSUFFICIENT else "",
             n=f"{len(rows)} coverage trials, {total['n_datasets']} datasets",
@@ -104,50 +98,28 @@ def protocol_parts(d: Data) -> list[Part]:
     """B at the protocol's full scale (the main part's 100 x 50 trials) and its context parts."""
     pairs, why = paired(d.deepar)
     if pairs.empty:
-        return [
-            missing(
-                f"the main part's protocol-scale DeepAR trials (study {STUDY!r}, train_time_s) of arms "
-                f"{reference(STUDY, 'mxnet')} and {reference(STUDY, 'torch')} on the same dataset x seed",
-                why,
-            )
-        ]
+        arms = f"{reference(STUDY, 'mxnet')} and {reference(STUDY, 'torch')}"
+        what = f"the main part's protocol-scale DeepAR trials (study {STUDY!r}, train_time_s) of arms {arms}"
+        return [missing(f"{what} on the same dataset x seed", why)]
     r = total_ratio(d.deepar)
     v = verdict_in_band(r["ci_low"], r["ci_high"], band_about(CLAIMED_SPEEDUP))
-    # B is a total over the post's datasets: a subset gives a subset total, labelled as such, never "the" ratio
-    subset = r["n_datasets"] < N_POST_LIST
-    label = (
-        f"subset total over {r['n_datasets']} of the post's {N_POST_LIST} datasets"
-        if subset
-        else f"{r['n_datasets']} datasets"
-    )
-    out = [
-        Part(
-            label,
-            "total train time MXNet / PyTorch",
-            r["ratio"],
-            r["ci_low"],
-            r["ci_high"],
-            v,
-            "fewer than 2 dataset x seed pairs: no CI" if v == INSUFFICIENT else "",
-            n=f"{r['n']} dataset x seed pairs",
-        )
-    ]
+    label = f"{r['n_datasets']} datasets"
+    if r["n_datasets"] < N_POST_LIST:  # B is a total over the post's datasets: a subset total is labelled as such
+        label = f"subset total over {r['n_datasets']} of the post's {N_POST_LIST} datasets"
+    no_ci = "fewer than 2 dataset x seed pairs: no CI" if v == INSUFFICIENT else ""
+    out = [_pairs_part(label, "total train time MXNet / PyTorch", r, v, no_ci)]
     both = d.deepar.assign(total_s=d.deepar.train_time_s + d.deepar.get("predict_time_s", 0.0))
     t = total_ratio(both, "total_s")
     if t is not None:
         out.append(
-            Part(
-                label,
-                "train + forecast MXNet / PyTorch (context, not the post's quantity)",
-                t["ratio"],
-                t["ci_low"],
-                t["ci_high"],
-                CONTEXT,
-                n=f"{t['n']} dataset x seed pairs",
-            )
+            _pairs_part(label, "train + forecast MXNet / PyTorch (context, not the post's quantity)", t, CONTEXT)
         )
-    out += versions_parts(d)
-    return out
+    return out + versions_parts(d)
+
+
+def _pairs_part(label: str, quantity: str, r: dict, verdict: str, reason: str = "") -> Part:
+    """A total ratio over paired dataset x seed trials (``total_ratio``)."""
+    return ci_part(label, quantity, r, verdict, reason, n=f"{r['n']} dataset x seed pairs")
 
 
 def versions_parts(d: Data) -> list[Part]:
@@ -155,23 +127,13 @@ def versions_parts(d: Data) -> list[Part]:
     frame = d.deepar_versions
     if frame.empty:
         return []
+    quantity = "total train time MXNet / PyTorch (context: a condition of the gap, not judged)"
     out = []
     for env, trials in frame.groupby("env", sort=True):
         r = total_ratio(trials)
-        if r is None:
-            continue
-        out.append(
-            Part(
-                f"the same datasets x seeds in environment {env} (the post's library versions: "
-                f"{_versions_text(d, trials)})",
-                "total train time MXNet / PyTorch (context: a condition of the gap, not judged)",
-                r["ratio"],
-                r["ci_low"],
-                r["ci_high"],
-                CONTEXT,
-                n=f"{r['n']} dataset x seed pairs",
-            )
-        )
+        if r is not None:
+            label = f"the same datasets x seeds in environment {env} (the post's library versions: "
+            out.append(_pairs_part(f"{label}{_versions_text(d, trials)})", quantity, r, CONTEXT))
     return out
 
 

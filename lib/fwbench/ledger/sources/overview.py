@@ -1,9 +1,6 @@
-"""Source C: two overview articles (2024-2025) without code or setup: claims C1-C4, judged on the ``vgg16`` and
-``imdb`` studies.
-
-Their numbers live in ``fwbench.published.overview`` (the inference analysis reads them there too). "PyTorch"
-and "MXNet" are the studies' reference arms (eager PyTorch, imperative Gluon); C4's compiled arm is named from
-the imdb arm table.
+"""Source C: two overview articles (2024-2025) without code or setup: claims C1-C4, judged on the ``vgg16``,
+``dataparallel`` and ``imdb`` studies. Their numbers live in ``fwbench.published.overview``. "PyTorch" and "MXNet"
+are the studies' reference arms (eager PyTorch, imperative Gluon); the compiled arms are named from the arm tables.
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ from ...published.overview import C1_HARDWARE, MIN_GPUS, SOURCE, VGG16_8GPU_TRAI
 from ...studies import get_study
 from .. import floors
 from ..data import Claim, Data, arms, named_arm, per_batch, reference
-from ..rules import CONTEXT, NOT_TESTABLE, Part, band_about, in_band, missing, ratio_part, verdict_above
+from ..rules import CONTEXT, NOT_TESTABLE, Part, band_about, context_part, in_band, missing, ratio_part, verdict_above
 
 VGG, IMDB, DP = "vgg16", "imdb", dataparallel.STUDY
 COMPILE_ARM = named_arm(IMDB, "torch-compile")  # the LSTM under torch.compile (a graph break: context)
@@ -55,33 +52,21 @@ def _sides(m: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
 def eval_c1(d: Data) -> list[Part]:
     m, label = _vgg_latency(d)
     if m.empty:
-        return [
-            missing(
-                f"study {VGG!r} (VGG16 inference, arms {reference(VGG, 'torch')} and "
-                f"{reference(VGG, 'mxnet')}, metric latency_s)",
-                "no such rows",
-            )
-        ]
+        pair = f"{reference(VGG, 'torch')} and {reference(VGG, 'mxnet')}"
+        return [missing(f"study {VGG!r} (VGG16 inference, arms {pair}, metric latency_s)", "no such rows")]
     sizes = set(m.image_size)
     if VGG16_IMAGE_SIZE not in sizes:  # the claim is about the standard input
-        return [
-            missing(
-                f"VGG16 latencies at {VGG16_IMAGE_SIZE} x {VGG16_IMAGE_SIZE} px (profile quick or full)",
-                f"{sorted(sizes)} px only",
-            )
-        ]
+        size = f"{VGG16_IMAGE_SIZE} x {VGG16_IMAGE_SIZE} px"
+        return [missing(f"VGG16 latencies at {size} (profile quick or full)", f"{sorted(sizes)} px only")]
     m = m[m.image_size == VGG16_IMAGE_SIZE]
     label = label.replace("/".join(map(str, sorted(sizes))), str(VGG16_IMAGE_SIZE))
     return [ratio_part(label, "latency PyTorch / MXNet", *_sides(m), in_band(band_about(_ratio(VGG16_LATENCY_MS))))]
 
 
 def eval_c2(d: Data) -> list[Part]:
-    """C2's mechanism on this machine (study ``dataparallel``): per world size, the time of a data-parallel
-    training step PyTorch DDP / MXNet dist_sync (above 1: MXNet faster, the claim's direction; the claimed ratio
-    is the band), and the sync alone at the size nearest the model's gradient. On a CPU the judge shows these
-    as a labelled analogue, never a verdict: the claim is about 8 GPUs. (Before the data-parallel study C2 read
-    hypothetical 8-GPU VGG16 training rows that no study makes; that path is gone: a GPU run of the data-parallel
-    study would be the way to judge C2, and the study declares only the CPU.)"""
+    """C2's mechanism on this machine: per world size, the data-parallel step time PyTorch DDP / MXNet dist_sync
+    (against the claimed ratio's band), and the sync alone at the size nearest the model's gradient. On a CPU the
+    judge shows these as a labelled analogue, never a verdict: the claim is about 8 GPUs."""
     f = d.dataparallel
     if f.empty:  # never judged here either way: no study trains on GPUs
         return [
@@ -99,24 +84,12 @@ def eval_c2(d: Data) -> list[Part]:
     for world, m in f.groupby("world_size"):
         threads = int(m.threads.iloc[0])
         where = f"{world} worker{'s' if world > 1 else ''} x {threads} thread{'s' if threads > 1 else ''}"
-        parts.append(
-            ratio_part(
-                where,
-                "step time PyTorch DDP / MXNet dist_sync",
-                *dataparallel.reference_sides(m, "median_step_s"),
-                band,
-            )
-        )
+        step = dataparallel.reference_sides(m, "median_step_s")
+        parts.append(ratio_part(where, "step time PyTorch DDP / MXNet dist_sync", *step, band))
         if sizes and gradient:
             n = min(sizes, key=lambda s: abs(math.log(s / gradient)))
-            parts.append(
-                ratio_part(
-                    f"{where}, sync of {n:,} values",
-                    "all-reduce / push + pull time",
-                    *dataparallel.reference_sides(m, f"{dataparallel.SYNC_PREFIX}{n}"),
-                    band,
-                )
-            )
+            sync = dataparallel.reference_sides(m, f"{dataparallel.SYNC_PREFIX}{n}")
+            parts.append(ratio_part(f"{where}, sync of {n:,} values", "all-reduce / push + pull time", *sync, band))
     return parts
 
 
@@ -132,40 +105,31 @@ def _onednn_speedups(d: Data) -> list[Part]:
             off, on = m[~m.onednn.astype(bool)], m[m.onednn.astype(bool)]
             if off.empty or on.empty:  # a setting timed with oneDNN on only (e.g. the compiled part)
                 continue
-            part = ratio_part(
-                f"VGG16 {arm}, batch {batch}, {size} px",
-                "latency oneDNN off / on",
-                off.groupby("trial_id").latency_ms.median(),
-                on.groupby("trial_id").latency_ms.median(),
-                verdict_above,
-            )
-            if framework != "mxnet":
-                part.verdict, part.reason = CONTEXT, ""
-            out.append(part)
+            label, sides = f"VGG16 {arm}, batch {batch}, {size} px", (_per_trial(off, arm), _per_trial(on, arm))
+            if framework == "mxnet":
+                out.append(ratio_part(label, "latency oneDNN off / on", *sides, verdict_above))
+            else:
+                out.append(context_part(label, "latency oneDNN off / on", *sides))
     return out
 
 
 def _lstm_onednn(d: Data) -> list[Part]:
     """The LSTM's oneDNN speed-up per framework (the imdb study's ``onednn`` part), when measured: context. Off is
-    set against on at the same setting only, machine-adjusted, as the notebook's ``onednn_effect`` pairs them (the
-    epoch time of another batch size, or of the quality part's 25k-review epochs, is another quantity)."""
+    set against on at the same setting only, as the notebook's ``onednn_effect`` pairs them."""
     trials = imdb_analysis.per_trial(d.imdb_onednn) if not d.imdb_onednn.empty else pd.DataFrame()
     if trials.empty or trials.onednn.nunique() < 2:
         return []
     references = {reference(IMDB, framework) for framework in ("mxnet", "torch")}
-    out = []
-    for setting, off, on in imdb_analysis.paired_settings(trials, "onednn", False, True):
-        if setting["arm"] in references:
-            part = ratio_part(
-                f"LSTM {setting['arm']}, batch {setting['batch_size']}, {setting['num_workers']} workers",
-                "epoch time oneDNN off / on",
-                off,
-                on,
-                lambda lo, hi: CONTEXT,
-            )
-            part.verdict, part.reason = CONTEXT, ""
-            out.append(part)
-    return out
+    return [
+        context_part(
+            f"LSTM {setting['arm']}, batch {setting['batch_size']}, {setting['num_workers']} workers",
+            "epoch time oneDNN off / on",
+            off,
+            on,
+        )
+        for setting, off, on in imdb_analysis.paired_settings(trials, "onednn", False, True)
+        if setting["arm"] in references
+    ]
 
 
 def eval_c3(d: Data) -> list[Part]:
@@ -175,17 +139,12 @@ def eval_c3(d: Data) -> list[Part]:
         return [Part("CPU", verdict=NOT_TESTABLE, reason="needs CPU rows; the VGG16 rows ran on a GPU")]
     parts = _onednn_speedups(d)
     if not parts:
-        return [
-            missing(
-                f"VGG16 latencies with oneDNN on and off (study {VGG!r}, option onednn=[True, False])", "no such pair"
-            )
-        ]
+        what = f"VGG16 latencies with oneDNN on and off (study {VGG!r}, option onednn=[True, False])"
+        return [missing(what, "no such pair")]
     parts += _lstm_onednn(d)
     m, label = _vgg_latency(d)
     if not m.empty:
-        ctx = ratio_part(label, "CPU latency PyTorch / MXNet (context)", *_sides(m), lambda lo, hi: CONTEXT)
-        ctx.verdict, ctx.reason = CONTEXT, ""
-        parts.append(ctx)
+        parts.append(context_part(label, "CPU latency PyTorch / MXNet (context)", *_sides(m)))
     return parts
 
 
@@ -203,29 +162,18 @@ def eval_c4(d: Data) -> list[Part]:
             # the compiled part at another size than the main grid)
             for batch, size in sorted(set(zip(f.loc[f.arm == arm, "batch_size"], f.loc[f.arm == arm, "image_size"]))):
                 m = f[(f.batch_size == batch) & (f.image_size == size)]
+                sides = _per_trial(m, eager), _per_trial(m, arm)
                 parts.append(
                     ratio_part(
-                        f"VGG16 {arm}, batch {batch}, {size} px",
-                        f"latency {eager} / {arm}",
-                        _per_trial(m, eager),
-                        _per_trial(m, arm),
-                        verdict_above,
+                        f"VGG16 {arm}, batch {batch}, {size} px", f"latency {eager} / {arm}", *sides, verdict_above
                     )
                 )
     if not parts:
         parts.append(missing(f"VGG16 trials of a compiled arm ({', '.join(compiled)}) beside {eager}", "no such rows"))
     pt = reference(IMDB, "torch")
     if COMPILE_ARM in arms(d):
-        for p in per_batch(
-            d,
-            pt,
-            COMPILE_ARM,
-            0,
-            f"LSTM epoch time {pt} / {COMPILE_ARM} (graph break; context)",
-            lambda lo, hi: CONTEXT,
-        ):
-            p.verdict, p.reason = (CONTEXT, "") if p.verdict == CONTEXT else (p.verdict, p.reason)
-            parts.append(p)
+        context = f"LSTM epoch time {pt} / {COMPILE_ARM} (graph break; context)"
+        parts += per_batch(d, pt, COMPILE_ARM, 0, context, lambda lo, hi: CONTEXT)
     return parts
 
 

@@ -7,8 +7,9 @@ frameworks' kernels sum in different orders, and training amplifies the differen
 order, a bias counted twice, a gradient scaled twice) shows at the first steps. So the check reads the first
 steps: ``first_apart`` is the first step whose losses differ by more than ``tolerance`` (relative).
 
-``python -m fwbench.twin_check --steps 60 --seed 43`` runs it on the real reviews at the study's model size and
-batch size (the training-quality part's: batch 64); the tests run it on a tiny model and random tokens."""
+``python tools/twin_check.py --steps 60 --seed 43`` runs it on the real reviews at the study's model size and
+batch size (the training-quality part's: batch 64); the tests run it on a tiny model and random tokens. A check of
+the study's code, not part of it: a tool of the repository, like the harness benchmarks."""
 
 from __future__ import annotations
 
@@ -17,22 +18,15 @@ import json
 import subprocess
 import sys
 
-from .execute import child_env, interpreter_of
-from .studies import get_study
-
-_CHILD = """
-import json, sys
-spec = json.loads(sys.argv[1])
-from fwbench.twin_check import _train_steps
-print(json.dumps(_train_steps(spec)))
-"""
+from fwbench.execute import child_env, interpreter_of
+from fwbench.studies import get_study
 
 
 def _train_steps(spec: dict) -> list[float]:
     """In the child: ``steps`` Adam steps of one arm, one batch each; the loss of each batch before its step."""
     import numpy as np
 
-    from .sentiment import EpochPermutationSampler
+    from fwbench.sentiment import EpochPermutationSampler
 
     study = get_study("imdb")
     be = study.arm(spec["arm"]).load_backend()
@@ -40,7 +34,7 @@ def _train_steps(spec: dict) -> list[float]:
     be.set_seed(spec["seed"])
     m, batch, steps = spec["model"], spec["batch_size"], spec["steps"]
     if spec["data"] == "imdb":
-        from .data.imdb import Encoding, load_imdb
+        from fwbench.data.imdb import Encoding, load_imdb
 
         data = load_imdb(encoding=Encoding(num_words=m["num_words"], maxlen=spec["seq_len"]))
         x, y = data.x_train, data.y_train
@@ -67,13 +61,10 @@ def run_arm(arm: str, spec: dict) -> list[float]:
     """One arm's per-step losses, in a fresh process of the arm's environment that imports only its framework."""
     spec = {**spec, "arm": arm}
     python, lib, variables = interpreter_of(get_study("imdb").arm(arm).env)
+    env = {**child_env(spec["threads"], None, lib), **variables}  # threads as a trial sets them
     proc = subprocess.run(
-        [python, "-c", _CHILD, json.dumps(spec)],
-        capture_output=True,
-        text=True,
-        env={**child_env(spec["threads"], None, lib), **variables},
-        timeout=3600,
-    )  # threads as a trial sets them
+        [python, __file__, "--child", json.dumps(spec)], capture_output=True, text=True, env=env, timeout=3600
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"twin check of {arm} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -107,9 +98,13 @@ def check(spec: dict, tolerance: float = 1e-3, arms: list[str] | None = None) ->
 
 
 def main(argv=None) -> int:
-    from .studies.imdb import MODEL
+    from fwbench.studies.imdb import MODEL
 
-    p = argparse.ArgumentParser(prog="python -m fwbench.twin_check", description=__doc__.split("\n\n")[0])
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:  # in the arm's fresh process (run_arm): one arm's losses as JSON on stdout
+        print(json.dumps(_train_steps(json.loads(argv[1]))))
+        return 0
+    p = argparse.ArgumentParser(prog="python tools/twin_check.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--seed", type=int, default=43)
@@ -123,17 +118,8 @@ def main(argv=None) -> int:
         p.error("--steps and --batch-size must be positive")
     if args.clip_norm is not None and args.clip_norm <= 0:
         p.error("--clip-norm must be positive")
-    spec = {
-        "data": "imdb",
-        "model": dict(MODEL),
-        "seq_len": 500,
-        "batch_size": args.batch_size,
-        "steps": args.steps,
-        "seed": args.seed,
-        "lr": args.lr,
-        "threads": args.threads,
-        "clip_norm": args.clip_norm,
-    }
+    spec = {"data": "imdb", "model": dict(MODEL), "seq_len": 500}
+    spec |= {k: getattr(args, k) for k in ("batch_size", "steps", "seed", "lr", "threads", "clip_norm")}
     out = check(spec, tolerance=args.tolerance)
     arms, others = list(out["losses"]), list(out["against_first"])
     print("step  " + "  ".join(f"{arm:>16}" for arm in arms) + "".join(f"  vs {arm} (relative)" for arm in others))

@@ -1,4 +1,5 @@
-"""Harness self-test, NOT part of the study: tiny framework-free trials that exercise the runner.
+"""Harness self-test, NOT part of the study: tiny framework-free trials that exercise the runner. A plugin study
+(``FWBENCH_STUDIES=selftest_study``, set by ``tests/conftest.py``), so the package holds only the study itself.
 
 Each trial sleeps briefly and writes deterministic measurements (so a test can check a stored row is intact),
 or misbehaves on purpose, selected by its config's ``mode``:
@@ -20,9 +21,9 @@ import os
 import sys
 import time
 
-from ..errors import FwbenchError
-from . import options as opt
-from .registry import Arm, Study, register
+from fwbench.errors import FwbenchError
+from fwbench.studies import options as opt
+from fwbench.studies.registry import Arm, Study, register
 
 MODES = ("ok", "raise", "abort", "exit", "oom", "flaky")
 
