@@ -9,8 +9,7 @@ typed in. A claim names the rows it needs (study, arm, setting, metric); a rule 
 - ``render``: the ledger's rows and the facts the templates word; ``validity``: the threats to validity;
   ``stability``: two runs compared.
 
-A claim whose rows are absent is ``not measured yet``, naming the rows it waits for, so it flips by itself once
-they exist.
+A claim whose rows are absent is ``not measured yet``, naming the rows it waits for: it flips once they exist.
 """
 
 from __future__ import annotations

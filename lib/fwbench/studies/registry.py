@@ -32,7 +32,6 @@ from ..conditions import study_overrides
 from ..errors import FwbenchError
 from ..frameworks import Framework, all_frameworks, get_framework, register_framework  # noqa: F401
 from . import options as opt
-from .adaptive import adaptive_option
 
 BUILTIN_STUDIES = ("imdb", "deepar", "vgg16", "gemm", "onnx", "dataparallel")  # all_studies() order
 BUILTIN_MODULES = tuple(f"fwbench.studies.{name}" for name in BUILTIN_STUDIES)
@@ -165,6 +164,8 @@ class Study:
 
     def _plan_adaptive(self, options: dict, overrides: dict) -> None:
         """Adaptive repeats: the grid is planned at the cap (``max_blocks`` blocks); the runner runs fewer."""
+        from .adaptive import adaptive_option  # here, where a plan is made: not in a trial process (get_study)
+
         options["adaptive"] = adaptive_option("adaptive", options["adaptive"])  # profile values checked too
         if not self.adaptive_pairs:
             raise FwbenchError(
@@ -245,11 +246,13 @@ def _load() -> None:
 
 
 def get_study(name: str, module: str | None = None) -> Study:
-    """The registered study ``name``; ``module`` (the trial process gets it in its spec) is imported first when
-    the study is not known yet. An unknown study is an error, never a default."""
-    _load()
-    if name not in _REGISTRY and module:
+    """The registered study ``name`` (unknown: an error, never a default). ``module`` (in a trial's spec) is imported
+    first and the other studies only when it does not declare ``name``: a trial process loads its own study's
+    declaration, not every study's (nor the pandas and scipy they bring: 0.7 s of its start-up)."""
+    if module and name not in _REGISTRY:
         importlib.import_module(module)
+    if name not in _REGISTRY:
+        _load()
     if name not in _REGISTRY:
         raise FwbenchError(f"unknown study {name!r}; choose one of: {', '.join(study_names(hidden=True))}")
     return _REGISTRY[name]

@@ -8,5 +8,3 @@ from . import borealis2018, deepar2024, overview
 
 SOURCES = (borealis2018, deepar2024, overview)
 CLAIMS = [claim for source in SOURCES for claim in source.CLAIMS]
-
-__all__ = ["CLAIMS", "SOURCES", "borealis2018", "deepar2024", "overview"]
