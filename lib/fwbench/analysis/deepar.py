@@ -3,7 +3,7 @@
 The 2024 post compared total *training* time (395,807 s vs 88,756 s): the headline and per-dataset ratios are of
 ``train_time_s`` (the whole ``estimator.train`` call), with training + forecasting (``total_time_s``) beside them.
 Per dataset and arm the median over seeds is used; ratios MXNet / PyTorch are geometric means over seeds (one trial
-each) with a 95 % CI over them (``stats.trial_ratio_ci``; NaN with one seed). Accuracy is over the series where
+each) with its CI over them (``stats.trial_ratio_ci``; NaN with one seed). Accuracy is over the series where
 each metric is finite (``n_series_dropped``: zero seasonal-naive scale). Trials that trained fewer epochs than set
 (GluonTS' MXNet learning-rate floor) are flagged (``stopped_early``). "MXNet" and "PyTorch" are the study's
 reference arms; arm order and labels come from its arm table, the post's totals from ``published.deepar2024``.
@@ -156,7 +156,7 @@ def ratio_table(
     trials: pd.DataFrame, numerator: str | None = None, denominator: str | None = None, metric: str = "train_time_s"
 ) -> pd.DataFrame:
     """numerator / denominator of ``metric`` per dataset (default: MXNet / PyTorch), the geometric-mean ratio over
-    seeds with its 95 % CI (>1: the numerator is slower; NaN CI with one seed)."""
+    seeds with its CI (>1: the numerator is slower; NaN CI with one seed)."""
     mx, pt = reference_arms()
     rows = []
     for dataset, g in trials.groupby("dataset") if not trials.empty else ():
@@ -309,7 +309,7 @@ def cprofile_table(trials: pd.DataFrame, part: str = "train") -> pd.DataFrame:
 
 def hybridize_effect(trials: pd.DataFrame) -> pd.DataFrame:
     """What hybridizing buys, per dataset: each other MXNet arm against the MXNet reference arm, on the time of each
-    network whose hybridization differs: imperative over hybridized (>1: hybridizing helps), 95 % CI over seeds."""
+    network whose hybridization differs: imperative over hybridized (>1: hybridizing helps), CI over seeds."""
     study, mx = get_study(STUDY), reference_arms()[0]
     parts = (("training", "hybridize_train", "train_time_s"), ("forecasting", "hybridize_predict", "predict_time_s"))
     pairs = []  # each other MXNet arm and network whose hybridization differs from the reference arm's

@@ -1,16 +1,16 @@
 """If you are leaving MXNet today: per workload, the three frameworks side by side, from the store.
 
 What each row reads, and why:
-- **IMDB LSTM training** and **wait before the first batch**: the IMDB beside part (``analysis.imdb_jax``), timed
+- IMDB LSTM training and wait before the first batch: the IMDB beside part (``analysis.imdb_jax``), timed
   in the same blocks on one machine. The wait is ``prepare_time_s`` (no framework's includes process start and
   imports).
-- **IMDB test accuracy**: the quality part (all 25k reviews in, all 25k scored), median over seeds.
-- **VGG16 inference**: the VGG16 beside part; JAX's compile time is its first call's.
-- **GEMM peak**: at 2 threads (``inference.gemm_peak``), on the beside rows' CPU model where GEMM trials of it are
+- IMDB test accuracy: the quality part (all 25k reviews in, all 25k scored), median over seeds.
+- VGG16 inference: the VGG16 beside part; JAX's compile time is its first call's.
+- GEMM peak: at 2 threads (``inference.gemm_peak``), on the beside rows' CPU model where GEMM trials of it are
   stored, else on the model that ran most of them (``other_cpu``).
-- **Code**: lines holding code in each framework's backend modules (the twins ``sentiment/``, ``vision/``,
+- Code: lines holding code in each framework's backend modules (the twins ``sentiment/``, ``vision/``,
   ``forecast/``, ``frameworks/``).
-- **DeepAR**: GluonTS has no JAX backend; the study does not write one (a third DeepAR would measure our port).
+- DeepAR: GluonTS has no JAX backend; the study does not write one (a third DeepAR would measure our port).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def backend_lines(lib: Path = LIB) -> pd.DataFrame:
 
 def _pooled_over_settings(frame: pd.DataFrame, setting: list[str], value: str, fw: str) -> dict:
     """``fw`` / MXNet over every setting: each trial over its setting's MXNet geometric mean, then
-    ``trial_ratio_ci`` (a 95 % CI over trials)."""
+    ``trial_ratio_ci`` (a CI over trials)."""
     mine, theirs = [], []
     for _, group in frame.groupby(setting):
         a = trial_medians(group[group.framework == fw], value).to_numpy(float)

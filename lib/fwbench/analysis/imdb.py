@@ -135,7 +135,7 @@ def ratio_table(
     frame: pd.DataFrame, numerator: str | None = None, denominators: tuple[str, ...] | None = None
 ) -> pd.DataFrame:
     """Epoch-time ratio numerator / denominator (>1: the numerator is slower) per batch size x workers, with a
-    95 % CI over independent trials (each the median of its timed epochs). Defaults: ``post_comparison()``."""
+    CI over independent trials (each the median of its timed epochs). Defaults: ``post_comparison()``."""
     mx_ref, torch_arms = post_comparison()
     numerator = numerator or mx_ref
     denominators = denominators or torch_arms
@@ -168,7 +168,7 @@ def variant_baselines() -> dict[str, str]:
 
 def variant_effects(frame: pd.DataFrame) -> pd.DataFrame:
     """What hybridizing MXNet and compiling PyTorch buy: epoch-time ratio variant / baseline at the same setting
-    (95 % CI over independent trials; < 1 means the variant is faster), and the one-off preparation (compile) time."""
+    (CI over independent trials; < 1 means the variant is faster), and the one-off preparation (compile) time."""
     timed = timed_epochs(part(frame, "main", "extra", "convergence"))
     rows = []
     for variant, baseline in variant_baselines().items():

@@ -30,7 +30,7 @@ def newcomers() -> list[str]:
 def beside_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Per setting of the beside part and per reference arm (PyTorch's, MXNet's): the newcomer's and the
     reference's median epoch time (seconds per 25k-review epoch, the median over trials of each trial's median
-    timed epoch) and ``ratio`` = newcomer / reference (>1: the newcomer is slower) with its 95 % CI over trials."""
+    timed epoch) and ``ratio`` = newcomer / reference (>1: the newcomer is slower) with its CI over trials."""
     timed = timed_epochs(part(frame, BESIDE))
     if timed.empty:
         return pd.DataFrame(columns=COLUMNS)

@@ -153,7 +153,7 @@ def onnx_latencies(results: Results) -> pd.DataFrame:
 
 
 def onnx_latency_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Median (IQR) latency per step x batch, and the ratio to PyTorch's (the reference step's) with a 95 % CI
+    """Median (IQR) latency per step x batch, and the ratio to PyTorch's (the reference step's) with its CI
     over trials (each the median of its repeats)."""
     if frame.empty:
         return pd.DataFrame()

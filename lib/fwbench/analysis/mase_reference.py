@@ -1,7 +1,7 @@
 """Our DeepAR MASE against the published one: the Monash archive paper's (Godahewa et al. 2021) DeepAR mean MASE,
 ``monash_deepar_mase_reference.csv`` in the reference folder (``fwbench.paths.reference_dir``).
 
-Per dataset x arm: our mean MASE over seeds (min, max and a t 95 % CI when there are >= 2 seeds), the paper's, and
+Per dataset x arm: our mean MASE over seeds (min, max and a t-interval when there are >= 2 seeds), the paper's, and
 ours / paper. Goal: 0.7 <= ratio <= 1.2 for every arm on >= 80 % of the datasets staged from an original Monash file,
 counting only trials at the protocol's scale (100 epochs x 50 batches; below it a model is barely trained, so such
 rows are shown but flagged and left out of the goal). Rebuilt datasets are shown, labelled, and left out too.
@@ -56,7 +56,7 @@ def load_reference(path: str | Path | None = None) -> pd.DataFrame:
 
 
 def _spread(values: np.ndarray) -> dict:
-    """Mean, min, max and a t 95 % CI of the mean over seeds (NaN CI with one seed: no spread to measure)."""
+    """Mean, min, max and a t-interval of the mean over seeds (NaN CI with one seed: no spread to measure)."""
     n, mean = values.size, float(values.mean())
     half = t_quantile(n - 1) * values.std(ddof=1) / np.sqrt(n) if n >= 2 else np.nan
     low, high = float(values.min()), float(values.max())

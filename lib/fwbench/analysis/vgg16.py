@@ -88,7 +88,7 @@ def vgg16_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def vgg16_ratios(frame: pd.DataFrame) -> pd.DataFrame:
-    """Latency ratios with a 95 % CI over trials (``trial_ratio_ci``): PyTorch / MXNet per setting (the reference
+    """Latency ratios with their CI over trials (``trial_ratio_ci``): PyTorch / MXNet per setting (the reference
     arms, and the compiled arms: the claim says 30.4 / 20.5 = 1.48), each compiled arm / its framework's eager arm,
     and oneDNN off / on per arm (> 1: oneDNN's kernels make it faster)."""
     rows = []
@@ -118,7 +118,7 @@ def vgg16_ratios(frame: pd.DataFrame) -> pd.DataFrame:
 
 def compiled_table(frame: pd.DataFrame, compile_times: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per compiled arm (TorchScript, torch.compile, hybridized Gluon) and setting: its and its framework's eager
-    arm's median latency, ``speedup`` = eager / compiled with its 95 % CI over trials (>1: compiling made inference
+    arm's median latency, ``speedup`` = eager / compiled with its CI over trials (>1: compiling made inference
     faster; the form claim C4 is judged in), the median compile time and ``break_even_calls``, the forward passes
     that pay it back (NaN where the compiled arm is not faster)."""
     cols = ["arm", "reference", *SETTING, "compiled_ms", "eager_ms", "speedup", "ci_low", "ci_high", "n_num", "n_den"]

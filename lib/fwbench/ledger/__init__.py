@@ -1,5 +1,5 @@
 """The claims ledger: every claim of the reproduced sources (shared/reference/PROTOCOLS.md: A1-A10, B, C) as one
-row, with our measurement, its 95 % CI and conditions, and a verdict computed by an explicit rule: no verdict is
+row, with our measurement, its CI and conditions, and a verdict computed by an explicit rule: no verdict is
 typed in. A claim names the rows it needs (study, arm, setting, metric); a rule turns them into a verdict.
 
 - ``rules``: the rule engine (tolerance bands, verdicts and their order, ``Part``, ``combine``, ratios with CIs);

@@ -1,14 +1,14 @@
 """From a claim's parts to its verdict, the same way for every claim:
 
-1. **Multi-part claims**: when a claim has k > 1 judged parts (at least the ``Claim.tests`` it declares, where
+1. Multi-part claims: when a claim has k > 1 judged parts (at least the ``Claim.tests`` it declares, where
    any is measured), their intervals are recomputed at Bonferroni's confidence 1 - 0.05 / k before any part can
    contradict, and the row says how many parts agree; context parts, never judged, keep the plain 95 %.
-2. **Matched hardware**: a claim that depends on a GPU (``Claim.hardware``) measured on other hardware is "not
+2. Matched hardware: a claim that depends on a GPU (``Claim.hardware``) measured on other hardware is "not
    testable here"; its measurement is shown as a labelled analogue ("on this CPU: ..."), never as a verdict.
    GPU rows (the ``device`` option) get verdicts.
-3. **Scale floors**: below the claim's floor (``Claim.floor``, ``floors``) the verdict is "below scale", naming
+3. Scale floors: below the claim's floor (``Claim.floor``, ``floors``) the verdict is "below scale", naming
    what the run would need; the measurement is still shown.
-4. **Sensitivity**: the verdict under the wider band (+-``SENSITIVITY_TOL``), and the smallest effect the
+4. Sensitivity: the verdict under the wider band (+-``SENSITIVITY_TOL``), and the smallest effect the
    measurement could have detected (the widest judged part's CI half-width).
 """
 

@@ -1,6 +1,6 @@
 """The rule engine: verdicts, tolerance bands, the parts of a claim and how their verdicts combine.
 
-- ``about(claimed)``  "X is about N % faster": reproduced if the 95 % CI of the measured ratio lies inside the
+- ``about(claimed)``  "X is about N % faster": reproduced if the CI of the measured ratio lies inside the
   tolerance band ``[claimed / (1 + TOL), claimed * (1 + TOL)]``; contradicted if the CI lies wholly outside it;
   inconclusive if it straddles an edge (``verdict_in_band`` with ``band_about``).
 - ``within(lo, hi)``   "N-M %": the same with the band ``[lo / (1 + TOL), hi * (1 + TOL)]`` (``band_within``).
