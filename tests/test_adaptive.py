@@ -273,7 +273,8 @@ def test_report_saves_nothing_while_a_block_is_pending_and_reads_timestamps(stor
         sweep(store, executor=InProcess(stop_after=11), monkeypatch=monkeypatch)  # blocks 1-2, half of block 3
     report = adaptive_report(store, "adaptive-toy", "adaptive").set_index("setting")
     noisy = report.loc["toy noisy"]
-    assert noisy.state == "running" and noisy.saved_cpu_s == 0 and noisy.stop_reason.startswith("block 3 to run: ")
+    assert noisy.state == "running" and noisy.saved_cpu_s == 0 and noisy.block_to_run == 3
+    assert f"| block 3 to run: {noisy.stop_reason} |" in prose.adaptive_table(report.reset_index())
     # a row without trial_wall_s (e.g. a failed trial) counts ended_at - started_at
     trial = next(
         t for t in plan("adaptive-toy", "adaptive") if t.config["setting"] == "noisy" and t.config["repeat"] == 4
@@ -546,13 +547,15 @@ def test_the_check_has_a_row_per_machine_where_trials_record_it(tmp_path, monkey
             super().run(trials, on_machine, bar)
 
     sweep(after, executor=TwoMachines(), monkeypatch=monkeypatch)
-    check = check_prediction(prediction, after).set_index("group")
-    label = "machine AuthenticAMD/25/17/1, boot "
-    fast, slow = check.loc[label + "fast-boo"], check.loc[label + "slow-boo"]
+    check = check_prediction(prediction, after)
+    by_group = {group: row for group, row in zip(check.group, check.itertuples())}
+    fast, slow = by_group[("AuthenticAMD/25/17/1", "fast-boo")], by_group[("AuthenticAMD/25/17/1", "slow-boo")]
     assert fast.measured_trials >= 1 and slow.measured_trials >= 1
     assert fast.error > slow.error + 0.5  # the fast machine took half the time: the prediction is far too long there
-    assert check.loc["machine not recorded"].measured_trials == 2
-    assert check.loc["all"].measured_trials == fast.measured_trials + slow.measured_trials + 2
+    assert by_group[("", "")].measured_trials == 2  # no boot id: not recorded
+    assert by_group["all"].measured_trials == fast.measured_trials + slow.measured_trials + 2
+    text = prose.estimate_accuracy_table(check)
+    assert "| machine AuthenticAMD/25/17/1, boot fast-boo |" in text and "| machine not recorded |" in text
 
 
 def test_a_part_with_its_own_blocks_runs_every_block_whatever_its_timings(store, monkeypatch):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fwbench import answer, consistency, prose, readme, report
+from fwbench import answer, consistency, generated_blocks, prose, readme, report
 from fwbench.analysis import Results
 from fwbench.quantity import Quantity
 from fwbench.store import ResultsStore
@@ -138,6 +138,7 @@ def paper_pages(tmp_path_factory):
     results = Results(store, "paper")  # one results object for every page, as `make readme` reads it
     (out / "README.md").write_text(readme.render(results), encoding="utf-8")
     (out / "results.md").write_text(readme.details(results), encoding="utf-8")
+    (out / "methods.md").write_text(readme.BLOCKS["options"](results), encoding="utf-8")
     report.build(out / "no-notebooks", out / "site", "paper", store=store, figures=out / "no-figures")
     found = answer.compute(results)
     for study in STUDIES:
@@ -157,16 +158,37 @@ def test_the_paper_pages_state_one_value_per_quantity(paper_pages):
         assert {"README.md", "index.html"} <= pages_of[name], (name, pages_of.get(name))
     assert {"results.md", "notebook-ledger.md"} <= pages_of["claim.B"]
     assert "notebook-vgg16.md" in pages_of["claim.C4.3"]  # torch.compile's part of C4, quoted, not recomputed
+    # what the options buy (docs/methods.md): the LSTM's oneDNN effect, a hybrid arm's, the LSTM compiled, as the post
+    for name in ("claim.C3.5", "claim.A9.3", "claim.C4.5"):
+        assert {"methods.md", "index.html"} <= pages_of[name], (name, pages_of.get(name))
 
 
 def test_the_committed_readme_and_results_agree_with_the_paper_store(paper_pages):
-    """The committed front page and docs/results.md (written by `make readme`) say what the store says now: equal
-    to ``consistency.REL_TOL`` (1e-9), since the README may have been written on another CPU than the one reading
-    the store now, whose float round-off differs in the 15th digit."""
-    found = consistency.collect([paper_pages, REPO / "README.md", REPO / "docs" / "results.md"])
+    """The committed front page, docs/results.md and docs/methods.md (written by `make readme`) say what the store
+    says now: equal to ``consistency.REL_TOL`` (1e-9), since the README may have been written on another CPU than
+    the one reading the store now, whose float round-off differs in the 15th digit."""
+    committed_pages = [REPO / "README.md", REPO / "docs" / "results.md", REPO / "docs" / "methods.md"]
+    found = consistency.collect([paper_pages, *committed_pages])
     assert consistency.disagreements(found) == []
     committed = {m.name for m in found if m.page.startswith(str(REPO / "README.md"))}
     assert "claim.B" in committed
+
+
+def test_the_committed_options_block_is_generated_from_the_ledger(paper_pages):
+    """docs/methods.md's "what the options and variants buy" is the ``options`` block as `make readme` renders it
+    now: the ledger's parts of C3, A9 and C4 under their names, and around them the same words and no number typed
+    by hand (spans aside, whose stored digits may differ in the 15th on another CPU: the test above compares them)."""
+    start, end = generated_blocks.markers("options")
+    page = (REPO / "docs" / "methods.md").read_text(encoding="utf-8")
+    committed = page[page.index(start) + len(start) : page.index(end)].strip()
+    rendered = (paper_pages / "methods.md").read_text(encoding="utf-8").strip()
+
+    def names(text: str) -> list[str]:
+        return [m.name for m in consistency.mentions(text, "methods.md")]
+
+    assert names(committed) == names(rendered)
+    assert {"claim.C3.5", "claim.C3.6", "claim.A9.2", "claim.A9.3", "claim.C4.1", "claim.C4.5"} <= set(names(rendered))
+    assert consistency.SPAN.sub("", committed) == consistency.SPAN.sub("", rendered)
 
 
 def test_a_page_that_recomputes_a_number_is_caught(paper_pages, tmp_path):

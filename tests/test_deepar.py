@@ -849,6 +849,10 @@ def test_each_condition_predicts_from_its_own_trials_and_scales_the_rest_by_its_
     chosen = deepar_prediction.facts(post)["chosen_ratio"]
     assert chosen.conditions == post["conditions"][post["chosen"]].conditions
     assert chosen.conditions["cpu"] == "Intel Xeon 6/207"
+    from fwbench.plots import deepar_prediction as post_plots  # the legend names each condition as the pages do
+
+    labels = post_plots.conditions_figure(post, deepar_prediction.chart()).axes[0].get_legend_handles_labels()[1]
+    assert "Intel Xeon 6/207, 2 runs at once, the libraries' default threads" in labels
 
 
 def test_the_choice_reads_the_given_chart_datasets_only():

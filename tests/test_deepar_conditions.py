@@ -91,8 +91,8 @@ def test_the_factor_table_reads_each_effect_against_the_gap():
 def test_no_contention_trials_says_so():
     empty = conditions.contention_facts(conditions.conditions_table(pd.DataFrame(), 2))
     assert "No contention trials" in render_markdown("deepar_contention", **empty)
-    assert conditions.condition_label(1, 0, 2) == "1 thread"
-    assert conditions.condition_label(4, 0, 2) == "4 threads (oversubscribed 2x)"
+    assert render_markdown("thread_condition", threads=1, load=0, baseline=2) == "1 thread"
+    assert render_markdown("thread_condition", threads=4, load=0, baseline=2) == "4 threads (oversubscribed 2x)"
 
 
 def test_the_sentences_read_the_tables():
@@ -111,3 +111,36 @@ def test_the_conditions_figure_draws_a_panel_per_dataset():
 
     fig = plots.conditions_figure(conditions.conditions_table(planted(), baseline=2))
     assert len(fig.axes) == 2 and fig.axes[0].get_yscale() == "log"
+
+
+def test_runs_at_once_rows_a_reader_compares_are_over_the_same_datasets():
+    """1 run at a time and 2 at once on three datasets, 4 at once on two of them: the 2-at-once row over all three,
+    again over the two that 4 at once ran (named, and never the measured factor the page leads with), and 4 at once
+    over those two, named. Planted PyTorch slowdowns at 2 at once: 2x, 4x, 4x; at 4 at once: 4x, 4x (MXNet 2x)."""
+    from fwbench.analysis.deepar_prediction import PredictionCondition
+
+    cpu, mine = "GenuineIntel/6/207", ("m1_yearly", "cif_2016", "tourism_monthly")
+    slow = {1: {MX: (1, 1, 1), PT: (1, 1, 1)}, 2: {MX: (1, 1, 1), PT: (2, 4, 4)}, 4: {MX: (2, 2), PT: (4, 4)}}
+
+    def rows(k: int) -> pd.DataFrame:
+        return pd.DataFrame([{"dataset": d, "arm": arm, "seed": 42 + i, "epochs": 3, "c_batch": BASE[arm] * s * n}
+                             for arm in (MX, PT) for d, s in zip(mine[3 - len(slow[k][arm]):], slow[k][arm])
+                             for i, n in enumerate(NOISE)])  # fmt: skip
+
+    base = rows(1).assign(epochs=4)
+    measured = [(PredictionCondition(cpu, k, 0), base, rows(k)) for k in (1, 2, 4)]
+    none = pd.DataFrame()
+    factors, _ = conditions.factor_table(none, none, none, baseline=2, measured_conditions=measured)
+    at_once = factors[factors.key.str.startswith("at_once_")].set_index("key")
+    assert len(at_once) == 3
+    two, two_on_four, four = at_once.itertuples()
+    assert two.effect == pytest.approx((1 / 2 * 1 / 4 * 1 / 4) ** (1 / 3)) and not two.limited_to
+    assert "over 3 datasets, the" in two.factor  # the 1-run row's datasets: not named
+    assert two_on_four.effect == pytest.approx(1 / 4) and two_on_four.limited_to == "cif_2016 tourism_monthly"
+    assert four.effect == pytest.approx(2 / 4) and not four.limited_to
+    named = "over 2 datasets (cif_2016, tourism_monthly), the libraries' default threads"
+    assert named in two_on_four.factor and named in four.factor
+    facts = conditions.factor_facts(factors, {"ratio": 1.8, "gap": 2.5})
+    assert facts["top"].key == two.Index  # the limited row moves the ratio more, but is no factor of its own
+    text = render_markdown("deepar_factors", **facts)
+    assert text.count(named) == 2 and "**2 runs at once against one, over 3 datasets" in text

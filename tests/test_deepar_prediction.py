@@ -110,7 +110,7 @@ def test_the_best_fit_names_a_near_tie_and_its_conditions():
     def facts(rms_b: float) -> dict:
         fits = pd.DataFrame({"key": list("abc"), "n": 21, "rms_log_error": [0.770, rms_b, 2.0], "n_within_25": 1,
                              "median_error": 1.9, "chosen": [True, False, False],
-                             "label": [c.label for c in conditions.values()], "archive_ratio": [2.69, 2.5, 0.3],
+                             "archive_ratio": [2.69, 2.5, 0.3], "n_measured": 27,
                              "reproduces": False, "threads": ["2", "2", "default"], "mxnet_omp_threads": 1.0,
                              "pytorch_omp_threads": 2.0})  # fmt: skip
         return post.facts({"fits": fits, "tables": dict.fromkeys("abc", table), "conditions": conditions})

@@ -46,7 +46,7 @@ def test_the_beside_table_sets_jax_against_each_reference_on_the_beside_trials_o
         for arm, t in ((PT, 5.0), (MX, 6.0)):
             add_imdb(store, arm, 32, 0, t, block=block, device="cpu", provenance={"boot_id": "boot-a"})
     frame = imdb_analysis.load_sweep(Results(store))
-    assert frame.attrs["machine_dropped_trials"] == 0  # the beside trials are their own machine cell
+    assert frame.attrs["machine_dropped_trials"] == []  # the beside trials are their own machine cell
     assert set(frame.loc[frame.part == "main", "arm"]) == {PT, MX}
     table = imdb_jax.beside_table(frame)
     assert len(table) == 4 and set(table.arm) == {JAX}

@@ -52,7 +52,7 @@ def test_two_machines_of_different_speed_keep_the_ratio_and_a_narrow_interval():
     raw = _trial_ratio(frame)
     adjusted, dropped = centre_by_machine(frame, SETTING)
     ratio = _trial_ratio(adjusted)
-    assert dropped == 0 and len(adjusted) == len(frame)
+    assert dropped == [] and len(adjusted) == len(frame)
     assert ratio["ratio"] == pytest.approx(1.2, rel=0.03) and ratio["ci_low"] < 1.2 < ratio["ci_high"]
     assert half_width(ratio["ci_low"], ratio["ci_high"]) < half_width(raw["ci_low"], raw["ci_high"]) / 4
     # the machines' speed is gone: both now sit between them, and throughput moves the other way
@@ -64,7 +64,7 @@ def test_two_machines_of_different_speed_keep_the_ratio_and_a_narrow_interval():
 def test_one_machine_is_left_exactly_as_it_was():
     frame = _epochs({"boot-a": 3}, {"boot-a": 1.0})
     same, dropped = centre_by_machine(frame, SETTING)
-    assert same is frame and dropped == 0
+    assert same is frame and dropped == []
     assert machine_factors({"boot-a": {"torch": [1.0, 2.0], "mxnet": [3.0]}}, {"torch", "mxnet"}) == {"boot-a": 1.0}
 
 
@@ -72,7 +72,7 @@ def test_a_block_split_across_machines_is_dropped_and_counted():
     frame = _epochs({"boot-a": 2, "boot-b": 1}, {"boot-a": 1.0, "boot-b": 1.6})
     split = frame[~((frame.machine == "boot-b") & (frame.arm == "mxnet"))]  # boot-b ran only torch's half
     adjusted, dropped = centre_by_machine(split, SETTING)
-    assert dropped == 1 and set(adjusted.machine) == {"boot-a"}
+    assert len(dropped) == 1 and set(adjusted.machine) == {"boot-a"}
     assert machine_of(None) == machine_of(float("nan")) == "not recorded" and machine_of("b1") == "b1"
 
 
@@ -143,3 +143,71 @@ def test_the_unnamed_trials_other_cpu_model_is_a_row_of_its_own_read_from_the_be
     assert table.loc[("AuthenticAMD/25/1", MX), "ratio"] == pytest.approx(2.0, rel=0.05)
     names = [c.cpu_name for c, _ in cpu_models.imdb_ratio_quantities(cpu_models.imdb_table(results))]
     assert names == ["AMD EPYC 25/17", "AMD EPYC 25/1"]
+
+
+def test_the_pages_say_which_times_are_machine_adjusted_and_which_blocks_were_left_out(tmp_path):
+    """``imdb.machine_adjustment``: a setting whose complete blocks ran on two machines is adjusted; a block split
+    across machines leaves out its trials, named per arm and setting by their block, and the fastest-settings list
+    says both; on one machine it says neither."""
+    from types import SimpleNamespace
+
+    from test_ledger import MX, PT, add_imdb
+
+    from fwbench.analysis import Results
+    from fwbench.analysis import imdb as imdb_analysis
+    from fwbench.pages import render_markdown
+    from fwbench.quantity import Quantity
+    from fwbench.store import ResultsStore
+
+    def on(boot):
+        return {"provenance": {"cpu_id": "AuthenticAMD/25/17/1", "boot_id": boot}, "device": "cpu"}
+
+    store = ResultsStore(tmp_path / "s.sqlite")
+    for block in range(4):
+        for arm, seconds in ((PT, 10.0), (MX, 15.0)):  # batch 32: two whole blocks on each machine, b 1.6x slower
+            add_imdb(store, arm, 32, 0, seconds * (1, 1.6)[block // 2], block=block, **on("ab"[block // 2]))
+            # batch 128's last block split: its PyTorch trial on machine b, alone there
+            add_imdb(store, arm, 128, 0, seconds, block=block, **on("b" if block == 3 and arm == PT else "a"))
+    facts = imdb_analysis.machine_adjustment(Results(store))
+    assert facts == {"adjusted": True, "dropped": {(PT, 128, 0): [3]}}
+
+    def fastest_list(machines) -> str:
+        rows = [{"arm": PT, "batch_size": 128, "num_workers": 0, "median": 10.0, "iqr": 0.1, "n": 2, "how": "h"}]
+        favour = {"table": rows, "quantity": Quantity("imdb.fastest_arm_vs_pytorch", 1.0)}
+        a = SimpleNamespace(favour=favour, cpus={"imdb_machines": machines}, accuracy=[])
+        return render_markdown("answer_study", a=a, study="imdb", claims=[]).split("\n\n")[0]
+
+    text = fastest_list(facts)
+    assert "machine-adjusted" in text and "2 trials; block 3's trial left out" in text
+    one = ResultsStore(tmp_path / "one.sqlite")
+    for arm, seconds in ((PT, 10.0), (MX, 15.0)):
+        add_imdb(one, arm, 128, 0, seconds, **on("a"))
+    facts = imdb_analysis.machine_adjustment(Results(one))
+    assert facts == {"adjusted": False, "dropped": {}}
+    assert "machine-adjusted" not in fastest_list(facts) and "left out" not in fastest_list(facts)
+
+
+def test_the_cpu_table_shows_the_ratios_estimator_and_the_spread_behind_its_interval(tmp_path):
+    """Each arm's time in the per-CPU table is the geometric mean over its trials, so the ratio beside it is the
+    ratio of the times shown; where one slow seed makes the trials two groups, the fastest and slowest trial and
+    the slowest one's seed show the spread that makes the interval wide."""
+    from test_ledger import MX, N_TRAIN, PT, add_imdb
+
+    from fwbench.analysis import Results, cpu_models
+    from fwbench.data.imdb import REVIEWS_PER_SPLIT
+    from fwbench.store import ResultsStore
+
+    store = ResultsStore(tmp_path / "s.sqlite")
+    intel = {"cpu_id": "GenuineIntel/6/207/1", "boot_id": "a"}
+    planted = {}
+    for block in range(4):  # seed 42 + block; block 1's seed runs 6x slower in every arm
+        for arm, seconds in ((PT, 10.0), (MX, 15.0)):
+            t = seconds * (6 if block == 1 else 1) * (1 + 0.01 * block)
+            add_imdb(store, arm, 128, 0, t, block=block, device="cpu", provenance=intel, epoch_times=[2 * t, t, t])
+            planted.setdefault(arm, []).append(t * REVIEWS_PER_SPLIT / N_TRAIN)
+    table = cpu_models.imdb_table(Results(store)).set_index("arm")
+    pt, mx = table.loc[PT], table.loc[MX]
+    assert mx.ratio == pytest.approx(mx.epoch_25k_s / pt.epoch_25k_s) and mx.ratio == pytest.approx(1.5)
+    assert pt.epoch_25k_s == pytest.approx(math.exp(sum(map(math.log, planted[PT])) / 4))
+    assert (pt.fastest_s, pt.slowest_s) == pytest.approx((min(planted[PT]), max(planted[PT])))
+    assert pt.slowest_seed == mx.slowest_seed == 43 and mx.ci_high / mx.ci_low > 5  # unpaired: a wide interval

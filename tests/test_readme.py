@@ -10,6 +10,8 @@ import pytest
 from conftest import load_tool
 
 from fwbench import generated_blocks, readme
+from fwbench.analysis import Results
+from fwbench.store import ResultsStore
 
 ROOT = Path(__file__).resolve().parents[1]
 FRONT_PAGE = ROOT / "README.md"
@@ -91,7 +93,7 @@ def tool_blocks() -> dict[str, str]:
 
 def test_each_block_has_one_writer():
     assert set(tool_blocks()) == {"timings", "reproduce-time", "env-build-time", "bench"}
-    assert not set(tool_blocks()) & {"headline", *readme.BLOCKS}, "a block written both by fwbench.readme and a tool"
+    assert not set(tool_blocks()) & set(readme.BLOCKS), "a block written both by fwbench.readme and a tool"
 
 
 def test_the_block_option_refreshes_only_the_named_block(tmp_path, monkeypatch):
@@ -107,7 +109,7 @@ def test_the_block_option_refreshes_only_the_named_block(tmp_path, monkeypatch):
 
 
 def test_every_generated_block_lives_on_exactly_one_page():
-    for name in ["headline", *readme.BLOCKS, *tool_blocks()]:
+    for name in [*readme.BLOCKS, *tool_blocks()]:
         start, end = generated_blocks.markers(name)
         holders = [page.name for page in PAGES for _ in range(page.read_text().count(start))]
         assert len(holders) == 1, f"block {name}: found on {holders or 'no page'}"
@@ -131,3 +133,11 @@ def test_make_readme_writes_each_block_where_it_lives_and_refuses_a_missing_or_d
     with pytest.raises(SystemExit, match="the bench block is on more than one page"):
         generated_blocks.write_block("bench", "y", front)
     assert "- new line" in bench_page.read_text()  # nothing written when the block is ambiguous
+
+
+def test_the_options_block_names_what_is_missing_on_a_store_without_trials(tmp_store):
+    """Before any trial the options block (docs/methods.md) still renders: each claim's missing rows in words, no
+    number, no CPU model."""
+    text = readme.BLOCKS["options"](Results(ResultsStore(tmp_store), "quick"))
+    assert "an unrecorded CPU model" in text and 'class="q"' not in text
+    assert text.count("not measured yet") >= 3 and "needs VGG16 latencies with oneDNN on and off" in text

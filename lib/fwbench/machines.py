@@ -79,14 +79,14 @@ def machine_factors(cells: dict, arms) -> dict:
     return {m: math.exp(level - overall) for m, level in levels.items()}
 
 
-def centre_by_machine(frame: pd.DataFrame, setting: list[str]) -> tuple[pd.DataFrame, int]:
+def centre_by_machine(frame: pd.DataFrame, setting: list[str]) -> tuple[pd.DataFrame, list]:
     """Epoch rows (``frame`` with ``machine`` and ``arm`` columns) with the machine's speed divided out per
     ``setting``: the factor is taken from ``train_time_s``, the ``SCALED`` columns are divided by it, the
-    ``INVERSE`` ones multiplied. Returns the frame and the number of trials dropped for an incomplete cell. Frames
+    ``INVERSE`` ones multiplied. Returns the frame and the ids of the trials dropped for an incomplete cell. Frames
     with one machine come back as they are."""
     if frame.empty or MACHINE not in frame or frame[MACHINE].nunique() <= 1:
-        return frame, 0
-    parts, dropped = [], 0
+        return frame, []
+    parts, dropped = [], []
     for _, group in frame.groupby(setting, dropna=False, observed=True, sort=False):
         if group[MACHINE].nunique() == 1:
             parts.append(group)
@@ -99,7 +99,7 @@ def centre_by_machine(frame: pd.DataFrame, setting: list[str]) -> tuple[pd.DataF
         factors = machine_factors(cells, set(group["arm"]))
         for m, cell in group.groupby(MACHINE):
             if m not in factors:
-                dropped += cell.trial_id.nunique()
+                dropped += sorted(set(cell.trial_id))
                 continue
             cell = cell.copy()
             for column in SCALED:

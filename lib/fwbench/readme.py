@@ -1,9 +1,9 @@
 """The generated blocks of the README and the docs/*.md pages, from the results store (``make readme``).
 
-The ``headline`` block is the answer of the given profile's finished trials, stamped with the store, date, profile
-and git commit it was generated from; ``BLOCKS`` are the others. The blocks that measure the repository itself are
-written by the ``tools/`` timing scripts (``make readme`` runs each with ``--pages``). ``fwbench.generated_blocks``
-finds a block's page, so moving a block needs no code change.
+``BLOCKS`` maps each block to its writer; the ``headline`` block is the answer of the given profile's finished
+trials, stamped with the store, date, profile and git commit it was generated from. The blocks that measure the
+repository itself are written by the ``tools/`` timing scripts (``make readme`` runs each with ``--pages``).
+``fwbench.generated_blocks`` finds a block's page, so moving a block needs no code change.
 """
 
 from __future__ import annotations
@@ -55,12 +55,6 @@ def _deepar_paragraph(results: Results) -> str:
             chart=prose.deepar_chart(merged, sentence_only=True),
         )
     return text
-
-
-def arms_markdown(headline: Results | None = None) -> str:
-    """Every registered study's declared arm table (docs/methods.md#arms): what the code declares, not what a
-    profile ran (the post lists the arms that ran)."""
-    return render_markdown("readme_arms", arms=[a for study in all_studies() for a in arm_table(study.name)])
 
 
 def headline_profile(store: ResultsStore | None = None) -> str:
@@ -166,9 +160,7 @@ def render_mase(store: ResultsStore | None = None) -> str:
     profile, trials = next(((p, t) for p, t in loaded if not t.empty), (None, None))
     if trials is None:
         return render_markdown("readme_mase", profiles=profiles, report="")
-    scales = sorted(
-        {f"{int(e)} epochs x {int(b)} batches" for e, b in zip(trials.epochs, trials.num_batches_per_epoch)}
-    )
+    scales = sorted(set(zip(trials.epochs.astype(int), trials.num_batches_per_epoch.astype(int))))
     return render_markdown(
         "readme_mase",
         profiles=profiles,
@@ -180,22 +172,29 @@ def render_mase(store: ResultsStore | None = None) -> str:
     )
 
 
-def render_threads(headline: Results) -> str:
-    """Whether the thread settings held, from the GEMM trials' measured CPU (the headline's store and profile)."""
-    table = inference.thread_check(headline)
-    return render_markdown("readme_threads", profile=headline.profile, check=prose.thread_check(table))
+def render_options(headline: Results) -> str:
+    """What the options and variants buy (docs/methods.md): the ledger's parts of claims C3, A9 and C4, quoted."""
+    a = answer.compute(headline)
+    claims = {c["row"].claim_id: c for study in all_studies() for c in answer.claims(a, study.name)}
+    return render_markdown("options", claims=claims, cpus=a.cpus.get("conditions", {}), profile=a.profile)
 
 
 # block -> its Markdown from the headline's results (profile and store: ``headline_source``, read once per run)
 BLOCKS = {
+    "headline": render,
     "details": details,
     "estimate": lambda headline: render_estimate(),
     "paper-estimate": lambda headline: render_paper_estimate(),
     "paper-sofar": lambda headline: render_paper_sofar(),
     "rules": lambda headline: prose.ledger_rules(),
     "mase": lambda headline: render_mase(),
-    "arms": arms_markdown,
-    "threads": render_threads,  # README: the CPUs each framework's trials kept busy against their thread setting
+    # docs/methods.md#arms: every study's declared arms, what the code declares (the post lists the arms that ran)
+    "arms": lambda headline: render_markdown("readme_arms", arms=[a for s in all_studies() for a in arm_table(s.name)]),
+    # README: the CPUs each framework's trials kept busy against their thread setting (the GEMM trials' measured CPU)
+    "threads": lambda headline: render_markdown(
+        "readme_threads", profile=headline.profile, check=prose.thread_check(inference.thread_check(headline))
+    ),
+    "options": render_options,
     # README: the timings per CPU model and fp mode, each condition on its own trials
     "cpus": lambda headline: render_markdown("cpu_models", profile=headline.profile, **cpu_models.facts(headline)),
     # docs/results.md: B predicted under each condition of the post's runs
@@ -214,19 +213,18 @@ def main() -> int:
     parser.add_argument(
         "--block",
         action="append",
-        choices=["headline", *BLOCKS],
+        choices=list(BLOCKS),
         help="refresh only this block (repeatable; default: all), e.g. --block estimate",
     )
     args = parser.parse_args()
-    readme, names = Path(args.readme), args.block or ["headline", *BLOCKS]
+    readme, names = Path(args.readme), args.block or list(BLOCKS)
     for name in names:
         find_block(name, block_pages(readme))  # fail before any rendering, which can take a while
     profile, store = headline_source()
     headline = Results(store, profile) if args.profile is None else Results.open(args.profile)
     written = []
     for name in names:
-        text = render(headline) if name == "headline" else BLOCKS[name](headline)
-        page = write_block(name, text, readme)
+        page = write_block(name, BLOCKS[name](headline), readme)
         written.append(f"{name} ({page.relative_to(readme.parent) if page.is_relative_to(readme.parent) else page})")
     print(f"updated the block(s) {', '.join(written)}")
     return 0

@@ -18,7 +18,8 @@ from ..planning import plan
 from ..studies import adaptive, get_study
 
 COLUMNS = (
-    "setting arms blocks_run planned_blocks state widest_half_width stop_reason cpu_s skipped_trials saved_cpu_s"
+    "setting arms blocks_run planned_blocks state widest_half_width stop_reason block_to_run cpu_s skipped_trials "
+    "saved_cpu_s"
 ).split()
 # a setting's state by how the rule's reason for stopping begins; none of these: ``running``
 STATES = {"resolved": "resolved", "cap reached": "capped", "futile": "futile", "no arm pair": "minimum only"}
@@ -47,7 +48,7 @@ def adaptive_report(store, study: str, profile: str, overrides: dict | None = No
     rows = []
     for key, trials in settings.items():
         mine = [stored[t.trial_id] for t in trials if t.trial_id in stored]
-        stop, reason = math.inf, ""  # the first block the rule skipped (none: inf) and why it stopped
+        stop, reason, to_run = math.inf, "", 0  # the first block skipped (inf: none), why, a block decided, not run
         for block in sorted(decisions[key]):
             decision = decisions[key][block]
             if not decision.run:
@@ -55,7 +56,7 @@ def adaptive_report(store, study: str, profile: str, overrides: dict | None = No
                 break
             members = [t for t in trials if adaptive.block_of(s, t.config) == block]
             if not all(t.trial_id in stored for t in members):  # decided, not (all) run yet
-                reason = f"block {block + 1} to run: {decision.reason}"
+                to_run, reason = block + 1, decision.reason
                 break
         skipped = [t for t in trials if adaptive.block_of(s, t.config) >= stop and t.trial_id not in stored]
         done_s = [r.seconds for r in mine if r.status == "done" and not math.isnan(r.seconds)]
@@ -66,9 +67,10 @@ def adaptive_report(store, study: str, profile: str, overrides: dict | None = No
                 "arms": ", ".join(sorted({str(t.config[s.arm_field]) for t in trials})),
                 "blocks_run": len({r.block for r in mine}),
                 "planned_blocks": len({adaptive.block_of(s, t.config) for t in trials}),
-                "state": _state(reason),
+                "state": "running" if to_run else _state(reason),
                 "widest_half_width": _final_width(s, trials, records, key),
                 "stop_reason": reason,
+                "block_to_run": to_run,
                 "cpu_s": float(sum(r.seconds for r in mine if not math.isnan(r.seconds))),
                 "skipped_trials": len(skipped),
                 "saved_cpu_s": len(skipped) * mean_s if skipped else 0.0,

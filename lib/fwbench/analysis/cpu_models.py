@@ -79,10 +79,8 @@ def stored_conditions(results: Results, study: str) -> list[Condition]:
     """The conditions with finished trials of ``study`` (of the profile when it has one): the unnamed ones per fp
     mode on the CPU model that ran most of their trials, then each named one by CPU model and mode."""
     unnamed, named = _unnamed_models(results, study)
-    firsts = {}
-    for c in unnamed:
-        firsts.setdefault(c.fp_mode, c)
-    return [*firsts.values(), *named]
+    modes = [c.fp_mode for c in unnamed]
+    return [c for i, c in enumerate(unnamed) if c.fp_mode not in modes[:i]] + named
 
 
 def minority_conditions(results: Results, study: str) -> list[Condition]:
@@ -94,9 +92,9 @@ def minority_conditions(results: Results, study: str) -> list[Condition]:
 
 # -- IMDB: one setting on every condition ---------------------------------------------------------------------------
 def imdb_trials(results: Results, condition: Condition) -> pd.Series:
-    """Per (arm, trial) of one condition (its CPU model's trials only): the median timed epoch (``epoch_25k_s``) at
-    ``IMDB_SETTING``. From the main part where the condition has trials there, else from the beside part (which
-    repeats main settings on another machine); ``attrs["part"]`` says which."""
+    """Per (arm, trial, seed) of one condition (its CPU model's trials only): the median timed epoch
+    (``epoch_25k_s``) at ``IMDB_SETTING``. From the main part where the condition has trials there, else from the
+    beside part (which repeats main settings on another machine); ``attrs["part"]`` says which."""
     frame = imdb_analysis.load_sweep(results.with_overrides(IMDB, condition.overrides() or None))
     if frame.empty:
         return pd.Series(dtype=float)
@@ -107,16 +105,17 @@ def imdb_trials(results: Results, condition: Condition) -> pd.Series:
     for name in ("main", "beside"):
         rows = imdb_analysis.part(timed, name)
         if not rows.empty:
-            values = rows.groupby(["arm", "trial_id"]).epoch_25k_s.median()
+            values = rows.groupby(["arm", "trial_id", "seed"]).epoch_25k_s.median()
             values.attrs["part"] = name
             return values
     return pd.Series(dtype=float)
 
 
 def imdb_table(results: Results, conditions: list[Condition] | None = None) -> pd.DataFrame:
-    """One row per condition x arm at ``IMDB_SETTING``: the CPU model actually recorded, the part read, trials,
-    the median epoch (25k reviews, s) and the arm's ratio to PyTorch's reference arm with its CI (over trials of
-    that condition). By default every condition: the stored ones and the unnamed trials' other CPU models."""
+    """One row per condition x arm at ``IMDB_SETTING``: the CPU model actually recorded, the part read, trials, the
+    epoch time (25k reviews, s: the geometric mean over trials, the ratio's estimator), the fastest and slowest trial
+    (and its seed), and the ratio to PyTorch's reference arm with its CI (over trials of that condition). By default
+    every condition: the stored ones and the unnamed trials' other CPU models."""
     _, torch_arms = imdb_analysis.post_comparison()
     base = torch_arms[0]
     if conditions is None:
@@ -136,37 +135,32 @@ def imdb_table(results: Results, conditions: list[Condition] | None = None) -> p
                     "part": values.attrs.get("part"),
                     "arm": arm,
                     "n_trials": len(mine),
-                    "epoch_25k_s": float(mine.median()),
+                    "epoch_25k_s": math.exp(sum(map(math.log, mine)) / len(mine)),
+                    "fastest_s": float(mine.min()),
+                    "slowest_s": float(mine.max()),
+                    "slowest_seed": int(mine.idxmax()[1]),
                     "vs": base,
-                    **{k: ratio.get(k, math.nan) for k in ("ratio", "ci_low", "ci_high")},
-                    "method": ratio.get("method", "none"),
+                    **{k: ratio.get(k, math.nan) for k in ("ratio", "ci_low", "ci_high", "method")},
                 }
             )
     return pd.DataFrame(rows)
 
 
-def contrast(values: dict, numerator: Condition, denominator: Condition) -> pd.DataFrame:
-    """Per arm in both: numerator condition's time / denominator's, a ratio over independent trials of each."""
-    num, den = values[numerator], values[denominator]
-    if num.empty or den.empty:
-        return pd.DataFrame()
-    shared = set(num.index.get_level_values("arm")) & set(den.index.get_level_values("arm"))
-    arms = imdb_analysis.arm_order(IMDB, shared)
-    return pd.DataFrame([{"arm": arm, **trial_ratio_ci(num.loc[arm], den.loc[arm])} for arm in arms])
-
-
 def imdb_fp_effect(results: Results) -> pd.DataFrame:
-    """Per CPU model with both modes measured, per arm: the libraries' default time / the flushed time (> 1: the
-    subnormal floats cost that factor on that CPU)."""
+    """Per CPU model with both modes measured, per arm in both: the libraries' default time / the flushed time, a
+    ratio over independent trials of each (> 1: the subnormal floats cost that factor on that CPU)."""
     conditions = stored_conditions(results, IMDB)
     values = {c: imdb_trials(results, c) for c in conditions}
     rows = []
     for flushed in (c for c in conditions if c.fp_mode == FLUSH):
         for default in (c for c in conditions if c.cpu == flushed.cpu and c.fp_mode == DEFAULT):
-            table = contrast(values, default, flushed)
-            if not table.empty:
-                rows.append(table.assign(cpu=flushed.cpu))
-    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+            num, den = values[default], values[flushed]
+            if num.empty or den.empty:
+                continue
+            shared = set(num.index.get_level_values("arm")) & set(den.index.get_level_values("arm"))
+            for arm in imdb_analysis.arm_order(IMDB, shared):
+                rows.append({"cpu": flushed.cpu, "arm": arm, **trial_ratio_ci(num.loc[arm], den.loc[arm])})
+    return pd.DataFrame(rows)
 
 
 def imdb_ratio_quantities(table: pd.DataFrame) -> list[tuple[Condition, Quantity]]:
@@ -250,9 +244,9 @@ def fp_probe_table(results: Results) -> pd.DataFrame:
 
 def facts(results: Results) -> dict:
     """Everything the per-CPU pages show, computed once: the conditions, the IMDB setting per condition with its
-    MXNet / PyTorch ratios as quantities, the subnormal mode's effect, DeepAR's per-batch ratio per CPU, and what
-    each framework's threads did with subnormals. (The CPU's pooled effect on B is a row of B's factor table:
-    ``deepar_conditions``.)"""
+    MXNet / PyTorch ratios as quantities, the subnormal mode's effect, the IMDB machines of one CPU model
+    (``imdb.machine_adjustment``), DeepAR's per-batch ratio per CPU, and what each framework's threads did with
+    subnormals. (The CPU's pooled effect on B is a row of B's factor table: ``deepar_conditions``.)"""
     has = {study: results.profile in get_study(study).profiles for study in (IMDB, DEEPAR, VGG16)}  # some lack it
     imdb = imdb_table(results) if has[IMDB] else pd.DataFrame()
     deepar = deepar_cpu_table(results) if has[DEEPAR] else pd.DataFrame()
@@ -261,6 +255,7 @@ def facts(results: Results) -> dict:
         "imdb_setting": IMDB_SETTING,
         "imdb": imdb,
         "imdb_ratios": imdb_ratio_quantities(imdb) if not imdb.empty else [],
+        "imdb_machines": imdb_analysis.machine_adjustment(results) if has[IMDB] else {},
         "fp_effect": imdb_fp_effect(results),
         "deepar": deepar,
         "probes": fp_probe_table(results),

@@ -142,17 +142,7 @@ CONDITION_COLUMNS = ["dataset", "window", "threads", "background_load", "conditi
                      "ratio_high", "effect", "effect_low", "effect_high", "mxnet_cpus_busy", "pytorch_cpus_busy",
                      "burner_cpu_frac"]  # fmt: skip
 FACTOR_COLUMNS = ["key", "factor", "cpu", "source", "kind", "n", "mxnet_slowdown", "pytorch_slowdown", "effect",
-                  "effect_low", "effect_high", "gap_share"]  # fmt: skip
-
-
-def condition_label(threads: int, load: int, baseline: int) -> str:
-    """'8 threads (oversubscribed 4x)', '2 threads + 1 busy core', '2 threads (baseline)'."""
-    text = f"{threads} thread{'s' if threads > 1 else ''}"
-    if load:
-        return f"{text} + {load} busy core{'s' if load > 1 else ''} (a background burner)"
-    if threads == baseline:
-        return f"{text} (baseline)"
-    return f"{text} (oversubscribed {threads / baseline:g}x)" if threads > baseline else text
+                  "effect_low", "effect_high", "gap_share", "limited_to"]  # fmt: skip
 
 
 def _by_arm(g: pd.DataFrame, column: str = "c_batch") -> dict[str, np.ndarray]:
@@ -167,7 +157,7 @@ def _contrast(cond: dict, base: dict, weight: float = 1.0) -> list[tuple[float, 
 
 def conditions_table(rows: pd.DataFrame, baseline: int, confidence: float = CONFIDENCE) -> pd.DataFrame:
     """Per dataset (by window) and condition (threads, background load), ``CONDITION_COLUMNS``: see the module
-    docstring."""
+    docstring; ``condition`` in the words of template ``thread_condition``."""
     mx, pt = reference_arms()
     out = []
     for dataset, g in rows.groupby("dataset") if not rows.empty else ():
@@ -182,62 +172,40 @@ def conditions_table(rows: pd.DataFrame, baseline: int, confidence: float = CONF
             busy = [float(busy.get(arm, math.nan)) for arm in (mx, pt)]
             n = int(min(len(cond[mx]), len(cond[pt])))
             ms = [1000 * prediction.gmean(cond[arm]) for arm in (mx, pt)]
-            label = condition_label(int(threads), int(load), baseline)
+            label = render_markdown("thread_condition", threads=int(threads), load=int(load), baseline=baseline)
             burner = float(c.burner_cpu_frac.median()) if load else math.nan
             out.append([dataset, int(c.window.iloc[0]), int(threads), int(load), label, n, *ms, *cis, *busy, burner])
     table = pd.DataFrame(out, columns=CONDITION_COLUMNS)
     return table.sort_values(["window", "dataset", "background_load", "threads"], kind="stable").reset_index(drop=True)
 
 
-def _pooled(pairs, confidence: float, column: str = "c_batch") -> dict | None:
-    """Per framework the slowdown of a condition against its base, and the effect on the ratio, over ``(cond,
-    base)`` pairs of trial rows, one per dataset, each weighted alike (the mean of their log effects); None where
-    no pair has trials of both reference arms on both sides."""
+def _pooled(cond: pd.DataFrame, base: pd.DataFrame, confidence: float, column: str = "c_batch") -> dict | None:
+    """Per framework the slowdown of the ``cond`` rows against the ``base`` rows of the same dataset, and the effect
+    on the ratio, each dataset weighted alike (the mean of their log effects), over the ``datasets`` where both
+    reference arms ran on both sides; None where none did."""
     mx, pt = reference_arms()
-    per_dataset = [(_by_arm(c, column), _by_arm(b, column)) for c, b in pairs]
-    per_dataset = [(c, b) for c, b in per_dataset if all(len(c[a]) and len(b[a]) for a in (mx, pt))]
+    per_dataset = {
+        d: (_by_arm(c, column), _by_arm(base[base.dataset == d], column)) for d, c in cond.groupby("dataset")
+    }
+    per_dataset = {d: (c, b) for d, (c, b) in per_dataset.items() if all(len(c[a]) and len(b[a]) for a in (mx, pt))}
     if not per_dataset:
         return None
-    w = 1 / len(per_dataset)
-    return {
-        "n_datasets": len(per_dataset),
-        "n_trials": int(sum(min(len(c[mx]), len(c[pt])) for c, _ in per_dataset)),
-        **{
-            f"{side}_slowdown": log_contrast_ci(
-                [t for c, b in per_dataset for t in ((w, c[arm]), (-w, b[arm]))], confidence
-            )
-            for side, arm in zip(prediction.sides(), (mx, pt))
-        },
-        "effect": log_contrast_ci([t for c, b in per_dataset for t in _contrast(c, b, w)], confidence),
+    w, pairs = 1 / len(per_dataset), per_dataset.values()
+    slowdowns = {
+        f"{side}_slowdown": log_contrast_ci([t for c, b in pairs for t in ((w, c[arm]), (-w, b[arm]))], confidence)
+        for side, arm in zip(prediction.sides(), (mx, pt))
     }
-
-
-def pooled_condition(rows: pd.DataFrame, threads: int, load: int, baseline: int, confidence: float = CONFIDENCE):
-    """``_pooled`` for a contention condition against the baseline, over every dataset that ran both."""
-    pairs = []
-    for _, g in rows.groupby("dataset"):
-        base = (g.threads == baseline) & (g.background_load == BASELINE_LOAD)
-        pairs.append((g[(g.threads == threads) & (g.background_load == load)], g[base]))
-    return _pooled(pairs, confidence)
+    return {"n_datasets": len(per_dataset), "datasets": sorted(per_dataset), **slowdowns,
+            "n_trials": int(sum(min(len(c[mx]), len(c[pt])) for c, _ in pairs)),
+            "effect": log_contrast_ci([t for c, b in pairs for t in _contrast(c, b, w)], confidence)}  # fmt: skip
 
 
 def _pooled_parts(trials: pd.DataFrame, part: str, confidence: float) -> dict | None:
     """``_pooled`` for a part of whole trials (training seconds) against the main part's of the same seeds."""
-    pairs = []
-    for _, g in trials[trials.part.isin([part, "main"])].groupby("dataset"):
-        g = g[g.seed.isin(set(g.loc[g.part == part, "seed"]) & set(g.loc[g.part == "main", "seed"]))]
-        pairs.append((g[g.part == part], g[g.part == "main"]))
-    return _pooled(pairs, confidence, "train_time_s")
-
-
-def pooled_against(coverage: pd.DataFrame, other: pd.DataFrame, confidence: float = CONFIDENCE):
-    """``_pooled`` for ``other`` (another CPU model's coverage part, or a post_conditions group) against
-    ``coverage`` (the base condition's cost rows), over every dataset both ran."""
-    return _pooled([(g, coverage[coverage.dataset == d]) for d, g in other.groupby("dataset")], confidence)
-
-
-def _slug(name: str) -> str:
-    return name.replace(" ", "_").replace("/", "_")
+    mine, main = trials[trials.part == part], trials[trials.part == "main"]
+    both = set(zip(mine.dataset, mine.seed)) & set(zip(main.dataset, main.seed))
+    same = [f.loc[[k in both for k in zip(f.dataset, f.seed)]] for f in (mine, main)]
+    return _pooled(*same, confidence, "train_time_s")
 
 
 def factor_table(
@@ -257,6 +225,10 @@ def factor_table(
     threads against its coverage part, each k of runs at once against one run, the chosen condition and the
     residual). ``kind``: measured (a CI where every group has 2 or more trials), modelled, inferred or predicted.
 
+    Runs at once: each k over the datasets it ran, and where the ks ran different datasets, each k again over the
+    datasets every k ran (``limited_to``; never the measured factor ``factor_facts`` names), so that rows a
+    reader sets side by side are over the same datasets; a row names its datasets where they are not the 1-run row's.
+
     The gap is the post's ratio from its totals (``published.deepar2024.post_ratio``) over B. Decision: three rows
     chain from B to the post and share nothing, so their shares add up to the whole gap: the datasets not staged
     here (the coverage part's whole-list prediction over B), the chosen condition (its whole-list prediction over
@@ -264,19 +236,21 @@ def factor_table(
     total = {"ratio": math.nan, "n_datasets": 0}
     total = prediction.weighted_total(coverage, confidence) if not coverage.empty else total
     gap = post_ratio() / total["ratio"] if total["ratio"] > 0 else math.nan
-    rows = []
+    rows, slugs = [], {name: name.replace(" ", "_").replace("/", "_") for name in other_cpus or {}}
 
     def add(what, cpu, kind, mxnet, pytorch, effect, n="", low=math.nan, high=math.nan, key=None, **words):
         factor, source = render_markdown("deepar_factor", what=what, **words).split("\n")
         share = math.log(effect) / math.log(gap) if effect > 0 and gap > 0 and gap != 1 else math.nan
-        values = [key or what, factor, cpu, source, kind, n, mxnet, pytorch, effect, low, high, share]
+        limited = " ".join(words.get("limited_to", ()))
+        values = [key or what, factor, cpu, source, kind, n, mxnet, pytorch, effect, low, high, share, limited]
         rows.append(dict(zip(FACTOR_COLUMNS, values)))
 
     def measured(what, cpu, pooled, **words):
         if pooled:
             e, n = pooled["effect"], f"{pooled['n_trials']} trials a side, {pooled['n_datasets']} dataset(s)"
             slowdowns = pooled["mxnet_slowdown"]["ratio"], pooled["pytorch_slowdown"]["ratio"]
-            add(what, cpu, "measured", *slowdowns, e["ratio"], n, e["ci_low"], e["ci_high"], **words)
+            add(what, cpu, "measured", *slowdowns, e["ratio"], n, e["ci_low"], e["ci_high"],
+                n_datasets=pooled["n_datasets"], **words)  # fmt: skip
 
     def inferred(what, cpu, table, **words):
         s = prediction.against_chart_summary(prediction.against_chart(table, prediction.chart()))
@@ -286,32 +260,30 @@ def factor_table(
 
     if not trials.empty and "part" in trials:
         envs = ", ".join(sorted(set(trials.loc[trials.part == "versions", "env"].dropna())))
-        versions = _pooled_parts(trials, "versions", confidence)
-        measured("versions", cpu_names(trials[trials.part == "versions"]), versions, envs=envs)
-        measured("onednn_off", cpu_names(trials[trials.part == "onednn"]), _pooled_parts(trials, "onednn", confidence))
-    for (threads, load), _ in contention.groupby(["threads", "background_load"]) if not contention.empty else ():
+        for part, what in (("versions", "versions"), ("onednn", "onednn_off")):
+            measured(what, cpu_names(trials[trials.part == part]), _pooled_parts(trials, part, confidence), envs=envs)
+    for (threads, load), cond in contention.groupby(["threads", "background_load"]) if not contention.empty else ():
         if (threads, load) != (baseline, BASELINE_LOAD):
-            pooled = pooled_condition(contention, int(threads), int(load), baseline, confidence)
-            label = condition_label(int(threads), int(load), baseline)
+            base = contention[(contention.threads == baseline) & (contention.background_load == BASELINE_LOAD)]
             key = f"threads_{threads}" + (f"_load_{load}" if load else "")
-            measured("threads", cpu_names(contention), pooled, key=key, label=label)
+            measured("threads", cpu_names(contention), _pooled(cond, base, confidence), key=key, threads=int(threads),
+                     load=int(load), baseline=baseline)  # fmt: skip
     for name, other in (other_cpus or {}).items() if not coverage.empty else ():
-        measured("cpu", name, pooled_against(coverage, other, confidence), key=f"cpu_{_slug(name)}", cpu_model=name)
-    by_cpu: dict = {}
-    for c, base, own in measured_conditions or []:
-        by_cpu.setdefault(c.cpu, {})[(c.trials_at_once, c.threads)] = (c, base, own)
-    for found in by_cpu.values():
-        alone = found.get((1, DEFAULT_THREADS))
-        if alone is None:
-            continue
-        c, base, own = alone  # neither is empty: prediction_conditions keeps only conditions with trials
-        epochs = [int(r.epochs.max()) for r in (own, base)]
-        pooled = pooled_against(base, own, confidence)
+        measured("cpu", name, _pooled(other, coverage, confidence), key=f"cpu_{slugs[name]}", cpu_model=name)
+    default = [m for m in measured_conditions or [] if m[0].threads == DEFAULT_THREADS]
+    for c, base, alone in (m for m in default if m[0].trials_at_once == 1):  # neither is empty (prediction_conditions)
+        pooled = _pooled(alone, base, confidence)
+        epochs = [int(r.epochs.max()) for r in (alone, base)]
         measured("default_threads", c.cpu_name, pooled, key=f"default_threads_{c.key}", epochs=epochs)
-        for (k, threads), (c, _, own) in sorted(found.items()):
-            pooled = pooled_against(alone[2], own, confidence) if k != 1 and threads == DEFAULT_THREADS else None
-            n_datasets = pooled["n_datasets"] if pooled else 0
-            measured("at_once", c.cpu_name, pooled, key=f"at_once_{c.key}", k=k, n_datasets=n_datasets)
+        crowded = [m for m in default if m[0].cpu == c.cpu and m[0].trials_at_once > 1]  # by k, as measured
+        every = sorted(set.intersection(*(set(own.dataset) for *_, own in crowded))) if crowded else []
+        for k, _, own in crowded:
+            for limited in (False, True) if set(every) < set(own.dataset) else (False,):
+                mine = _pooled(own[own.dataset.isin(every)] if limited else own, alone, confidence)
+                named = mine["datasets"] if mine and pooled and mine["datasets"] != pooled["datasets"] else []
+                key = f"at_once_{k.key}" + (f".on_{'+'.join(every)}" if limited else "")
+                measured("at_once", k.cpu_name, mine, key=key, k=k.trials_at_once, datasets=named,
+                         limited_to=every if limited else [])  # fmt: skip
     archive = {"ratio": math.nan}
     if not coverage.empty:
         table = prediction.comparison(coverage)
@@ -325,7 +297,7 @@ def factor_table(
                 n_modelled=archive["n_modelled"], beyond=beyond, staged=(staged.min(), staged.max()))  # fmt: skip
         inferred("post_machine", cpu_names(coverage), table)
         for name, other in (other_cpus or {}).items():
-            key = f"post_machine_{_slug(name)}"
+            key = f"post_machine_{slugs[name]}"
             inferred("post_machine_cpu", name, prediction.comparison(other), key=key, cpu_model=name)
     chosen = post["chosen"] if post else None
     if chosen is not None and archive["ratio"] > 0:
@@ -333,7 +305,7 @@ def factor_table(
         condition = post["conditions"][chosen]
         estimate = prediction.archive_estimate(post["tables"][chosen])
         add("chosen", condition.cpu_name, "predicted", math.nan, math.nan, estimate["ratio"] / archive["ratio"],
-            f"{estimate['n_datasets']} datasets", label=condition.label, n_given=int(fit.n))  # fmt: skip
+            f"{estimate['n_datasets']} datasets", condition=condition, n_given=int(fit.n))  # fmt: skip
         add("residual", condition.cpu_name, "residual", math.nan, math.nan, post_ratio() / estimate["ratio"],
             claimed=post_ratio())  # fmt: skip
     return pd.DataFrame(rows, columns=FACTOR_COLUMNS), {**total, "gap": gap}
@@ -349,14 +321,17 @@ def effect_quantity(row) -> Quantity:
 
 def factor_facts(table: pd.DataFrame, total: dict) -> dict:
     """The factor table's page (template ``deepar_factors``): each effect as a ``Quantity``, B and the gap, the
-    measured factor that moves the ratio most (``top``) and the post's machine as its chart implies it, with
-    whether both slow MXNet more (``same_pattern``). A reading of the table, not a fit."""
+    measured factor that moves the ratio most (``top``; a row limited to another's datasets is not another factor)
+    and the post's machine as its chart implies it, with whether both slow MXNet more (``same_pattern``). A reading
+    of the table, not a fit."""
     factors = table.assign(effect_q=[effect_quantity(r) for r in table.itertuples()]) if len(table) else table
     out = {"factors": factors, "total": total, "claimed": post_ratio(), "stated": CLAIMED_SPEEDUP, "top": None,
            "post_machine": None, "same_pattern": False}  # fmt: skip
     if table.empty:
         return out
-    measured = factors[(factors.kind == "measured") & np.isfinite(factors.effect.astype(float))]
+    measured = factors[
+        (factors.kind == "measured") & np.isfinite(factors.effect.astype(float)) & ~factors.limited_to.astype(bool)
+    ]
     if measured.empty:
         return out
     top = measured.loc[measured.effect.map(lambda e: abs(math.log(e))).idxmax()]
@@ -369,13 +344,12 @@ def factor_facts(table: pd.DataFrame, total: dict) -> dict:
 def contention_facts(table: pd.DataFrame, rows: pd.DataFrame | None = None) -> dict:
     """What the contention part's page shows: ``conditions_table`` and, beside the background load, each
     framework's slowest later epoch per batch against its median (``stalls``: a stall of seconds would show)."""
-    stalls = []
-    loaded = rows[rows.background_load > 0] if rows is not None and not rows.empty else pd.DataFrame()
-    for arm, framework in zip(reference_arms(), framework_names()) if len(loaded) else ():
-        g = loaded[loaded.arm == arm]
-        if len(g):
-            stalls.append({"framework": framework, "worst": float(g.c_batch_worst.max()),
-                           "median": float(g.c_batch.median())})  # fmt: skip
+    loaded = rows[rows.background_load > 0] if rows is not None and not rows.empty else pd.DataFrame(columns=["arm"])
+    stalls = [
+        {"framework": fw, "worst": float(g.c_batch_worst.max()), "median": float(g.c_batch.median())}
+        for arm, fw in zip(reference_arms(), framework_names())
+        if len(g := loaded[loaded.arm == arm])
+    ]
     return {"table": table, "stalls": stalls}
 
 

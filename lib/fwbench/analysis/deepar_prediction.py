@@ -28,6 +28,7 @@ import pandas as pd
 
 from ..data import monash
 from ..floatmode import DEFAULT
+from ..pages import render_markdown
 from ..paths import reference_dir
 from ..published.deepar2024 import CHART_GIVEN, CLAIMED_SPEEDUP, N_DATASETS_STATED, post_ratio
 from ..quantity import Quantity
@@ -76,14 +77,9 @@ class PredictionCondition:
 
     @property
     def conditions(self) -> dict[str, str]:
-        """The words a page names this condition by (its ``label``'s parts), for a quantity measured under it."""
-        threads = "the libraries' default threads" if self.threads == DEFAULT_THREADS else f"{self.threads} threads"
-        runs = "1 run at a time" if self.trials_at_once == 1 else f"{self.trials_at_once} runs at once"
-        return {"cpu": self.cpu_name, "runs at once": runs, "threads": threads}
-
-    @property
-    def label(self) -> str:
-        return ", ".join(self.conditions.values())
+        """The words a page names this condition by (template ``prediction_condition``), for a quantity under it."""
+        words = render_markdown("prediction_condition", c=self, as_parts=True).split("\n")
+        return dict(zip(("cpu", "runs at once", "threads"), words))
 
 
 def sides() -> tuple[str, ...]:
@@ -156,7 +152,8 @@ def comparison(coverage: pd.DataFrame, rows: pd.DataFrame | None = None) -> pd.D
     tables = {MEASURED: cost_table(rows), SCALED: base}
     tables = {k: (t.set_index(["dataset", "arm"]) if len(t) else t) for k, t in tables.items()}
     typical = {arm: base[base.arm == arm][["warmup", "fit_fixed"]].median() for arm in (mx, pt)}
-    text = f"{CONDITION if rows is coverage else condition.label}, CPU {condition.cpu}"
+    words = CONDITION if rows is coverage else render_markdown("prediction_condition", c=condition)
+    text = f"{words}, CPU {condition.cpu}"
     out = []
     for name in monash.names(in_2024_post=True):
         meta = monash.info(name)
@@ -245,11 +242,11 @@ def predictions(results: Results, measured: list | None = None) -> dict:
     threads = {c.key: rows.groupby("arm").omp_max_threads.median() for c, _, rows in measured}
     mx, pt = reference_arms()
     fits = fits.assign(
-        label=fits.key.map(lambda k: conditions[k].label),
         cpu=fits.key.map(lambda k: conditions[k].cpu),
         trials_at_once=fits.key.map(lambda k: conditions[k].trials_at_once),
         threads=fits.key.map(lambda k: conditions[k].threads_label),
         archive_ratio=fits.key.map(lambda k: archive_estimate(tables[k])["ratio"]),
+        n_measured=fits.key.map(lambda k: int(tables[k].measured.sum())),  # the list's datasets it ran itself
         mxnet_omp_threads=fits.key.map(lambda k: float(threads[k].get(mx, math.nan))),
         pytorch_omp_threads=fits.key.map(lambda k: float(threads[k].get(pt, math.nan))),
     )
@@ -258,14 +255,15 @@ def predictions(results: Results, measured: list | None = None) -> dict:
 
 
 def facts(post: dict) -> dict:
-    """What the page says of B under the measured conditions (``predictions``' result): the fits (best first), the
-    chosen condition and its whole-list prediction as a ``Quantity``, the runner-up within ``NEAR_TIE`` (else
-    None), the residual to the post's ratio, the conditions that reproduce it (``REPRODUCES``), the closest one, and
-    the post's dataset count as its text gives it beside the count of its list."""
+    """What the page says of B under the measured conditions (``predictions``' result): the fits (best first) and
+    each key's ``PredictionCondition`` (the templates name it), the chosen condition and its whole-list prediction
+    as a ``Quantity``, the runner-up within ``NEAR_TIE`` (else None), the residual to the post's ratio, the
+    conditions that reproduce it (``REPRODUCES``), the closest one, and the post's dataset count as its text gives
+    it beside the count of its list."""
     fits = post["fits"].sort_values(["rms_log_error", "key"]).reset_index(drop=True)
     chosen = fits[fits.chosen]
-    out = {"fits": fits, "claimed": post_ratio(), "stated": CLAIMED_SPEEDUP, "tolerance": REPRODUCES,
-           "n_given": len(CHART_GIVEN), "n_list": len(monash.names(in_2024_post=True)),
+    out = {"fits": fits, "conditions": post["conditions"], "claimed": post_ratio(), "stated": CLAIMED_SPEEDUP,
+           "tolerance": REPRODUCES, "n_given": len(CHART_GIVEN), "n_list": len(monash.names(in_2024_post=True)),
            "n_stated": N_DATASETS_STATED, "reproducing": fits[fits.reproduces],
            "not_reproducing": fits[~fits.reproduces], "chosen": None, "closest": None, "runner_up": None}  # fmt: skip
     if fits.empty or chosen.empty:

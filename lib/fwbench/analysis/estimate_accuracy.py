@@ -68,18 +68,11 @@ def _read(path: Path) -> dict:
     return data
 
 
-def machine_label(cpu_id, boot_id) -> str:
-    """``machine AuthenticAMD/25/17/1, boot 405164ac``; trials stored before fwbench recorded the boot id:
-    ``machine not recorded``."""
-    if not isinstance(boot_id, str) or not boot_id:
-        return "machine not recorded"
-    return f"machine {cpu_id if isinstance(cpu_id, str) else '?'}, boot {boot_id[:8]}"
-
-
 def check_prediction(path: Path, store) -> pd.DataFrame:
     """One row per study and arm of the prediction file, one ``all`` row per study, and, where the trials record
-    their machine (``provenance.boot_id``), one row per machine that ran them: the same VM name can be 1.6x
-    faster on one day than on another (columns ``COLUMNS``)."""
+    their machine (``provenance.boot_id``), one row per machine that ran them, its ``group`` (CPU id, boot id's
+    first 8 characters; both empty where not recorded): the same VM name can be 1.6x faster on one day than on
+    another (columns ``COLUMNS``)."""
     rows = []
     for entry in _read(path)["predictions"]:
         study, predicted = entry["study"], entry["per_trial"]
@@ -103,7 +96,8 @@ def check_prediction(path: Path, store) -> pd.DataFrame:
             )
             if machines:
                 cpu = trials["provenance.cpu_id"] if "provenance.cpu_id" in trials else [None] * len(trials)
-                measured["machine"] = [machine_label(c, b) for c, b in zip(cpu, trials["provenance.boot_id"])]
+                boot = [b[:8] if isinstance(b, str) else "" for b in trials["provenance.boot_id"]]
+                measured["machine"] = [(c if isinstance(c, str) and b else "", b) for c, b in zip(cpu, boot)]
             frame = frame.merge(measured, on="trial_id", how="left")
         groups = [*frame.groupby("group"), ("all", frame)]
         if machines:

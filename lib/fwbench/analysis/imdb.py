@@ -21,6 +21,7 @@ from . import Results, arm_order
 
 STUDY = "imdb"
 SETTING = ["arm", "batch_size", "num_workers", "worker_lifetime", "onednn"]
+TIMED_PARTS = ("main", "extra", "convergence")  # the grid parts whose epoch times the tables compare
 WHOLE_TRIAL = ("prepare_time_s", "peak_rss_mb")  # stored at step -1, joined to every epoch row of the trial
 # the arms compared at one setting run back to back in each block: the machine's speed is taken out per setting
 # (``beside``: the beside part's trials of the reference arms repeat main settings on another machine: apart), within
@@ -65,9 +66,7 @@ def _sweep(long: pd.DataFrame) -> pd.DataFrame:
     long["config.beside"] = long["config.beside"].eq(True) if "config.beside" in long else False
     long[MACHINE] = long["provenance.boot_id"].map(machine_of) if "provenance.boot_id" in long else NOT_RECORDED
     long[CPU] = long["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in long else NOT_RECORDED
-    long = long.assign(
-        lr_schedule=long["config.lr_schedule.factor"].notna() if "config.lr_schedule.factor" in long else False
-    )
+    long["lr_schedule"] = long["config.lr_schedule.factor"].notna() if "config.lr_schedule.factor" in long else False
     whole = long[long.metric.isin(WHOLE_TRIAL)].pivot_table(index="trial_id", columns="metric", values="value")
     long = long[long.step >= 0]  # whole-trial values (step -1) are joined as columns below
     wide = long.pivot_table(index=list(keys) + ["lr_schedule"], columns="metric", values="value").reset_index()
@@ -81,9 +80,23 @@ def _sweep(long: pd.DataFrame) -> pd.DataFrame:
         timed, other_cpus = one_cpu_model(wide[~quality])  # one CPU model per timed part, never pooled
         timed, dropped = centre_by_machine(timed, MACHINE_SETTING)
         wide = pd.concat([timed, wide[quality]])
-        wide.attrs["machine_dropped_trials"] = dropped
-        wide.attrs["other_cpu_trials"] = other_cpus
+        wide.attrs.update(machine_dropped_trials=dropped, other_cpu_trials=other_cpus)
     return wide.sort_values(["arm", "batch_size", "num_workers", "seed", "epoch"]).reset_index(drop=True)
+
+
+def machine_adjustment(results: Results) -> dict:
+    """How the timed parts' trials of several machines are compared (``machines.centre_by_machine``): ``adjusted``,
+    whether a setting kept trials of more than one machine (each time divided by its (setting, machine) factor), and
+    ``dropped``: per (arm, batch size, workers), the repeat blocks of the trials left out for an incomplete cell."""
+    frame = load_sweep(results)
+    timed = part(frame, *TIMED_PARTS)
+    if timed.empty:
+        return {"adjusted": False, "dropped": {}}
+    trials = results.trials(STUDY).set_index("trial_id").loc[frame.attrs.get("machine_dropped_trials", [])]
+    gone = trials[trials["config.part"].fillna("main").isin(TIMED_PARTS)]
+    blocks = gone.groupby(["config.arm", "config.batch_size", "config.num_workers"])["config.repeat"]
+    adjusted = timed.groupby(MACHINE_SETTING, dropna=False)[MACHINE].nunique().gt(1).any()
+    return {"adjusted": bool(adjusted), "dropped": dict(blocks.agg(lambda b: sorted(b.astype(int))))}
 
 
 def part(frame: pd.DataFrame, *names: str) -> pd.DataFrame:
@@ -120,7 +133,7 @@ def timed_epochs(frame: pd.DataFrame) -> pd.DataFrame:
 def epoch_time_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Median and IQR of ``epoch_25k_s``, throughput and CPU use per arm x batch size x workers (the main grid, the
     extra arms and the convergence runs; the cost-growth runs have their own table)."""
-    timed = timed_epochs(part(frame, "main", "extra", "convergence"))
+    timed = timed_epochs(part(frame, *TIMED_PARTS))
     if timed.empty:
         return pd.DataFrame()
     table = summarize(timed, SETTING, value="epoch_25k_s")
@@ -139,7 +152,7 @@ def ratio_table(
     mx_ref, torch_arms = post_comparison()
     numerator = numerator or mx_ref
     denominators = denominators or torch_arms
-    timed = timed_epochs(part(frame, "main", "extra", "convergence"))
+    timed = timed_epochs(part(frame, *TIMED_PARTS))
     rows = []
     if timed.empty:
         return pd.DataFrame(rows)
@@ -154,24 +167,15 @@ def ratio_table(
 
 
 # -- beyond the post ---------------------------------------------------------------------------------------
-def variant_baselines() -> dict[str, str]:
-    """Each arm beyond the post (not in ``CORE_ARMS``) -> its framework's reference arm (e.g. hybridized MXNet ->
-    imperative MXNet, compiled PyTorch -> eager PyTorch). A framework the post did not compare (JAX) has no
-    reference arm here, so its arm is no variant of one: it is left out."""
-    study = get_study(STUDY)
-    return {
-        a.name: study.reference_arm(a.framework)
-        for a in study.arms
-        if a.name not in CORE_ARMS and a.framework in study.reference
-    }
-
-
 def variant_effects(frame: pd.DataFrame) -> pd.DataFrame:
     """What hybridizing MXNet and compiling PyTorch buy: epoch-time ratio variant / baseline at the same setting
-    (CI over independent trials; < 1 means the variant is faster), and the one-off preparation (compile) time."""
-    timed = timed_epochs(part(frame, "main", "extra", "convergence"))
+    (CI over independent trials; < 1 means the variant is faster), and the one-off preparation (compile) time. A
+    variant is an arm beyond the post (not in ``CORE_ARMS``), its baseline its framework's reference arm; a
+    framework the post did not compare (JAX) has no reference arm here, so its arm is no variant of one."""
+    study, timed = get_study(STUDY), timed_epochs(part(frame, *TIMED_PARTS))
+    variants = [a for a in study.arms if a.name not in CORE_ARMS and a.framework in study.reference]
     rows = []
-    for variant, baseline in variant_baselines().items():
+    for variant, baseline in ((a.name, study.reference_arm(a.framework)) for a in variants):
         for key, group in timed[timed.arm == variant].groupby(SETTING[1:]):
             base = timed[(timed.arm == baseline) & (timed[SETTING[1:]] == list(key)).all(axis=1)]
             if base.empty:

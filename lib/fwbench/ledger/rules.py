@@ -162,7 +162,9 @@ def ratio_ci(num, den) -> dict:
 
 
 def ci_part(label: str, quantity: str, r: dict, verdict: str, reason: str = "", **fields) -> Part:
-    """A part from a ratio and its CI (``r``: ``ratio``, ``ci_low``, ``ci_high``)."""
+    """A part from a ratio and its CI (``r``: ``ratio``, ``ci_low``, ``ci_high``), computed at the ledger's current
+    confidence unless ``confidence`` says otherwise (a Bonferroni-widened interval must not be labelled 95 %)."""
+    fields = {"confidence": confidence(), **fields}
     return Part(label, quantity, r["ratio"], r["ci_low"], r["ci_high"], verdict, reason, **fields)
 
 

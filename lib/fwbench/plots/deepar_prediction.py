@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..analysis.deepar import STUDY, framework_names, reference_arms, unrolled_window
 from ..analysis.deepar_prediction import sides
+from ..pages import render_markdown
 from ..published.deepar2024 import CHART_GIVEN, post_ratio
 from . import NothingToDraw, arm_style, legend_outside
 
@@ -69,7 +70,7 @@ def conditions_figure(post: dict, published: pd.DataFrame):
         t = table.sort_values("window", kind="stable")
         chosen = key == post["chosen"]
         color = colors[i % len(colors)]
-        label = post["conditions"][key].label + (" (best fit)" if chosen else "")
+        label = render_markdown("prediction_condition", c=post["conditions"][key]) + (" (best fit)" if chosen else "")
         ax.plot(t.window, t.predicted_post_ratio, color=color, lw=2.5 if chosen else 0.8, alpha=1 if chosen else 0.6,
                 label=label)  # fmt: skip
         on_chart = t.dataset.isin(given)
