@@ -319,7 +319,8 @@ def test_ledger_rows_carry_measurement_ci_and_conditions(store_pair):
     assert 1.10 / 1.05 <= a1.ci_low and a1.ci_high <= 1.10 * 1.05
     assert "Planted CPU" in a1.our_conditions and "device cuda" in a1.our_conditions
     threads = sorted(set(store_pair[0].trials("imdb")["config.threads"].dropna()))
-    assert f"threads per trial {threads};" in a1.our_conditions  # every value the trials used, not the first's
+    assert f"threads per trial {threads}," in a1.our_conditions  # every value the trials used, not the first's
+    assert a1.our_conditions.startswith("IMDB main part, profile all: device cuda; CPU Planted CPU (2 cores)")
     assert "V100" in a1.source_conditions and "V100" in a1.source_hardware and a1.our_hardware == "GPU"
     assert "batch 64" in a1.measurement and "batch 1024" in a1.measurement and "batch 256" in a1.measurement
     # n counts independent trials (4 repeat blocks a side), not epochs
@@ -481,8 +482,13 @@ def test_a_profile_a_study_lacks_gives_no_rows_of_it(store_pair):
 def test_host_text_names_cpu_cores_and_versions(store_pair):
     trials = store_pair[0].trials("imdb")
     facts = ledger_render.host_facts(trials)
-    assert facts == {"cpu": "Planted CPU", "cores": 2, "versions": {"mxnet": "0", "torch": "0"}}
+    n = int((trials.status == "done").sum())
+    assert facts == {"cpus": {"Planted CPU": n}, "cores": [2], "versions": {"mxnet": "0", "torch": "0"}}
     assert L.host_text(trials) == "CPU Planted CPU (2 cores); mxnet 0, torch 0"
+    # a recorded cpu_id names the model as the first screen does; several models each with their trials
+    ids = ["AuthenticAMD/25/17/1" if i % 2 else "GenuineIntel/6/207/2" for i in range(len(trials))]
+    text = L.host_text(trials.assign(**{"provenance.cpu_id": ids}))
+    assert text.startswith("CPUs AMD EPYC 25/17 (") and "Intel Xeon 6/207 (" in text and "2 cores each" in text
     assert ledger_render.host_facts(trials.iloc[:0]) is None and L.host_text(trials.iloc[:0]) == "no finished trials"
 
 
@@ -492,7 +498,8 @@ def test_conditions_name_every_value_of_the_studys_trials(store_pair, tmp_path):
     done = d.study_trials("vgg16").query("status == 'done'")
     assert facts["measured"] and facts["batch_size"] == sorted(set(done["config.batch_size"]))
     words = ledger_render.conditions(d, "vgg16")
-    assert words.startswith(f"{L.host_text(done)}; profile all: VGG16") and f"batch {facts['batch_size']}, " in words
+    assert words.startswith(f"VGG16 main part, profile all: {L.host_text(done)}; VGG16 random weights")
+    assert f"batch {facts['batch_size']}, " in words and words.endswith(f"; {len(done)} trials")
     empty = L.load(results(ResultsStore(tmp_path / "empty.sqlite")))
     assert [ledger_render.conditions(empty, s) for s in ("imdb", "deepar", "onnx")] == [
         "no IMDB trials",

@@ -239,8 +239,9 @@ def test_deepar_needs_the_protocols_length_and_three_pairs(tmp_path, below, need
     assert b.verdict == L.REPRODUCED and b.n == "6 dataset x seed pairs" and "subset total" in b.measurement
 
 
-def add_coverage(store, factor, *, datasets=("m1_yearly", "cif_2016", "nn5_weekly"), seeds=(42, 43)):
+def add_coverage(store, factor, *, datasets=("m1_yearly", "cif_2016", "nn5_weekly"), seeds=(42, 43), cpu_id=None):
     """DeepAR coverage trials (4 epochs x 50 batches): MXNet's cost per batch ``factor`` x PyTorch's."""
+    cpu = {"cpu_id": cpu_id} if cpu_id else {}
     for (dataset, base), seed in [(d, s) for d in zip(datasets, (0.01, 0.02, 0.04)) for s in seeds]:
         for framework in ("torch", "mxnet"):
             batch_s = base * (factor if framework == "mxnet" else 1.0) * _noise(seed + len(dataset))
@@ -248,7 +249,7 @@ def add_coverage(store, factor, *, datasets=("m1_yearly", "cif_2016", "nn5_weekl
             config |= {"arm": deepar2024.reference(deepar2024.STUDY, framework), "num_batches_per_epoch": 50}
             epochs = [(e, "epoch_time_s", 50 * batch_s * (1.5 if e == 0 else 1.0)) for e in range(4)]
             train = (-1, "train_time_s", sum(v for _, _, v in epochs) + 1.0)
-            _record(store, "deepar", config, "done", [*epochs, train], provenance={"dataset_kind": "original"})
+            _record(store, "deepar", config, "done", [*epochs, train], provenance={"dataset_kind": "original", **cpu})
 
 
 def test_b_is_read_on_the_coverage_trials_and_checked_against_protocol_scale_ones(tmp_path):
@@ -258,14 +259,27 @@ def test_b_is_read_on_the_coverage_trials_and_checked_against_protocol_scale_one
     add_coverage(short, 2.0)  # contradicted on the coverage part alone (as on a CPU without full-scale trials)
     b = ledger(short).loc["B"]
     assert b.verdict == L.BELOW_SCALE and "to check its costs against (this run: 0)" in b.reason
-    assert "coverage part: 3 datasets, [4] epochs x [50] batches per trial, seeds [42, 43]" in b.our_conditions
-    assert "12 trials" in b.our_conditions and b.ci_level == pytest.approx(bonferroni(2))
+    assert b.our_conditions.startswith("DeepAR coverage part, profile all: CPU")
+    assert "3 datasets, [4] epochs x [50] batches per trial, seeds [42, 43]" in b.our_conditions
+    assert "; 12 trials" in b.our_conditions and b.ci_level == pytest.approx(bonferroni(2))
     both = new(tmp_path, "both")
     add_coverage(both, deepar2024.CLAIMED_SPEEDUP)
     add_deepar(both, deepar2024.CLAIMED_SPEEDUP)
     b = ledger(both).loc["B"]
     assert b.verdict == L.REPRODUCED and "coverage part" in b.our_conditions and b.n.startswith("12 coverage")
     assert "delta-method" in b.rule and "paired percentile-bootstrap" in b.rule
+
+
+def test_b_names_the_cpu_model_its_rows_ran_on_and_counts_the_parts_trials_on_the_others(tmp_path):
+    """The coverage part ran on two CPU models: B is judged on one model's rows (never pooled), and its conditions
+    name that model and say how many trials those rows are among the part's finished trials on each model."""
+    store = new(tmp_path)
+    add_coverage(store, 2.0, cpu_id="AuthenticAMD/25/17/1")  # 12 trials
+    add_coverage(store, 2.0, datasets=("m1_yearly",), seeds=(44, 45), cpu_id="GenuineIntel/6/207/2")  # 4 trials
+    conditions = ledger(store).loc["B"].our_conditions
+    assert conditions.startswith("DeepAR coverage part, profile all: CPU AMD EPYC 25/17;")
+    assert "12 of the 16 finished trials of this part (12 on AMD EPYC 25/17, 4 on Intel Xeon 6/207)" in conditions
+    assert "Intel Xeon 6/207 (" not in conditions.split("; 12 of")[0]  # the host names the judged rows' model only
 
 
 def test_a8_names_the_quality_parts_trials_and_the_cpu_models_they_ran_on(tmp_path):
@@ -275,8 +289,8 @@ def test_a8_names_the_quality_parts_trials_and_the_cpu_models_they_ran_on(tmp_pa
             add_imdb(store, arm, 64, 0, 9.0, block=block, n_train=25000, final_loss=loss, part="quality",
                      provenance={"cpu_id": cpu})  # fmt: skip
     conditions = ledger(store).loc["A8"].our_conditions
-    assert "quality part:" in conditions and "train reviews per epoch [25000]" in conditions
-    assert "CPU models AuthenticAMD/25/1 (2 trials), AuthenticAMD/25/17 (2 trials)" in conditions
+    assert conditions.startswith("IMDB quality part, profile all:") and "train reviews per epoch [25000]" in conditions
+    assert "CPUs AMD EPYC 25/1 (2 trials), AMD EPYC 25/17 (2 trials)" in conditions  # the first screen's names
 
 
 def test_a_context_part_keeps_the_plain_level_so_one_number_has_one_interval(tmp_path):

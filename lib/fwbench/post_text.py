@@ -1,11 +1,10 @@
-"""The post's words and numbers, from the results store: the setup lines (what ran), each study's prose (quoted
-from ``fwbench.answer``, never recomputed), the convergence sentences, the environment table, the banner and the
-assumptions the code states. ``fwbench.report`` assembles them into the page."""
+"""The post's words and numbers, from the results store: the setup lines (each part that ran, on which CPU models),
+each study's prose (quoted from ``fwbench.answer``, never recomputed), the convergence sentences, the environment
+table, the banner and the assumptions (template ``post_assumptions``). ``fwbench.report`` assembles them."""
 
 from __future__ import annotations
 
 import platform
-import re
 
 import pandas as pd
 from markupsafe import Markup
@@ -14,12 +13,11 @@ from nbconvert.filters.markdown import markdown2html
 from . import answer, ledger, prose
 from .analysis import Results, dataparallel
 from .analysis import deepar as deepar_analysis
-from .analysis import imdb as imdb_analysis
-from .ledger.render import host_text
 from .pages import render_markdown
 from .planning import plan
 from .readme import scale_note
-from .studies import imdb as imdb_study
+from .studies import all_studies
+from .studies.imdb_profiles import MODEL
 
 
 def ledger_estimate(row) -> Markup:
@@ -33,32 +31,29 @@ def markdown_html(text: str) -> Markup:
     return Markup(markdown2html(text))
 
 
-def imdb_setup(results: Results) -> list[str]:
-    """The IMDB study's setup line: what ran, from the store."""
-    full = imdb_analysis.load_sweep(results)
-    frame = full[full.part != "scaling"] if "part" in full and not full.empty else full
-    if frame.empty:
-        return []
-    lists = {k: sorted(int(v) for v in set(frame[k])) for k in ("batch_size", "num_workers", "n_train", "epochs")}
-    facts = {"arms": sorted(set(frame.arm)), "seeds": frame.seed.nunique(), "model": imdb_study.MODEL}
-    return [render_markdown("post_imdb_setup", **facts, **lists)]
+def setup(results: Results) -> list[str]:
+    """One line per part of each study the profile ran, in the registry's order (template ``post_setup``): each
+    config key's values where every trial has one, and the trials per CPU model as ``answer.hardware`` counts them."""
+    cpus: dict = {}
+    for model in answer.compute(results).hardware["models"]:
+        for study, part, n, _ in model["parts"]:
+            cpus.setdefault((study, part), []).append((model["name"], n))
+    done = results.every_row().trials()
+    if cpus:  # the profile's finished trials, those ``answer.hardware`` counts
+        done = done[done.status.eq("done") & (done.profile.eq(results.profile) if results.profile else True)]
+    parts = []
+    for study in (s.name for s in all_studies()):
+        for part in sorted((p for s, p in cpus if s == study), key=lambda p: (p not in ("", "main"), p)):
+            rows = done[done.study.eq(study) & done.get("config.part", pd.Series("", done.index)).fillna("").eq(part)]
+            config = rows.filter(regex=r"^config\.").dropna(axis=1).convert_dtypes()  # the keys every trial has
+            values = {c[7:]: sorted(set(v)) for c, v in config.items() if v.map(pd.api.types.is_scalar).all()}
+            parts.append({"study": study, "part": part, "cpus": cpus[study, part], "values": values})
+    return render_markdown("post_setup", parts=parts, model=MODEL).splitlines()
 
 
 def assumptions() -> list[str]:
-    """The study modules' own 'Assumptions' bullets (the code states them once, the post quotes them)."""
-    doc = imdb_study.__doc__ or ""
-    part = doc.split("Assumptions", 1)[-1] if "Assumptions" in doc else ""
-    items = re.split(r"\n- ", "\n" + part.split("\n", 1)[-1])
-    return [" ".join(i.split()) for i in items if i.strip()]
-
-
-def deepar_setup(results: Results) -> list[str]:
-    """The DeepAR study's setup line: what ran, from the store."""
-    f = deepar_analysis.load_trials(results)
-    if f.empty or "train_time_s" not in f:
-        return []
-    facts = {"datasets": sorted(set(f.dataset)), "arms": sorted(set(f.arm)), "seeds": f.seed.nunique()}
-    return [render_markdown("post_deepar_setup", **facts)]
+    """What the IMDB study chose where the sources are silent, one line each (template ``post_assumptions``)."""
+    return render_markdown("post_assumptions", model=MODEL).splitlines()
 
 
 def study_prose(a: answer.Answer, results: Results) -> dict:
@@ -68,42 +63,30 @@ def study_prose(a: answer.Answer, results: Results) -> dict:
     for study in set(ledger.STUDY_OF.values()):
         text = prose.answer_study(a, study)
         if study == "deepar":
-            trials = deepar_analysis.load_trials(results)
-            text = prose.deepar_headline(trials, results.profile) + ("\n\n" + text)
+            text = prose.deepar_headline(deepar_analysis.load_trials(results), results.profile) + "\n\n" + text
         if study == dataparallel.STUDY:  # its tables and what two cores can show, before the ledger's C2
             text = prose.dataparallel_section(results) + "\n\n" + text
         texts[study] = [markdown_html(text)]
     return texts
 
 
-def environment(results: Results, metas: list[dict]) -> list[tuple[str, str]]:
+def environment(results: Results, metas: list[dict]) -> dict:
+    """The facts of the post's environment table (``post.html.j2`` words its rows); the CPU models and versions as
+    the first screen counts them (``answer.hardware``); the OS, Python, NumPy and host the last trial records."""
     trials = results.every_row().trials()
-    env = []
-    if not trials.empty:
-        done = trials[trials.status == "done"]
-        row = done.iloc[-1] if len(done) else trials.iloc[-1]
-        if len(done):
-            env.append(("CPU and frameworks", host_text(done)))
-        for key, label in (
-            ("provenance.os", "OS"),
-            ("provenance.python", "Python"),
-            ("provenance.numpy_version", "NumPy"),
-            ("host", "host"),
-        ):
-            if key in row and pd.notna(row[key]):
-                env.append((label, str(row[key])))
-        if "provenance.git_sha" in done and len(done):
-            env.append(("git SHA of the trials", ", ".join(sorted(set(done["provenance.git_sha"].dropna()))[:3])))
-        failed = sum(trials.status == "failed")
-        counts = render_markdown("post_environment", row="trials", done=len(done), failed=failed)
-        env.append(("trials in the store file (every profile, the harness benchmarks included)", counts))
-    env.append(("results store", str(results.store.path.name)))
-    built = {"python": platform.python_version(), "platform": platform.platform()}
-    env.append(("site built with", render_markdown("post_environment", row="built", **built)))
+    done = trials[trials.status == "done"] if not trials.empty else trials
+    last = done.iloc[-1] if len(done) else (trials.iloc[-1] if len(trials) else pd.Series(dtype=object))
     starts = [m["start_time"] for m in metas if m["start_time"]]
-    if starts:
-        env.append(("notebooks executed", render_markdown("post_environment", row="executed", start=min(starts))))
-    return env
+    keys = {"os": "provenance.os", "python": "provenance.python", "numpy": "provenance.numpy_version", "host": "host"}
+    return {
+        "hardware": answer.compute(results).hardware,
+        "last": {name: str(last[key]) for name, key in keys.items() if key in last and pd.notna(last[key])},
+        "shas": sorted(set(done["provenance.git_sha"].dropna()))[:3] if "provenance.git_sha" in done else [],
+        "counts": {"done": len(done), "failed": int(trials.status.eq("failed").sum())} if len(trials) else None,
+        "store": results.store.path.name,
+        "built": {"python": platform.python_version(), "platform": platform.platform()},
+        "start": min(starts) if starts else None,
+    }
 
 
 def profile_note(results: Results) -> str:

@@ -199,7 +199,6 @@ def build(
     rows = [dict(r._asdict(), estimate_text=post_text.ledger_estimate(r)) for r in table.itertuples(index=False)]
 
     a = answer.compute(results)
-    setup = post_text.imdb_setup(results) + post_text.deepar_setup(results)
     starts = [t for t in (_parse_time(m["start_time"]) for m in metas) if t]
     figs = collect_figures(Path(figures) if figures else figures_dir(), out, min(starts) if starts else None)
 
@@ -216,7 +215,7 @@ def build(
         "git_sha": git.get("git_sha"),
         "git_dirty": git.get("git_dirty"),
         "profile_note": post_text.profile_note(results),
-        "setup": setup + [render_markdown("post_timing", conditions=ledger.conditions(ledger.load(results)))],
+        "setup": post_text.setup(results),
         "assumptions": post_text.assumptions(),
         "studies": study_sections(post_text.study_prose(a, results), figs, results),
         "convergence": prose.convergence_summary(results),

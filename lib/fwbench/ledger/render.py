@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..machines import cpu_model_of
+from ..analysis.cpu_models import Condition
+from ..machines import NOT_RECORDED, cpu_model_of
 from ..pages import render_markdown
 from ..stats import BOOTSTRAP_MIN
 from .data import HARDWARE, Claim, Data
@@ -50,6 +51,12 @@ def _done(trials: pd.DataFrame) -> pd.DataFrame:
     return trials[trials.status == "done"] if not trials.empty and "status" in trials else trials
 
 
+def _column(t: pd.DataFrame, col: str, default="") -> pd.Series:
+    if col not in t:
+        return pd.Series(default, index=t.index, dtype=object)
+    return t[col] if default is None else t[col].fillna(default)
+
+
 def framework_versions(trials: pd.DataFrame) -> dict:
     """``{framework: "version[, version]"}`` over the trials' provenance."""
     if trials.empty or "provenance.framework" not in trials:
@@ -61,19 +68,26 @@ def framework_versions(trials: pd.DataFrame) -> dict:
     }
 
 
+def cpu_names(trials: pd.DataFrame) -> pd.Series:
+    """Each trial's CPU model as the first screen names it (``cpu_models.Condition.cpu_name``: 'Intel Xeon 6/207');
+    the brand string it recorded where it recorded no ``cpu_id``."""
+    models = _column(trials, "provenance.cpu_id", None).map(cpu_model_of)
+    brand = _column(trials, "provenance.cpu_model", NOT_RECORDED)
+    return models.map(lambda m: Condition(m).cpu_name).where(models != NOT_RECORDED, brand)
+
+
 def host_facts(trials: pd.DataFrame) -> dict | None:
-    """CPU model, cores and framework versions (``framework_versions``) of the finished trials; None without any."""
+    """The CPU models with their finished trials (``cpu_names``), the core counts and the framework versions
+    (``framework_versions``) of the finished trials; None without any."""
     t = _done(trials)
     if t.empty:
         return None
-    first = t.iloc[0]
-    cpu, cores = first.get("provenance.cpu_model"), first.get("provenance.cpu_count")
-    return {"cpu": cpu, "cores": cores, "versions": framework_versions(t)}
+    cpus, cores = cpu_names(t).value_counts().sort_index().to_dict(), _column(t, "provenance.cpu_count", None)
+    return {"cpus": cpus, "cores": sorted({int(c) for c in cores.dropna()}), "versions": framework_versions(t)}
 
 
 def host_text(trials: pd.DataFrame) -> str:
-    """``host_facts`` in words (template ``ledger_host``): the one place the post, the README and the ledger
-    describe the host."""
+    """``host_facts`` in words (template ``ledger_host``): how the ledger describes the host."""
     return render_markdown("ledger_host", host=host_facts(trials))
 
 
@@ -95,43 +109,40 @@ CONDITION_VALUES = {
 }
 
 
-def _part_rows(d: Data, part: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The trials and the rows of one part an estimate comes from (``Claim.part``)."""
-    rows = d.imdb_quality if part == "quality" else d.deepar_coverage
-    trials = d.study_trials("imdb" if part == "quality" else "deepar")
-    if trials.empty or rows.empty:
-        return trials.iloc[0:0], rows
-    return trials[trials.trial_id.isin(set(rows.trial_id))], rows
+PART_ROWS = {"quality": "imdb_quality", "coverage": "deepar_coverage"}  # a ``Claim.part``'s rows: ``Data``'s
 
 
-def cpu_counts(trials: pd.DataFrame) -> dict:
-    """``{CPU model: finished trials}`` (``machines.cpu_model_of``): a part that is not timed may span models."""
-    t = _done(trials)
-    if t.empty or "provenance.cpu_id" not in t:
-        return {}
-    return {str(k): int(v) for k, v in t["provenance.cpu_id"].map(cpu_model_of).value_counts().sort_index().items()}
+def _counts(d: Data, study: str, read: pd.DataFrame) -> dict:
+    """The ``read`` trials' parts and count, and the profile's finished trials of those parts per CPU model
+    (``finished``: the rows a claim is judged on are one CPU model's and condition's, or an accuracy's)."""
+    parts = sorted(set(_column(read, "config.part")))
+    every = _done(d.every_row().trials(study))
+    every = every[_column(every, "profile").eq(d.profile)] if d.profile is not None and not every.empty else every
+    finished = cpu_names(every[_column(every, "config.part").isin(parts)]).value_counts().to_dict()
+    return {"parts": [p for p in parts if p], "trials": len(read), "finished": finished}
 
 
 def conditions_facts(d: Data, study: str, part: str = "") -> dict:
-    """Where the numbers of a claim on ``study`` come from (template ``ledger_conditions``): the host and Python of
-    its finished trials, the profile, and every value each of ``CONDITION_VALUES`` took (never the first trial's
-    alone). ``part`` (``Claim.part``): that part's trials instead, with how many shared the host and the CPU models
-    they ran on (a part without rows: the study's judged ones, which the claim then reads)."""
-    trials, rows = _part_rows(d, part) if part else (None, pd.DataFrame())
-    if rows.empty:
-        part = ""
-        trials = d.imdb_trials if study == "imdb" else d.study_trials(study)
+    """Where the numbers of a claim on ``study`` come from (template ``ledger_conditions``): the trials of the rows it
+    is judged on (``Data.<study>``, else the finished trials; a ``Claim.part``'s rows where it has any), their host,
+    CPU models, Python, host sharing, each value of ``CONDITION_VALUES``, and count (``_counts``); B's main part's."""
+    rows = getattr(d, PART_ROWS[part]) if part else pd.DataFrame()
+    part = part if not rows.empty else ""
+    trials = d.imdb_trials if study == "imdb" and not part else d.study_trials(study)
     t = _done(trials)
-    if not part:
-        rows = d.deepar if study == "deepar" else t
-    facts = {"study": study, "part": part, "stored": not trials.empty, "measured": not rows.empty, "trials": len(t)}
-    facts |= {"profile": d.profile or "all", "host": host_facts(t), "cpus": cpu_counts(t)}
-    facts["python"] = t.iloc[0].get("provenance.python") if not t.empty else None
-    facts["sharing"] = _values(t, "provenance.trials_sharing_host")
+    rows = rows if part else (getattr(d, study) if isinstance(getattr(Data, study, None), property) else t)
+    read = t[t.trial_id.isin(set(rows.trial_id))] if not rows.empty else t.iloc[0:0]
+    facts = {"study": study, "part": part, "stored": not trials.empty, "measured": not rows.empty}
+    facts |= {"profile": d.profile or "all", "host": host_facts(read), **_counts(d, study, read)}
+    facts["cpus"] = _column(read, "provenance.cpu_id", None).map(cpu_model_of).value_counts().sort_index().to_dict()
+    facts["python"] = read.iloc[0].get("provenance.python") if not read.empty else None
+    facts["sharing"] = _values(read, "provenance.trials_sharing_host")
     if study == "imdb":  # the device the judged IMDB rows ran on (the others' is a config value)
         facts["device"] = d.device or "cpu"
-    # DeepAR's values are columns of its rows; the others' are config values of the finished trials
-    values, prefix = (rows, "") if study == "deepar" else (t, "config.")
+    if part == "coverage":  # B is judged on the main part's full-scale trials too
+        facts["main"] = conditions_facts(d, study)
+    # DeepAR's values are columns of its rows; the others' are config values of the trials read
+    values, prefix = (rows, "") if study == "deepar" else (read, "config.")
     return facts | {option: _values(values, prefix + option) for option in CONDITION_VALUES[part or study]}
 
 

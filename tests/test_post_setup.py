@@ -1,0 +1,88 @@
+"""The post's "Setup and assumptions" and "The environment it ran on", built from the committed paper store: each
+setup line names its study, part and CPU models with the trials there, counted as the first screen's "Measured on"
+counts them (``answer.hardware``); the environment lists every CPU model with those counts; the assumptions are a
+template's words, not a docstring read at build time."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from html import unescape
+
+import pytest
+from test_site_build import PAPER_STORE, PROFILE, section, site, texts  # noqa: F401 (site: the built post)
+
+from fwbench import answer, post_text
+from fwbench.analysis import Results
+from fwbench.store import ResultsStore
+from fwbench.studies import imdb as imdb_study
+
+# a part's trials on a CPU model: "96 trials: 72 on X, 24 on Y" or "3 trials on X"
+COUNTED = re.compile(r"(\d+) (?:trials? )?on ((?:AMD EPYC|Intel Xeon) \d+/\d+)")
+
+
+@pytest.fixture(scope="module")
+def paper(tmp_path_factory):
+    if not PAPER_STORE.exists():
+        pytest.skip("no committed paper store")
+    copy = shutil.copy2(PAPER_STORE, tmp_path_factory.mktemp("paper") / PAPER_STORE.name)
+    return Results(ResultsStore.open_read(copy), PROFILE)
+
+
+def setup_lines(results: Results) -> list[str]:
+    return post_text.setup(results)
+
+
+def test_a_setup_line_per_part_with_its_trials_on_each_cpu_model_as_the_first_screen_counts(paper):
+    hardware = answer.compute(paper).hardware
+    lines = setup_lines(paper)
+    parts = {(study, part) for m in hardware["models"] for study, part, _, _ in m["parts"]}
+    assert len(lines) == len(parts) > 2
+    assert lines[0].startswith("IMDB LSTM (study A;") and any(line.startswith("GluonTS DeepAR") for line in lines)
+    per_model: dict = {}
+    for line in lines:
+        counted = COUNTED.findall(line)
+        assert counted, f"a setup line without its CPU model: {line}"
+        total = int(re.search(r"; (\d+) trials?[ :]", line).group(1))
+        assert total == sum(int(n) for n, _ in counted), line  # the part's trials are those on its models
+        for n, model in counted:
+            per_model[model] = per_model.get(model, 0) + int(n)
+    assert per_model == {m["name"]: m["n"] for m in hardware["models"]}  # the "Measured on" line's counts
+    coverage = next(line for line in lines if ", part coverage " in line)
+    by_model = {m["name"]: dict(((s, p), n) for s, p, n, _ in m["parts"]) for m in hardware["models"]}
+    for model, parts_there in by_model.items():
+        if ("deepar", "coverage") in parts_there:
+            assert f"{parts_there['deepar', 'coverage']} on {model}" in coverage
+    assert "epochs per trial " in coverage and "batches per epoch " in coverage and "seeds " in coverage
+
+
+def items(page: str) -> list[str]:
+    """The text of each list item of ``page`` (a glossary link inside one kept as its words)."""
+    return [unescape(re.sub(r"<[^>]+>", "", item)) for item in re.findall(r"<li>(.*?)</li>", page, re.S)]
+
+
+def test_every_setup_line_names_its_study_part_and_cpu_and_the_timing_line_the_imdb_rows(paper, site):  # noqa: F811
+    setup = section(site[2], "setup")
+    lines = items(setup.split("Where the sources are silent")[0])
+    timing = [line for line in lines if line.startswith("Timing:")]
+    assert lines[: len(lines) - len(timing)] == setup_lines(paper)
+    base = answer.compute(paper).limits["cpu"]["base"].cpu_name  # the model the IMDB timings are of
+    assert all(line.startswith("Timing: IMDB ") and f"CPU {base} (" in line for line in timing)
+    assert "AMD EPYC (" not in setup  # a CPU is named by its model, never by the vendor's brand alone
+
+
+def test_the_environment_lists_every_cpu_model_with_the_first_screens_counts(paper, site):  # noqa: F811
+    env = section(site[2], "environment")
+    row = next(text for text, _ in texts(env) if text.startswith(("AMD EPYC", "Intel Xeon")))
+    models = answer.compute(paper).hardware["models"]
+    assert len(models) > 1 and all(f"{m['name']} ({m['n']} trials)" in row for m in models)
+    assert f"the {sum(m['n'] for m in models)} finished trials of profile {PROFILE}" in row
+    assert "AMD EPYC (" not in env
+
+
+def test_the_assumptions_are_a_templates_words_not_the_study_docstrings(monkeypatch):
+    before = post_text.assumptions()
+    monkeypatch.setattr(imdb_study, "__doc__", "")  # the post no longer reads it
+    assert post_text.assumptions() == before and len(before) > 5
+    assert before[0].startswith(f"embedding {imdb_study.MODEL['embed_dim']}, LSTM hidden")
+    assert any("`worker_lifetime`" in line for line in before)
