@@ -78,6 +78,11 @@ def test_the_environment_lists_every_cpu_model_with_the_first_screens_counts(pap
     assert len(models) > 1 and all(f"{m['name']} ({m['n']} trials)" in row for m in models)
     assert f"the {sum(m['n'] for m in models)} finished trials of profile {PROFILE}" in row
     assert "AMD EPYC (" not in env
+    # every OS the profile's trials recorded, each with its count (the machines were not one)
+    trials = paper.every_row().trials()
+    done = trials[trials.status.eq("done") & trials.profile.eq(PROFILE)]
+    for os_name, n in done["provenance.os"].value_counts().items():
+        assert f"{os_name} ({n} trials)" in env or done["provenance.os"].nunique() == 1
 
 
 def test_the_assumptions_are_a_templates_words_not_the_study_docstrings(monkeypatch):

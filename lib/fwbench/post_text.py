@@ -72,16 +72,17 @@ def study_prose(a: answer.Answer, results: Results) -> dict:
 
 def environment(results: Results, metas: list[dict]) -> dict:
     """The facts of the post's environment table (``post.html.j2`` words its rows); the CPU models and versions as
-    the first screen counts them (``answer.hardware``); the OS, Python, NumPy and host the last trial records."""
+    the first screen counts them (``answer.hardware``); each OS, Python, NumPy, host and git SHA the profile's
+    finished trials record, with how many trials recorded it (the machines were not one)."""
     trials = results.every_row().trials()
     done = trials[trials.status == "done"] if not trials.empty else trials
-    last = done.iloc[-1] if len(done) else (trials.iloc[-1] if len(trials) else pd.Series(dtype=object))
+    ours = done[done.profile.eq(results.profile)] if results.profile and len(done) else done
     starts = [m["start_time"] for m in metas if m["start_time"]]
     keys = {"os": "provenance.os", "python": "provenance.python", "numpy": "provenance.numpy_version", "host": "host"}
+    keys["sha"] = "provenance.git_sha"
     return {
         "hardware": answer.compute(results).hardware,
-        "last": {name: str(last[key]) for name, key in keys.items() if key in last and pd.notna(last[key])},
-        "shas": sorted(set(done["provenance.git_sha"].dropna()))[:3] if "provenance.git_sha" in done else [],
+        "values": {k: list(ours[c].dropna().astype(str).value_counts().items()) for k, c in keys.items() if c in ours},
         "counts": {"done": len(done), "failed": int(trials.status.eq("failed").sum())} if len(trials) else None,
         "store": results.store.path.name,
         "built": {"python": platform.python_version(), "platform": platform.platform()},
