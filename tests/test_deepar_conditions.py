@@ -81,11 +81,17 @@ def test_the_factor_table_reads_each_effect_against_the_gap():
     assert one.gap_share < 0  # PyTorch loses more at 1 thread: it widens the gap
     assert "threads_2" not in set(factors.key)  # the baseline is no factor
     assert "post_machine" in set(factors.key) and factors.set_index("key").loc["post_machine", "kind"] == "inferred"
-    text = render_markdown("deepar_factors", **conditions.factor_facts(factors, total))
+    facts = conditions.factor_facts(factors, total)
+    text = render_markdown("deepar_factors", **facts)
     assert 'data-q="deepar.gap_factor.threads_8"' in text and "share of the gap" in text
     assert "| CPU |" in text and "it states 4.5" in text
-    q = conditions.effect_quantity(eight.rename(None).to_frame().T.assign(key="threads_8").iloc[0])
+    q = facts["factors"].set_index("key").loc["threads_8", "effect_q"]
     assert q.label == eight.factor and q.conditions == {"part": eight.source}  # no CPU recorded: none declared
+    # the contention row that alone comes nearest the gap (2.5 against 4.46 / 2: 114 %; the busy core's 1.5: 51 %)
+    assert facts["closing"].key == "threads_8"
+    # every trial within 1.03 / 0.97 of its group's: no row's trials lie apart, and the page says nothing of it
+    assert factors.pytorch_spread.max() == pytest.approx(1.03 / 0.97) and not facts["apart_rows"]
+    assert "apart" not in text
 
 
 def test_no_contention_trials_says_so():
@@ -113,24 +119,32 @@ def test_the_conditions_figure_draws_a_panel_per_dataset():
     assert len(fig.axes) == 2 and fig.axes[0].get_yscale() == "log"
 
 
-def test_runs_at_once_rows_a_reader_compares_are_over_the_same_datasets():
-    """1 run at a time and 2 at once on three datasets, 4 at once on two of them: the 2-at-once row over all three,
-    again over the two that 4 at once ran (named, and never the measured factor the page leads with), and 4 at once
-    over those two, named. Planted PyTorch slowdowns at 2 at once: 2x, 4x, 4x; at 4 at once: 4x, 4x (MXNet 2x)."""
+def _runs_at_once_factors(slow: dict, noise: dict | None = None) -> pd.DataFrame:
+    """The factor table of 1, 2 and 4 runs at once with the libraries' default threads (MXNet records 1, PyTorch 2)
+    over the datasets ``slow`` gives each k and framework (the last ones of three), 4-epoch coverage rows the base;
+    ``noise``: per k and framework, the trials' factors (``NOISE`` where not given)."""
     from fwbench.analysis.deepar_prediction import PredictionCondition
 
     cpu, mine = "GenuineIntel/6/207", ("m1_yearly", "cif_2016", "tourism_monthly")
-    slow = {1: {MX: (1, 1, 1), PT: (1, 1, 1)}, 2: {MX: (1, 1, 1), PT: (2, 4, 4)}, 4: {MX: (2, 2), PT: (4, 4)}}
 
     def rows(k: int) -> pd.DataFrame:
-        return pd.DataFrame([{"dataset": d, "arm": arm, "seed": 42 + i, "epochs": 3, "c_batch": BASE[arm] * s * n}
+        return pd.DataFrame([{"dataset": d, "arm": arm, "seed": 42 + i, "epochs": 3, "c_batch": BASE[arm] * s * n,
+                              "omp_max_threads": 1.0 if arm == MX else 2.0}
                              for arm in (MX, PT) for d, s in zip(mine[3 - len(slow[k][arm]):], slow[k][arm])
-                             for i, n in enumerate(NOISE)])  # fmt: skip
+                             for i, n in enumerate((noise or {}).get((k, arm), NOISE))])  # fmt: skip
 
     base = rows(1).assign(epochs=4)
     measured = [(PredictionCondition(cpu, k, 0), base, rows(k)) for k in (1, 2, 4)]
     none = pd.DataFrame()
-    factors, _ = conditions.factor_table(none, none, none, baseline=2, measured_conditions=measured)
+    return conditions.factor_table(none, none, none, baseline=2, measured_conditions=measured)[0]
+
+
+def test_runs_at_once_rows_a_reader_compares_are_over_the_same_datasets():
+    """1 run at a time and 2 at once on three datasets, 4 at once on two of them: the 2-at-once row over all three,
+    again over the two that 4 at once ran (named, and never the measured factor the page leads with), and 4 at once
+    over those two, named. Planted PyTorch slowdowns at 2 at once: 2x, 4x, 4x; at 4 at once: 4x, 4x (MXNet 2x)."""
+    slow = {1: {MX: (1, 1, 1), PT: (1, 1, 1)}, 2: {MX: (1, 1, 1), PT: (2, 4, 4)}, 4: {MX: (2, 2), PT: (4, 4)}}
+    factors = _runs_at_once_factors(slow)
     at_once = factors[factors.key.str.startswith("at_once_")].set_index("key")
     assert len(at_once) == 3
     two, two_on_four, four = at_once.itertuples()
@@ -144,3 +158,24 @@ def test_runs_at_once_rows_a_reader_compares_are_over_the_same_datasets():
     assert facts["top"].key == two.Index  # the limited row moves the ratio more, but is no factor of its own
     text = render_markdown("deepar_factors", **facts)
     assert text.count(named) == 2 and "**2 runs at once against one, over 3 datasets" in text
+
+
+def test_runs_at_once_rows_name_each_frameworks_threads_and_trials_that_lie_apart():
+    """With no thread setting each framework's rows name the threads its trials recorded (MXNet 1, PyTorch 2), a run
+    and in all at k runs at once; planted PyTorch trials at 2 at once of 1, 1 and 9 (a run slowed by the runs beside
+    it): the row's cell and the note say its trials lie 9x apart, against at most 1.06x in every other row."""
+    slow = {1: {MX: (1, 1, 1), PT: (1, 1, 1)}, 2: {MX: (1, 1, 1), PT: (2, 2, 2)}, 4: {MX: (2, 2), PT: (4, 4)}}
+    factors = _runs_at_once_factors(slow, noise={(2, PT): (1.0, 1.0, 9.0)}).set_index("key")
+    default = factors.loc[factors.index.str.startswith("default_threads_"), "factor"].iloc[0]
+    assert "no thread setting (the libraries' default threads: MXNet 1, PyTorch 2)" in default
+    two, four = (factors.loc[factors.index.str.contains(f".x{k}.") & (factors.limited_to == "")].iloc[0]
+                 for k in (2, 4))  # fmt: skip
+    assert two.factor.endswith("the libraries' default threads (MXNet 1 a run, 2 in all; PyTorch 2 a run, 4 in all)")
+    assert "(MXNet 1 a run, 4 in all; PyTorch 2 a run, 8 in all)" in four.factor
+    assert two.pytorch_spread == pytest.approx(9.0) and two.mxnet_spread == pytest.approx(1.03 / 0.97)
+    facts = conditions.factor_facts(factors.reset_index(), {"ratio": 1.8, "gap": 2.5})
+    assert facts["apart_rows"] and facts["narrow"] == pytest.approx(1.03 / 0.97)
+    text = render_markdown("deepar_factors", **facts)
+    assert " (trials up to 9x apart) |" in text and "in every other measured row they lie at most 1.06x" in text
+    assert "Under runs at once a run's time then depends on the runs beside it" in text
+    assert "x, its trials up to 9x apart)" in text  # the sentence on the row that moves the ratio most, too

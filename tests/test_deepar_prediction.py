@@ -124,3 +124,34 @@ def test_the_best_fit_names_a_near_tie_and_its_conditions():
     assert "A near-tie: AMD EPYC 25/17, 1 run at a time, 2 threads" in answer
     page = render_markdown("post_conditions", **near)
     assert f"the {n} datasets of its list (its text says 40)" in page and "near-tie" in page
+    assert "No ranked condition reproduces" in answer and "Not ranked" not in answer + page  # no contention part
+
+
+def test_the_words_say_what_was_ranked_and_name_the_contention_condition_nearest_the_gap():
+    """The ranking holds the coverage and post_conditions parts' conditions only: the contention part's are named
+    as not ranked, with its datasets, and in the answer (where the factor table was read) its row that alone comes
+    closest to the gap, with that row's effect as the factor table's quantity."""
+    from types import SimpleNamespace
+
+    from fwbench.quantity import Quantity
+
+    n = len(monash.names(in_2024_post=True))
+    table = pd.DataFrame({"predicted_post_mxnet_s": [2.0] * n, "predicted_post_pytorch_s": 1.0, "measured": True})
+    fits = pd.DataFrame({"key": ["a"], "n": 21, "rms_log_error": [0.77], "n_within_25": 1, "median_error": 1.9,
+                         "chosen": [True], "archive_ratio": [2.69], "n_measured": 27, "reproduces": False,
+                         "threads": ["2"], "mxnet_omp_threads": 1.0, "pytorch_omp_threads": 2.0})  # fmt: skip
+    effect = Quantity("deepar.gap_factor.threads_4", 2.4, 2.17, 2.65, label="4 threads (oversubscribed 2x)",
+                      conditions={"cpu": "AMD EPYC 25/17", "part": "contention part, 3 x 50 trials"})  # fmt: skip
+    closing = SimpleNamespace(factor=effect.label, cpu="AMD EPYC 25/17", effect_q=effect, gap_share=0.99)
+    post_ = {"fits": fits, "tables": {"a": table}, "conditions": {"a": post.PredictionCondition("GenuineIntel/6/207")}}
+    datasets = ["m1_yearly", "tourism_monthly"]
+    unranked = {"datasets": datasets, "closing": closing}
+    answer = render_markdown("post_conditions_answer", **post.facts({**post_, "unranked": unranked}))
+    assert "the coverage and post_conditions parts" in answer and "No ranked condition reproduces" in answer
+    assert "Not ranked: the contention part's conditions" in answer
+    assert "measured on 2 datasets only (m1_yearly, tourism_monthly)" in answer
+    assert "**4 threads (oversubscribed 2x)** (AMD EPYC 25/17) alone comes closest to the gap" in answer
+    assert 'data-q="deepar.gap_factor.threads_4"' in answer and "99 % of the gap" in answer
+    page = render_markdown("post_conditions", **post.facts({**post_, "unranked": {"datasets": datasets}}))
+    assert "No condition in the table reproduces" in page
+    assert "(the answer's factor table has each one's effect)" in page  # no factor table read: none named

@@ -198,7 +198,7 @@ BLOCKS = {
     # README: the timings per CPU model and fp mode, each condition on its own trials
     "cpus": lambda headline: render_markdown("cpu_models", profile=headline.profile, **cpu_models.facts(headline)),
     # docs/results.md: B predicted under each condition of the post's runs
-    "post-conditions": lambda headline: prose.post_conditions(deepar_prediction.predictions(headline)),
+    "post-conditions": lambda headline: prose.post_conditions(deepar_conditions.load(headline)["post"]),
 }
 
 

@@ -33,11 +33,7 @@ from .deepar import STUDY, csv_arguments, framework_names, load_trials, referenc
 from .deepar_coverage import DEFAULT_THREADS, cost_rows
 
 # -- the variants and versions parts, the window line of the main part -------------------------------------------
-VARIANT_LABELS = {
-    "main": "main part ({threads} threads, oneDNN on)",
-    "threads": "{threads} thread(s), oneDNN on",
-    "onednn": "{threads} threads, oneDNN off",
-}
+VARIANT_PARTS = ("main", "threads", "onednn")  # each one's setting in words: template thread_condition
 VARIANT_COLUMNS = ["dataset", "window", "setting", "part", "threads", "n_seeds", "mxnet_train_s", "torch_train_s",
                    "train_ratio", "total_ratio", "mxnet_vs_main", "torch_vs_main", "seed_spread"]  # fmt: skip
 VERSION_COLUMNS = ["dataset", "window", "env", "n_seeds", "mxnet_train_s", "torch_train_s", "train_ratio"]
@@ -55,7 +51,7 @@ def variants_table(trials: pd.DataFrame) -> pd.DataFrame:
     training times over seeds per arm, the run-to-run yardstick a setting's change should clear."""
     if trials.empty or "part" not in trials:
         return pd.DataFrame(columns=VARIANT_COLUMNS)
-    trials = trials[trials.part.isin(list(VARIANT_LABELS))]  # the versions part is another environment's
+    trials = trials[trials.part.isin(VARIANT_PARTS)]  # the versions part is another environment's
     rows = []
     for dataset, g in trials.groupby("dataset") if (trials.part != "main").any() else ():
         variant_seeds = set(g.loc[g.part != "main", "seed"])
@@ -65,14 +61,14 @@ def variants_table(trials: pd.DataFrame) -> pd.DataFrame:
         spread = main.groupby("arm").train_time_s.agg(lambda v: v.max() / v.min() - 1 if len(v) > 1 else np.nan).max()
         main = main[main.seed.isin(variant_seeds)]
         mx_base, pt_base = _medians(main).train_time_s
-        for part in VARIANT_LABELS:
+        for part in VARIANT_PARTS:
             sub = g[g.part == part] if part != "main" else main
             if sub.empty:
                 continue
             med = _medians(sub)
             (mx_train, pt_train), (mx_total, pt_total) = med.train_time_s, med.total_time_s
             threads = int(sub.threads.iloc[0])
-            setting = VARIANT_LABELS[part].format(threads=threads)
+            setting = render_markdown("thread_condition", part=part, threads=threads)
             ratios = [mx_train / pt_train, mx_total / pt_total, mx_train / mx_base, pt_train / pt_base]
             window, n_seeds = int(g.window.iloc[0]), int(sub.seed.nunique())
             rows.append([dataset, window, setting, part, threads, n_seeds, mx_train, pt_train, *ratios, spread])
@@ -99,8 +95,7 @@ def versions_table(trials: pd.DataFrame) -> pd.DataFrame:
             mx_train, pt_train = _medians(sub, ["train_time_s"]).train_time_s
             window, n_seeds = int(g.window.iloc[0]), int(sub.seed.nunique())
             rows.append([dataset, window, env, n_seeds, mx_train, pt_train, mx_train / pt_train])
-    table = pd.DataFrame(rows, columns=VERSION_COLUMNS)
-    table["main_first"] = table.env != "main"
+    table = pd.DataFrame(rows, columns=VERSION_COLUMNS).assign(main_first=lambda t: t.env != "main")
     table = table.sort_values(["window", "dataset", "main_first"], kind="stable").drop(columns="main_first")
     return table.reset_index(drop=True)
 
@@ -134,15 +129,15 @@ def cpu_names(rows: pd.DataFrame) -> str:
 
 
 # -- the contention part and the factor table ---------------------------------------------------------------------
-CONTENTION = "contention"
 BASELINE_LOAD = 0
+WIDE_SPREAD = 2.0  # a condition's slowest trial of a dataset at twice its fastest: what ran beside it mattered
 CONDITION_COLUMNS = ["dataset", "window", "threads", "background_load", "condition", "n_trials", "mxnet_ms",
                      "pytorch_ms", "mxnet_slowdown", "mxnet_slowdown_low", "mxnet_slowdown_high",
                      "pytorch_slowdown", "pytorch_slowdown_low", "pytorch_slowdown_high", "ratio", "ratio_low",
                      "ratio_high", "effect", "effect_low", "effect_high", "mxnet_cpus_busy", "pytorch_cpus_busy",
                      "burner_cpu_frac"]  # fmt: skip
 FACTOR_COLUMNS = ["key", "factor", "cpu", "source", "kind", "n", "mxnet_slowdown", "pytorch_slowdown", "effect",
-                  "effect_low", "effect_high", "gap_share", "limited_to"]  # fmt: skip
+                  "effect_low", "effect_high", "gap_share", "limited_to", "mxnet_spread", "pytorch_spread"]  # fmt: skip
 
 
 def _by_arm(g: pd.DataFrame, column: str = "c_batch") -> dict[str, np.ndarray]:
@@ -182,7 +177,8 @@ def conditions_table(rows: pd.DataFrame, baseline: int, confidence: float = CONF
 def _pooled(cond: pd.DataFrame, base: pd.DataFrame, confidence: float, column: str = "c_batch") -> dict | None:
     """Per framework the slowdown of the ``cond`` rows against the ``base`` rows of the same dataset, and the effect
     on the ratio, each dataset weighted alike (the mean of their log effects), over the ``datasets`` where both
-    reference arms ran on both sides; None where none did."""
+    reference arms ran on both sides; None where none did; ``spread``: per framework, a dataset's slowest / fastest
+    ``cond`` trial, the largest over the datasets."""
     mx, pt = reference_arms()
     per_dataset = {
         d: (_by_arm(c, column), _by_arm(base[base.dataset == d], column)) for d, c in cond.groupby("dataset")
@@ -197,6 +193,7 @@ def _pooled(cond: pd.DataFrame, base: pd.DataFrame, confidence: float, column: s
     }
     return {"n_datasets": len(per_dataset), "datasets": sorted(per_dataset), **slowdowns,
             "n_trials": int(sum(min(len(c[mx]), len(c[pt])) for c, _ in pairs)),
+            "spread": tuple(max(float(c[arm].max() / c[arm].min()) for c, _ in pairs) for arm in (mx, pt)),
             "effect": log_contrast_ci([t for c, b in pairs for t in _contrast(c, b, w)], confidence)}  # fmt: skip
 
 
@@ -241,8 +238,8 @@ def factor_table(
     def add(what, cpu, kind, mxnet, pytorch, effect, n="", low=math.nan, high=math.nan, key=None, **words):
         factor, source = render_markdown("deepar_factor", what=what, **words).split("\n")
         share = math.log(effect) / math.log(gap) if effect > 0 and gap > 0 and gap != 1 else math.nan
-        limited = " ".join(words.get("limited_to", ()))
-        values = [key or what, factor, cpu, source, kind, n, mxnet, pytorch, effect, low, high, share, limited]
+        limited, spread = " ".join(words.get("limited_to", ())), words.get("spread", (math.nan, math.nan))
+        values = [key or what, factor, cpu, source, kind, n, mxnet, pytorch, effect, low, high, share, limited, *spread]
         rows.append(dict(zip(FACTOR_COLUMNS, values)))
 
     def measured(what, cpu, pooled, **words):
@@ -250,7 +247,7 @@ def factor_table(
             e, n = pooled["effect"], f"{pooled['n_trials']} trials a side, {pooled['n_datasets']} dataset(s)"
             slowdowns = pooled["mxnet_slowdown"]["ratio"], pooled["pytorch_slowdown"]["ratio"]
             add(what, cpu, "measured", *slowdowns, e["ratio"], n, e["ci_low"], e["ci_high"],
-                n_datasets=pooled["n_datasets"], **words)  # fmt: skip
+                n_datasets=pooled["n_datasets"], spread=pooled["spread"], **words)  # fmt: skip
 
     def inferred(what, cpu, table, **words):
         s = prediction.against_chart_summary(prediction.against_chart(table, prediction.chart()))
@@ -271,10 +268,11 @@ def factor_table(
     for name, other in (other_cpus or {}).items() if not coverage.empty else ():
         measured("cpu", name, _pooled(other, coverage, confidence), key=f"cpu_{slugs[name]}", cpu_model=name)
     default = [m for m in measured_conditions or [] if m[0].threads == DEFAULT_THREADS]
+    omp = {c: _medians(own, ["omp_max_threads"]).omp_max_threads.tolist() for c, _, own in default}  # as recorded
     for c, base, alone in (m for m in default if m[0].trials_at_once == 1):  # neither is empty (prediction_conditions)
         pooled = _pooled(alone, base, confidence)
         epochs = [int(r.epochs.max()) for r in (alone, base)]
-        measured("default_threads", c.cpu_name, pooled, key=f"default_threads_{c.key}", epochs=epochs)
+        measured("default_threads", c.cpu_name, pooled, key=f"default_threads_{c.key}", epochs=epochs, threads=omp[c])
         crowded = [m for m in default if m[0].cpu == c.cpu and m[0].trials_at_once > 1]  # by k, as measured
         every = sorted(set.intersection(*(set(own.dataset) for *_, own in crowded))) if crowded else []
         for k, _, own in crowded:
@@ -282,7 +280,7 @@ def factor_table(
                 mine = _pooled(own[own.dataset.isin(every)] if limited else own, alone, confidence)
                 named = mine["datasets"] if mine and pooled and mine["datasets"] != pooled["datasets"] else []
                 key = f"at_once_{k.key}" + (f".on_{'+'.join(every)}" if limited else "")
-                measured("at_once", k.cpu_name, mine, key=key, k=k.trials_at_once, datasets=named,
+                measured("at_once", k.cpu_name, mine, key=key, k=k.trials_at_once, datasets=named, threads=omp[k],
                          limited_to=every if limited else [])  # fmt: skip
     archive = {"ratio": math.nan}
     if not coverage.empty:
@@ -311,24 +309,23 @@ def factor_table(
     return pd.DataFrame(rows, columns=FACTOR_COLUMNS), {**total, "gap": gap}
 
 
-def effect_quantity(row) -> Quantity:
-    """A factor's effect on B's ratio as a named quantity (``deepar.gap_factor.<key>``): one value on every page,
-    measured on its row's CPU model by its row's part (the table's ``cpu`` and ``from`` columns print both)."""
-    conditions = {k: v for k, v in (("cpu", row.cpu), ("part", row.source)) if v}
-    return Quantity(f"deepar.gap_factor.{row.key}", row.effect, row.effect_low, row.effect_high, n=row.n,
-                    label=row.factor, conditions=conditions)  # fmt: skip
-
-
 def factor_facts(table: pd.DataFrame, total: dict) -> dict:
-    """The factor table's page (template ``deepar_factors``): each effect as a ``Quantity``, B and the gap, the
-    measured factor that moves the ratio most (``top``; a row limited to another's datasets is not another factor)
-    and the post's machine as its chart implies it, with whether both slow MXNet more (``same_pattern``). A reading
-    of the table, not a fit."""
-    factors = table.assign(effect_q=[effect_quantity(r) for r in table.itertuples()]) if len(table) else table
+    """The factor table's page (template ``deepar_factors``): each effect as a ``Quantity``
+    (``deepar.gap_factor.<key>``, under its row's CPU model and part), B and the gap, the measured factor that moves
+    the ratio most (``top``; a row limited to another's datasets is not another factor), the post's machine as its
+    chart implies it, with whether both slow MXNet more (``same_pattern``), whether a measured row's trials lie
+    ``WIDE_SPREAD`` apart (``apart_rows``), the largest spread below, the contention row alone closest to the gap
+    (``closing``: ``deepar_prediction`` ranks no contention condition). A reading of the table, not a fit."""
+    factors = table.assign(effect_q=[
+        Quantity(f"deepar.gap_factor.{r.key}", r.effect, r.effect_low, r.effect_high, n=r.n, label=r.factor,
+                 conditions={k: v for k, v in (("cpu", r.cpu), ("part", r.source)) if v}) for r in table.itertuples()
+    ]) if len(table) else table  # fmt: skip
     out = {"factors": factors, "total": total, "claimed": post_ratio(), "stated": CLAIMED_SPEEDUP, "top": None,
-           "post_machine": None, "same_pattern": False}  # fmt: skip
+           "post_machine": None, "same_pattern": False, "wide": WIDE_SPREAD, "closing": None}  # fmt: skip
     if table.empty:
         return out
+    spread = factors[["mxnet_spread", "pytorch_spread"]].max(axis=1).where(factors.kind == "measured")
+    out |= {"narrow": spread[spread < WIDE_SPREAD].max(), "apart_rows": bool((spread >= WIDE_SPREAD).any())}
     measured = factors[
         (factors.kind == "measured") & np.isfinite(factors.effect.astype(float)) & ~factors.limited_to.astype(bool)
     ]
@@ -338,7 +335,9 @@ def factor_facts(table: pd.DataFrame, total: dict) -> dict:
     post = factors[factors.key == "post_machine"]
     p = post.iloc[0] if len(post) else None
     same = p is not None and (top.mxnet_slowdown > top.pytorch_slowdown) == (p.mxnet_slowdown > p.pytorch_slowdown)
-    return {**out, "top": top, "post_machine": p, "same_pattern": bool(same)}
+    contention = measured[measured.key.str.startswith("threads_") & measured.gap_share.notna()]
+    closing = contention.loc[(contention.gap_share - 1).abs().idxmin()] if len(contention) else None
+    return {**out, "top": top, "post_machine": p, "same_pattern": bool(same), "closing": closing}
 
 
 def contention_facts(table: pd.DataFrame, rows: pd.DataFrame | None = None) -> dict:
@@ -361,7 +360,7 @@ def load(results: Results) -> dict:
 
 def _load(results: Results) -> dict:
     trials = load_trials(results, parts=None)
-    contention = cost_rows(results, part=CONTENTION)
+    contention = cost_rows(results, part=prediction.CONTENTION)
     baseline = int(get_study(STUDY).resolve(results.profile, results.overrides_of(STUDY))["threads"])
     # every CPU's coverage rows are read once, by prediction_conditions: the unnamed condition's is B's base, each
     # named CPU's a measured factor of its own
@@ -375,6 +374,7 @@ def _load(results: Results) -> dict:
         trials, coverage, contention, baseline, other_cpus=other_cpus, post=post, measured_conditions=measured
     )
     conditions = conditions_table(contention, baseline)
+    post["unranked"]["closing"] = factor_facts(factors, total)["closing"]  # the answer names it beside the ranking
     return dict(rows=contention, conditions=conditions, factors=factors, total=total, baseline=baseline, post=post)
 
 

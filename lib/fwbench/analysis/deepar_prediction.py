@@ -10,12 +10,14 @@ weighted it, and a prediction of the post's per-dataset totals set beside the va
 - ``against_chart``: the prediction beside the published per-dataset totals (the post's bars may include
   forecasting and whatever else a run did; ours are training).
 
-The conditions (``prediction_conditions``), per CPU model: the coverage part's (``CONDITION``) and each k of the
+The conditions (``prediction_conditions``), per CPU model: the coverage part's and each k of the
 ``post_conditions`` part (k runs at once, the libraries' default threads). ``choose`` picks the one whose predicted
 MXNet / PyTorch ratio has the smallest root-mean-square log error on the datasets the study was given
 (``CHART_GIVEN``). Decision: the fit judges the ratio, not the totals: the totals carry the laptop's speed and the
 reading of the chart as one run or five, which the ratio does not. Nothing is fitted: each prediction is made from
-its trials alone, and the chart only ranks them.
+its trials alone, and the chart only ranks them. Decision: the contention part's conditions (threads set by hand, a
+busy core) are no candidates: the post set no threads, and their whole-list prediction from that part's few
+datasets, against its own baseline, would be invented.
 """
 
 from __future__ import annotations
@@ -41,11 +43,10 @@ from .deepar_coverage import DEFAULT_THREADS, cost_rows, cost_table, protocol_tr
 CHART_FILE = "deepar_runtime_chart_2024_part.csv"
 POST_SEEDS = 5
 POST_BATCHES = POST_SEEDS * PROTOCOL_EPOCHS * PROTOCOL_BATCHES  # per dataset and framework: 25,000
-CONDITION = "gluonts 0.17 (main environment), 2 threads, quiet machine: the coverage part's conditions"
 COMPARISON_COLUMNS = ["dataset", "window", "measured", "condition", "cpu", "ours_mxnet_s_per_batch",
                       "ours_pytorch_s_per_batch", "predicted_post_mxnet_s", "predicted_post_pytorch_s",
                       "predicted_post_ratio", "trials_at_once", "threads", "basis", "chosen"]  # fmt: skip
-POST_CONDITIONS = "post_conditions"
+POST_CONDITIONS, CONTENTION = "post_conditions", "contention"
 MEASURED, SCALED, LINE = "measured", "scaled", "window line"  # a prediction's basis, strongest first
 # a condition reproduces the post's ratio (its totals') when its prediction of the post's whole list is within 25 % of
 # it: the bar the per-dataset comparison with the chart uses
@@ -152,8 +153,7 @@ def comparison(coverage: pd.DataFrame, rows: pd.DataFrame | None = None) -> pd.D
     tables = {MEASURED: cost_table(rows), SCALED: base}
     tables = {k: (t.set_index(["dataset", "arm"]) if len(t) else t) for k, t in tables.items()}
     typical = {arm: base[base.arm == arm][["warmup", "fit_fixed"]].median() for arm in (mx, pt)}
-    words = CONDITION if rows is coverage else render_markdown("prediction_condition", c=condition)
-    text = f"{words}, CPU {condition.cpu}"
+    text = render_markdown("prediction_condition", c=condition, coverage=rows is coverage)  # the rows' condition
     out = []
     for name in monash.names(in_2024_post=True):
         meta = monash.info(name)
@@ -231,40 +231,40 @@ def choose(tables: dict, published: pd.DataFrame, given=CHART_GIVEN) -> tuple[st
 
 
 def predictions(results: Results, measured: list | None = None) -> dict:
-    """Every condition's prediction, its fit to the given chart datasets and the chosen one: ``{"conditions": {key:
-    PredictionCondition}, "tables": {key: comparison}, "fits", "chosen": key, "table": every condition's rows}``."""
+    """Every condition's prediction, its fit to the given chart datasets, the chosen one: ``{"conditions": {key:
+    PredictionCondition}, "tables": {key: comparison}, "fits", "chosen": key, "table", "unranked": {"datasets"}}``."""
     measured = prediction_conditions(results) if measured is None else measured
     conditions = {c.key: c for c, _, _ in measured}
     tables = {c.key: comparison(coverage, None if rows is coverage else rows) for c, coverage, rows in measured}
     chosen, fits = choose(tables, chart())
     blocks = [t.assign(chosen=key == chosen) for key, t in tables.items()]
     table = pd.concat(blocks, ignore_index=True) if blocks else pd.DataFrame(columns=COMPARISON_COLUMNS)
-    threads = {c.key: rows.groupby("arm").omp_max_threads.median() for c, _, rows in measured}
-    mx, pt = reference_arms()
+    omp = {c.key: rows.groupby("arm").omp_max_threads.median().reindex(reference_arms()) for c, _, rows in measured}
     fits = fits.assign(
         cpu=fits.key.map(lambda k: conditions[k].cpu),
         trials_at_once=fits.key.map(lambda k: conditions[k].trials_at_once),
         threads=fits.key.map(lambda k: conditions[k].threads_label),
         archive_ratio=fits.key.map(lambda k: archive_estimate(tables[k])["ratio"]),
         n_measured=fits.key.map(lambda k: int(tables[k].measured.sum())),  # the list's datasets it ran itself
-        mxnet_omp_threads=fits.key.map(lambda k: float(threads[k].get(mx, math.nan))),
-        pytorch_omp_threads=fits.key.map(lambda k: float(threads[k].get(pt, math.nan))),
+        mxnet_omp_threads=fits.key.map(lambda k: float(omp[k].iloc[0])),  # as the trials recorded them
+        pytorch_omp_threads=fits.key.map(lambda k: float(omp[k].iloc[1])),
     )
     fits["reproduces"] = (fits.archive_ratio / post_ratio() - 1).abs() <= REPRODUCES
-    return {"conditions": conditions, "tables": tables, "fits": fits, "chosen": chosen, "table": table}
+    return {"conditions": conditions, "tables": tables, "fits": fits, "chosen": chosen, "table": table,
+            "unranked": {"datasets": sorted(set(cost_rows(results, part=CONTENTION).dataset))}}  # fmt: skip
 
 
 def facts(post: dict) -> dict:
     """What the page says of B under the measured conditions (``predictions``' result): the fits (best first) and
     each key's ``PredictionCondition`` (the templates name it), the chosen condition and its whole-list prediction
     as a ``Quantity``, the runner-up within ``NEAR_TIE`` (else None), the residual to the post's ratio, the
-    conditions that reproduce it (``REPRODUCES``), the closest one, and the post's dataset count as its text gives
-    it beside the count of its list."""
+    conditions that reproduce it (``REPRODUCES``), the closest one, the post's dataset count as its text gives it
+    beside its list's, and what is not ranked (``unranked``: the contention part's ``datasets``, and ``closing``)."""
     fits = post["fits"].sort_values(["rms_log_error", "key"]).reset_index(drop=True)
     chosen = fits[fits.chosen]
     out = {"fits": fits, "conditions": post["conditions"], "claimed": post_ratio(), "stated": CLAIMED_SPEEDUP,
            "tolerance": REPRODUCES, "n_given": len(CHART_GIVEN), "n_list": len(monash.names(in_2024_post=True)),
-           "n_stated": N_DATASETS_STATED, "reproducing": fits[fits.reproduces],
+           "n_stated": N_DATASETS_STATED, "reproducing": fits[fits.reproduces], "unranked": post.get("unranked"),
            "not_reproducing": fits[~fits.reproduces], "chosen": None, "closest": None, "runner_up": None}  # fmt: skip
     if fits.empty or chosen.empty:
         return out
