@@ -143,3 +143,17 @@ def test_the_first_line_names_every_cpu_model_with_its_trials_and_parts():
     assert render_markdown("answer_hardware", a=answer.Answer("p", one, Quantity("t", 3.0), None)) == (
         "**AMD EPYC 25/17**, 2 cores"
     )
+
+
+def test_the_trial_count_leaves_out_the_trials_a_rerun_replaced(paper_answer):
+    """The first screen counts what the analysis uses: a stale trial, one a rerun of its config replaced included,
+    is in no plan and no result (the paper store keeps such trials beside their reruns), and every CPU model's share
+    adds up to that count."""
+    from fwbench.stale import stale_trials
+
+    trials = ResultsStore.open_read(PAPER_STORE).trials()
+    done = trials[(trials.status == "done") & (trials.profile == "paper")]
+    stale = stale_trials(done)
+    assert stale.superseded.any()
+    assert paper_answer.trials.value == len(done) - len(stale)
+    assert sum(m["n"] for m in paper_answer.hardware["models"]) == paper_answer.trials.value

@@ -228,6 +228,21 @@ def test_estimate_extrapolates_from_stored_trials(tmp_path):
     assert two(torch_1024[0].config) == pytest.approx(3.0 + 25000 * 1e-3 * 4**-0.5 * 21 + 21 * 25000 * 1e-4)
 
 
+def test_an_estimate_names_the_stored_trials_it_set_aside():
+    """On its CPU model an estimate extrapolates from the profile's fp mode only (where any trial ran in it) and never
+    from a trial a rerun of its config replaced; its text names both counts (the committed paper store has each)."""
+    store = ResultsStore.open_read(REPO / "results" / "paper" / "paper-run.sqlite")
+    intel = estimate_full_runtime(store, "imdb", 1, "paper", cpu="GenuineIntel/6/207")
+    flushed = intel.set_aside["fp_mode"]
+    assert flushed > 0 and intel.fp_mode == "default"
+    line = intel.lines()[0]
+    assert f"stored trials (with the libraries' default fp mode: {flushed} with subnormals flushed left out)" in line
+    dp = estimate_full_runtime(store, "dataparallel", 1, "paper")
+    replaced, line = dp.set_aside["superseded"], dp.lines()[0]
+    assert replaced > 0 and dp.measured_trials == len(plan("dataparallel", "paper"))
+    assert f"{dp.measured_trials} stored trials (not the {replaced} a rerun of the same config replaced)" in line
+
+
 def test_makespan_schedules_longest_first():
     assert makespan([5, 4, 3, 3, 3], 2) == 10  # LPT: 5 | 4 -> 4+3 -> 5+3 -> 7+3 (optimum 9; LPT <= 4/3 of it)
     assert makespan([1.0] * 8, 4) == 2.0

@@ -62,8 +62,33 @@ def test_missing_convergence_runs_name_the_profile_that_makes_them():
     assert len(missing) == 3 and all("full" in m["profiles"] for m in missing)
     long = planted(epochs=30)
     assert len(conv.missing_convergence("full", long)) == 2  # only batch 256 / 0 workers with schedule present
-    settings, is_conv = conv.curve_settings(long)
-    assert is_conv and settings == [conv.setting_label(256, 0, True)]
+    assert conv.curve_settings(long) == ([conv.setting_label(256, 0, True)], "convergence")
+    assert conv.curve_settings(planted()) == ([conv.setting_label(256, 0, True)], "sweep")
+
+
+def test_the_summary_names_what_its_settings_are_and_takes_the_loss_as_a8_does(monkeypatch):
+    """The paper profile's curves are its training-quality part, not the 2018 post's convergence runs; each arm's
+    final train loss is the geometric mean over seeds, so two arms' losses give A8's ratio (a geometric-mean ratio
+    over the same trials), and a dataset the figure has no room for is named."""
+    import numpy as np
+
+    from fwbench.stats import trial_ratio_ci
+
+    imdb = planted().assign(part="quality")
+    imdb["train_loss"] *= np.where(imdb.arm == MX, 1 + 0.5 * (imdb.seed - 42), 1.0)  # skewed over MXNet's seeds
+    deepar = pd.DataFrame({"dataset": ["m1_yearly"], "arm": [PT], "seed": [42], "epoch": [0], "train_loss": [1.0]})
+    every = pd.concat([deepar, deepar.assign(dataset="tourism_monthly")])
+    monkeypatch.setattr(conv, "load_deepar", lambda results, max_datasets=None: every)
+    facts = conv.summary_facts(Results(None, "paper"), imdb=imdb, deepar=deepar)
+    assert facts["imdb"]["kind"] == "quality" and facts["deepar"]["not_drawn"] == ["tourism_monthly"]
+    loss = dict(facts["imdb"]["finals"][0]["loss"])
+    last = imdb[imdb.epoch == 3]
+    a8 = trial_ratio_ci(last[last.arm == MX].train_loss, last[last.arm == PT].train_loss)["ratio"]
+    assert loss[MX] / loss[PT] == pytest.approx(a8)
+    medians = last.groupby("arm").train_loss.median()
+    assert medians[MX] / medians[PT] != pytest.approx(a8)  # the medians' ratio is not A8's here
+    text = prose.convergence_summary(Results(None, "paper"), imdb=imdb, deepar=deepar)
+    assert "(its training-quality part), 4 epochs" in text[0] and "not drawn" in text[-1]
 
 
 def test_plots_draw_a_band_per_arm():
@@ -152,4 +177,4 @@ def test_accuracy_bar_reads_the_quality_part_only():
         "seed(s) 44 ran up to 2 trials at once at 1 thread each (1 trial); seed(s) 42, 43 ran one trial at a time"
         " at 2 threads (5 trials)"
     ) in text
-    assert conv.curve_settings(frame) == (["batch 64"], True)
+    assert conv.curve_settings(frame) == (["batch 64"], "quality")

@@ -216,3 +216,31 @@ def test_c2_is_a_labelled_analogue_with_cis(smoke_store):
     labels = [p.label for p in j["parts"]]
     assert labels[0] == "1 worker x 1 thread" and "2 workers x 1 thread" in labels
     assert all(not np.isnan(p.ci_low) for p in j["parts"])
+
+
+def test_the_tables_cells_give_the_ratios_the_pages_quote():
+    """The arm table's samples/s and step are geometric means over trials, the estimator of the weak scaling and of
+    C2's ratios: a reader's ratio of two cells is the quoted one (medians would not give it)."""
+    import pandas as pd
+
+    from fwbench.analysis import dataparallel
+    from fwbench.stats import trial_ratio_ci
+
+    torch_arm, mxnet_arm = STUDY.reference_arm("torch"), STUDY.reference_arm("mxnet")
+    steps = {(torch_arm, 1): [0.07, 0.07, 0.09], (torch_arm, 2): [0.10, 0.10, 0.16], (mxnet_arm, 1): [0.08, 0.09, 0.1]}
+    cpus = {"cpus_busy_max": 1.0, "group_cpu_s": 1.0, "final_loss": 1.0}
+    frame = pd.DataFrame(
+        [
+            {"trial_id": f"{arm}-{world}-{i}", "arm": arm, "world_size": world, "median_step_s": s, **cpus}
+            for (arm, world), values in steps.items()
+            for i, s in enumerate(values)
+        ]
+    ).assign(samples_per_s=lambda f: f.world_size * 32 / f.median_step_s)
+    table = dataparallel.arm_table(frame).set_index(["arm", "world_size"])
+    (scaling,) = dataparallel.scaling_rows(frame[frame.arm == torch_arm]).itertuples()
+    cells = table.samples_per_s
+    assert scaling.efficiency == pytest.approx(cells[torch_arm, 2] / (2 * cells[torch_arm, 1]))
+    medians = frame.groupby(["arm", "world_size"]).samples_per_s.median()
+    assert scaling.efficiency != pytest.approx(medians[torch_arm, 2] / (2 * medians[torch_arm, 1]))
+    step = trial_ratio_ci(*dataparallel.reference_sides(frame[frame.world_size == 1], "median_step_s"))
+    assert step["ratio"] == pytest.approx(table.median_step_s[torch_arm, 1] / table.median_step_s[mxnet_arm, 1])

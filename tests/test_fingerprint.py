@@ -227,7 +227,7 @@ def test_the_committed_paper_store_is_current_with_this_checkout():
     rerun the trials it touches (the stale row stays, raw, beside its rerun of the same config, as the 8 GEMM
     trials measured before their CPU reading), and a refactor that changes no trial's work migrates the store
     (``fwbench migrate-fingerprints``), which this test then sees."""
-    from fwbench.status import stale_reason
+    from fwbench.stale import stale_reason
 
     store = ResultsStore.open_read(REPO / "results" / "paper" / "paper-run.sqlite")
     rows = sqlite3.connect(store.path).execute("SELECT study, config, provenance FROM trials").fetchall()

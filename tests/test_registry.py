@@ -144,7 +144,7 @@ def test_a_stale_trial_a_rerun_replaced_is_not_missing(tmp_store, capsys, monkey
     """The README's "left out" counts only stale trials with no current rerun of the same config: after the rerun
     they are listed by `fwbench status` as replaced, and the first screen no longer says anything is missing."""
     from fwbench import readme
-    from fwbench.status import stale_trials
+    from fwbench.stale import stale_trials
     from fwbench.store import ResultsStore
 
     assert cli.main(["run", "toy", "--profile", "smoke", "--progress", "none"]) == 0

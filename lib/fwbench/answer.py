@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from . import ledger
+from . import ledger, stale
 from .analysis import Results, convergence, cpu_models, deepar, deepar_conditions, mase_reference
 from .frameworks import get_framework
 from .ledger.render import framework_versions
@@ -123,11 +123,10 @@ class Answer:
 
 
 def _done(results: Results) -> pd.DataFrame:
-    """The finished trials of the profile, of every study (every profile's for None, as ``ledger.build`` reads)."""
-    t = results.every_row().trials()
-    if t.empty:
-        return t
-    t = t[t.status == "done"]
+    """The finished current trials (``stale``) of the profile, of every study (every profile's for None, as
+    ``ledger.build`` reads): a stale trial, one a rerun of its config replaced too, is no result."""
+    t = stale.without(results.every_row().trials())
+    t = t[t.status == "done"] if not t.empty else t
     return t if results.profile is None or "profile" not in t else t[t.profile == results.profile]
 
 
@@ -148,11 +147,6 @@ def hardware(trials: pd.DataFrame) -> dict:
         models.append({"name": cpu_models.Condition(model).cpu_name, "n": len(rows), "parts": parts})
     cores = sorted({int(c) for c in trials.get("provenance.cpu_count", pd.Series(dtype=float)).dropna()})
     return {"models": models, "cores": cores, "versions": framework_versions(trials)}
-
-
-def trial_count(results: Results) -> Quantity:
-    """The finished trials of the profile (each a fresh process): the one count every page states."""
-    return Quantity("trials.done", float(len(_done(results))), n="trials", digits=6)
 
 
 def _favour(d: ledger.Data) -> dict | None:
@@ -222,9 +216,9 @@ def compute(results: Results) -> Answer:
 def _compute(results: Results) -> Answer:
     table = ledger.build(results)
     d = ledger.load(results)
-    a = Answer(
-        profile=results.profile or "all", hardware=hardware(_done(results)), trials=trial_count(results), ledger=table
-    )
+    done = _done(results)  # the one count of trials every page states
+    trials = Quantity("trials.done", float(len(done)), n="trials", digits=6)
+    a = Answer(profile=results.profile or "all", hardware=hardware(done), trials=trials, ledger=table)
     a.parts = ledger.judged_parts(d)
     for w in WORKLOADS:
         q = a.quantity(w.claim)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .estimate import _human
 from .planning import plan
 from .store import ResultsStore
 from .studies import adaptive, all_studies
@@ -49,21 +48,22 @@ def paper_progress(store: ResultsStore, progress: dict | None = None) -> tuple[i
 
 def progress_rows(store: ResultsStore, progress: dict) -> list[dict]:
     """Per study (``paper_progress_by_study``'s ``progress``): required trials ``done`` of ``needed``, the wall time
-    of its finished paper trials (``hours``) and the ``machines`` (boots) they ran on (template ``paper_sofar``)."""
+    of its finished paper trials (``seconds``, None without any) and the ``machines`` (boots) they ran on (template
+    ``readme_paper_sofar``)."""
     trials = store.trials()
     trials = trials[(trials.profile == "paper") & (trials.status == "done")] if not trials.empty else trials
     rows = []
     for study, (d, n) in progress.items():
         mine = trials[trials.study == study] if not trials.empty else trials
-        rows.append({"study": study, "done": d, "needed": n, "hours": _trial_hours(mine), "machines": _machines(mine)})
+        rows.append({"study": study, "done": d, "needed": n, "seconds": _wall_s(mine), "machines": _machines(mine)})
     return rows
 
 
-def _trial_hours(trials) -> str:
+def _wall_s(trials) -> float | None:
     if trials.empty:
-        return "-"
+        return None
     start, end = (pd.to_datetime(trials[c], utc=True, format="ISO8601") for c in ("started_at", "ended_at"))
-    return _human(float((end - start).dt.total_seconds().sum()))
+    return float((end - start).dt.total_seconds().sum())
 
 
 def _machines(trials) -> str:

@@ -8,7 +8,7 @@ import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from . import conditions
+from . import conditions, stale
 from .analysis.deepar import unrolled_window
 from .analysis.deepar_coverage import batch_cost, or_zero, trial_epochs
 from .data import monash
@@ -37,6 +37,8 @@ class Estimate:
     per_trial: dict = field(default_factory=dict)  # trial id -> predicted seconds
     adaptive: dict | None = None  # adaptive repeats: the rule and the expected times (``_adaptive_expectation``)
     cpu: str | None = None  # the CPU model whose stored trials it extrapolates from (None: every model, not recorded)
+    fp_mode: str = DEFAULT  # the fp mode whose trials on that model it extrapolates from, where any ran in it
+    set_aside: dict = field(default_factory=dict)  # trials on that model not extrapolated from: superseded, fp_mode
 
     @property
     def expected_s(self) -> float:
@@ -45,15 +47,7 @@ class Estimate:
 
     def lines(self) -> list[str]:
         """``fwbench estimate``'s report (template ``estimate_lines``)."""
-        return render_markdown("estimate_lines", e=self, human=_human).split("\n")
-
-
-def _human(seconds: float) -> str:
-    if seconds >= 86400:
-        return f"{seconds / 86400:.1f} days"
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 60:.1f} min"
+        return render_markdown("estimate_lines", e=self).split("\n")
 
 
 def makespan(durations: list[float], n_workers: int) -> float:
@@ -264,10 +258,11 @@ COST_MODELS = {"imdb": _imdb_predictor, "deepar": _deepar_predictor}
 
 
 def on_cpu(trials, cpu: str | None, fp_mode: str):
-    """(The finished trials on CPU model ``cpu``, None: the one with most, under ``fp_mode`` where any are; the
-    model.) One CPU's prediction is never made from another's trials: their arms do not scale together."""
+    """(The finished trials on CPU model ``cpu``, None: the one with most, under ``fp_mode`` where any are; the model;
+    how many on it are in another.) A prediction is never made from another CPU's trials (their arms do not scale
+    together), nor from another fp mode's where the asked one ran."""
     if trials.empty or "provenance.cpu_id" not in trials:
-        return trials, None
+        return trials, None, 0
     models = trials["provenance.cpu_id"].map(cpu_model_of)
     if cpu is None:
         cpu = models.value_counts().sort_index().sort_values(ascending=False, kind="stable").index[0]
@@ -279,13 +274,13 @@ def on_cpu(trials, cpu: str | None, fp_mode: str):
         )
     modes = mine["config.fp_mode"].fillna(DEFAULT) if "config.fp_mode" in mine else None
     if modes is not None and (modes == fp_mode).any():
-        mine = mine[modes == fp_mode]
-    return mine, cpu
+        return mine[modes == fp_mode], cpu, int((modes != fp_mode).sum())
+    return mine, cpu, 0
 
 
 def stored_cpu_models(store, study: str | None = None) -> list[str]:
-    """The CPU models the store's finished trials (of ``study``) ran on, most trials first (ties by name)."""
-    trials = store.trials(study)
+    """The CPU models the finished trials (of ``study``; none a rerun replaced) ran on, most first (ties by name)."""
+    trials = stale.without(store.trials(study), superseded_only=True)
     if trials.empty or "provenance.cpu_id" not in trials:
         return []
     models = trials.loc[trials.status == "done", "provenance.cpu_id"].map(cpu_model_of).value_counts()
@@ -297,18 +292,21 @@ def estimate_full_runtime(
 ) -> Estimate:
     """How long ``profile`` of ``study`` takes on ``n_workers`` one-trial-at-a-time workers, extrapolated from the
     trials in ``store`` that ran on one CPU model: ``cpu`` (``this``: this machine's), else the one the overrides'
-    condition names, else the model most of the study's trials ran on (so a page renders the same everywhere)."""
+    condition names, else the model most of the study's trials ran on (so a page renders the same everywhere); in
+    the condition's fp mode where any ran in it; never a trial a rerun of its config replaced (it would count twice)."""
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
         raise FwbenchError(f"workers must be an integer >= 1, got {n_workers!r}; e.g. --workers 8")
     planned = full_plan = plan(study, profile, overrides)
     n_planned = len(planned)
-    trials = store.trials(study)
+    trials, set_aside, condition = store.trials(study), {}, conditions.of_run(study, profile, overrides)
+    fp_mode = condition.get("fp_mode", DEFAULT)
     if not trials.empty:
         trials = trials[(trials.status == "done") & trials["provenance.trial_wall_s"].notna()]
-        condition = conditions.of_run(study, profile, overrides)
         wanted = this_cpu() if cpu == conditions.THIS else cpu or condition.get("cpu")
         wanted = conditions.check_cpu(wanted) if wanted else None
-        trials, cpu = on_cpu(trials, wanted, condition.get("fp_mode", DEFAULT))
+        kept, cpu, set_aside["fp_mode"] = on_cpu(stale.without(trials, superseded_only=True), wanted, fp_mode)
+        set_aside["superseded"] = len(on_cpu(trials, cpu, fp_mode)[0]) - len(kept)
+        trials = kept
     if trials.empty:
         raise FwbenchError(
             f"no finished {study} trials in {store.path} to extrapolate from; run "
@@ -348,6 +346,8 @@ def estimate_full_runtime(
         {t.trial_id: d for t, d in zip(planned, durations)},
         _adaptive_expectation(store, study, profile, overrides, full_plan, planned, durations, n_workers),
         cpu,
+        fp_mode,
+        set_aside,
     )
 
 

@@ -29,7 +29,7 @@ from .pages import render_markdown
 from .paths import REPO_ROOT, results_path
 from .provenance import git_state
 from .readme_estimates import render_estimate, render_paper_estimate
-from .status import stale_trials
+from .stale import stale_trials
 from .store import ResultsStore
 from .studies import all_studies, arm_table, get_study
 

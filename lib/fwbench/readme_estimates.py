@@ -6,7 +6,7 @@ measure the repository itself are written by its tools in ``tools/``."""
 from __future__ import annotations
 
 from .errors import FwbenchError
-from .estimate import _human, estimate_full_runtime, stored_cpu_models
+from .estimate import estimate_full_runtime, stored_cpu_models
 from .pages import render_markdown
 from .paths import results_path
 from .planning import plan
@@ -42,8 +42,7 @@ def render_paper_estimate(store: ResultsStore | None = None) -> str:
                 continue
     measured = [r["est"] for r in rows if "est" in r]
     capped, expected = sum(e.total_s for e in measured), sum(e.expected_s for e in measured)
-    facts = {"rows": rows, "parts": parts, "others": others, "capped": capped, "expected": expected}
-    return render_markdown("estimate_paper", **facts, human=_human)
+    return render_markdown("estimate_paper", rows=rows, parts=parts, others=others, capped=capped, expected=expected)
 
 
 def render_estimate(store: ResultsStore | None = None, workers=(1, 4, 16)) -> str:
@@ -56,4 +55,4 @@ def render_estimate(store: ResultsStore | None = None, workers=(1, 4, 16)) -> st
             rows.append({"study": study, "est": [estimate_full_runtime(store, study, n) for n in workers]})
         except FwbenchError as exc:
             rows.append({"study": study, "error": str(exc)})
-    return render_markdown("estimate_full", rows=rows, workers=workers, human=_human)
+    return render_markdown("estimate_full", rows=rows, workers=workers)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import gmean
 
 from ..published.keras_imdb import LSTM_TEST_ACCURACY
 from ..quantity import Quantity
@@ -13,7 +14,7 @@ from ..studies import imdb as imdb_study
 from . import Results, arm_order
 from . import imdb as imdb_analysis
 
-DEEPAR_MAX_DATASETS = 4
+DEEPAR_MAX_DATASETS = 6  # panels of the DeepAR figure (3 rows of 2); the summary names the datasets left out
 
 
 def setting_label(batch_size: int, num_workers: int, lr_schedule: bool) -> str:
@@ -43,19 +44,19 @@ def load_imdb(results: Results) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def curve_settings(frame: pd.DataFrame) -> tuple[list[str], bool]:
-    """The settings to draw: the post's convergence settings present in ``frame`` (longest run of each), or, when
-    none is, every setting of the profile. Returns (labels, is_convergence)."""
+def curve_settings(frame: pd.DataFrame) -> tuple[list[str], str]:
+    """The settings to draw and what they are: the training-quality part's (``quality``), else the post's convergence
+    settings in ``frame`` (``convergence``: longest run of each), else every setting of the profile (``sweep``)."""
     if frame.empty:
-        return [], False
-    if "part" in frame and (frame.part == "quality").any():  # the paper profile: its training-quality runs
-        return sorted(set(frame.loc[frame.part == "quality", "setting"])), True
+        return [], "sweep"
+    if "part" in frame and (frame.part == "quality").any():
+        return sorted(set(frame.loc[frame.part == "quality", "setting"])), "quality"
     long = frame[frame.epochs >= imdb_study.CONVERGENCE_EPOCHS]
     present = [w for w in convergence_labels() if w in set(long.setting)]
     if present:
-        return present, True
+        return present, "convergence"
     order = frame.drop_duplicates("setting").sort_values(["batch_size", "num_workers", "lr_schedule"])
-    return list(order.setting), False
+    return list(order.setting), "sweep"
 
 
 def bands(frame: pd.DataFrame, metric: str, x: str = "epoch", by: tuple[str, ...] = ("setting", "arm")) -> pd.DataFrame:
@@ -89,9 +90,9 @@ def missing_convergence(profile: str, frame: pd.DataFrame) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------------------------------- DeepAR
-def load_deepar(results: Results, max_datasets: int = DEEPAR_MAX_DATASETS) -> pd.DataFrame:
+def load_deepar(results: Results, max_datasets: int | None = DEEPAR_MAX_DATASETS) -> pd.DataFrame:
     """Per-epoch DeepAR training loss (step >= 0) of the profile's finished main-part trials, for at most
-    ``max_datasets`` datasets (those with the most epochs recorded, then by name)."""
+    ``max_datasets`` datasets (those with the most epochs recorded, then by name; None: every one)."""
     try:
         long = results.values("deepar")
     except Exception:  # the study's plan needs its data catalogue; without it, all rows
@@ -117,25 +118,26 @@ def load_deepar(results: Results, max_datasets: int = DEEPAR_MAX_DATASETS) -> pd
 
 
 # ---------------------------------------------------------------------------------------------------- facts
-def _final_by_arm(frame: pd.DataFrame, setting: str, metric: str) -> dict:
+def _final_by_arm(frame: pd.DataFrame, setting: str, metric: str, over_seeds="median") -> dict:
     sel = frame[(frame.setting == setting) & (frame.epoch == frame.epochs - 1)]
-    return sel.groupby("arm")[metric].median().to_dict()
+    return sel.groupby("arm")[metric].agg(over_seeds).to_dict()
 
 
 def summary_facts(results: Results, imdb: pd.DataFrame | None = None, deepar: pd.DataFrame | None = None) -> dict:
     """What the curves show and what is missing (template ``convergence_summary``), from the store: ``imdb`` (None
-    without finished IMDB trials) with the settings drawn, their epochs, seeds per arm, each of the first three
-    settings' final train loss and test accuracy per arm, and the convergence runs the profile lacks; ``deepar``
-    (None without training-loss rows) with its datasets, arms, epochs and seeds."""
+    without finished IMDB trials) with the settings drawn and what they are (``curve_settings``), their epochs,
+    seeds per arm, each of the first three settings' final train loss (the geometric mean over seeds, as A8's ratio
+    takes it) and test accuracy (the median) per arm, and the convergence runs the profile lacks; ``deepar`` (None
+    without training-loss rows) with its datasets, those with curves not drawn, arms, epochs and seeds."""
     imdb = load_imdb(results) if imdb is None else imdb
     deepar = load_deepar(results) if deepar is None else deepar
     facts: dict = {"profile": results.profile, "imdb": None, "deepar": None}
     if not imdb.empty:
-        settings, is_conv = curve_settings(imdb)
+        settings, kind = curve_settings(imdb)
         seeds = imdb.groupby("setting")["seed"].nunique()
         finals = []
         for s in settings[:3]:
-            loss = _final_by_arm(imdb, s, "train_loss")
+            loss = _final_by_arm(imdb, s, "train_loss", gmean)
             acc = _final_by_arm(imdb, s, "test_acc")
             if loss:
                 arms = arm_order("imdb", loss)
@@ -143,7 +145,7 @@ def summary_facts(results: Results, imdb: pd.DataFrame | None = None, deepar: pd
                 finals.append({"setting": s, "loss": [(a, float(loss[a])) for a in arms], "accuracy": accuracy})
         facts["imdb"] = {
             "n_settings": len(settings),
-            "is_convergence": is_conv,
+            "kind": kind,
             "epochs": sorted(set(int(e) for e in imdb[imdb.setting.isin(settings)].epochs)),
             "n_seeds": sorted(set(int(seeds[s]) for s in settings)),
             "finals": finals,
@@ -153,6 +155,7 @@ def summary_facts(results: Results, imdb: pd.DataFrame | None = None, deepar: pd
         facts["deepar"] = {
             "n_datasets": int(deepar.dataset.nunique()),
             "datasets": sorted(set(deepar.dataset)),
+            "not_drawn": sorted(set(load_deepar(results, None).dataset) - set(deepar.dataset)),
             "arms": sorted(set(deepar.arm)),
             "epochs": int(deepar.epoch.max()) + 1,
             "n_seeds": int(deepar.seed.nunique()),
@@ -183,7 +186,7 @@ ACCURACY_BAR = LSTM_TEST_ACCURACY[0]  # the low end of what the Keras IMDB LSTM 
 
 def accuracy_bar_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The training-quality part (all 25k reviews in, all 25k scored): per arm, the final test accuracy (median
-    and lowest over seeds), the final train loss, whether the arm passes ``ACCURACY_BAR`` (its median over seeds,
+    and lowest over seeds), whether the arm passes ``ACCURACY_BAR`` (its median over seeds,
     as A8's scale floor reads it: an arm's level, not its unluckiest seed) and the seeds that ended below it."""
     if frame.empty or "part" not in frame:
         return pd.DataFrame()
@@ -197,7 +200,6 @@ def accuracy_bar_table(frame: pd.DataFrame) -> pd.DataFrame:
             "n_train": int(g.n_train.max()),
             "test_acc_median": float(g.test_acc.median()),
             "test_acc_min": float(g.test_acc.min()),
-            "train_loss_median": float(g.train_loss.median()),
             "passes_bar": bool(g.test_acc.median() >= ACCURACY_BAR),
             "seeds_below": [(int(r.seed), float(r.test_acc)) for r in g.itertuples() if not r.test_acc >= ACCURACY_BAR],
         }

@@ -2,9 +2,9 @@
 2 workers, and the sync sweep. The PyTorch / MXNet ratios are C2's parts: the ledger takes them of
 ``reference_sides`` once, and every page quotes the ledger.
 
-Every number is per independent trial first (the median of its timed steps, the median of its timed syncs at one
-size), then compared across trials (``stats.trial_ratio_ci``). A profile's trials run in one piece, on one boot:
-no machine adjustment is made.
+Every number is per independent trial first (the median of its timed steps, of its timed syncs at one size), then
+a geometric mean over trials: ``stats.trial_ratio_ci``'s ratios and the tables' cells alike, so a ratio of two cells
+is the one quoted. A profile's trials run in one piece, on one boot: no machine adjustment is made.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+from scipy.stats import gmean
 
 from ..dataparallel import parameter_count
 from ..published.overview import MIN_GPUS, VGG16_8GPU_TRAIN_S
@@ -96,15 +97,15 @@ def scaling_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def arm_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per arm and world size: trials, median samples/s, median step, the busiest worker's CPUs and the group's CPU
-    seconds (medians over trials)."""
+    """Per arm and world size: trials, samples/s and step (geometric means over trials, as the ratios take them), the
+    busiest worker's CPUs, the group's CPU seconds and the final loss (medians over trials)."""
     labels = get_study(STUDY).labels()
     return (
         frame.groupby(["world_size", "arm"], sort=False)
         .agg(
             trials=("trial_id", "count"),
-            samples_per_s=("samples_per_s", "median"),
-            median_step_s=("median_step_s", "median"),
+            samples_per_s=("samples_per_s", gmean),
+            median_step_s=("median_step_s", gmean),
             cpus_busy_max=("cpus_busy_max", "median"),
             group_cpu_s=("group_cpu_s", "median"),
             final_loss=("final_loss", "median"),
@@ -121,9 +122,10 @@ def _scaling_quantity(row) -> Quantity:
 
 def section_facts(results: Results) -> dict:
     """What the section shows (template ``dataparallel``): ``per_trial`` reduced to the arm table (``arms``, with
-    the threads per worker), the sync sweep (``sync``: per tensor size, the median sync seconds at each world size
-    and arm, in ``worlds`` x ``arm_names`` order), the net and batch, each arm's weak scaling as a ``Quantity``
-    (``scaling``), and C2's GPU host and numbers (its ratios are the ledger's). ``frame``: None without trials."""
+    the threads per worker), the sync sweep (``sync``: per tensor size, the sync seconds, a geometric mean over
+    trials, at each world size and arm, in ``worlds`` x ``arm_names`` order), the net and batch, each arm's weak
+    scaling as a ``Quantity`` (``scaling``), and C2's GPU host and numbers (its ratios are the ledger's). ``frame``:
+    None without trials."""
     frame = per_trial(results)
     facts = {"profile": results.profile, "study": STUDY, "frame": None}
     if frame.empty:
@@ -131,10 +133,11 @@ def section_facts(results: Results) -> dict:
     worlds = sorted(int(w) for w in set(frame.world_size))
     arms = arm_order(STUDY, frame.arm)
 
-    def median_sync(n: int, world: int, arm: str) -> float:
-        return float(frame.loc[(frame.world_size == world) & (frame.arm == arm), f"{SYNC_PREFIX}{n}"].median())
+    def sync_seconds(n: int, world: int, arm: str) -> float:
+        values = frame.loc[(frame.world_size == world) & (frame.arm == arm), f"{SYNC_PREFIX}{n}"].dropna()
+        return float(gmean(values)) if len(values) else math.nan
 
-    sync = [{"n": n, "seconds": [median_sync(n, w, a) for w in worlds for a in arms]} for n in sync_sizes(frame)]
+    sync = [{"n": n, "seconds": [sync_seconds(n, w, a) for w in worlds for a in arms]} for n in sync_sizes(frame)]
     scaling = scaling_rows(frame)
     if not scaling.empty:
         scaling = scaling.assign(quantity=[_scaling_quantity(r) for r in scaling.itertuples()])

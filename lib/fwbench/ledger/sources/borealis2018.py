@@ -212,7 +212,7 @@ CLAIMS = [
         f"largest speed-up over batch sizes (time 0 workers / 4 workers): {MX} "
         f"about({WORKER_SPEEDUP_0_TO_4['mxnet']:.2f}), {PT} within(1.00, {WORKER_SPEEDUP_0_TO_4['torch']:.2f})",
         eval_a4,
-        floor=floors.imdb_heldout(MX, PT),
+        floor=floors.imdb_heldout(eval_a4, MX, PT),
         scale=floors.HELDOUT,
     ),
     _claim(
@@ -232,7 +232,7 @@ CLAIMS = [
         f"fastest_is({BEST_BATCH}) per arm; about({MXNET_SPEEDUP_1_TO_2_WORKERS}) for {MX} 1/2 workers at batch "
         f"{BEST_BATCH}; at_most(1) for 2/4 workers at batch {BEST_BATCH}",
         eval_a6,
-        floor=floors.imdb_heldout(MX, PT),
+        floor=floors.imdb_heldout(eval_a6, MX, PT),
         scale=floors.HELDOUT,
     ),
     _claim(
@@ -242,7 +242,7 @@ CLAIMS = [
         f"each arm at its fastest setting: about({BEST_SETTING_SPEEDUP['dense']:.1f}) {PT} / {MX}, "
         f"about({BEST_SETTING_SPEEDUP['sparse']:.1f}) {SPARSE_ARM} / {MX}",
         eval_a7,
-        floor=floors.imdb_heldout(PT, SPARSE_ARM, MX),
+        floor=floors.imdb_heldout(eval_a7, PT, SPARSE_ARM, MX),
         scale=floors.HELDOUT,
     ),
     _claim(
