@@ -486,6 +486,10 @@ def test_headline_compares_training_time_with_the_post(tmp_store):
     assert "claim B's protocol-scale part" in text and "MXNet / PyTorch = **" not in text
     assert "claim B's estimate itself is the coverage part's" in text
     assert f"{h['total_ratio']:.2f}x" in text
+    # the totals are sums over every dataset x seed trial of each arm, and say so
+    n = h["n_datasets"] * 3
+    assert h["n_summed"] == [n, n] and h["n_seeds"] == 3
+    assert f"(each a sum over {n} trials, {h['n_datasets']} dataset(s) x 3 seed(s))" in text
 
 
 def test_ratio_against_the_unrolled_window(tmp_store):

@@ -179,3 +179,45 @@ def test_runs_at_once_rows_name_each_frameworks_threads_and_trials_that_lie_apar
     assert " (trials up to 9x apart) |" in text and "in every other measured row they lie at most 1.06x" in text
     assert "Under runs at once a run's time then depends on the runs beside it" in text
     assert "x, its trials up to 9x apart)" in text  # the sentence on the row that moves the ratio most, too
+
+
+def test_a_row_whose_other_framework_lies_apart_still_counts_in_every_other_rows_spread():
+    """4 runs at once with MXNet's trials 3x apart and PyTorch's 1.9x: the note's "at most" over every cell not
+    flagged takes the 1.9, not only the rows with no flagged cell (at most 1.06x)."""
+    slow = {1: {MX: (1, 1, 1), PT: (1, 1, 1)}, 2: {MX: (1, 1, 1), PT: (2, 2, 2)}, 4: {MX: (2, 2), PT: (4, 4)}}
+    noise = {(4, MX): (1.0, 1.0, 3.0), (4, PT): (1.0, 1.0, 1.9)}
+    facts = conditions.factor_facts(_runs_at_once_factors(slow, noise=noise), {"ratio": 1.8, "gap": 2.5})
+    assert facts["apart_rows"] and facts["narrow"] == pytest.approx(1.9)
+    assert "in every other measured row they lie at most 1.9x apart" in render_markdown("deepar_factors", **facts)
+
+
+def test_the_post_machine_set_beside_the_top_factor_is_on_that_factors_cpu():
+    """The top factor measured on one CPU is set beside the chart's implied costs over that CPU's per-batch costs
+    (another pattern or the same is judged like with like), each named with its CPU."""
+    row = dict.fromkeys(conditions.FACTOR_COLUMNS, math.nan) | {"limited_to": "", "n": "", "source": "a part"}
+    table = pd.DataFrame([
+        row | {"key": "at_once_x2", "factor": "2 runs at once", "cpu": "Intel X", "kind": "measured", "effect": 0.05,
+               "mxnet_slowdown": 1.0, "pytorch_slowdown": 20.0},
+        row | {"key": "post_machine", "factor": "ours", "cpu": "AMD Y", "kind": "inferred", "effect": 2.1,
+               "mxnet_slowdown": 2.9, "pytorch_slowdown": 1.4},
+        row | {"key": "post_machine_Intel_X", "factor": "beyond", "cpu": "Intel X", "kind": "inferred", "effect": 2.0,
+               "mxnet_slowdown": 2.6, "pytorch_slowdown": 1.3},
+    ])  # fmt: skip
+    facts = conditions.factor_facts(table, {"ratio": 1.8, "gap": 2.5})
+    assert facts["post_machine"].key == "post_machine_Intel_X" and not facts["same_pattern"]
+    text = render_markdown("deepar_factors", **facts)
+    assert "on the Intel X, **2 runs at once** moves the ratio most" in text
+    assert "2.60x ours in MXNet and 1.30x in PyTorch (over our Intel X's per-batch costs, the same CPU)" in text
+    facts = conditions.factor_facts(table[table.key != "post_machine_Intel_X"], {"ratio": 1.8, "gap": 2.5})
+    assert facts["post_machine"].key == "post_machine"  # none on that CPU: ours, named
+    assert "(over our AMD Y's per-batch costs)" in render_markdown("deepar_factors", **facts)
+
+
+def test_each_row_names_the_parts_its_trials_belong_to():
+    """As the setup lists the parts: the oneDNN-off row's trials are the onednn and main parts' (no part is called
+    variants); the contention part's 1-thread row is not the threads part's."""
+    assert render_markdown("deepar_factor", what="onednn_off").split("\n")[1].startswith("onednn part against the main")
+    one = render_markdown("deepar_factor", what="threads", threads=1, load=0, baseline=2).split("\n")
+    assert one == ["1 thread", "contention part (not the threads part), 3 x 50 trials"]
+    eight = render_markdown("deepar_factor", what="threads", threads=8, load=0, baseline=2).split("\n")
+    assert eight[1] == "contention part, 3 x 50 trials"

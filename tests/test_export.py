@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from fwbench import export
+from fwbench import export, stale
 from fwbench.errors import FwbenchError
 from fwbench.store import ResultsStore
 
@@ -192,3 +193,15 @@ def test_a_profiles_rows_alone_for_committing(tmp_path):
     out = fwbench("export", "--profile", "paper", "--format", "csv", "-o", str(tmp_path / "paper"), env=env)
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "paper" / "trials.csv").read_text().count("\n") == 2  # header + p1
+
+
+def test_the_trials_table_keeps_every_stored_row_and_marks_those_a_rerun_superseded():
+    paper = Path(__file__).resolve().parents[1] / "results" / "paper" / "paper-run.sqlite"
+    if not paper.exists():
+        pytest.skip("no committed paper store")
+    t = export.tables(ResultsStore.open_read(paper), profile="paper")["trials"]
+    stored = ResultsStore.open_read(paper).trials()
+    stored = stored[stored.profile.eq("paper")]
+    assert len(t) == len(stored)  # raw data: every stored row stays
+    expected = set(stale.stale_trials(stored).query("superseded").trial_id)
+    assert expected and set(t.trial_id[t.superseded]) == expected

@@ -139,6 +139,39 @@ def test_the_leaving_section_reads_the_beside_parts_and_says_deepar_has_no_jax(t
     assert re.search(r'data-q="leaving.imdb_epoch.jax" data-v="0\.5[0-9]+', md)
 
 
+def test_the_timing_cells_are_the_ratios_estimator_so_each_ratio_follows_from_its_cells(tmp_path):
+    """A slow block in MXNet's trials parts the median from the geometric mean: the cells are the geometric mean
+    over trials (``trial_ratio_ci``'s estimator), and the pooled ratio is the geometric mean of the cells' ratios."""
+    store = ResultsStore(tmp_path / "s.sqlite")
+    slow = {0: 1.0, 1: 1.0, 2: 3.0}  # MXNet's block 2 runs 3x slower: median 1.5 s at batch 32, mean 2.16 s
+    for arm, t in TIMES.items():
+        for batch in (32, 128):
+            for block in BLOCKS:
+                seconds = t * batch / 32 * (slow[block] if arm == MX else 1)
+                add_imdb(
+                    store,
+                    arm,
+                    batch,
+                    0,
+                    seconds,
+                    block=block,
+                    device="cpu",
+                    part="beside",
+                    beside=True,
+                    provenance={"boot_id": "boot-b"},
+                    summary={},
+                    epoch_times=[seconds] * 3,
+                )
+    rows = {(r["kind"], r["key"]): r for r in framework_comparison.facts(Results(store))["rows"]}
+    cells = {batch: rows[("imdb_epoch", batch)]["values"] for batch in (32, 128)}
+    per_25k = 25_000 / imdb_analysis.load_sweep(Results(store)).n_train.iloc[0]
+    assert cells[32]["mxnet"] == pytest.approx(1.5 * 3 ** (1 / 3) * per_25k)
+    assert cells[32]["torch"] == pytest.approx(TIMES[PT] * per_25k)
+    for fw in ("torch", "jax"):
+        from_cells = (cells[32][fw] / cells[32]["mxnet"] * cells[128][fw] / cells[128]["mxnet"]) ** 0.5
+        assert rows[("imdb_ratio", None)]["values"][fw].value == pytest.approx(from_cells)
+
+
 def plant_gemm(store, cpu_id, gflops, n):
     for arm in ("torch-eager", "mxnet-imperative"):
         config = {**_template("gemm"), "arm": arm, "threads": framework_comparison.GEMM_THREADS, "n": n}

@@ -35,11 +35,14 @@ from test_ledger import (
 )
 
 from fwbench import ledger as L
+from fwbench.analysis.dataparallel import STUDY as DP
+from fwbench.analysis.dataparallel import SYNC_PREFIX
 from fwbench.cli import main as cli_main
 from fwbench.ledger import floors, judge, rules, stability
 from fwbench.ledger.sources import borealis2018, deepar2024, overview
 from fwbench.stats import bonferroni, trial_ratio_ci
 from fwbench.store import ResultsStore
+from fwbench.studies import get_study
 
 CLAIMS = {c.id: c for c in L.CLAIMS}
 A1_RATIO = borealis2018.TORCH_SPEEDUP_0_WORKERS
@@ -162,8 +165,46 @@ def test_imdb_timing_below_its_floor_is_below_scale_and_at_scale_a_verdict(tmp_p
     assert small.verdict == L.BELOW_SCALE and small.verdict_band10 == L.BELOW_SCALE
     assert small.reason.startswith("below the scale floor: needs") and need in small.reason
     assert not math.isnan(small.estimate)  # the measurement is still shown
+    assert small.measurement.startswith("below its scale floor, needs ") and need in small.measurement
     at_scale = ledger(plant_a1(new(tmp_path, "scale"))).loc["A1"]
     assert at_scale.verdict == L.REPRODUCED and "below the scale floor" not in at_scale.reason
+    assert "scale floor" not in at_scale.measurement
+
+
+def test_an_analogue_below_its_floor_says_so_in_its_measurement(tmp_path):
+    """The post shows a row's measurement, not its reason: an analogue below its floor says there what it lacks."""
+    need = ">= 3 trials per arm and setting (this run: 2)"
+    small = ledger(plant_a1(new(tmp_path, "small"), device="cpu", blocks=(0, 1))).loc["A1"]
+    assert small.verdict == L.NOT_TESTABLE and small.below_floor == need
+    assert small.measurement.startswith(f"below its scale floor, needs {need}; on this CPU (analogue, not judged): ")
+    at_scale = ledger(plant_a1(new(tmp_path, "scale"), device="cpu")).loc["A1"]
+    assert at_scale.below_floor == "" and "scale floor" not in at_scale.measurement
+
+
+def test_c2s_one_worker_sync_is_context_and_out_of_its_bonferroni_k():
+    """One worker's all-reduce has nothing to reduce: its sync is each framework's fixed cost, shown as context;
+    the step times and the 2-worker sync are C2's judged parts."""
+    torch_arm, mxnet_arm = (get_study(DP).reference_arm(f) for f in ("torch", "mxnet"))
+    n, rows = 2_097_152, []
+    for world in (1, 2):
+        for i in range(3):
+            for arm, step, sync in ((torch_arm, 0.10, 0.0001 if world == 1 else 0.02), (mxnet_arm, 0.11, 0.015)):
+                row = {"trial_id": f"{arm}-{world}-{i}", "arm": arm, "world_size": world, "threads": 1}
+                row |= {"median_step_s": step * (1 + 0.01 * i), f"{SYNC_PREFIX}{n}": sync * (1 + 0.02 * i)}
+                rows.append(row | {"n_parameters": n})
+
+    class Rows:
+        dataparallel = pd.DataFrame(rows)
+
+    parts = overview.eval_c2(Rows())
+    (one,) = [p for p in parts if p.label == f"1 worker x 1 thread, sync of {n:,} values"]
+    assert one.verdict == L.CONTEXT and "the fixed cost, nothing to reduce; context" in one.quantity
+    judged = judge._judged(parts)
+    assert [p.label for p in judged] == [
+        "1 worker x 1 thread",
+        "2 workers x 1 thread",
+        f"2 workers x 1 thread, sync of {n:,} values",
+    ]
 
 
 def plant_a7(store, mx_w2_judged, mx_w4, *, blocks=BLOCKS):

@@ -172,13 +172,13 @@ def test_the_pages_say_which_times_are_machine_adjusted_and_which_blocks_were_le
     assert facts == {"adjusted": True, "dropped": {(PT, 128, 0): [3]}}
 
     def fastest_list(machines) -> str:
-        rows = [{"arm": PT, "batch_size": 128, "num_workers": 0, "median": 10.0, "iqr": 0.1, "n": 2, "how": "h"}]
-        favour = {"table": rows, "quantity": Quantity("imdb.fastest_arm_vs_pytorch", 1.0)}
+        row = dict(arm=PT, batch_size=128, num_workers=0, geomean=10.0, fastest=9.9, slowest=10.1, n=2, how="h")
+        favour = {"table": [row], "quantity": Quantity("imdb.fastest_arm_vs_pytorch", 1.0)}
         a = SimpleNamespace(favour=favour, cpus={"imdb_machines": machines}, accuracy=[])
         return render_markdown("answer_study", a=a, study="imdb", claims=[]).split("\n\n")[0]
 
     text = fastest_list(facts)
-    assert "machine-adjusted" in text and "2 trials; block 3's trial left out" in text
+    assert "machine-adjusted" in text and "(2 trials from 9.9 to 10.1 s; block 3's trial left out" in text
     one = ResultsStore(tmp_path / "one.sqlite")
     for arm, seconds in ((PT, 10.0), (MX, 15.0)):
         add_imdb(one, arm, 128, 0, seconds, **on("a"))
@@ -211,3 +211,31 @@ def test_the_cpu_table_shows_the_ratios_estimator_and_the_spread_behind_its_inte
     assert pt.epoch_25k_s == pytest.approx(math.exp(sum(map(math.log, planted[PT])) / 4))
     assert (pt.fastest_s, pt.slowest_s) == pytest.approx((min(planted[PT]), max(planted[PT])))
     assert pt.slowest_seed == mx.slowest_seed == 43 and mx.ci_high / mx.ci_low > 5  # unpaired: a wide interval
+
+
+def test_the_cpu_table_says_which_rows_are_machine_adjusted(tmp_path):
+    """A CPU model whose trials at the setting ran on two machines is read machine-adjusted, as every IMDB table
+    reads it: its rows count the machines and the header names it; a model on one machine is not named."""
+    from test_ledger import MX, PT, add_imdb
+
+    from fwbench.analysis import Results, cpu_models
+    from fwbench.pages import render_markdown
+    from fwbench.store import ResultsStore
+
+    def cpu_table(store) -> tuple:
+        table = cpu_models.imdb_table(Results(store))
+        empty = pd.DataFrame()
+        facts = dict(imdb=table, imdb_setting=cpu_models.IMDB_SETTING, imdb_ratios=[], fp_effect=empty)
+        return table, render_markdown("cpu_models", **facts, deepar=empty, gemm=empty, probes=empty)
+
+    two, one = ResultsStore(tmp_path / "two.sqlite"), ResultsStore(tmp_path / "one.sqlite")
+    for block in range(4):  # blocks 0-1 on boot a, 2-3 on boot b (1.6x slower): complete cells on both
+        for arm, seconds in ((PT, 10.0), (MX, 15.0)):
+            on = {"cpu_id": "AuthenticAMD/25/17/1", "boot_id": "ab"[block // 2]}
+            add_imdb(two, arm, 128, 0, seconds * (1, 1.6)[block // 2], block=block, device="cpu", provenance=on)
+            add_imdb(one, arm, 128, 0, seconds, block=block, device="cpu", provenance={**on, "boot_id": "a"})
+    table, md = cpu_table(two)
+    assert set(table.machines) == {2} and table.set_index("arm").loc[MX].ratio == pytest.approx(1.5, rel=0.02)
+    assert "The AuthenticAMD/25/17 rows are machine-adjusted" in md and "| machines |" in md
+    table, md = cpu_table(one)
+    assert set(table.machines) == {1} and "machine-adjusted" not in md

@@ -78,8 +78,9 @@ def test_ratio_is_our_mean_over_seeds_over_the_paper(reference):
     pt = row(table, "m1_yearly", PT)
     assert pt.n_seeds == 3 and math.isclose(pt.mase_mean, 2.0) and math.isclose(pt.ratio, 1.0)
     assert (pt.mase_min, pt.mase_max, pt.paper_mase) == (1.8, 2.2, 2.0)
-    half = stats.t.ppf(0.975, 2) * 0.2 / math.sqrt(3)
-    assert math.isclose(pt.ci_low, 2.0 - half) and math.isclose(pt.ci_high, 2.0 + half)
+    logs = np.log([1.8, 2.0, 2.2])  # the interval is the log MASE's, back on the MASE scale
+    half = stats.t.ppf(0.975, 2) * logs.std(ddof=1) / math.sqrt(3)
+    assert np.allclose([pt.ci_low, pt.ci_high], np.exp([logs.mean() - half, logs.mean() + half]))
     assert pt.within_goal and pt.note == "" and pt.framework == "torch" and not pt.below_scale
     mx = row(table, "m1_yearly", MX)
     assert math.isclose(mx.ratio, 1.2) and mx.within_goal and mx.framework == "mxnet"  # the band's edge is in
@@ -392,3 +393,11 @@ def test_deepar_headline_says_where_the_ratio_comes_from_once_two_windows_are_me
     two_windows = readme.details(Results(store, "paper"))
     assert "**Where the ratio comes from.** Seconds per training batch in the main part's trials" in two_windows
     assert "the post's whole list is predicted once, from the coverage part" in two_windows  # not from this line
+
+
+def test_the_interval_of_two_far_apart_seeds_stays_above_zero(reference):
+    """MASE > 0: a symmetric t-interval over 2 seeds 1.0 and 1.25 (t = 12.7) would reach below zero."""
+    table = mr.mase_vs_reference(trials({("m1_yearly", PT): [1.0, 1.25]}))
+    pt = row(table, "m1_yearly", PT)
+    assert 0 < pt.ci_low < pt.mase_min and pt.ci_high > pt.mase_max
+    assert pt.mase_mean - stats.t.ppf(0.975, 1) * 0.125 < 0  # what the symmetric interval gave

@@ -78,11 +78,35 @@ def test_the_environment_lists_every_cpu_model_with_the_first_screens_counts(pap
     assert len(models) > 1 and all(f"{m['name']} ({m['n']} trials)" in row for m in models)
     assert f"the {sum(m['n'] for m in models)} finished trials of profile {PROFILE}" in row
     assert "AMD EPYC (" not in env
-    # every OS the profile's trials recorded, each with its count (the machines were not one)
-    trials = paper.every_row().trials()
-    done = trials[trials.status.eq("done") & trials.profile.eq(PROFILE)]
+    # every OS the first screen's trials recorded (superseded ones out), each with its count (the machines were not one)
+    done = answer.finished_trials(paper)
+    assert sum(m["n"] for m in models) == len(done)
     for os_name, n in done["provenance.os"].value_counts().items():
         assert f"{os_name} ({n} trials)" in env or done["provenance.os"].nunique() == 1
+    for version in done["provenance.gluonts_version"].dropna().unique():  # gluonts as the trials recorded it
+        assert f" {version}" in row and "gluonts " in row
+
+
+def test_a_setup_line_names_each_models_own_settings_and_fp_mode_and_the_gluonts_version(paper):
+    """A model whose trials covered less than the part names its own values, and a part of two fp modes each
+    model's trials per mode; each DeepAR line the gluonts version its trials' provenance records."""
+    done = answer.finished_trials(paper)
+    lines = setup_lines(paper)
+    main = next(line for line in lines if line.startswith("IMDB LSTM (study A;"))
+    intel = done[
+        done.study.eq("imdb") & done["config.part"].eq("main") & done["provenance.cpu_id"].str.contains("Intel")
+    ]
+    flushed = int(intel["config.fp_mode"].eq("flush").sum())
+    assert 0 < flushed < len(intel)  # the committed store: some Intel trials flushed, some not
+    batches = ", ".join(str(int(b)) for b in sorted(intel["config.batch_size"].unique()))
+    own = main.split("on Intel Xeon 6/207 (")[1]
+    assert own.startswith(f"batch sizes {batches};") and f"subnormals flushed in {flushed})" in own
+    assert "; fp mode the libraries' default;" in next(line for line in lines if ", part extra " in line)
+    deepar = done[done.study.eq("deepar")]
+    for line in (line for line in lines if line.startswith("GluonTS DeepAR")):
+        part = re.search(r", part (\w+) ", line).group(1)
+        (version,) = deepar[deepar["config.part"].eq(part)]["provenance.gluonts_version"].unique()
+        assert f"; gluonts {version};" in line
 
 
 def test_the_assumptions_are_a_templates_words_not_the_study_docstrings(monkeypatch):

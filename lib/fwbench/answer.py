@@ -122,7 +122,7 @@ class Answer:
         return claim_quantity(rows.iloc[0]) if len(rows) else None
 
 
-def _done(results: Results) -> pd.DataFrame:
+def finished_trials(results: Results) -> pd.DataFrame:
     """The finished current trials (``stale``) of the profile, of every study (every profile's for None, as
     ``ledger.build`` reads): a stale trial, one a rerun of its config replaced too, is no result."""
     t = stale.without(results.every_row().trials())
@@ -154,7 +154,7 @@ def _favour(d: ledger.Data) -> dict | None:
     rows = best_settings_table(d, EPOCH)
     if not rows:
         return None
-    fastest = min(rows, key=lambda r: r["median"])
+    fastest = min(rows, key=lambda r: r["geomean"])
     if fastest["arm"] == PT:
         return None
     part = best_setting_ratio(d, fastest["arm"], PT, EPOCH, verdict_above)
@@ -216,7 +216,7 @@ def compute(results: Results) -> Answer:
 def _compute(results: Results) -> Answer:
     table = ledger.build(results)
     d = ledger.load(results)
-    done = _done(results)  # the one count of trials every page states
+    done = finished_trials(results)  # the one count of trials every page states
     trials = Quantity("trials.done", float(len(done)), n="trials", digits=6)
     a = Answer(profile=results.profile or "all", hardware=hardware(done), trials=trials, ledger=table)
     a.parts = ledger.judged_parts(d)

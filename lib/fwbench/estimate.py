@@ -149,9 +149,12 @@ def _window(config, prefix: str = "") -> int:
     return unrolled_window(*lengths)
 
 
-def _condition(config, prefix: str = "") -> tuple[int, int]:
-    """(threads, background load) of a DeepAR trial config; absent: 0 (threads: no setting, the libraries chose)."""
-    return int(or_zero(config.get(f"{prefix}threads"))), int(or_zero(config.get(f"{prefix}background_load")))
+def _condition(config, prefix: str = "") -> tuple[int, int, int]:
+    """(threads, background load, trials at once) of a DeepAR trial config; absent: 0 (threads: no setting, the
+    libraries chose), trials at once 1 (runs sharing the cores cost several times a run alone: never pooled)."""
+    keys = ("threads", "background_load", "trials_at_once")
+    threads, load, at_once = (int(or_zero(config.get(f"{prefix}{k}"))) for k in keys)
+    return threads, load, at_once or 1
 
 
 def _deepar_predictor(measured):
@@ -190,13 +193,13 @@ def _deepar_predictor(measured):
                 f"no stored deepar trials of arm {arm!r} to extrapolate from; run "
                 f"`fwbench run deepar --profile quick --set arms=['{arm}']` first"
             )
-        # the same condition (threads, background load) first, then the same dataset, then the nearest window:
-        # a condition never stored is estimated at another's cost (no model of contention: the check says how
-        # far off that was)
+        # the same condition (threads, background load, runs at once) first, else the same load and runs at once,
+        # then the same dataset, the nearest window and threads: a condition never stored is estimated at another's
+        # cost (no model of contention: the check says how far off that was)
         near = min(
             same_arm,
-            key=lambda k: (k[2] != condition, k[1] != dataset, abs(parts[k]["window"] - window),
-                           abs(k[2][0] - condition[0]), k[1], k[2]),
+            key=lambda k: (k[2] != condition, k[2][1:] != condition[1:], k[1] != dataset,
+                           abs(parts[k]["window"] - window), abs(k[2][0] - condition[0]), k[1], k[2]),
         )  # fmt: skip
         p = parts[near]
         if near[1] == dataset:

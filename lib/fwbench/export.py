@@ -1,7 +1,7 @@
 """Results as tables: the store exported as three tidy tables linked by ids, in CSV and/or Parquet.
 
 - ``measurements``: ``trial_id, step, metric, value, unit``: one row per raw value (``step`` -1 = whole trial).
-- ``trials``: ``TRIAL_COLUMNS`` and the config as ``config.*`` columns: one row per trial.
+- ``trials``: one row per stored trial: ``TRIAL_COLUMNS`` (``superseded``: a rerun replaced it) and ``config.*``.
 - ``environments``: ``environment_id`` and every provenance field that describes the machine, software and data,
   stored once per distinct environment instead of once per value.
 
@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import stale
 from .errors import FwbenchError
 from .store import ResultsStore, canonical_json
 from .studies import get_study
@@ -46,6 +47,7 @@ TRIAL_COLUMNS = [
     "arm",
     "framework",
     "status",
+    "superseded",
     "profile",
     "code_version",
     "started_at",
@@ -163,6 +165,7 @@ def tables(store: ResultsStore, study: str | None = None, profile: str | None = 
     config = trials[[c for c in trials.columns if c.startswith("config.")]].reset_index(drop=True)
     t = pd.concat([pd.DataFrame(rows, columns=TRIAL_COLUMNS), config], axis=1)
     t["arm"] = t["arm"].fillna("")
+    t["superseded"] = t.trial_id.isin(stale.stale_trials(trials).query("superseded").trial_id)  # a rerun replaced it
     unique = {i: e for i, e in zip(env_ids, envs)}
     e = pd.json_normalize([{"environment_id": i, **env} for i, env in sorted(unique.items())])
     return {

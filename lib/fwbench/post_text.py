@@ -10,9 +10,10 @@ import pandas as pd
 from markupsafe import Markup
 from nbconvert.filters.markdown import markdown2html
 
-from . import answer, ledger, prose
+from . import answer, ledger, prose, stale
 from .analysis import Results, dataparallel
 from .analysis import deepar as deepar_analysis
+from .ledger.render import cpu_names
 from .pages import render_markdown
 from .planning import plan
 from .readme import scale_note
@@ -33,22 +34,27 @@ def markdown_html(text: str) -> Markup:
 
 def setup(results: Results) -> list[str]:
     """One line per part of each study the profile ran, in the registry's order (template ``post_setup``): each
-    config key's values where every trial has one, and the trials per CPU model as ``answer.hardware`` counts them."""
-    cpus: dict = {}
-    for model in answer.compute(results).hardware["models"]:
-        for study, part, n, _ in model["parts"]:
-            cpus.setdefault((study, part), []).append((model["name"], n))
-    done = results.every_row().trials()
-    if cpus:  # the profile's finished trials, those ``answer.hardware`` counts
-        done = done[done.status.eq("done") & (done.profile.eq(results.profile) if results.profile else True)]
+    config key's values where every trial has one (``fp_mode`` absent: the libraries' default; the gluonts version
+    from provenance), the trials per CPU model as ``answer.hardware`` counts them, each with its keys' values where
+    they differ from the part's and its trials per fp mode."""
+    done = answer.finished_trials(results)  # the trials the first screen counts
+    rank = {m["name"]: k for k, m in enumerate(answer.compute(results).hardware["models"])}  # the most trials first
+    done = done.assign(cpu=cpu_names(done), part=done.get("config.part", pd.Series("", done.index)).fillna(""))
+    done["config.fp_mode"] = done.get("config.fp_mode", pd.Series(None, done.index, object)).fillna("default")
     parts = []
     for study in (s.name for s in all_studies()):
-        for part in sorted((p for s, p in cpus if s == study), key=lambda p: (p not in ("", "main"), p)):
-            rows = done[done.study.eq(study) & done.get("config.part", pd.Series("", done.index)).fillna("").eq(part)]
-            config = rows.filter(regex=r"^config\.").dropna(axis=1).convert_dtypes()  # the keys every trial has
-            values = {c[7:]: sorted(set(v)) for c, v in config.items() if v.map(pd.api.types.is_scalar).all()}
-            parts.append({"study": study, "part": part, "cpus": cpus[study, part], "values": values})
+        groups = done[done.study.eq(study)].groupby("part")
+        for part, rows in sorted(groups, key=lambda g: (g[0] not in ("", "main"), g[0])):
+            v, by_cpu = setting_values(rows), sorted(rows.groupby("cpu"), key=lambda g: rank.get(g[0], len(rank)))
+            cpus = [(cpu, len(c), setting_values(c), c["config.fp_mode"].value_counts().to_dict()) for cpu, c in by_cpu]
+            parts.append({"study": study, "part": part, "cpus": cpus, "values": v})
     return render_markdown("post_setup", parts=parts, model=MODEL).splitlines()
+
+
+def setting_values(rows: pd.DataFrame) -> dict:
+    """Each config key's sorted values where every one of ``rows`` has one, and the gluonts version they ran."""
+    config = rows.filter(regex=r"^config\.|^provenance\.gluonts_version$").dropna(axis=1).convert_dtypes()
+    return {c.split(".", 1)[1]: sorted(set(v)) for c, v in config.items() if v.map(pd.api.types.is_scalar).all()}
 
 
 def assumptions() -> list[str]:
@@ -72,18 +78,18 @@ def study_prose(a: answer.Answer, results: Results) -> dict:
 
 def environment(results: Results, metas: list[dict]) -> dict:
     """The facts of the post's environment table (``post.html.j2`` words its rows); the CPU models and versions as
-    the first screen counts them (``answer.hardware``); each OS, Python, NumPy, host and git SHA the profile's
-    finished trials record, with how many trials recorded it (the machines were not one)."""
+    the first screen counts them (``answer.hardware``); each OS, Python, NumPy, host, git SHA and gluonts version
+    those trials record, with how many trials recorded it (the machines were not one); the store's superseded."""
     trials = results.every_row().trials()
-    done = trials[trials.status == "done"] if not trials.empty else trials
-    ours = done[done.profile.eq(results.profile)] if results.profile and len(done) else done
+    done, ours = (trials[trials.status == "done"] if not trials.empty else trials), answer.finished_trials(results)
     starts = [m["start_time"] for m in metas if m["start_time"]]
     keys = {"os": "provenance.os", "python": "provenance.python", "numpy": "provenance.numpy_version", "host": "host"}
-    keys["sha"] = "provenance.git_sha"
+    keys |= {"sha": "provenance.git_sha", "gluonts": "provenance.gluonts_version"}
     return {
         "hardware": answer.compute(results).hardware,
         "values": {k: list(ours[c].dropna().astype(str).value_counts().items()) for k, c in keys.items() if c in ours},
         "counts": {"done": len(done), "failed": int(trials.status.eq("failed").sum())} if len(trials) else None,
+        "superseded": int(stale.stale_trials(done).superseded.sum()) if len(done) else 0,
         "store": results.store.path.name,
         "built": {"python": platform.python_version(), "platform": platform.platform()},
         "start": min(starts) if starts else None,

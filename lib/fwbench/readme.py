@@ -121,6 +121,7 @@ def details(results: Results, a: answer.Answer | None = None, level: str = "###"
         scale_note=scale_note(results.profile, results.store),
         stamp=_stamp(results),
         level=level,
+        profile=results.profile,
         studies=[(s.title, paragraphs[s.name]()) for s in all_studies() if s.name in paragraphs],
         verdict_counts=prose.ledger_verdicts(a.ledger),
         ledger_table=prose.answer_ledger(a),

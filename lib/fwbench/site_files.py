@@ -82,40 +82,29 @@ def _size(path: Path) -> str:
 
 def publish(store: ResultsStore, profile: str, out: Path, lock: Path = REPO_ROOT / "requirements.lock") -> dict:
     """Write the store copy, the profile's tables and the lock file into ``out/data``; returns what the post
-    links: ``{"files": [{"href", "name", "what", "size"}], "store_href", "skipped": [sentences]}``."""
+    links: ``{"files": [{"href", "name", "kind", "size"}], "store_href", "skipped": [sentences]}`` (``post.html.j2``
+    words each kind: store, a table's name, lock)."""
     data = Path(out) / DATA
     if data.exists():
         shutil.rmtree(data)  # nothing of an earlier build stays beside this one's files
     data.mkdir(parents=True)
     files, skipped, store_href = [], [], None
 
-    def add(path: Path, what: str) -> None:
-        files.append({"href": f"{DATA}/{path.name}", "name": path.name, "size": _size(path), "what": what})
+    def add(path: Path, kind: str) -> None:
+        files.append({"href": f"{DATA}/{path.name}", "name": path.name, "size": _size(path), "kind": kind})
 
     mb = store.path.stat().st_size / 1e6
     if mb <= MAX_STORE_MB:
         copy = store.backup(data / store.path.name)
         store_href = f"{DATA}/{copy.name}"
-        add(
-            copy,
-            "the results store this page was built from (SQLite: every trial's config, provenance and raw values; "
-            "schema in docs/results.md)",
-        )
+        add(copy, "store")
     else:
         skipped.append(
             f"The results store ({store.path.name}, {mb:,.0f} MB) is larger than the {MAX_STORE_MB} MB a site "
             "carries and is not copied here; the tables below hold its rows of this profile."
         )
-    what = {
-        "measurements": "one row per raw value (trial, step, metric, value, unit)",
-        "trials": "one row per trial: study, arm, status, timings and its config",
-        "environments": "the machines and software the trials ran on, once per distinct environment",
-    }
     for path in write_tables(store, data, ("csv",), profile=profile):
-        add(path, what[path.stem])
+        add(path, path.stem)
     if Path(lock).is_file():
-        add(
-            Path(shutil.copy2(lock, data / "requirements.lock")),
-            "the pinned package versions the environment is installed from (make setup)",
-        )
+        add(Path(shutil.copy2(lock, data / "requirements.lock")), "lock")
     return {"files": files, "store_href": store_href, "skipped": skipped}

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 
 from ..floatmode import DEFAULT, FLUSH
-from ..machines import CPU, NOT_RECORDED, cpu_model_of
+from ..machines import CPU, MACHINE, NOT_RECORDED, cpu_model_of
 from ..quantity import Quantity
 from ..stats import trial_ratio_ci
 from ..studies import get_study
@@ -92,9 +92,10 @@ def minority_conditions(results: Results, study: str) -> list[Condition]:
 
 # -- IMDB: one setting on every condition ---------------------------------------------------------------------------
 def imdb_trials(results: Results, condition: Condition) -> pd.Series:
-    """Per (arm, trial, seed) of one condition (its CPU model's trials only): the median timed epoch
-    (``epoch_25k_s``) at ``IMDB_SETTING``. From the main part where the condition has trials there, else from the
-    beside part (which repeats main settings on another machine); ``attrs["part"]`` says which."""
+    """Per (arm, trial, seed, machine) of one condition (its CPU model's trials only): the median timed epoch
+    (``epoch_25k_s``, machine-adjusted by ``imdb.load_sweep``) at ``IMDB_SETTING``. From the main part where the
+    condition has trials there, else from the beside part (which repeats main settings on another machine);
+    ``attrs["part"]`` says which."""
     frame = imdb_analysis.load_sweep(results.with_overrides(IMDB, condition.overrides() or None))
     if frame.empty:
         return pd.Series(dtype=float)
@@ -105,7 +106,7 @@ def imdb_trials(results: Results, condition: Condition) -> pd.Series:
     for name in ("main", "beside"):
         rows = imdb_analysis.part(timed, name)
         if not rows.empty:
-            values = rows.groupby(["arm", "trial_id", "seed"]).epoch_25k_s.median()
+            values = rows.groupby(["arm", "trial_id", "seed", MACHINE]).epoch_25k_s.median()
             values.attrs["part"] = name
             return values
     return pd.Series(dtype=float)
@@ -114,8 +115,8 @@ def imdb_trials(results: Results, condition: Condition) -> pd.Series:
 def imdb_table(results: Results, conditions: list[Condition] | None = None) -> pd.DataFrame:
     """One row per condition x arm at ``IMDB_SETTING``: the CPU model actually recorded, the part read, trials, the
     epoch time (25k reviews, s: the geometric mean over trials, the ratio's estimator), the fastest and slowest trial
-    (and its seed), and the ratio to PyTorch's reference arm with its CI (over trials of that condition). By default
-    every condition: the stored ones and the unnamed trials' other CPU models."""
+    (and its seed), the machines (boots) its trials ran on, and the ratio to PyTorch's reference arm with its CI (over
+    trials of that condition). By default every condition: the stored ones and the unnamed trials' other CPU models."""
     _, torch_arms = imdb_analysis.post_comparison()
     base = torch_arms[0]
     if conditions is None:
@@ -139,6 +140,7 @@ def imdb_table(results: Results, conditions: list[Condition] | None = None) -> p
                     "fastest_s": float(mine.min()),
                     "slowest_s": float(mine.max()),
                     "slowest_seed": int(mine.idxmax()[1]),
+                    "machines": mine.index.get_level_values(MACHINE).nunique(),
                     "vs": base,
                     **{k: ratio.get(k, math.nan) for k in ("ratio", "ci_low", "ci_high", "method")},
                 }

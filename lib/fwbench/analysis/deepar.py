@@ -237,7 +237,7 @@ def mase_wins(acc: pd.DataFrame) -> dict:
 
 def headline(trials: pd.DataFrame) -> dict:
     """Numbers for the notebook's prose. ``train_ratio`` (total training time MXNet / PyTorch over the datasets
-    both finished) is the post's measure; ``total_ratio`` adds forecasting."""
+    both finished) is the post's measure; ``total_ratio`` adds forecasting; ``n_summed``: the trials summed per arm."""
     out: dict = {"n_trials": int(len(trials))}
     if trials.empty:
         return out
@@ -249,6 +249,7 @@ def headline(trials: pd.DataFrame) -> dict:
             out[f"{what}_torch_s"] = float(tot.loc[pt, f"{what}_time_s"])
             out[f"{what}_ratio"] = out[f"{what}_mxnet_s"] / out[f"{what}_torch_s"]
         out["n_datasets"] = int(tot.loc[pt, "n_datasets"])
+        out["n_summed"], out["n_seeds"] = tot.loc[[mx, pt], "n_trials"].tolist(), int(trials.seed.nunique())
     out["post_ratio"] = post_ratio()
     ratios = ratio_table(trials)
     if not ratios.empty:

@@ -313,8 +313,9 @@ def factor_facts(table: pd.DataFrame, total: dict) -> dict:
     """The factor table's page (template ``deepar_factors``): each effect as a ``Quantity``
     (``deepar.gap_factor.<key>``, under its row's CPU model and part), B and the gap, the measured factor that moves
     the ratio most (``top``; a row limited to another's datasets is not another factor), the post's machine as its
-    chart implies it, with whether both slow MXNet more (``same_pattern``), whether a measured row's trials lie
-    ``WIDE_SPREAD`` apart (``apart_rows``), the largest spread below, the contention row alone closest to the gap
+    chart implies it over top's CPU's costs where measured (``post_machine``), with whether both slow MXNet more
+    (``same_pattern``), whether a framework's trials in a measured row lie ``WIDE_SPREAD`` apart (``apart_rows``),
+    the largest spread of every other row and framework (``narrow``), the contention row alone closest to the gap
     (``closing``: ``deepar_prediction`` ranks no contention condition). A reading of the table, not a fit."""
     factors = table.assign(effect_q=[
         Quantity(f"deepar.gap_factor.{r.key}", r.effect, r.effect_low, r.effect_high, n=r.n, label=r.factor,
@@ -324,7 +325,7 @@ def factor_facts(table: pd.DataFrame, total: dict) -> dict:
            "post_machine": None, "same_pattern": False, "wide": WIDE_SPREAD, "closing": None}  # fmt: skip
     if table.empty:
         return out
-    spread = factors[["mxnet_spread", "pytorch_spread"]].max(axis=1).where(factors.kind == "measured")
+    spread = factors.loc[factors.kind == "measured", ["mxnet_spread", "pytorch_spread"]].stack()  # each cell apart
     out |= {"narrow": spread[spread < WIDE_SPREAD].max(), "apart_rows": bool((spread >= WIDE_SPREAD).any())}
     measured = factors[
         (factors.kind == "measured") & np.isfinite(factors.effect.astype(float)) & ~factors.limited_to.astype(bool)
@@ -332,7 +333,8 @@ def factor_facts(table: pd.DataFrame, total: dict) -> dict:
     if measured.empty:
         return out
     top = measured.loc[measured.effect.map(lambda e: abs(math.log(e))).idxmax()]
-    post = factors[factors.key == "post_machine"]
+    post = factors[factors.key.str.startswith("post_machine")]  # the chart's figures on the top row's CPU, else ours
+    post = post[post.cpu == top.cpu] if (post.cpu == top.cpu).any() else post[post.key == "post_machine"]
     p = post.iloc[0] if len(post) else None
     same = p is not None and (top.mxnet_slowdown > top.pytorch_slowdown) == (p.mxnet_slowdown > p.pytorch_slowdown)
     contention = measured[measured.key.str.startswith("threads_") & measured.gap_share.notna()]

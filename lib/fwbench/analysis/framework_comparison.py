@@ -132,15 +132,15 @@ def facts(results: Results) -> dict:
         rows.append({"kind": kind, "key": key, "values": values, "cpus": cpu_names(cpus), **more})
 
     def timings(study: str, kind: str, per_batch: str, frame: pd.DataFrame, value: str, setting: list[str], cpus):
-        """Per batch size each framework's median ``value`` (its ``framework`` column: the framework a trial stands
-        for), then each framework over MXNet pooled over ``setting``."""
+        """Per batch size each framework's ``value`` (``framework``: the one a trial stands for), the geometric mean
+        over trials (the ratios' estimator), then each framework over MXNet pooled over ``setting``."""
         for batch, group in frame.groupby("batch_size"):
-            medians = {
-                fw: float(trial_medians(group[group.framework == fw], value).median())
+            means = {
+                fw: float(np.exp(np.log(trial_medians(group[group.framework == fw], value)).mean()))
                 for fw in frameworks()
                 if (group.framework == fw).any()
             }
-            add(f"{kind}_{per_batch}", medians, key=int(batch), cpus=cpu_models_of(results, study, group.trial_id))
+            add(f"{kind}_{per_batch}", means, key=int(batch), cpus=cpu_models_of(results, study, group.trial_id))
         ratios = {
             fw: _ratio(f"leaving.{study}_{per_batch}.{fw}", _pooled_over_settings(frame, setting, value, fw))
             for fw in frameworks()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .. import stale
 from ..analysis.cpu_models import Condition
 from ..machines import NOT_RECORDED, cpu_model_of
 from ..pages import render_markdown
@@ -113,13 +114,15 @@ PART_ROWS = {"quality": "imdb_quality", "coverage": "deepar_coverage"}  # a ``Cl
 
 
 def _counts(d: Data, study: str, read: pd.DataFrame) -> dict:
-    """The ``read`` trials' parts and count, and the profile's finished trials of those parts per CPU model
-    (``finished``: the rows a claim is judged on are one CPU model's and condition's, or an accuracy's)."""
+    """The ``read`` trials' parts and count, the profile's finished trials of those parts per CPU model (``finished``:
+    the rows a claim is judged on are one CPU model's and condition's, or an accuracy's) but the ``superseded``."""
     parts = sorted(set(_column(read, "config.part")))
     every = _done(d.every_row().trials(study))
     every = every[_column(every, "profile").eq(d.profile)] if d.profile is not None and not every.empty else every
-    finished = cpu_names(every[_column(every, "config.part").isin(parts)]).value_counts().to_dict()
-    return {"parts": [p for p in parts if p], "trials": len(read), "finished": finished}
+    every = every[_column(every, "config.part").isin(parts)]
+    kept = stale.without(every, superseded_only=True)  # a rerun's trials count once: the superseded are named apart
+    finished = {"finished": cpu_names(kept).value_counts().to_dict(), "superseded": len(every) - len(kept)}
+    return {"parts": [p for p in parts if p], "trials": len(read)} | finished
 
 
 def conditions_facts(d: Data, study: str, part: str = "") -> dict:

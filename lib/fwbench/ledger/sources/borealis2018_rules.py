@@ -86,8 +86,9 @@ def best_setting_ratio(d: Data, num: str, den: str, metric: str, rule) -> Part |
 
 
 def best_settings_table(d: Data, metric: str) -> list[dict]:
-    """Every arm at its best setting (``best_setting`` on the choosing blocks): the setting, and the median and
-    IQR of the per-trial values (``times``) on the judging blocks, with the number of trials."""
+    """Every arm at its best setting (``best_setting`` on the choosing blocks): the setting, and the geometric mean
+    (the estimator of ``best_setting_ratio``), fastest and slowest of the per-trial values (``times``) on the
+    judging blocks, with the number of trials."""
     choose, judge, how = held_out(d)
     rows = []
     for arm in sorted(set(d.timed().arm)) if not d.timed().empty else []:
@@ -97,14 +98,14 @@ def best_settings_table(d: Data, metric: str) -> list[dict]:
         values = times(d, arm, best[0], best[1], metric, judge)
         if not len(values):
             continue
-        q1, q3 = np.percentile(values, [25, 75])
         rows.append(
             {
                 "arm": arm,
                 "batch_size": best[0],
                 "num_workers": best[1],
-                "median": float(np.median(values)),
-                "iqr": float(q3 - q1),
+                "geomean": float(np.exp(np.log(values).mean())),
+                "fastest": float(values.min()),
+                "slowest": float(values.max()),
                 "n": len(values),
                 "how": how,
             }
