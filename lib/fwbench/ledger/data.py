@@ -19,7 +19,7 @@ from ..analysis import imdb as imdb_analysis
 from ..studies import get_study
 from .rules import Part, missing, ratio_part
 
-IMDB_PARTS = ("main", "extra", "convergence")  # grid parts judged (``scaling`` varies seq_len/threads/n_train)
+IMDB_PARTS = imdb_analysis.TIMED_PARTS  # grid parts judged (``scaling`` varies seq_len/threads/n_train)
 
 
 HARDWARE = {"gpu": "a GPU", "cpu": "a CPU", "none": "any hardware"}
