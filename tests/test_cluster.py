@@ -240,7 +240,10 @@ def test_an_estimate_names_the_stored_trials_it_set_aside():
     dp = estimate_full_runtime(store, "dataparallel", 1, "paper")
     replaced, line = dp.set_aside["superseded"], dp.lines()[0]
     assert replaced > 0 and dp.measured_trials == len(plan("dataparallel", "paper"))
-    assert f"{dp.measured_trials} stored trials (not the {replaced} a rerun of the same config replaced)" in line
+    assert (
+        f"{dp.measured_trials} stored trials (not the {replaced} from an earlier trial-code version that a rerun "
+        "replaced)" in line
+    )
 
 
 def test_makespan_schedules_longest_first():

@@ -85,6 +85,7 @@ def test_the_factor_table_reads_each_effect_against_the_gap():
     text = render_markdown("deepar_factors", **facts)
     assert 'data-q="deepar.gap_factor.threads_8"' in text and "share of the gap" in text
     assert "| CPU |" in text and "it states 4.5" in text
+    assert "at the threads each row names (2 a trial, the main part's, where it names none)" in text  # the baseline
     q = facts["factors"].set_index("key").loc["threads_8", "effect_q"]
     assert q.label == eight.factor and q.conditions == {"part": eight.source}  # no CPU recorded: none declared
     # the contention row that alone comes nearest the gap (2.5 against 4.46 / 2: 114 %; the busy core's 1.5: 51 %)
@@ -119,10 +120,10 @@ def test_the_conditions_figure_draws_a_panel_per_dataset():
     assert len(fig.axes) == 2 and fig.axes[0].get_yscale() == "log"
 
 
-def _runs_at_once_factors(slow: dict, noise: dict | None = None) -> pd.DataFrame:
+def _runs_at_once_factors(slow: dict, noise: dict | None = None, base_seeds: int = 3) -> pd.DataFrame:
     """The factor table of 1, 2 and 4 runs at once with the libraries' default threads (MXNet records 1, PyTorch 2)
     over the datasets ``slow`` gives each k and framework (the last ones of three), 4-epoch coverage rows the base;
-    ``noise``: per k and framework, the trials' factors (``NOISE`` where not given)."""
+    ``noise``: per k and framework, the trials' factors (``NOISE`` where not given); the base's first ``base_seeds``."""
     from fwbench.analysis.deepar_prediction import PredictionCondition
 
     cpu, mine = "GenuineIntel/6/207", ("m1_yearly", "cif_2016", "tourism_monthly")
@@ -133,7 +134,7 @@ def _runs_at_once_factors(slow: dict, noise: dict | None = None) -> pd.DataFrame
                              for arm in (MX, PT) for d, s in zip(mine[3 - len(slow[k][arm]):], slow[k][arm])
                              for i, n in enumerate((noise or {}).get((k, arm), NOISE))])  # fmt: skip
 
-    base = rows(1).assign(epochs=4)
+    base = rows(1).assign(epochs=4).query(f"seed < {42 + base_seeds}")
     measured = [(PredictionCondition(cpu, k, 0), base, rows(k)) for k in (1, 2, 4)]
     none = pd.DataFrame()
     return conditions.factor_table(none, none, none, baseline=2, measured_conditions=measured)[0]
@@ -158,6 +159,30 @@ def test_runs_at_once_rows_a_reader_compares_are_over_the_same_datasets():
     assert facts["top"].key == two.Index  # the limited row moves the ratio more, but is no factor of its own
     text = render_markdown("deepar_factors", **facts)
     assert text.count(named) == 2 and "**2 runs at once against one, over 3 datasets" in text
+    assert "slow it less here" not in text  # 4 at once slows PyTorch as much as 2 at once on those datasets
+
+
+def test_more_runs_at_once_slowing_a_framework_less_on_the_same_datasets_is_said_with_both_numbers():
+    """Planted PyTorch slowdowns on the two datasets 4 at once ran: 8x at 2 at once, 4x at 4 at once; the note names
+    both, over the same datasets (not the 2-at-once row over three); MXNet, slowed more by 4, is not named."""
+    slow = {1: {MX: (1, 1, 1), PT: (1, 1, 1)}, 2: {MX: (1, 1, 1), PT: (2, 8, 8)}, 4: {MX: (2, 2), PT: (4, 4)}}
+    facts = conditions.factor_facts(_runs_at_once_factors(slow), {"ratio": 1.8, "gap": 2.5})
+    text = render_markdown("deepar_factors", **facts)
+    assert text.count("slow it less here") == 1
+    assert (
+        "same 2 datasets (cif_2016, tourism_monthly), 4 runs at once slow PyTorch 4.00x but 2 runs at once 8.00x"
+        in (text)
+    )
+
+
+def test_a_row_whose_sides_ran_different_trial_counts_names_both():
+    """The default-threads row's base (the coverage part) planted with 2 seeds against the condition's 3: its n names
+    9 and 6 trials per framework; rows with equal sides keep "a side"."""
+    slow = {1: {MX: (1, 1, 1), PT: (1, 1, 1)}, 2: {MX: (1, 1, 1), PT: (2, 2, 2)}, 4: {MX: (2, 2), PT: (4, 4)}}
+    factors = _runs_at_once_factors(slow, base_seeds=2).set_index("key")
+    default = factors.loc[factors.index.str.startswith("default_threads_")].iloc[0]
+    assert default.n == "9 and 6 trials per framework, 3 dataset(s)"
+    assert factors.loc[factors.index.str.startswith("at_once_"), "n"].str.contains("trials a side").all()
 
 
 def test_runs_at_once_rows_name_each_frameworks_threads_and_trials_that_lie_apart():

@@ -1,16 +1,14 @@
-"""What explains the gap between B's ratio here and the post's (its totals' 4.46, stated as 4.5): every condition
-measured, both frameworks alike, as its effect on the MXNet / PyTorch ratio (``stats.log_contrast_ci``).
+"""What explains the gap between B's ratio here and the post's: every condition measured, both frameworks alike,
+as its effect on the MXNet / PyTorch ratio (``stats.log_contrast_ci``).
 
 - ``conditions_table``: the ``contention`` part per dataset and condition: each framework's cost per batch, its
   slowdown against its own baseline (the profile's threads, no load), the ratio and the condition's effect on it.
-- ``factor_table``: one row per factor, with the CPU model its trials ran on, each framework's slowdown, the effect
-  on the ratio and the share of the gap it would close alone (``log(effect) / log(post / B)``). The measured
-  factors are alternatives measured one at a time, not a decomposition.
-- ``variants_table`` (1 thread, oneDNN off) and ``versions_table`` (the post's library versions, another declared
-  environment) beside the main part's trials of the same seeds; they never enter B, and two environments never
-  meet in one ratio.
-- ``window_model``: per framework, seconds per batch as a line in the unrolled window, fitted on the main part's
-  trials. It describes those windows only: the post's whole list is predicted once, from the coverage part.
+- ``factor_table``: one row per factor: its CPU model, each framework's slowdown, the effect on the ratio and the
+  share of the gap it would close alone (``log(effect) / log(post / B)``): alternatives, not a decomposition.
+- ``variants_table`` (1 thread, oneDNN off) and ``versions_table`` (the post's library versions) beside the main
+  part's trials of the same seeds: they never enter B; two environments never meet in one ratio.
+- ``window_model``: seconds per batch per framework as a line in the unrolled window of the main part's trials
+  (the post's whole list is predicted once, from the coverage part).
 """
 
 from __future__ import annotations
@@ -137,7 +135,8 @@ CONDITION_COLUMNS = ["dataset", "window", "threads", "background_load", "conditi
                      "ratio_high", "effect", "effect_low", "effect_high", "mxnet_cpus_busy", "pytorch_cpus_busy",
                      "burner_cpu_frac"]  # fmt: skip
 FACTOR_COLUMNS = ["key", "factor", "cpu", "source", "kind", "n", "mxnet_slowdown", "pytorch_slowdown", "effect",
-                  "effect_low", "effect_high", "gap_share", "limited_to", "mxnet_spread", "pytorch_spread"]  # fmt: skip
+                  "effect_low", "effect_high", "gap_share", "limited_to", "mxnet_spread", "pytorch_spread", "k",
+                  "ran"]  # fmt: skip
 
 
 def _by_arm(g: pd.DataFrame, column: str = "c_batch") -> dict[str, np.ndarray]:
@@ -192,7 +191,7 @@ def _pooled(cond: pd.DataFrame, base: pd.DataFrame, confidence: float, column: s
         for side, arm in zip(prediction.sides(), (mx, pt))
     }
     return {"n_datasets": len(per_dataset), "datasets": sorted(per_dataset), **slowdowns,
-            "n_trials": int(sum(min(len(c[mx]), len(c[pt])) for c, _ in pairs)),
+            "n_trials": [int(sum(min(len(s[mx]), len(s[pt])) for s in side)) for side in zip(*pairs)],
             "spread": tuple(max(float(c[arm].max() / c[arm].min()) for c, _ in pairs) for arm in (mx, pt)),
             "effect": log_contrast_ci([t for c, b in pairs for t in _contrast(c, b, w)], confidence)}  # fmt: skip
 
@@ -236,24 +235,27 @@ def factor_table(
     rows, slugs = [], {name: name.replace(" ", "_").replace("/", "_") for name in other_cpus or {}}
 
     def add(what, cpu, kind, mxnet, pytorch, effect, n="", low=math.nan, high=math.nan, key=None, **words):
-        factor, source = render_markdown("deepar_factor", what=what, **words).split("\n")
+        factor, source = render_markdown("deepar_factor", what=what, baseline=baseline, **words).split("\n")
         share = math.log(effect) / math.log(gap) if effect > 0 and gap > 0 and gap != 1 else math.nan
         limited, spread = " ".join(words.get("limited_to", ())), words.get("spread", (math.nan, math.nan))
-        values = [key or what, factor, cpu, source, kind, n, mxnet, pytorch, effect, low, high, share, limited, *spread]
+        values = [key or what, factor, cpu, source, kind, n, mxnet, pytorch, effect, low, high, share, limited, *spread,
+                  words.get("k", 1), " ".join(words.get("ran", ()))]  # fmt: skip
         rows.append(dict(zip(FACTOR_COLUMNS, values)))
 
     def measured(what, cpu, pooled, **words):
         if pooled:
-            e, n = pooled["effect"], f"{pooled['n_trials']} trials a side, {pooled['n_datasets']} dataset(s)"
+            e, (a, b), d = pooled["effect"], pooled["n_trials"], pooled["n_datasets"]  # a: this side's, b: the base's
+            n = f"{a}{f' and {b} trials per framework' if a - b else ' trials a side'}, {d} dataset(s)"
             slowdowns = pooled["mxnet_slowdown"]["ratio"], pooled["pytorch_slowdown"]["ratio"]
             add(what, cpu, "measured", *slowdowns, e["ratio"], n, e["ci_low"], e["ci_high"],
-                n_datasets=pooled["n_datasets"], spread=pooled["spread"], **words)  # fmt: skip
+                n_datasets=pooled["n_datasets"], spread=pooled["spread"], ran=pooled["datasets"], **words)  # fmt: skip
 
     def inferred(what, cpu, table, **words):
         s = prediction.against_chart_summary(prediction.against_chart(table, prediction.chart()))
         if s["n_measured"]:
             mxnet, pytorch = s["post_over_ours_mxnet"], s["post_over_ours_pytorch"]
-            add(what, cpu, "inferred", mxnet, pytorch, mxnet / pytorch, f"{s['n_measured']} charted datasets", **words)
+            add(what, cpu, "inferred", mxnet, pytorch, mxnet / pytorch, f"{s['n_measured']} charted datasets",
+                n_charted=s["n_charted"], n_measured=s["n_measured"], **words)  # fmt: skip
 
     if not trials.empty and "part" in trials:
         envs = ", ".join(sorted(set(trials.loc[trials.part == "versions", "env"].dropna())))
@@ -264,7 +266,7 @@ def factor_table(
             base = contention[(contention.threads == baseline) & (contention.background_load == BASELINE_LOAD)]
             key = f"threads_{threads}" + (f"_load_{load}" if load else "")
             measured("threads", cpu_names(contention), _pooled(cond, base, confidence), key=key, threads=int(threads),
-                     load=int(load), baseline=baseline)  # fmt: skip
+                     load=int(load))  # fmt: skip
     for name, other in (other_cpus or {}).items() if not coverage.empty else ():
         measured("cpu", name, _pooled(other, coverage, confidence), key=f"cpu_{slugs[name]}", cpu_model=name)
     default = [m for m in measured_conditions or [] if m[0].threads == DEFAULT_THREADS]
@@ -299,14 +301,14 @@ def factor_table(
             inferred("post_machine_cpu", name, prediction.comparison(other), key=key, cpu_model=name)
     chosen = post["chosen"] if post else None
     if chosen is not None and archive["ratio"] > 0:
-        fit = post["fits"].set_index("key").loc[chosen]
-        condition = post["conditions"][chosen]
+        fit, condition = post["fits"].set_index("key").loc[chosen], post["conditions"][chosen]
+        given = int(prediction.against_chart(post["tables"][chosen], prediction.chart()).measured.sum())
         estimate = prediction.archive_estimate(post["tables"][chosen])
         add("chosen", condition.cpu_name, "predicted", math.nan, math.nan, estimate["ratio"] / archive["ratio"],
-            f"{estimate['n_datasets']} datasets", condition=condition, n_given=int(fit.n))  # fmt: skip
+            f"{estimate['n_datasets']} datasets", condition=condition, n_given=int(fit.n), given=given)  # fmt: skip
         add("residual", condition.cpu_name, "residual", math.nan, math.nan, post_ratio() / estimate["ratio"],
             claimed=post_ratio())  # fmt: skip
-    return pd.DataFrame(rows, columns=FACTOR_COLUMNS), {**total, "gap": gap}
+    return pd.DataFrame(rows, columns=FACTOR_COLUMNS), {**total, "gap": gap, "baseline": baseline}
 
 
 def factor_facts(table: pd.DataFrame, total: dict) -> dict:
@@ -364,8 +366,7 @@ def _load(results: Results) -> dict:
     trials = load_trials(results, parts=None)
     contention = cost_rows(results, part=prediction.CONTENTION)
     baseline = int(get_study(STUDY).resolve(results.profile, results.overrides_of(STUDY))["threads"])
-    # every CPU's coverage rows are read once, by prediction_conditions: the unnamed condition's is B's base, each
-    # named CPU's a measured factor of its own
+    # each CPU's coverage rows read once: the unnamed condition's is B's base, a named CPU's a factor of its own
     measured = prediction.prediction_conditions(results)
     bases = [(c, cov) for c, cov, own in measured if own is cov]
     coverage = next((cov for c, cov in bases if not c.named), None)

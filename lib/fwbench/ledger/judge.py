@@ -83,4 +83,6 @@ def judge(claim: Claim, d: Data) -> dict:
         "other_hardware": other_hardware,
     }
     # why the claim has no verdict of its own (template ``ledger_reason``; empty where it has one)
-    return facts | {"reason": render_markdown("ledger_reason", source_hardware=claim.source_hardware, **facts)}
+    return facts | {
+        "reason": render_markdown("ledger_reason", source_hardware=claim.source_hardware, scale=claim.scale, **facts)
+    }

@@ -109,7 +109,7 @@ def eval_a4(d: Data) -> list[Part]:
             return median(slow) / median(fast) if len(slow) and len(fast) else -np.inf
 
         best = max(batches, key=chosen_speedup)
-        label = f"{arm}, batch {best} (largest speed-up; {how}{note})"
+        label = f"{arm}, batch {best} (largest speed-up on the choosing block; {how}{note})"
         sides = speedup(d, arm, best, 0, workers, on=judge)
         out.append(ratio_part(label, f"epoch time 0 workers / {workers} workers", *sides, in_band(band)))
     return out
