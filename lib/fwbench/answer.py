@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from . import ledger, stale
+from . import ledger
 from .analysis import Results, convergence, cpu_models, deepar, deepar_conditions, mase_reference
 from .frameworks import get_framework
 from .ledger.render import framework_versions
@@ -125,7 +125,8 @@ class Answer:
 def finished_trials(results: Results) -> pd.DataFrame:
     """The finished current trials (``stale``) of the profile, of every study (every profile's for None, as
     ``ledger.build`` reads): a stale trial, one a rerun of its config replaced too, is no result."""
-    t = stale.without(results.every_row().trials())
+    t = results.every_row().trials()
+    t = t[~t.trial_id.isin(results.stale().trial_id)] if not t.empty else t
     t = t[t.status == "done"] if not t.empty else t
     return t if results.profile is None or "profile" not in t else t[t.profile == results.profile]
 

@@ -10,7 +10,7 @@ import pandas as pd
 from markupsafe import Markup
 from nbconvert.filters.markdown import markdown2html
 
-from . import answer, ledger, prose, stale
+from . import answer, ledger, prose
 from .analysis import Results, dataparallel
 from .analysis import deepar as deepar_analysis
 from .ledger.render import cpu_names
@@ -89,7 +89,7 @@ def environment(results: Results, metas: list[dict]) -> dict:
         "hardware": answer.compute(results).hardware,
         "values": {k: list(ours[c].dropna().astype(str).value_counts().items()) for k, c in keys.items() if c in ours},
         "counts": {"done": len(done), "failed": int(trials.status.eq("failed").sum())} if len(trials) else None,
-        "superseded": int(stale.stale_trials(done).superseded.sum()) if len(done) else 0,
+        "superseded": int(done.trial_id.isin(results.stale().query("superseded").trial_id).sum()) if len(done) else 0,
         "store": results.store.path.name,
         "built": {"python": platform.python_version(), "platform": platform.platform()},
         "start": min(starts) if starts else None,

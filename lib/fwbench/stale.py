@@ -32,6 +32,8 @@ def stale_trials(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per stored trial this checkout does not use: ``study``, ``trial_id``, ``reason`` and ``superseded``."""
     config_cols = [c for c in trials.columns if c.startswith("config.")]
     rows = []
+    if trials.empty:  # an empty store's frame has no columns to group by
+        return pd.DataFrame(rows, columns=["study", "trial_id", "reason", "superseded"])
     for study_name, group in trials.groupby("study"):
         found = []  # (trial id, config key, reason: None when current)
         for _, row in group.iterrows():

@@ -11,6 +11,7 @@ import pandas as pd
 from ..errors import FwbenchError
 from ..paths import results_path
 from ..planning import plan
+from ..stale import stale_trials
 from ..store import ResultsStore
 from ..studies import arm_table, get_study
 
@@ -72,6 +73,12 @@ class Results:
     def every_row(self) -> Results:
         """The same store without a profile: every stored row (the GEMM peak, a fallback to any profile)."""
         return self if self.profile is None else self.frame("every_row", lambda: Results(self.store))
+
+    def stale(self) -> pd.DataFrame:
+        """``stale.stale_trials`` of every stored row, worked out once per store (a superseded trial is one whatever
+        profile or part reads it)."""
+        every = self.every_row()
+        return every.frame("stale", lambda: stale_trials(every.trials()))
 
     def has(self, study: str) -> bool:
         """Whether the study defines the profile (a study without it contributes no rows)."""

@@ -9,7 +9,6 @@ import pandas as pd
 
 from ..machines import NOT_RECORDED, cpu_model_of, one_cpu_model
 from ..published.overview import VGG16_LATENCY_MS
-from ..stale import without
 from ..stats import summarize, trial_medians, trial_ratio_ci
 from ..studies import get_study
 from ..vision import vgg16_flops
@@ -33,7 +32,7 @@ def gemm_results(results: Results, cpu: str | None = None) -> pd.DataFrame:
     if long.empty:
         return pd.DataFrame()
     # a trial a rerun of the same config replaced is not a second measurement of the peak
-    long = long[(long.metric == "gflops") & long.trial_id.isin(without(results.trials("gemm"), True).trial_id)]
+    long = long[(long.metric == "gflops") & ~long.trial_id.isin(results.stale().query("superseded").trial_id)]
     models = long["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in long else NOT_RECORDED
     frame = pd.DataFrame(
         {

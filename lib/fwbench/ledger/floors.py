@@ -17,8 +17,6 @@ naming what is missing; its measurement is still shown.
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 
 from ..analysis.convergence import ACCURACY_BAR
@@ -78,7 +76,7 @@ def imdb_timing(d: Data) -> str | None:
 def imdb_heldout(evaluate, *arms: str):
     """The floor of a "best setting" claim on ``arms`` (``evaluate``: its parts): ``imdb_timing``, enough repeat
     blocks, ``MIN_TRIALS`` trials per arm and setting in the judging blocks at the settings its parts judge (the
-    trials its ratios are over, ``Part.n``: "n=<numerator>/<denominator> trials"; where no part is measured the other
+    trials its ratios are over, ``Part.sides``; where no part is measured the other
     checks say what is missing) and two settings swept (with one there is no best to choose)."""
 
     def check(d: Data) -> str | None:
@@ -87,7 +85,7 @@ def imdb_heldout(evaluate, *arms: str):
         if f.empty:
             return timing
         n = len(blocks(d))
-        sides = [(int(k), p.label.split(" (")[0]) for p in evaluate(d) if p.measured for k in re.findall(r"\d+", p.n)]
+        sides = [(k, p.label.split(" (")[0]) for p in evaluate(d) if p.measured for k in p.sides]
         fewest, where = min(sides, default=(MIN_TRIALS, ""))  # the thinnest side and its part's label
         choices = len(set(zip(f.batch_size, f.num_workers)))
         return _lacks(

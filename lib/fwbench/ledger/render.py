@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import stale
 from ..analysis.cpu_models import Condition
 from ..machines import NOT_RECORDED, cpu_model_of
 from ..pages import render_markdown
@@ -120,7 +119,7 @@ def _counts(d: Data, study: str, read: pd.DataFrame) -> dict:
     every = _done(d.every_row().trials(study))
     every = every[_column(every, "profile").eq(d.profile)] if d.profile is not None and not every.empty else every
     every = every[_column(every, "config.part").isin(parts)]
-    kept = stale.without(every, superseded_only=True)  # a rerun's trials count once: the superseded are named apart
+    kept = every[~every.trial_id.isin(d.stale().query("superseded").trial_id)]  # the superseded are named apart
     finished = {"finished": cpu_names(kept).value_counts().to_dict(), "superseded": len(every) - len(kept)}
     return {"parts": [p for p in parts if p], "trials": len(read)} | finished
 

@@ -83,6 +83,7 @@ class Part:
     verdict: str = NOT_MEASURED
     reason: str = ""
     n: str = ""
+    sides: tuple = ()  # trials per side of a ratio over trials, the counts ``n`` words
     confidence: float = CONFIDENCE
     beside: bool = False  # a context part the answer quotes beside the claim's estimate (never in its place)
 
@@ -170,10 +171,9 @@ def ci_part(label: str, quantity: str, r: dict, verdict: str, reason: str = "", 
 
 def _trial_part(label: str, quantity: str, r: dict, verdict: str) -> Part:
     """A part from a ratio over independent trials (``ratio_ci``); ``n`` counts trials per side."""
-    n = f"n={r['n_num']}/{r['n_den']} trials"
-    return ci_part(
-        label, quantity, r, verdict, NO_CI if verdict == INSUFFICIENT else "", n=n, confidence=r["confidence"]
-    )
+    sides = (r["n_num"], r["n_den"])
+    fields = {"n": "n={}/{} trials".format(*sides), "sides": sides, "confidence": r["confidence"]}
+    return ci_part(label, quantity, r, verdict, NO_CI if verdict == INSUFFICIENT else "", **fields)
 
 
 def ratio_part(label: str, quantity: str, num, den, rule: Callable[[float, float], str]) -> Part:
