@@ -178,3 +178,10 @@ def test_accuracy_bar_reads_the_quality_part_only():
         " at 2 threads (5 trials)"
     ) in text
     assert conv.curve_settings(frame) == (["batch 64"], "quality")
+    # the accuracy pools CPU models, threads and trials at once (not a timing): what a page quoting it names; the
+    # main part's trial (on a third model) is not the quality part's
+    frame["cpu"] = ["AuthenticAMD/25/17"] * 9 + ["GenuineIntel/6/85"] * 3 + ["GenuineIntel/6/207"] * 9
+    assert conv.quality_conditions(frame, ["torch-eager", "mxnet-imperative"]) == {
+        "cpus": ["AMD EPYC 25/17"], "threads": [2], "sharing": 1}  # fmt: skip
+    assert conv.quality_conditions(frame, ["torch-sparse", "torch-eager"]) == {
+        "cpus": ["AMD EPYC 25/17", "Intel Xeon 6/207"], "threads": [1, 2], "sharing": 2}  # fmt: skip

@@ -276,4 +276,18 @@ def test_the_thread_check_reads_each_arms_measured_cpu(tmp_path):
     table = inference.thread_check(Results(store, "quick", {"gemm": {"arms": ["torch-eager", "jax-jit"]}}))
     got = {(r.arm, r.threads): r.cpus_busy for r in table.itertuples()}
     assert got == pytest.approx(busy) and set(table.framework) == {"torch", "jax"}
-    assert "| `jax-jit` | 1 | 1 | 0.99 | 0.99 |" in prose.thread_check(table)
+    assert "| `jax-jit` | 1 | 1 | 0.99 | 0.99 | not recorded |" in prose.thread_check(table)
+    # each row names the CPU model its trials ran on (a setting that held on one CPU says nothing of another)
+    t = plan("gemm", "quick", {"arms": ["jax-jit"]})[0]
+    store.record(
+        trial_id=t.trial_id,
+        study="gemm",
+        status="done",
+        config=t.config,
+        profile="quick",
+        summary={},
+        provenance={"host": "h", "cpu_id": "GenuineIntel/6/207/2"},
+        measurements=[(-1, "cpus_busy", 0.98)],
+    )
+    table = inference.thread_check(Results(store, "quick", {"gemm": {"arms": ["torch-eager", "jax-jit"]}}))
+    assert f"| `jax-jit` | {t.config['threads']} | 1 | 0.98 | 0.98 | GenuineIntel/6/207 |" in prose.thread_check(table)

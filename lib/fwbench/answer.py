@@ -111,7 +111,7 @@ class Answer:
     speed: list[dict] = field(default_factory=list)
     favour: dict | None = None
     accuracy: list[Quantity] = field(default_factory=list)
-    accuracy_run: dict | None = None  # how the accuracy was reached: epochs, reviews, the bar and whether all pass
+    accuracy_run: dict | None = None  # how the accuracy was reached: epochs, reviews, seeds, CPUs, threads, the bar
     mase: dict | None = None
     limits: dict = field(default_factory=dict)  # the facts of the limits a reader weighs first (``_limits``)
     gap: dict | None = None  # B's gap to the post: ``analysis.deepar_conditions.load``
@@ -132,17 +132,18 @@ def finished_trials(results: Results) -> pd.DataFrame:
 
 
 def hardware(trials: pd.DataFrame) -> dict:
-    """What the finished ``trials`` ran on, where they ran whatever their configs name: ``models``, the most trials
-    first, each ``{"name", "n", "parts"}`` with ``parts`` the (study, part, trials there, the part's trials on every
-    model) it ran; the core counts; the framework versions."""
+    """What the finished ``trials`` ran on, where they ran whatever their configs name: ``models``, the profile's own
+    run's first (most trials naming no CPU), then by trials, each ``{"name", "n", "parts"}`` with ``parts`` the
+    (study, part, trials there, the part's trials on every model) it ran; the core counts; the framework versions."""
     if trials.empty:
         return {"models": [], "cores": [], "versions": {}}
     cpu = trials["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in trials else NOT_RECORDED
     part = trials["config.part"].fillna("") if "config.part" in trials else ""
-    where = pd.DataFrame({"study": trials.study, "part": part, "cpu": cpu})
+    own = trials["config.cpu"].isna() if "config.cpu" in trials else True  # a piece run for a CPU names it
+    where = pd.DataFrame({"study": trials.study, "part": part, "cpu": cpu, "own": own})
     per_part = where.groupby(["study", "part"]).size()
     models = []
-    for model, rows in sorted(where.groupby("cpu"), key=lambda g: (-len(g[1]), g[0])):
+    for model, rows in sorted(where.groupby("cpu"), key=lambda g: (-g[1].own.sum(), -len(g[1]), g[0])):
         counts = rows.groupby(["study", "part"]).size()
         parts = [(study, name, int(n), int(per_part[study, name])) for (study, name), n in counts.items()]
         models.append({"name": cpu_models.Condition(model).cpu_name, "n": len(rows), "parts": parts})
@@ -237,12 +238,9 @@ def _compute(results: Results) -> Answer:
         acc = acc[acc.arm.map(imdb_study.framework_of).isin(set(imdb_study.reference))]
     a.accuracy = [convergence.accuracy_quantity(r) for r in acc.itertuples()]
     if len(acc):
-        a.accuracy_run = {
-            "epochs": int(acc.epochs.max()),
-            "n_train": int(acc.n_train.max()),
-            "all_pass": bool(acc.passes_bar.all()),
-            "bar": convergence.ACCURACY_BAR,
-        }
+        run = dict(epochs=int(acc.epochs.max()), n_train=int(acc.n_train.max()), all_pass=bool(acc.passes_bar.all()))
+        a.accuracy_run = dict(run, bar=convergence.ACCURACY_BAR, seeds=sorted({int(s) for s in acc.seeds}),
+                              **convergence.quality_conditions(d.imdb_quality, acc.arm))  # fmt: skip
     if not d.deepar.empty:
         table_mase = mase_reference.mase_vs_reference(d.deepar)
         if len(table_mase):

@@ -261,14 +261,15 @@ COST_MODELS = {"imdb": _imdb_predictor, "deepar": _deepar_predictor}
 
 
 def on_cpu(trials, cpu: str | None, fp_mode: str):
-    """(The finished trials on CPU model ``cpu``, None: the one with most, under ``fp_mode`` where any are; the model;
-    how many on it are in another.) A prediction is never made from another CPU's trials (their arms do not scale
-    together), nor from another fp mode's where the asked one ran."""
+    """(The finished trials on CPU model ``cpu`` (None: the one most trials naming no CPU ran on, the profile's own
+    run, else most of all) under ``fp_mode`` where any are; the model; how many on it are in another.) Never from
+    another CPU's trials (their arms do not scale together), nor another fp mode's where the asked one ran."""
     if trials.empty or "provenance.cpu_id" not in trials:
         return trials, None, 0
     models = trials["provenance.cpu_id"].map(cpu_model_of)
-    if cpu is None:
-        cpu = models.value_counts().sort_index().sort_values(ascending=False, kind="stable").index[0]
+    if cpu is None:  # a piece run for a CPU (``--set cpu=this``) is a condition of its own, not the profile's run
+        own = trials["config.cpu"].isna() if "config.cpu" in trials else True
+        cpu = min(set(models), key=lambda m: (-(own & (models == m)).sum(), -(models == m).sum(), m))
     mine = trials[models == cpu]
     if mine.empty:
         raise FwbenchError(
@@ -295,7 +296,7 @@ def estimate_full_runtime(
 ) -> Estimate:
     """How long ``profile`` of ``study`` takes on ``n_workers`` one-trial-at-a-time workers, extrapolated from the
     trials in ``store`` that ran on one CPU model: ``cpu`` (``this``: this machine's), else the one the overrides'
-    condition names, else the model most of the study's trials ran on (so a page renders the same everywhere); in
+    condition names, else the model of the study's own run (``on_cpu``: a page renders the same everywhere); in
     the condition's fp mode where any ran in it; never a trial a rerun of its config replaced (it would count twice)."""
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
         raise FwbenchError(f"workers must be an integer >= 1, got {n_workers!r}; e.g. --workers 8")

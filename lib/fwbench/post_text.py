@@ -18,7 +18,8 @@ from .pages import render_markdown
 from .planning import plan
 from .readme import scale_note
 from .studies import all_studies
-from .studies.imdb_profiles import MODEL
+from .studies.imdb import LR_EVERY, LR_FACTOR
+from .studies.imdb_profiles import MODEL, PROFILES
 
 
 def ledger_estimate(row) -> Markup:
@@ -58,8 +59,9 @@ def setting_values(rows: pd.DataFrame) -> dict:
 
 
 def assumptions() -> list[str]:
-    """What the IMDB study chose where the sources are silent, one line each (template ``post_assumptions``)."""
-    return render_markdown("post_assumptions", model=MODEL).splitlines()
+    """What the IMDB study chose where the sources are silent, a line each (template ``post_assumptions``)."""
+    lrs = sorted({f"{p['lr']:g}" for p in PROFILES.values()})
+    return render_markdown("post_assumptions", model=MODEL, lrs=lrs, factor=LR_FACTOR, every=LR_EVERY).splitlines()
 
 
 def study_prose(a: answer.Answer, results: Results) -> dict:

@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 from scipy.stats import gmean
 
+from ..machines import CPU, NOT_RECORDED
 from ..published.keras_imdb import LSTM_TEST_ACCURACY
 from ..quantity import Quantity
 from ..studies import imdb as imdb_study
-from . import Results, arm_order
+from . import Results, arm_order, cpu_models
 from . import imdb as imdb_analysis
 
 DEEPAR_MAX_DATASETS = 6  # panels of the DeepAR figure (3 rows of 2); the summary names the datasets left out
@@ -225,6 +226,15 @@ def seed_runs(frame: pd.DataFrame) -> list[dict]:
         {"threads": int(threads), "sharing": int(shared), "seeds": sorted(set(g.seed)), "trials": len(g)}
         for (threads, shared), g in q.assign(sharing=sharing.fillna(1)).groupby(["threads", "sharing"])
     ]
+
+
+def quality_conditions(frame: pd.DataFrame, arms) -> dict:
+    """The CPU models (as the first screen names them), threads and most trials sharing a machine of the quality
+    part's trials of ``arms``: an accuracy is not a timing, so the part pools them; a page quoting it says so."""
+    q = frame[frame.arm.isin(set(arms)) & frame.part.eq("quality")]
+    runs, models = seed_runs(q), sorted(set(q[CPU] if CPU in q else ()) - {NOT_RECORDED})
+    cpus = [cpu_models.Condition(m).cpu_name for m in models]
+    return {"cpus": cpus, "threads": sorted({r["threads"] for r in runs}), "sharing": max(r["sharing"] for r in runs)}
 
 
 def accuracy_facts(frame: pd.DataFrame) -> dict:

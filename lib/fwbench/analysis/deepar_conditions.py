@@ -135,8 +135,8 @@ CONDITION_COLUMNS = ["dataset", "window", "threads", "background_load", "conditi
                      "ratio_high", "effect", "effect_low", "effect_high", "mxnet_cpus_busy", "pytorch_cpus_busy",
                      "burner_cpu_frac"]  # fmt: skip
 FACTOR_COLUMNS = ["key", "factor", "cpu", "source", "kind", "n", "mxnet_slowdown", "pytorch_slowdown", "effect",
-                  "effect_low", "effect_high", "gap_share", "limited_to", "mxnet_spread", "pytorch_spread", "k",
-                  "ran"]  # fmt: skip
+                  "effect_low", "effect_high", "gap_share", "limited_to", "mxnet_spread", "pytorch_spread",
+                  "trials_at_once", "datasets_measured"]  # fmt: skip
 
 
 def _by_arm(g: pd.DataFrame, column: str = "c_batch") -> dict[str, np.ndarray]:
@@ -299,13 +299,13 @@ def factor_table(
         for name, other in (other_cpus or {}).items():
             key = f"post_machine_{slugs[name]}"
             inferred("post_machine_cpu", name, prediction.comparison(other), key=key, cpu_model=name)
-    chosen = post["chosen"] if post else None
-    if chosen is not None and archive["ratio"] > 0:
+    if (chosen := post["chosen"] if post else None) is not None and archive["ratio"] > 0:
         fit, condition = post["fits"].set_index("key").loc[chosen], post["conditions"][chosen]
         given = int(prediction.against_chart(post["tables"][chosen], prediction.chart()).measured.sum())
         estimate = prediction.archive_estimate(post["tables"][chosen])
         add("chosen", condition.cpu_name, "predicted", math.nan, math.nan, estimate["ratio"] / archive["ratio"],
-            f"{estimate['n_datasets']} datasets", condition=condition, n_given=int(fit.n), given=given)  # fmt: skip
+            f"{estimate['n_datasets']} datasets", condition=condition, n_given=int(fit.n), given=given,
+            base_cpu=cpu_names(coverage))  # fmt: skip
         add("residual", condition.cpu_name, "residual", math.nan, math.nan, post_ratio() / estimate["ratio"],
             claimed=post_ratio())  # fmt: skip
     return pd.DataFrame(rows, columns=FACTOR_COLUMNS), {**total, "gap": gap, "baseline": baseline}

@@ -66,17 +66,18 @@ def gemm_table(frame: pd.DataFrame) -> pd.DataFrame:
 def thread_check(results: Results) -> pd.DataFrame:
     """Whether each framework's thread setting held: per GEMM arm and thread count set, the CPUs its timed matrix
     products kept busy (``cpus_busy``: the trial process's CPU time over wall time), median and largest over its
-    trials (matrix sizes). A framework busier than its setting would win by the extra cores."""
-    cols = ["arm", "framework", "threads", "n_trials", "cpus_busy", "cpus_busy_max"]
+    trials (matrix sizes), per CPU model (``cpu``). A framework busier than its setting would win by the extra cores."""
+    cols = ["arm", "framework", "threads", "n_trials", "cpus_busy", "cpus_busy_max", "cpu"]
     long = results.values("gemm")
     if long.empty or not (long.metric == "cpus_busy").any():
         return pd.DataFrame(columns=cols)
     long = long[long.metric == "cpus_busy"]
+    cpu = long["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in long else NOT_RECORDED
     frame = pd.DataFrame(
-        {"arm": long["config.arm"], "threads": long["config.threads"].astype(int), "value": long.value}
+        {"arm": long["config.arm"], "threads": long["config.threads"].astype(int), "cpu": cpu, "value": long.value}
     )
     busy = {"n_trials": ("value", "size"), "cpus_busy": ("value", "median"), "cpus_busy_max": ("value", "max")}
-    table = frame.groupby(["arm", "threads"]).agg(**busy).reset_index()
+    table = frame.groupby(["arm", "threads", "cpu"]).agg(**busy).reset_index()
     table["framework"] = table.arm.map(get_study("gemm").framework_of)
     return table[cols].sort_values(["framework", "arm", "threads"]).reset_index(drop=True)
 

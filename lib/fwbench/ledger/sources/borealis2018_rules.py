@@ -28,16 +28,14 @@ def gpu_claim(d: Data) -> list[Part]:
     if not d.imdb.empty and GPU_UTIL_METRIC in d.imdb and d.imdb[GPU_UTIL_METRIC].notna().any():
         return []
     t, cpu = d.timed(), ""
-    if not t.empty and "proc_cpu_pct" in t:
-        med = t.groupby("arm")["proc_cpu_pct"].median()
-        cpu = "; for context, process CPU % on this CPU-only run (median): " + ", ".join(
+    if not t.empty and "proc_cpu_pct" in t:  # at a setting every arm ran (the extra arms': largest batch, 0 workers)
+        b, w = t.batch_size.max(), t.num_workers.min()
+        med = t[t.batch_size.eq(b) & t.num_workers.eq(w)].groupby("arm")["proc_cpu_pct"].median()
+        cpu = f"; for context, process CPU % on this CPU-only run (median; batch {b}, {w} workers): " + ", ".join(
             f"{a} {v:.0f} %" for a, v in med.items()
         )
-    ran = (
-        "the store's GPU trials do not record it"
-        if d.device == "cuda"
-        else f"every IMDB trial in the store ran on CPU{cpu}"
-    )
+    gpu = d.device == "cuda"
+    ran = "the store's GPU trials do not record it" if gpu else f"every IMDB trial in the store ran on CPU{cpu}"
     return [
         Part("GPU", verdict=NOT_TESTABLE, reason=f"needs GPU utilisation ({GPU_UTIL_METRIC}) from GPU trials; {ran}")
     ]
