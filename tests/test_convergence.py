@@ -33,6 +33,7 @@ def planted(seeds=(42, 43, 44), epochs=4, arms=(PT, MX)) -> pd.DataFrame:
                         "epochs": epochs,
                         "batch_size": 256,
                         "num_workers": 0,
+                        "threads": 2,
                         "lr_schedule": True,
                         "train_loss": 1.0 / (e + 1) + 0.01 * (seed - 42),
                         "test_loss": 0.7,
@@ -89,6 +90,7 @@ def test_the_summary_names_what_its_settings_are_and_takes_the_loss_as_a8_does(m
     assert medians[MX] / medians[PT] != pytest.approx(a8)  # the medians' ratio is not A8's here
     text = prose.convergence_summary(Results(None, "paper"), imdb=imdb, deepar=deepar)
     assert "(its training-quality part), 4 epochs" in text[0] and "not drawn" in text[-1]
+    assert "pooled over the machines, 2 thread(s) (an accuracy is not a timing)." in text[0]  # what the curves pool
 
 
 def test_plots_draw_a_band_per_arm():

@@ -24,8 +24,8 @@ from fwbench.cli import main as cli_main
 from fwbench.errors import FwbenchError
 from fwbench.ledger import floors, rules
 from fwbench.ledger import render as ledger_render
-from fwbench.ledger.data import named_arm
-from fwbench.ledger.sources import borealis2018, deepar2024, overview
+from fwbench.ledger.data import IMDB_PARTS, named_arm
+from fwbench.ledger.sources import SOURCES, borealis2018, deepar2024, overview
 from fwbench.pages import render_markdown
 from fwbench.planning import plan
 from fwbench.store import ResultsStore, trial_id
@@ -301,8 +301,8 @@ _verdicts = verdicts
 
 def test_every_rule_gives_both_outcomes_on_planted_rows(store_pair):
     good, bad = map(_verdicts, store_pair)
-    expected_good = {c.id: L.REPRODUCED for c in L.CLAIMS}
-    expected_bad = {c.id: L.CONTRADICTED for c in L.CLAIMS}
+    expected_good = {c.id: rules.REPRODUCED for c in L.CLAIMS}
+    expected_bad = {c.id: rules.CONTRADICTED for c in L.CLAIMS}
     # C1 is a GPU claim (20-30 ms for VGG16 implies a GPU's rate): on these CPU VGG16 rows it is a labelled
     # analogue, never a verdict (matched hardware); C1 and C2 get verdicts on GPU rows in test_ledger_rules.py.
     # C2 (8 GPUs) has no GPU study and this plant no data-parallel rows: not testable.
@@ -328,7 +328,7 @@ def test_ledger_rows_carry_measurement_ci_and_conditions(store_pair):
     # three judged parts (batch 64, 256, 1024): Bonferroni-corrected to 1 - 0.05/3, all three agree
     assert a1.parts_agree == "3 of 3 parts reproduced" and a1.ci_level == pytest.approx(1 - 0.05 / 3)
     assert a1.measurement.count("[CI ") == 3 and "%" not in a1.measurement  # the level is the header's, not the row's
-    assert a1.verdict_band10 == L.REPRODUCED and 0 < a1.min_detectable < 0.05
+    assert a1.verdict_band10 == rules.REPRODUCED and 0 < a1.min_detectable < 0.05
     # A6 has five judged parts: every one, the fastest_is parts included, at 1 - 0.05/5 and counting trials
     a6 = table.loc["A6"]
     assert a6.parts_agree == "5 of 5 parts reproduced" and a6.ci_level == pytest.approx(0.99)
@@ -338,18 +338,18 @@ def test_ledger_rows_carry_measurement_ci_and_conditions(store_pair):
 
 def test_empty_store_is_not_measured_or_not_testable(tmp_path):
     table = L.build(results(ResultsStore(tmp_path / "empty.sqlite"))).set_index("claim_id")
-    assert set(table.verdict) <= {L.NOT_MEASURED, L.NOT_TESTABLE}
+    assert set(table.verdict) <= {rules.NOT_MEASURED, L.NOT_TESTABLE}
     assert table.loc["A2", "verdict"] == L.NOT_TESTABLE and table.loc["C2", "verdict"] == L.NOT_TESTABLE
     # A9 now waits for the arm that hybridizes the whole model (LSTM included)
     assert FULL_HYBRID in table.loc["A9", "reason"]
-    assert table.loc["A9", "verdict"] == L.NOT_MEASURED
+    assert table.loc["A9", "verdict"] == rules.NOT_MEASURED
 
 
 def test_not_measured_flips_once_rows_exist(tmp_path):
     store = ResultsStore(tmp_path / "s.sqlite")
-    assert _verdicts(store)["A9"] == L.NOT_MEASURED
+    assert _verdicts(store)["A9"] == rules.NOT_MEASURED
     add_imdb(store, FULL_HYBRID, 256, 0, 1.0, summary={"hybridize_ok": False, "hybridize_error": "planted"})
-    assert _verdicts(store)["A9"] == L.REPRODUCED
+    assert _verdicts(store)["A9"] == rules.REPRODUCED
 
 
 def test_one_trial_per_side_is_insufficient_data_or_below_scale(tmp_path):
@@ -358,7 +358,7 @@ def test_one_trial_per_side_is_insufficient_data_or_below_scale(tmp_path):
         add_imdb(store, arm, 256, 0, 1.0, final_loss=loss)  # one trial each: a ratio but no CI
     table = L.build(results(store)).set_index("claim_id")
     # A8 (training quality) has no trial-count floor: one trial a side is a point estimate without a CI
-    assert table.loc["A8", "verdict"] == L.INSUFFICIENT
+    assert table.loc["A8", "verdict"] == rules.INSUFFICIENT
     assert not math.isnan(table.loc["A8", "estimate"]) and math.isnan(table.loc["A8", "ci_low"])
     # A1 (timing) needs >= 3 trials per arm and setting: one trial a side is below its scale floor (new rule),
     # with the measurement still shown
@@ -380,7 +380,7 @@ def test_profile_selects_only_that_profiles_trials(tmp_path):
             summary={},
             measurements=[(e, "train_time_s", 1.0 + 0.01 * e) for e in range(t.config["epochs"])],
         )
-    judged = [t for t in smoke if t.config.get("part", "main") in L.IMDB_PARTS]  # not the scaling part
+    judged = [t for t in smoke if t.config.get("part", "main") in IMDB_PARTS]  # not the scaling part
     assert 0 < len(judged) and L.load(results(store, "smoke")).imdb.trial_id.nunique() == len(judged)
     assert L.load(results(store, "quick")).imdb.empty
     assert "no finished IMDB trials" in L.build(results(store, "quick")).set_index("claim_id").loc["A1", "reason"]
@@ -389,57 +389,57 @@ def test_profile_selects_only_that_profiles_trials(tmp_path):
 @pytest.mark.parametrize(
     "ci,band,expected",
     [
-        ((1.06, 1.12), (1.05, 1.15), L.REPRODUCED),
-        ((1.30, 1.40), (1.05, 1.15), L.CONTRADICTED),
-        ((0.80, 0.90), (1.05, 1.15), L.CONTRADICTED),
-        ((1.00, 1.10), (1.05, 1.15), L.INCONCLUSIVE),
-        ((math.nan, math.nan), (1.05, 1.15), L.INSUFFICIENT),
+        ((1.06, 1.12), (1.05, 1.15), rules.REPRODUCED),
+        ((1.30, 1.40), (1.05, 1.15), rules.CONTRADICTED),
+        ((0.80, 0.90), (1.05, 1.15), rules.CONTRADICTED),
+        ((1.00, 1.10), (1.05, 1.15), rules.INCONCLUSIVE),
+        ((math.nan, math.nan), (1.05, 1.15), rules.INSUFFICIENT),
     ],
 )
 def test_band_rule(ci, band, expected):
-    assert L.verdict_in_band(*ci, band) == expected
+    assert rules.verdict_in_band(*ci, band) == expected
 
 
 @pytest.mark.parametrize(
     "ci,expected",
     [
-        ((1.1, 1.2), L.REPRODUCED),
-        ((0.8, 0.95), L.CONTRADICTED),
-        ((0.9, 1.1), L.INCONCLUSIVE),
-        ((math.nan, 1.0), L.INSUFFICIENT),
+        ((1.1, 1.2), rules.REPRODUCED),
+        ((0.8, 0.95), rules.CONTRADICTED),
+        ((0.9, 1.1), rules.INCONCLUSIVE),
+        ((math.nan, 1.0), rules.INSUFFICIENT),
     ],
 )
 def test_above_rule(ci, expected):
-    assert L.verdict_above(*ci) == expected
+    assert rules.verdict_above(*ci) == expected
 
 
 @pytest.mark.parametrize(
-    "ci,expected", [((0.9, 1.04), L.REPRODUCED), ((1.2, 1.3), L.CONTRADICTED), ((1.0, 1.2), L.INCONCLUSIVE)]
+    "ci,expected", [((0.9, 1.04), rules.REPRODUCED), ((1.2, 1.3), rules.CONTRADICTED), ((1.0, 1.2), rules.INCONCLUSIVE)]
 )
 def test_at_most_rule(ci, expected):
-    assert L.verdict_at_most(*ci) == expected
+    assert rules.verdict_at_most(*ci) == expected
 
 
 def test_fastest_is_rule():
     fast, slow = np.array([1.0, 1.01, 0.99]), np.array([2.0, 2.02, 1.98])
-    part = L.fastest_is({64: slow, 1024: fast}, 1024)
-    assert part.verdict == L.REPRODUCED and part.n == "n=3/3 trials" and part.confidence == 0.95
+    part = rules.fastest_is({64: slow, 1024: fast}, 1024)
+    assert part.verdict == rules.REPRODUCED and part.n == "n=3/3 trials" and part.confidence == 0.95
     with rules.settings(confidence=0.99):  # a corrected part says (and has) its confidence
-        wide = L.fastest_is({64: slow, 1024: fast}, 1024)
+        wide = rules.fastest_is({64: slow, 1024: fast}, 1024)
     assert wide.confidence == 0.99 and wide.ci_low < part.ci_low and part.ci_high < wide.ci_high
     text = render_markdown("ledger_measurement", parts=[wide], analogue=False, our_hardware="CPU")
     assert "[CI " in text and "% CI" not in text  # the level is the table's header's, not the row's
     ci = f"[CI {wide.ci_low:.3g}-{wide.ci_high:.3g}]"
-    assert text == f"{wide.label}: {wide.quantity} = {wide.estimate:.3g} {ci} ({wide.n}) -> {L.REPRODUCED}"
-    assert L.fastest_is({64: fast, 1024: slow}, 1024).verdict == L.CONTRADICTED
-    assert L.fastest_is({64: fast}, 1024).verdict == L.NOT_MEASURED
+    assert text == f"{wide.label}: {wide.quantity} = {wide.estimate:.3g} {ci} ({wide.n}) -> {rules.REPRODUCED}"
+    assert rules.fastest_is({64: fast, 1024: slow}, 1024).verdict == rules.CONTRADICTED
+    assert rules.fastest_is({64: fast}, 1024).verdict == rules.NOT_MEASURED
 
 
 def test_combine_precedence():
-    assert L.combine([L.REPRODUCED, L.CONTRADICTED]) == L.CONTRADICTED
-    assert L.combine([L.REPRODUCED, L.INCONCLUSIVE]) == L.INCONCLUSIVE
-    assert L.combine([L.REPRODUCED, L.REPRODUCED]) == L.REPRODUCED
-    assert L.combine([]) == L.NOT_MEASURED
+    assert rules.combine([rules.REPRODUCED, rules.CONTRADICTED]) == rules.CONTRADICTED
+    assert rules.combine([rules.REPRODUCED, rules.INCONCLUSIVE]) == rules.INCONCLUSIVE
+    assert rules.combine([rules.REPRODUCED, rules.REPRODUCED]) == rules.REPRODUCED
+    assert rules.combine([]) == rules.NOT_MEASURED
 
 
 def test_cli_writes_csv(store_pair, tmp_path, monkeypatch):
@@ -449,7 +449,7 @@ def test_cli_writes_csv(store_pair, tmp_path, monkeypatch):
     table = pd.read_csv(out)
     assert list(table.claim_id) == [c.id for c in L.CLAIMS]
     assert list(table.verdict) == list(L.build(results(store_pair[0])).verdict)
-    assert (table.verdict == L.REPRODUCED).sum() == len(L.CLAIMS) - 2  # all but C1, C2 (see above)
+    assert (table.verdict == rules.REPRODUCED).sum() == len(L.CLAIMS) - 2  # all but C1, C2 (see above)
 
 
 def test_claims_compare_the_registry_arms_and_name_no_unknown_arm():
@@ -466,17 +466,17 @@ def test_claims_compare_the_registry_arms_and_name_no_unknown_arm():
 def test_each_source_holds_its_numbers_once_and_its_claims():
     assert deepar2024.TOTAL_TRAIN_S == {"mxnet": 395_807.0, "torch": 88_756.0}
     assert overview.VGG16_LATENCY_MS == {"torch": 30.4, "mxnet": 20.5}
-    assert [c.id for c in L.CLAIMS] == [c.id for s in L.SOURCES for c in s.CLAIMS]
+    assert [c.id for c in L.CLAIMS] == [c.id for s in SOURCES for c in s.CLAIMS]
     assert len({c.id for c in L.CLAIMS}) == len(L.CLAIMS) == 15
     claims = {c.id: c for c in L.CLAIMS}
     assert "395,807" in claims["B"].text and "88,756" in claims["B"].text and "30.4" in claims["C1"].text
     for c in L.CLAIMS:
-        assert get_study(c.study).name == c.study and c.source in {s.SOURCE for s in L.SOURCES}
+        assert get_study(c.study).name == c.study and c.source in {s.SOURCE for s in SOURCES}
 
 
 def test_a_profile_a_study_lacks_gives_no_rows_of_it(store_pair):
     table = L.build(results(store_pair[0], "gap")).set_index("claim_id")  # gap: a DeepAR-only profile
-    assert table.loc["A1", "verdict"] == L.NOT_MEASURED and table.loc["C1", "verdict"] == L.NOT_MEASURED
+    assert table.loc["A1", "verdict"] == rules.NOT_MEASURED and table.loc["C1", "verdict"] == rules.NOT_MEASURED
 
 
 def test_host_text_names_cpu_cores_and_versions(store_pair):
@@ -484,12 +484,15 @@ def test_host_text_names_cpu_cores_and_versions(store_pair):
     facts = ledger_render.host_facts(trials)
     n = int((trials.status == "done").sum())
     assert facts == {"cpus": {"Planted CPU": n}, "cores": [2], "versions": {"mxnet": "0", "torch": "0"}}
-    assert L.host_text(trials) == "CPU Planted CPU (2 cores); mxnet 0, torch 0"
+    assert ledger_render.host_text(trials) == "CPU Planted CPU (2 cores); mxnet 0, torch 0"
     # a recorded cpu_id names the model as the first screen does; several models each with their trials
     ids = ["AuthenticAMD/25/17/1" if i % 2 else "GenuineIntel/6/207/2" for i in range(len(trials))]
-    text = L.host_text(trials.assign(**{"provenance.cpu_id": ids}))
+    text = ledger_render.host_text(trials.assign(**{"provenance.cpu_id": ids}))
     assert text.startswith("CPUs AMD EPYC 25/17 (") and "Intel Xeon 6/207 (" in text and "2 cores each" in text
-    assert ledger_render.host_facts(trials.iloc[:0]) is None and L.host_text(trials.iloc[:0]) == "no finished trials"
+    assert (
+        ledger_render.host_facts(trials.iloc[:0]) is None
+        and ledger_render.host_text(trials.iloc[:0]) == "no finished trials"
+    )
 
 
 def test_conditions_name_every_value_of_the_studys_trials(store_pair, tmp_path):
@@ -498,7 +501,7 @@ def test_conditions_name_every_value_of_the_studys_trials(store_pair, tmp_path):
     done = d.study_trials("vgg16").query("status == 'done'")
     assert facts["measured"] and facts["batch_size"] == sorted(set(done["config.batch_size"]))
     words = ledger_render.conditions(d, "vgg16")
-    assert words.startswith(f"VGG16 main part, profile all: {L.host_text(done)}; VGG16 random weights")
+    assert words.startswith(f"VGG16 main part, profile all: {ledger_render.host_text(done)}; VGG16 random weights")
     assert f"batch {facts['batch_size']}, " in words and words.endswith(f"; {len(done)} trials")
     empty = L.load(results(ResultsStore(tmp_path / "empty.sqlite")))
     assert [ledger_render.conditions(empty, s) for s in ("imdb", "deepar", "onnx")] == [

@@ -79,7 +79,7 @@ def test_gpu_claim_on_cpu_rows_is_a_labelled_analogue_and_on_gpu_rows_a_verdict(
     assert cpu.ci_low <= cpu.estimate <= cpu.ci_high and abs(cpu.estimate / A1_RATIO - 1) < 0.02
     assert cpu.parts_agree == ""  # no part verdicts to count on an analogue
     # the same rows with device cuda: a verdict
-    assert gpu.verdict == L.REPRODUCED and gpu.our_hardware == "GPU"
+    assert gpu.verdict == rules.REPRODUCED and gpu.our_hardware == "GPU"
     assert "analogue" not in gpu.measurement and "-> reproduced" in gpu.measurement
     assert gpu.parts_agree == "2 of 2 parts reproduced"
     assert abs(gpu.estimate / cpu.estimate - 1) < 0.02
@@ -105,7 +105,7 @@ def test_full_plant_on_cpu_gives_gpu_claims_as_analogues_and_judges_the_rest(tmp
     # claims that do not depend on a GPU (training quality, whether something works) and the CPU claims still get
     # verdicts on CPU rows
     for claim_id in ("A8", "A9", "A10", "B", "C3", "C4"):
-        assert table.loc[claim_id, "verdict"] == L.REPRODUCED, claim_id
+        assert table.loc[claim_id, "verdict"] == rules.REPRODUCED, claim_id
         assert "analogue" not in table.loc[claim_id, "measurement"], claim_id
 
 
@@ -117,7 +117,7 @@ def test_vgg16_gpu_claims_get_verdicts_on_gpu_rows_and_the_cpu_claim_does_not(tm
         add_vgg(store, arm, latency / 1e3, device="cuda")
     add_vgg(store, VGG_SCRIPT, (0.8 if matches else 1.2) * ms["torch"] / 1e3, device="cuda")
     table = ledger(store)
-    expected = L.REPRODUCED if matches else L.CONTRADICTED
+    expected = rules.REPRODUCED if matches else rules.CONTRADICTED
     assert table.loc["C1", "verdict"] == expected and table.loc["C1", "our_hardware"] == "GPU"
     # C2 (8 GPUs) stays untestable: no study trains on GPUs; its CPU analogue is the dataparallel study
     assert table.loc["C2", "verdict"] == L.NOT_TESTABLE and "dataparallel" in table.loc["C2", "reason"]
@@ -145,7 +145,7 @@ def test_vgg16_rows_of_two_devices_are_not_pooled(tmp_path):
     add_vgg(store, VGG_PT, 0.100)  # the CPU: PyTorch 2x MXNet's latency
     add_vgg(store, VGG_MX, 0.050)
     c1 = ledger(store).loc["C1"]
-    assert c1.verdict == L.REPRODUCED and c1.n == "n=3/3 trials"
+    assert c1.verdict == rules.REPRODUCED and c1.n == "n=3/3 trials"
     assert abs(c1.estimate / (ms["torch"] / ms["mxnet"]) - 1) < 0.02
 
 
@@ -167,7 +167,7 @@ def test_imdb_timing_below_its_floor_is_below_scale_and_at_scale_a_verdict(tmp_p
     assert not math.isnan(small.estimate)  # the measurement is still shown
     assert small.measurement.startswith("below its scale floor, needs ") and need in small.measurement
     at_scale = ledger(plant_a1(new(tmp_path, "scale"))).loc["A1"]
-    assert at_scale.verdict == L.REPRODUCED and "below the scale floor" not in at_scale.reason
+    assert at_scale.verdict == rules.REPRODUCED and "below the scale floor" not in at_scale.reason
     assert "scale floor" not in at_scale.measurement
 
 
@@ -198,7 +198,7 @@ def test_c2s_one_worker_sync_is_context_and_out_of_its_bonferroni_k():
 
     parts = overview.eval_c2(Rows())
     (one,) = [p for p in parts if p.label == f"1 worker x 1 thread, sync of {n:,} values"]
-    assert one.verdict == L.CONTEXT and "the fixed cost, nothing to reduce; context" in one.quantity
+    assert one.verdict == rules.CONTEXT and "the fixed cost, nothing to reduce; context" in one.quantity
     judged = judge._judged(parts)
     assert [p.label for p in judged] == [
         "1 worker x 1 thread",
@@ -227,13 +227,13 @@ def test_best_setting_is_chosen_on_block_0_and_judged_on_the_others(tmp_path):
     # MXNet = 2.0 as claimed -> reproduced; pooled over all blocks 4 workers (0.45 s) would be the best and give
     # 2.18 (contradicted), block 0 alone 2.45
     good = ledger(plant_a7(new(tmp_path, "good"), pt_best / 2.0, 0.45)).loc["A7"]
-    assert good.verdict == L.REPRODUCED
+    assert good.verdict == rules.REPRODUCED
     assert f"{MX} at batch 1024/2 workers (best chosen on block [0], judged on blocks [1, 2, 3])" in good.measurement
     assert abs(good.estimate / 2.0 - 1) < 0.02
     # the other way: block 0 still picks 2 workers (0.40 s < 0.49 s), which the judged blocks show slow (0.54 s:
     # PyTorch / MXNet 1.82, below the band) though 4 workers (pooled best, 0.49 s) would reproduce the claim
     bad = ledger(plant_a7(new(tmp_path, "bad"), 0.54, 0.49)).loc["A7"]
-    assert bad.verdict == L.CONTRADICTED and "1024/2 workers (best chosen on block [0]" in bad.measurement
+    assert bad.verdict == rules.CONTRADICTED and "1024/2 workers (best chosen on block [0]" in bad.measurement
     assert abs(bad.estimate / (pt_best / 0.54) - 1) < 0.02
 
 
@@ -241,7 +241,7 @@ def test_best_setting_claims_need_four_blocks(tmp_path):
     three = ledger(plant_a7(new(tmp_path, "three"), 1 / 1.02 / 2.0, 0.45, blocks=(0, 1, 2))).loc["A7"]
     assert three.verdict == L.BELOW_SCALE and ">= 4 repeat blocks (1 chooses, 3 judge; this run: 3)" in three.reason
     four = ledger(plant_a7(new(tmp_path, "four"), 1 / 1.02 / 2.0, 0.45)).loc["A7"]
-    assert four.verdict == L.REPRODUCED and four.scale == floors.HELDOUT
+    assert four.verdict == rules.REPRODUCED and four.scale == floors.HELDOUT
 
 
 @pytest.mark.parametrize(
@@ -259,7 +259,7 @@ def test_a8_needs_the_full_data_and_trained_models(tmp_path, below, need):
 
     small = a8(new(tmp_path, "small"), **below)
     assert small.verdict == L.BELOW_SCALE and need in small.reason and not math.isnan(small.estimate)
-    assert a8(new(tmp_path, "scale")).verdict == L.REPRODUCED
+    assert a8(new(tmp_path, "scale")).verdict == rules.REPRODUCED
 
 
 @pytest.mark.parametrize(
@@ -277,7 +277,7 @@ def test_deepar_needs_the_protocols_length_and_three_pairs(tmp_path, below, need
     scale = new(tmp_path, "scale")
     add_deepar(scale, deepar2024.CLAIMED_SPEEDUP)
     b = ledger(scale).loc["B"]
-    assert b.verdict == L.REPRODUCED and b.n == "6 dataset x seed pairs" and "subset total" in b.measurement
+    assert b.verdict == rules.REPRODUCED and b.n == "6 dataset x seed pairs" and "subset total" in b.measurement
 
 
 def add_coverage(store, factor, *, datasets=("m1_yearly", "cif_2016", "nn5_weekly"), seeds=(42, 43), cpu_id=None):
@@ -307,7 +307,7 @@ def test_b_is_read_on_the_coverage_trials_and_checked_against_protocol_scale_one
     add_coverage(both, deepar2024.CLAIMED_SPEEDUP)
     add_deepar(both, deepar2024.CLAIMED_SPEEDUP)
     b = ledger(both).loc["B"]
-    assert b.verdict == L.REPRODUCED and "coverage part" in b.our_conditions and b.n.startswith("12 coverage")
+    assert b.verdict == rules.REPRODUCED and "coverage part" in b.our_conditions and b.n.startswith("12 coverage")
     assert "delta-method" in b.rule and "paired percentile-bootstrap" in b.rule
 
 
@@ -344,7 +344,7 @@ def test_a_context_part_keeps_the_plain_level_so_one_number_has_one_interval(tmp
     parts = L.judged_parts(L.load(results(store)))
     (c1,) = parts["C1"]
     (beside,) = [p for p in parts["C3"] if "PyTorch / MXNet" in p.quantity]
-    judged = [p for p in parts["C3"] if p.verdict != L.CONTEXT]
+    judged = [p for p in parts["C3"] if p.verdict != rules.CONTEXT]
     assert len(judged) == 2 and all(p.confidence == pytest.approx(bonferroni(2)) for p in judged)
     assert (beside.ci_low, beside.ci_high, beside.confidence) == (c1.ci_low, c1.ci_high, c1.confidence)
 
@@ -367,9 +367,10 @@ def test_best_setting_floor_counts_the_trials_its_parts_judge_and_needs_a_choice
     a7 = ledger(one).loc["A7"]
     assert a7.verdict == L.BELOW_SCALE and ">= 2 settings swept to choose the best from (this run: 1)" in a7.reason
     assert "the one setting swept: no best chosen" in a7.measurement
+    assert f"judged on blocks {list(BLOCKS)}" in a7.measurement  # nothing chosen: every block judges, as A1 reads
 
 
-@pytest.mark.parametrize("trials,expected", [((0, 1), L.BELOW_SCALE), ((0, 1, 2), L.REPRODUCED)])
+@pytest.mark.parametrize("trials,expected", [((0, 1), L.BELOW_SCALE), ((0, 1, 2), rules.REPRODUCED)])
 def test_latency_claims_need_three_trials_per_arm_and_setting(tmp_path, trials, expected):
     store = new(tmp_path)
     for arm in (VGG_PT, VGG_MX):
@@ -403,10 +404,10 @@ def test_multi_part_claims_have_bonferroni_corrected_intervals(tmp_path):
     two = _bonferroni_store(tmp_path, "two", (64, 1024), ratio)
     a1_one, a1_two = ledger(one).loc["A1"], ledger(two).loc["A1"]
     # one part: the plain 95 % interval lies inside the band -> reproduced
-    assert a1_one.verdict == L.REPRODUCED and a1_one.parts_agree == "1 of 1 parts reproduced"
+    assert a1_one.verdict == rules.REPRODUCED and a1_one.parts_agree == "1 of 1 parts reproduced"
     assert a1_one.ci_level == 0.95 and "[CI " in a1_one.measurement
     # the same data at two batch sizes: each interval at 1 - 0.05/2 reaches past the band's edge -> inconclusive
-    assert a1_two.verdict == L.INCONCLUSIVE and a1_two.parts_agree == "0 of 2 parts reproduced"
+    assert a1_two.verdict == rules.INCONCLUSIVE and a1_two.parts_agree == "0 of 2 parts reproduced"
     assert a1_two.ci_level == pytest.approx(0.975) and "% CI" not in a1_two.measurement
     assert a1_two.ci_high > rules.band_about(A1_RATIO)[1] > a1_one.ci_high
     # the judged parts' CIs are those of rules.settings(confidence=0.975), wider than the same parts at 95 %
@@ -433,7 +434,7 @@ def test_parts_agree_counts_the_reproduced_parts(tmp_path):
     add_blocks(store, PT, 64, 0, 4.0)
     add_blocks(store, MX, 64, 0, 4.0 * 0.8)  # MXNet faster at batch 64: that part contradicts
     a1 = ledger(store).loc["A1"]
-    assert a1.verdict == L.CONTRADICTED and a1.parts_agree == "1 of 2 parts reproduced"
+    assert a1.verdict == rules.CONTRADICTED and a1.parts_agree == "1 of 2 parts reproduced"
     assert "batch 64, 0 workers" in a1.measurement and "-> contradicted" in a1.measurement
 
 
@@ -441,9 +442,9 @@ def test_parts_agree_counts_the_reproduced_parts(tmp_path):
 @pytest.mark.parametrize(
     "factor,at5,at10",
     [
-        (1.00, {L.REPRODUCED}, L.REPRODUCED),
-        (1.07, {L.INCONCLUSIVE, L.CONTRADICTED}, L.REPRODUCED),  # outside +-5 %, inside +-10 %
-        (1.15, {L.CONTRADICTED}, L.CONTRADICTED),
+        (1.00, {rules.REPRODUCED}, rules.REPRODUCED),
+        (1.07, {rules.INCONCLUSIVE, rules.CONTRADICTED}, rules.REPRODUCED),  # outside +-5 %, inside +-10 %
+        (1.15, {rules.CONTRADICTED}, rules.CONTRADICTED),
     ],
 )
 def test_verdict_under_the_wider_band(tmp_path, factor, at5, at10):
@@ -526,10 +527,10 @@ def test_a9_reads_whether_the_whole_model_hybridizes(tmp_path, works):
         )
     a9 = ledger(store).loc["A9"]
     if works:  # the 2018 limitation is gone
-        assert a9.verdict == L.CONTRADICTED and "hybridizes gluon.rnn.LSTM" in a9.reason
+        assert a9.verdict == rules.CONTRADICTED and "hybridizes gluon.rnn.LSTM" in a9.reason
         assert f"{MX} / {FULL_HYBRID}" in a9.measurement
     else:
-        assert a9.verdict == L.REPRODUCED and "planted: cannot hybridize LSTM" in a9.reason
+        assert a9.verdict == rules.REPRODUCED and "planted: cannot hybridize LSTM" in a9.reason
     # what the hybrid arms buy over imperative Gluon: context, never judged
     assert f"epoch time {MX} / {HYBRID} (what it buys; context)" in a9.measurement
     assert a9.parts_agree == ("0 of 1 parts reproduced" if works else "1 of 1 parts reproduced")
@@ -565,7 +566,7 @@ def test_two_independent_runs_agree(two_good_runs, capsys):
 def test_two_runs_that_disagree_fail_the_check_naming_the_claim(tmp_path, capsys):
     a = plant_a1(new(tmp_path, "a"))  # A1 reproduced
     b = plant_a1(new(tmp_path, "b"), 0.9)  # A1 contradicted: MXNet faster
-    assert verdicts(a)["A1"] == L.REPRODUCED and verdicts(b)["A1"] == L.CONTRADICTED
+    assert verdicts(a)["A1"] == rules.REPRODUCED and verdicts(b)["A1"] == rules.CONTRADICTED
     table, summary = stability.compare(results(a), results(b))
     assert summary["disagreeing_claims"] == ["A1"]
     a1 = table[table.claim_id == "A1"]  # 1.10 vs 0.90: neither estimate inside the other's CI
@@ -588,7 +589,7 @@ def test_a8_reads_the_quality_part_which_stays_out_of_the_timing_claims(tmp_path
         add_blocks(store, arm, 64, 0, 9.0, blocks=(0, 1), n_train=25000, final_loss=loss, part="quality")
     table = ledger(store)
     a8 = table.loc["A8"]
-    assert a8.verdict == L.REPRODUCED and "batch 64, 0 workers" in a8.measurement
+    assert a8.verdict == rules.REPRODUCED and "batch 64, 0 workers" in a8.measurement
     assert abs(a8.estimate / (0.36 / 0.30) - 1) < 0.05
     a1 = table.loc["A1"]
     assert "batch 64" in a1.measurement and "below the scale floor" not in a1.reason  # A1's own batch-64 rows only
@@ -635,7 +636,7 @@ def test_onednn_speedup_only_where_both_settings_were_timed(tmp_path):
         add_vgg(store, arm, off, image=224, onednn=False)
     add_vgg(store, VGG_PT, 0.400, batch=8, image=112)
     c3 = ledger(store).loc["C3"]
-    assert c3.verdict == L.REPRODUCED and "VGG16 mxnet-imperative, batch 1, 224 px" in c3.measurement
+    assert c3.verdict == rules.REPRODUCED and "VGG16 mxnet-imperative, batch 1, 224 px" in c3.measurement
     assert "batch 8" not in c3.measurement
 
 
@@ -677,6 +678,39 @@ def test_settings_the_post_swept_but_a_cpu_profile_did_not_stand_in_only_for_an_
         assert "is 512 fastest?" in a6.measurement and "1024 not swept, the largest swept instead" in a6.measurement
         assert "needs mxnet-imperative at batch 1024 with 1 and 2 workers" in a6.measurement  # still named
     else:
-        assert a4.verdict == a6.verdict == L.NOT_MEASURED
+        assert a4.verdict == a6.verdict == rules.NOT_MEASURED
         assert "not swept" not in a4.measurement + a6.measurement
         assert "needs finished IMDB trials of mxnet-imperative with 0 and 4 workers" in a4.reason + a4.measurement
+
+
+def test_a_claims_context_on_another_study_is_read_under_the_same_condition(tmp_path):
+    """The ledger per condition judges C3 on each CPU model's VGG16 trials; its context, the LSTM's oneDNN
+    off / on, is read on that condition's IMDB trials too: an Intel row never shows the AMD run's LSTM ratios."""
+    from fwbench.analysis import Results
+    from fwbench.planning import plan
+
+    store = new(tmp_path)
+    amd, intel = (
+        {"host": "planted", "cpu_id": f"{c}/1", "boot_id": c} for c in ("AuthenticAMD/25/17", "GenuineIntel/6/207")
+    )
+
+    def record(study, t, provenance, rows):
+        store.record(trial_id=t.trial_id, study=study, status="done", config=t.config, provenance=provenance,
+                     summary={}, measurements=rows, profile="paper")  # fmt: skip
+
+    for t in plan("imdb", "paper"):
+        c = t.config
+        main = c["part"] == "main" and c["batch_size"] == 128 and c["num_workers"] == 0  # oneDNN on
+        if (main or c["part"] == "onednn") and c["arm"] in (MX, PT) and c["repeat"] < 3:
+            seconds = (10.0 if c["onednn"] else 25.0) * (1 + 0.01 * c["repeat"])
+            record("imdb", t, amd, [(e, "train_time_s", seconds) for e in range(c["epochs"])])
+    for named, provenance in (({}, amd), ({"cpu": "GenuineIntel/6/207"}, intel)):
+        for t in plan("vgg16", "paper", named or None):
+            c = t.config
+            if c.get("part", "main") == "main" and c["arm"] in (VGG_MX, VGG_PT) and c["batch_size"] == 1:
+                latency = (0.100 if c["onednn"] else 0.160) * (1 + 0.01 * c.get("block", 0))
+                record("vgg16", t, provenance, [(s, "latency_s", latency) for s in range(20)])
+    table = L.build_by_condition(Results(store, "paper"))
+    c3 = table[table.claim_id == "C3"].set_index("cpu").measurement
+    assert "LSTM mxnet-imperative, batch 128, 0 workers: epoch time oneDNN off / on = 2.5" in c3["AuthenticAMD/25/17"]
+    assert "VGG16 mxnet-imperative" in c3["GenuineIntel/6/207"] and "LSTM" not in c3["GenuineIntel/6/207"]

@@ -226,7 +226,7 @@ def test_the_cpu_table_says_which_rows_are_machine_adjusted(tmp_path):
         table = cpu_models.imdb_table(Results(store))
         empty = pd.DataFrame()
         facts = dict(imdb=table, imdb_setting=cpu_models.IMDB_SETTING, imdb_ratios=[], fp_effect=empty)
-        return table, render_markdown("cpu_models", **facts, deepar=empty, gemm=empty, probes=empty)
+        return table, render_markdown("cpu_models", **facts, quality=empty, deepar=empty, gemm=empty, probes=empty)
 
     two, one = ResultsStore(tmp_path / "two.sqlite"), ResultsStore(tmp_path / "one.sqlite")
     for block in range(4):  # blocks 0-1 on boot a, 2-3 on boot b (1.6x slower): complete cells on both
@@ -239,3 +239,81 @@ def test_the_cpu_table_says_which_rows_are_machine_adjusted(tmp_path):
     assert "The AuthenticAMD/25/17 rows are machine-adjusted" in md and "| machines |" in md
     table, md = cpu_table(one)
     assert set(table.machines) == {1} and "machine-adjusted" not in md
+
+
+def test_training_quality_on_another_condition_is_read_apart_and_set_beside_the_own_runs_seeds(tmp_path):
+    """The training-quality seeds of a piece run for a CPU and fp mode (flushed on an Intel Xeon) are read on their
+    own trials, never pooled into the own run's; the accuracy and train-loss ratios are over the two sides' trials,
+    and the page shows the table."""
+    from fwbench.analysis import Results, cpu_models
+    from fwbench.pages import render_markdown
+    from fwbench.planning import plan
+    from fwbench.store import ResultsStore
+
+    part = {"batch_size": 64, "epochs": 2, "blocks": 3, "threads": [2, 2, 2], "arms": ["torch-eager"]}
+    intel = {"cpu": "GenuineIntel/6/207", "fp_mode": "flush"}
+    store = ResultsStore(tmp_path / "s.sqlite")
+    for named, acc, loss, cpu_id in (
+        ({}, 0.86, 0.40, "AuthenticAMD/25/17/1"),
+        (intel, 0.80, 0.50, "GenuineIntel/6/207/1"),
+    ):
+        for t in plan("imdb", "smoke", {"repeats": 3, "quality_part": part, **named}):
+            if t.config["part"] != "quality":
+                continue
+            jitter = 1 + 0.01 * (t.config["seed"] - 42)
+            rows = [
+                (e, m, v * jitter)
+                for e in range(2)
+                for m, v in (("test_acc", acc), ("train_loss", loss), ("train_time_s", 9.0))
+            ]
+            provenance = {"host": "planted", "cpu_id": cpu_id, "boot_id": cpu_id, "framework": "torch"}
+            store.record(trial_id=t.trial_id, study="imdb", status="done", config=t.config, provenance=provenance,
+                         summary={}, measurements=rows, profile="smoke")  # fmt: skip
+    results = Results(store, "smoke", {"imdb": {"repeats": 3, "quality_part": part}})
+    table = cpu_models.imdb_quality_table(results)
+    assert len(table) == 1, table  # the own run is not a condition beside itself
+    row = table.iloc[0]
+    assert (row.cpu, row.fp_mode, row.acc_seeds, row.own_seeds) == ("GenuineIntel/6/207", "flush", 3, 3)
+    assert (row.own_low, row.own_high) == pytest.approx((0.86, 0.86 * 1.02))  # the own run's seeds only
+    assert row.acc_ratio == pytest.approx(0.80 / 0.86) and row.acc_ci_low < row.acc_ratio < row.acc_ci_high < 1
+    assert row.loss_ratio == pytest.approx(0.50 / 0.40)
+    empty = pd.DataFrame()
+    md = render_markdown("cpu_models", imdb=empty, imdb_setting=cpu_models.IMDB_SETTING, imdb_ratios=[],
+                         fp_effect=empty, quality=table, deepar=empty, gemm=empty, probes=empty)  # fmt: skip
+    assert "Training quality on the other conditions" in md and "| GenuineIntel/6/207 | flush | torch-eager | 3 |" in md
+
+
+def test_each_part_is_read_against_its_own_reference_and_the_fp_effect_covers_the_beside_parts_jax(tmp_path):
+    """The IMDB setting per condition is read from the main part and from the beside part (JAX's arm beside the
+    reference arms), each ratio against PyTorch's dense arm of its own part; the subnormal cost pairs the modes per
+    part, so JAX's default / flushed is measured too. A condition selects its own fp mode even where the profile's
+    own is the other (smoke flushes): a default-mode piece is never read as the flushed run."""
+    from fwbench.analysis import Results, cpu_models
+    from fwbench.planning import plan
+    from fwbench.store import ResultsStore
+
+    beside = {"arms": ["jax-jit", "torch-eager", "mxnet-imperative"], "batch_sizes": [128], "workers": [0], "blocks": 3}
+    grid = {"repeats": 3, "batch_sizes": [128], "workers": [0], "extra_arms": [], "beside_part": beside}
+    seconds = {"default": {"torch-eager": 20.0, "mxnet-imperative": 30.0, "jax-jit": 15.0},
+               "flush": {"torch-eager": 10.0, "mxnet-imperative": 15.0, "jax-jit": 15.0}}  # fmt: skip
+    store = ResultsStore(tmp_path / "s.sqlite")
+    for mode, arms in seconds.items():
+        for t in plan("imdb", "smoke", {**grid, "cpu": "GenuineIntel/6/207", "fp_mode": mode}):
+            c = t.config
+            if c["arm"] not in arms or c["part"] not in ("main", "beside"):
+                continue
+            s = arms[c["arm"]] * (1 + 0.01 * c["repeat"])
+            rows = [(e, "train_time_s", s) for e in range(c["epochs"])]
+            provenance = {"host": "planted", "cpu_id": "GenuineIntel/6/207/1", "boot_id": "a", "framework": "torch"}
+            store.record(trial_id=t.trial_id, study="imdb", status="done", config=c, provenance=provenance,
+                         summary={}, measurements=rows, profile="smoke")  # fmt: skip
+    results = Results(store, "smoke", {"imdb": grid})
+    table = cpu_models.imdb_table(results).set_index(["fp_mode", "part", "arm"])
+    assert table.loc[("default", "main", "mxnet-imperative"), "ratio"] == pytest.approx(1.5)
+    assert table.loc[("default", "beside", "jax-jit"), "ratio"] == pytest.approx(0.75)  # its own part's PyTorch
+    assert table.loc[("flush", "beside", "jax-jit"), "ratio"] == pytest.approx(1.5)
+    effect = cpu_models.imdb_fp_effect(results).set_index(["part", "arm"]).ratio
+    assert effect[("main", "torch-eager")] == pytest.approx(2.0) and effect[("beside", "torch-eager")] == pytest.approx(
+        2.0
+    )
+    assert effect[("beside", "jax-jit")] == pytest.approx(1.0)

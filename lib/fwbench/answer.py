@@ -25,7 +25,7 @@ from .ledger.rules import verdict_above
 from .ledger.sources.borealis2018 import EPOCH
 from .ledger.sources.borealis2018_rules import PT, best_setting_ratio, best_settings_table
 from .ledger.sources.deepar2024 import N_POST_LIST
-from .machines import NOT_RECORDED, cpu_model_of
+from .machines import NOT_RECORDED, cpu_model_of, models_by_own_run
 from .published import borealis2018, deepar2024, overview
 from .quantity import Quantity, from_row
 from .studies import get_study
@@ -139,14 +139,13 @@ def hardware(trials: pd.DataFrame) -> dict:
         return {"models": [], "cores": [], "versions": {}}
     cpu = trials["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in trials else NOT_RECORDED
     part = trials["config.part"].fillna("") if "config.part" in trials else ""
-    own = trials["config.cpu"].isna() if "config.cpu" in trials else True  # a piece run for a CPU names it
-    where = pd.DataFrame({"study": trials.study, "part": part, "cpu": cpu, "own": own})
+    where = pd.DataFrame({"study": trials.study, "part": part, "cpu": cpu})
     per_part = where.groupby(["study", "part"]).size()
     models = []
-    for model, rows in sorted(where.groupby("cpu"), key=lambda g: (-g[1].own.sum(), -len(g[1]), g[0])):
-        counts = rows.groupby(["study", "part"]).size()
+    for model in models_by_own_run(trials) or [NOT_RECORDED]:
+        counts = where[where.cpu == model].groupby(["study", "part"]).size()
         parts = [(study, name, int(n), int(per_part[study, name])) for (study, name), n in counts.items()]
-        models.append({"name": cpu_models.Condition(model).cpu_name, "n": len(rows), "parts": parts})
+        models.append({"name": cpu_models.Condition(model).cpu_name, "n": int(counts.sum()), "parts": parts})
     cores = sorted({int(c) for c in trials.get("provenance.cpu_count", pd.Series(dtype=float)).dropna()})
     return {"models": models, "cores": cores, "versions": framework_versions(trials)}
 

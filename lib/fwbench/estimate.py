@@ -14,7 +14,7 @@ from .analysis.deepar_coverage import batch_cost, or_zero, trial_epochs
 from .data import monash
 from .errors import FwbenchError
 from .floatmode import DEFAULT
-from .machines import cpu_model_of
+from .machines import cpu_model_of, models_by_own_run
 from .pages import render_markdown
 from .planning import plan
 from .provenance import this_cpu
@@ -267,9 +267,7 @@ def on_cpu(trials, cpu: str | None, fp_mode: str):
     if trials.empty or "provenance.cpu_id" not in trials:
         return trials, None, 0
     models = trials["provenance.cpu_id"].map(cpu_model_of)
-    if cpu is None:  # a piece run for a CPU (``--set cpu=this``) is a condition of its own, not the profile's run
-        own = trials["config.cpu"].isna() if "config.cpu" in trials else True
-        cpu = min(set(models), key=lambda m: (-(own & (models == m)).sum(), -(models == m).sum(), m))
+    cpu = cpu or models_by_own_run(trials)[0]
     mine = trials[models == cpu]
     if mine.empty:
         raise FwbenchError(
@@ -283,12 +281,9 @@ def on_cpu(trials, cpu: str | None, fp_mode: str):
 
 
 def stored_cpu_models(store, study: str | None = None) -> list[str]:
-    """The CPU models the finished trials (of ``study``; none a rerun replaced) ran on, most first (ties by name)."""
-    trials = stale.without(store.trials(study), superseded_only=True)
-    if trials.empty or "provenance.cpu_id" not in trials:
-        return []
-    models = trials.loc[trials.status == "done", "provenance.cpu_id"].map(cpu_model_of).value_counts()
-    return sorted(models.index, key=lambda m: (-models[m], m))
+    """The CPU models the finished trials (of ``study``; none a rerun replaced) ran on (``models_by_own_run``)."""
+    trials = stale.without_superseded(store.trials(study))
+    return models_by_own_run(trials[trials.status == "done"]) if not trials.empty else []
 
 
 def estimate_full_runtime(
@@ -308,7 +303,7 @@ def estimate_full_runtime(
         trials = trials[(trials.status == "done") & trials["provenance.trial_wall_s"].notna()]
         wanted = this_cpu() if cpu == conditions.THIS else cpu or condition.get("cpu")
         wanted = conditions.check_cpu(wanted) if wanted else None
-        kept, cpu, set_aside["fp_mode"] = on_cpu(stale.without(trials, superseded_only=True), wanted, fp_mode)
+        kept, cpu, set_aside["fp_mode"] = on_cpu(stale.without_superseded(trials), wanted, fp_mode)
         set_aside["superseded"] = len(on_cpu(trials, cpu, fp_mode)[0]) - len(kept)
         trials = kept
     if trials.empty:

@@ -64,6 +64,17 @@ def one_cpu_model(frame: pd.DataFrame, part: str = "part", exempt: tuple[str, ..
     return pd.concat(keep).sort_index(), dropped
 
 
+def models_by_own_run(trials: pd.DataFrame) -> list[str]:
+    """The CPU models finished ``trials`` (a store's trial rows) ran on: the profile's own run's first (most trials
+    whose config names no CPU; a piece run for a CPU, ``--set cpu=this``, is a condition of its own), then by trials,
+    then by name. What the estimate extrapolates from and the first line names first, whichever has more trials."""
+    if trials.empty or "provenance.cpu_id" not in trials:
+        return []
+    models = trials["provenance.cpu_id"].map(cpu_model_of)
+    own = trials["config.cpu"].isna() if "config.cpu" in trials else pd.Series(True, index=trials.index)
+    return sorted(set(models), key=lambda m: (-(own & (models == m)).sum(), -(models == m).sum(), m))
+
+
 def machine_factors(cells: dict, arms) -> dict:
     """``cells``: machine -> arm -> positive values. The factor of each machine whose cell holds every arm of
     ``arms``; machines missing from the result are incomplete cells. One complete machine: factor 1."""

@@ -18,7 +18,6 @@ from .analysis import (
     deepar_conditions,
     deepar_coverage,
     deepar_prediction,
-    estimate_accuracy,
     framework_comparison,
     imdb_jax,
     inference,
@@ -116,25 +115,18 @@ def post_conditions(post: dict, answer: bool = False) -> str:
     return render_markdown("post_conditions_answer" if answer else "post_conditions", **deepar_prediction.facts(post))
 
 
-def deepar_contention(result: dict) -> str:
-    """The contention part per dataset and condition (``deepar_conditions.load``'s result)."""
-    return render_markdown(
-        "deepar_contention", **deepar_conditions.contention_facts(result["conditions"], result["rows"])
-    )
-
-
-# B's factor table and its reading (``deepar_conditions.load``'s result)
+# ``deepar_conditions.load``'s result in words: the contention part per dataset and condition; B's factor table
+deepar_contention = _section(
+    "deepar_contention", lambda r: deepar_conditions.contention_facts(r["conditions"], r["rows"])
+)
 deepar_factors = _section("deepar_factors", lambda r: deepar_conditions.factor_facts(r["factors"], r["total"]))
 
 
 # ---------------------------------------------------------------------------------------------------- IMDB
 imdb_beside = _section("imdb_beside", imdb_jax.beside_facts)  # JAX beside the reference arms, or that none ran
 convergence_accuracy = _section("convergence_accuracy", convergence.accuracy_facts)  # the quality part vs the bar
-
-
-def imdb_absent(kind: str, results: Results) -> str:
-    """The line shown where an IMDB table of ``kind`` has no rows: the profile plans none, or the run is not done."""
-    return render_markdown("imdb_absent", profile=results.profile, **imdb_analysis.absent_facts(kind, results))
+# the line shown where an IMDB table of ``kind`` has no rows: the profile plans none, or the run is not done
+imdb_absent = _section("imdb_absent", imdb_analysis.absent_facts)
 
 
 def convergence_summary(
@@ -153,8 +145,10 @@ dataparallel_section = _section("dataparallel", dataparallel.section_facts)  # t
 framework_comparison_section = _section("framework_comparison", framework_comparison.facts)  # leaving MXNet today
 
 # ---------------------------------------------------------------------------------------------------- the harness
-adaptive_table = _section("adaptive_table", adaptive.table_facts)  # half-widths in %, seconds rounded, totals
-estimate_accuracy_table = _section("estimate_accuracy", estimate_accuracy.check_facts)  # errors in %, minutes
+# the per-setting table (half-widths in %, seconds rounded) and its totals
+adaptive_table = _section("adaptive_table", lambda frame: {"table": frame, **adaptive.status_facts(frame)})
+# a saved prediction against the trials run since (``estimate_accuracy.check_prediction``): errors in %, minutes
+estimate_accuracy_table = _section("estimate_accuracy", lambda check: {"check": check})
 
 
 def adaptive_status(frame: pd.DataFrame, study: str, profile: str) -> list[str]:

@@ -27,12 +27,11 @@ def render_paper_estimate(store: ResultsStore | None = None) -> str:
             continue
         rows.append({"study": study, "est": est})
         kept = set(est.adaptive["expected_ids"]) if est.adaptive else set(est.per_trial)
-        by_part: dict = {}
+        by_part: dict = {}  # part -> its kept trials' predicted seconds
         for t in plan(study, "paper"):
             if t.trial_id in kept and t.trial_id in est.per_trial:
-                n, seconds = by_part.get(t.config.get("part", "main"), (0, 0.0))
-                by_part[t.config.get("part", "main")] = (n + 1, seconds + est.per_trial[t.trial_id])
-        parts += [{"study": study, "part": part, "n": n, "seconds": sec} for part, (n, sec) in by_part.items()]
+                by_part.setdefault(t.config.get("part", "main"), []).append(est.per_trial[t.trial_id])
+        parts += [{"study": study, "part": part, "n": len(s), "seconds": sum(s)} for part, s in by_part.items()]
         for cpu in (m for m in stored_cpu_models(store, study) if m != est.cpu):
             try:
                 others.append(

@@ -160,7 +160,6 @@ def study_sections(lines: dict, figures: dict, results: Results) -> list[dict]:
                 "title": s.title,
                 "arms": arms,
                 "arms_not_run": not_run,
-                "has_prose": s.name in lines,
                 "lines": lines.get(s.name, []),
                 "figures": figures.get(s.name, []),
             }
@@ -196,14 +195,15 @@ def build(
 
     table = ledger.build(results)
     table.to_csv(out / "ledger.csv", index=False)
+    by_cpu = results.profile is not None  # every timing claim judged per CPU model and fp mode, on its own trials
+    if by_cpu:
+        ledger.build_by_condition(results).to_csv(out / "ledger_by_cpu.csv", index=False)
     rows = [dict(r._asdict(), estimate_text=post_text.ledger_estimate(r)) for r in table.itertuples(index=False)]
 
     a = answer.compute(results)
     starts = [t for t in (_parse_time(m["start_time"]) for m in metas) if t]
     figs = collect_figures(Path(figures) if figures else figures_dir(), out, min(starts) if starts else None)
 
-    trials = results.every_row().trials()
-    git = git_state()
     context = {
         "title": TITLE,
         "profile": profile,
@@ -211,9 +211,6 @@ def build(
         "n_trials_done": Markup(a.trials.markup(ci=False)),
         "answer": post_text.markdown_html(prose.answer_text(a, heading=None)),
         "answer_figure": answer_figure(a, out),
-        "n_trials_failed": int((trials.status == "failed").sum()) if not trials.empty else 0,
-        "git_sha": git.get("git_sha"),
-        "git_dirty": git.get("git_dirty"),
         "profile_note": post_text.profile_note(results),
         "setup": post_text.setup(results),
         "assumptions": post_text.assumptions(),
@@ -221,6 +218,7 @@ def build(
         "convergence": prose.convergence_summary(results),
         "figures": figs,
         "ledger": rows,
+        "ledger_by_cpu": by_cpu,
         "ledger_summary": prose.ledger_verdicts(table, ledger.PRECEDENCE, summary=True),
         "ledger_ci_header": prose.ledger_ci("header"),
         "ledger_ci_note": prose.ledger_ci(),
@@ -230,7 +228,7 @@ def build(
         "environment": post_text.environment(results, metas),
     }
     # the files and links of the site (see "Links" above) and the glossary: apart from the numbers
-    repo = site_files.repository(git)
+    repo = site_files.repository(git_state())
     terms = glossary.entries()
     context |= {
         "repository": repo,

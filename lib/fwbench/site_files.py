@@ -82,13 +82,13 @@ def _size(path: Path) -> str:
 
 def publish(store: ResultsStore, profile: str, out: Path, lock: Path = REPO_ROOT / "requirements.lock") -> dict:
     """Write the store copy, the profile's tables and the lock file into ``out/data``; returns what the post
-    links: ``{"files": [{"href", "name", "kind", "size"}], "store_href", "skipped": [sentences]}`` (``post.html.j2``
-    words each kind: store, a table's name, lock)."""
+    links: ``{"files": [{"href", "name", "kind", "size"}], "store_href", "skipped"}`` (``post.html.j2`` words each
+    kind: store, a table's name, lock; and ``skipped``, the store's name and MB where it is too large to copy)."""
     data = Path(out) / DATA
     if data.exists():
         shutil.rmtree(data)  # nothing of an earlier build stays beside this one's files
     data.mkdir(parents=True)
-    files, skipped, store_href = [], [], None
+    files, skipped, store_href = [], None, None
 
     def add(path: Path, kind: str) -> None:
         files.append({"href": f"{DATA}/{path.name}", "name": path.name, "size": _size(path), "kind": kind})
@@ -99,10 +99,7 @@ def publish(store: ResultsStore, profile: str, out: Path, lock: Path = REPO_ROOT
         store_href = f"{DATA}/{copy.name}"
         add(copy, "store")
     else:
-        skipped.append(
-            f"The results store ({store.path.name}, {mb:,.0f} MB) is larger than the {MAX_STORE_MB} MB a site "
-            "carries and is not copied here; the tables below hold its rows of this profile."
-        )
+        skipped = {"name": store.path.name, "mb": mb, "max_mb": MAX_STORE_MB}
     for path in write_tables(store, data, ("csv",), profile=profile):
         add(path, path.stem)
     if Path(lock).is_file():

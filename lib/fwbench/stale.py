@@ -45,10 +45,9 @@ def stale_trials(trials: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["study", "trial_id", "reason", "superseded"])
 
 
-def without(trials: pd.DataFrame, superseded_only: bool = False) -> pd.DataFrame:
-    """``trials`` less the stale ones (``superseded_only``: less those a rerun replaced, the others kept)."""
+def without_superseded(trials: pd.DataFrame) -> pd.DataFrame:
+    """``trials`` less those a rerun of the same config replaced (other stale ones kept)."""
     if trials.empty:
         return trials
     stale = stale_trials(trials)
-    drop = stale.trial_id[stale.superseded.astype(bool)] if superseded_only else stale.trial_id
-    return trials[~trials.trial_id.isin(set(drop))]
+    return trials[~trials.trial_id.isin(set(stale.trial_id[stale.superseded.astype(bool)]))]

@@ -91,7 +91,8 @@ def _final_width(study, trials, records, key: str) -> float:
 
 def status_facts(frame: pd.DataFrame) -> dict:
     """What ``fwbench status`` says of an adaptive profile (template ``adaptive_status``): settings by state (most
-    first), setting-blocks run of planned, CPU seconds spent and saved, trials skipped."""
+    first), setting-blocks run of planned, CPU seconds spent and saved, trials skipped; the totals of the
+    per-setting table too (template ``adaptive_table``)."""
     return {
         "n_settings": len(frame),
         "states": [(state, int(n)) for state, n in frame.state.value_counts().items()],
@@ -101,8 +102,3 @@ def status_facts(frame: pd.DataFrame) -> dict:
         "saved_cpu_s": float(frame.saved_cpu_s.sum()),
         "skipped_trials": int(frame.skipped_trials.sum()),
     }
-
-
-def table_facts(frame: pd.DataFrame) -> dict:
-    """The report's table (template ``adaptive_table``: half-widths in %, seconds rounded) and its totals."""
-    return {"table": frame, "cpu_s": float(frame.cpu_s.sum()), "saved_cpu_s": float(frame.saved_cpu_s.sum())}

@@ -151,6 +151,7 @@ def summary_facts(results: Results, imdb: pd.DataFrame | None = None, deepar: pd
             "n_seeds": sorted(set(int(seeds[s]) for s in settings)),
             "finals": finals,
             "missing": missing_convergence(results.profile, imdb),
+            "pooled": quality_conditions(imdb, set(imdb.arm)) if kind == "quality" else None,
         }
     if not deepar.empty:
         facts["deepar"] = {

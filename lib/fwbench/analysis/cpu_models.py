@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
+from ..conditions import of_run, study_overrides
 from ..floatmode import DEFAULT, FLUSH
 from ..machines import CPU, MACHINE, NOT_RECORDED, cpu_model_of
 from ..quantity import Quantity
@@ -24,6 +25,7 @@ from . import imdb as imdb_analysis
 IMDB, DEEPAR, VGG16, GEMM = "imdb", "deepar", "vgg16", "gemm"
 # the IMDB setting every CPU piece times (a setting of the paper grid: batch 128, 0 loader workers)
 IMDB_SETTING = {"batch_size": 128, "num_workers": 0}
+SETTING_PARTS = ("main", "beside")  # the parts that time it: the main grid, and the beside part with JAX's arm
 VENDOR_NAMES = {"AuthenticAMD": "AMD EPYC", "GenuineIntel": "Intel Xeon"}
 
 
@@ -36,9 +38,15 @@ class Condition:
     named: bool = False
 
     def overrides(self) -> dict:
-        """The overrides that select this condition's trials of a profile's plan."""
-        out = {"cpu": self.cpu} if self.named else {}
-        return {**out, "fp_mode": self.fp_mode} if self.fp_mode != DEFAULT else out
+        """The overrides that select this condition's trials of a profile's plan: the fp mode always (a profile's
+        own may be the other: the quick profile's IMDB trials flush), the CPU where the trials name it."""
+        return {**({"cpu": self.cpu} if self.named else {}), "fp_mode": self.fp_mode}
+
+    def select(self, results: Results, study: str) -> Results:
+        """``results`` narrowed to this condition's trials of ``study``: its overrides over the study's own (a
+        notebook's parameters), whose condition keys it replaces."""
+        own = study_overrides(results.overrides_of(study)) or {}
+        return results.with_overrides(study, {**own, **self.overrides()})
 
     @property
     def cpu_name(self) -> str:
@@ -92,31 +100,31 @@ def minority_conditions(results: Results, study: str) -> list[Condition]:
 
 # -- IMDB: one setting on every condition ---------------------------------------------------------------------------
 def imdb_trials(results: Results, condition: Condition) -> pd.Series:
-    """Per (arm, trial, seed, machine) of one condition (its CPU model's trials only): the median timed epoch
-    (``epoch_25k_s``, machine-adjusted by ``imdb.load_sweep``) at ``IMDB_SETTING``. From the main part where the
-    condition has trials there, else from the beside part (which repeats main settings on another machine);
-    ``attrs["part"]`` says which."""
-    frame = imdb_analysis.load_sweep(results.with_overrides(IMDB, condition.overrides() or None))
+    """Per (part, arm, trial, seed, machine) of one condition (its CPU model's trials only): the median timed epoch
+    (``epoch_25k_s``, machine-adjusted by ``imdb.load_sweep``) at ``IMDB_SETTING``, from the main part and the beside
+    part (which repeats main settings with JAX's arm in the same blocks, on the machine that ran it)."""
+    frame = imdb_analysis.load_sweep(condition.select(results, IMDB))
     if frame.empty:
         return pd.Series(dtype=float)
-    timed = imdb_analysis.timed_epochs(frame)
+    timed = imdb_analysis.part(imdb_analysis.timed_epochs(frame), *SETTING_PARTS)
     timed = timed[timed[CPU] == condition.cpu]
     for column, value in IMDB_SETTING.items():
         timed = timed[timed[column] == value]
-    for name in ("main", "beside"):
-        rows = imdb_analysis.part(timed, name)
-        if not rows.empty:
-            values = rows.groupby(["arm", "trial_id", "seed", MACHINE]).epoch_25k_s.median()
-            values.attrs["part"] = name
-            return values
-    return pd.Series(dtype=float)
+    return timed.groupby(["part", "arm", "trial_id", "seed", MACHINE]).epoch_25k_s.median()
+
+
+def _parts(values: pd.Series) -> list[str]:
+    """The parts ``imdb_trials`` found, in ``SETTING_PARTS`` order (the main part first)."""
+    found = set(values.index.get_level_values("part")) if len(values) else set()
+    return [p for p in SETTING_PARTS if p in found]
 
 
 def imdb_table(results: Results, conditions: list[Condition] | None = None) -> pd.DataFrame:
-    """One row per condition x arm at ``IMDB_SETTING``: the CPU model actually recorded, the part read, trials, the
-    epoch time (25k reviews, s: the geometric mean over trials, the ratio's estimator), the fastest and slowest trial
-    (and its seed), the machines (boots) its trials ran on, and the ratio to PyTorch's reference arm with its CI (over
-    trials of that condition). By default every condition: the stored ones and the unnamed trials' other CPU models."""
+    """One row per condition x part x arm at ``IMDB_SETTING``: the CPU model actually recorded, trials, the epoch
+    time (25k reviews, s: the geometric mean over trials, the ratio's estimator), the fastest and slowest trial (and
+    its seed), the machines (boots) its trials ran on, and the ratio to PyTorch's reference arm of the same part with
+    its CI (over trials of that condition). By default every condition: the stored ones and the unnamed trials'
+    other CPU models."""
     _, torch_arms = imdb_analysis.post_comparison()
     base = torch_arms[0]
     if conditions is None:
@@ -124,65 +132,104 @@ def imdb_table(results: Results, conditions: list[Condition] | None = None) -> p
     rows = []
     for c in conditions:
         values = imdb_trials(results, c)
-        if values.empty:
-            continue
-        arms = imdb_analysis.arm_order(IMDB, values.index.get_level_values("arm").unique())
-        for arm in arms:
-            mine = values.loc[arm]
-            ratio = trial_ratio_ci(mine, values.loc[base]) if base in arms and arm != base else {}
-            rows.append(
-                {
-                    **asdict(c),  # cpu, fp_mode, named
-                    "part": values.attrs.get("part"),
-                    "arm": arm,
-                    "n_trials": len(mine),
-                    "epoch_25k_s": math.exp(sum(map(math.log, mine)) / len(mine)),
-                    "fastest_s": float(mine.min()),
-                    "slowest_s": float(mine.max()),
-                    "slowest_seed": int(mine.idxmax()[1]),
-                    "machines": mine.index.get_level_values(MACHINE).nunique(),
-                    "vs": base,
-                    **{k: ratio.get(k, math.nan) for k in ("ratio", "ci_low", "ci_high", "method")},
-                }
-            )
+        for name in _parts(values):
+            part = values.loc[name]
+            arms = imdb_analysis.arm_order(IMDB, part.index.get_level_values("arm").unique())
+            for arm in arms:
+                mine = part.loc[arm]
+                ratio = trial_ratio_ci(mine, part.loc[base]) if base in arms and arm != base else {}
+                rows.append(
+                    {
+                        **asdict(c),  # cpu, fp_mode, named
+                        "part": name,
+                        "arm": arm,
+                        "n_trials": len(mine),
+                        "epoch_25k_s": math.exp(sum(map(math.log, mine)) / len(mine)),
+                        "fastest_s": float(mine.min()),
+                        "slowest_s": float(mine.max()),
+                        "slowest_seed": int(mine.idxmax()[1]),
+                        "machines": mine.index.get_level_values(MACHINE).nunique(),
+                        "vs": base,
+                        **{k: ratio.get(k, math.nan) for k in ("ratio", "ci_low", "ci_high", "method")},
+                    }
+                )
     return pd.DataFrame(rows)
 
 
 def imdb_fp_effect(results: Results) -> pd.DataFrame:
-    """Per CPU model with both modes measured, per arm in both: the libraries' default time / the flushed time, a
-    ratio over independent trials of each (> 1: the subnormal floats cost that factor on that CPU)."""
+    """Per CPU model with both modes measured, per part and arm in both: the libraries' default time / the flushed
+    time, a ratio over independent trials of each (> 1: the subnormal floats cost that factor on that CPU)."""
     conditions = stored_conditions(results, IMDB)
     values = {c: imdb_trials(results, c) for c in conditions}
     rows = []
     for flushed in (c for c in conditions if c.fp_mode == FLUSH):
         for default in (c for c in conditions if c.cpu == flushed.cpu and c.fp_mode == DEFAULT):
             num, den = values[default], values[flushed]
-            if num.empty or den.empty:
-                continue
-            shared = set(num.index.get_level_values("arm")) & set(den.index.get_level_values("arm"))
-            for arm in imdb_analysis.arm_order(IMDB, shared):
-                rows.append({"cpu": flushed.cpu, "arm": arm, **trial_ratio_ci(num.loc[arm], den.loc[arm])})
+            for name in (p for p in _parts(num) if p in _parts(den)):
+                shared = num.loc[name].index.unique("arm").intersection(den.loc[name].index.unique("arm"))
+                for arm in imdb_analysis.arm_order(IMDB, shared):
+                    ratio = trial_ratio_ci(num.loc[name].loc[arm], den.loc[name].loc[arm])
+                    rows.append({"cpu": flushed.cpu, "part": name, "arm": arm, **ratio})
     return pd.DataFrame(rows)
 
 
 def imdb_ratio_quantities(table: pd.DataFrame) -> list[tuple[Condition, Quantity]]:
-    """The MXNet reference arm / PyTorch reference arm ratio of each condition, as a quantity named by it, its CPU
-    model and fp mode declared as the conditions a page names beside it."""
+    """The MXNet reference arm / PyTorch reference arm ratio of each condition (of its first part: the main one where
+    it ran there), as a quantity named by it, its CPU model, fp mode and part declared as the conditions a page
+    names beside it."""
     mx_ref, _ = imdb_analysis.post_comparison()
+    rows = table[(table.arm == mx_ref) & table.ratio.notna()].drop_duplicates(["cpu", "fp_mode", "named"])
     out = []
-    for row in table[(table.arm == mx_ref) & table.ratio.notna()].itertuples():
+    for row in rows.itertuples():
         c = Condition(row.cpu, row.fp_mode, row.named)
-        shown = {"label": f"imdb.cpu.{mx_ref}", "conditions": {"cpu": c.cpu_name, "fp_mode": c.fp_mode}}
+        conditions = {"cpu": c.cpu_name, "fp_mode": c.fp_mode, "part": row.part}
+        shown = {"label": f"imdb.cpu.{mx_ref}", "conditions": conditions}
         name, n = f"imdb.cpu.{c.key}.{mx_ref}", f"{row.n_trials} trials a side"
         out.append((c, Quantity(name, row.ratio, row.ci_low, row.ci_high, n=n, **shown)))
     return out
+
+
+# -- IMDB training quality on every condition: an accuracy, but flushing subnormals changes the arithmetic ----------
+def _quality_finals(results: Results) -> pd.DataFrame:
+    """The last epoch of each training-quality trial of ``results``' plan (one row per trial)."""
+    frame = imdb_analysis.part(imdb_analysis.load_sweep(results), "quality")
+    return frame[frame.epoch == frame.epochs - 1] if not frame.empty else frame
+
+
+QUALITY_RATIOS = {"acc": "test_acc", "loss": "train_loss"}  # a condition's over the own run's, per arm
+
+
+def _seed_spread(finals: pd.DataFrame, prefix: str) -> dict:
+    """How many seeds ``finals`` has and their lowest and highest final test accuracy."""
+    acc = finals.test_acc
+    return {f"{prefix}_seeds": len(finals), f"{prefix}_low": float(acc.min()), f"{prefix}_high": float(acc.max())}
+
+
+def imdb_quality_table(results: Results) -> pd.DataFrame:
+    """Per condition other than the profile's own run (a piece run for a CPU or fp mode, e.g. flushed on an Intel
+    Xeon) with training-quality trials, per arm: its seeds' final test accuracy (lowest, highest) beside the own
+    run's seed spread (every CPU model it pools: an accuracy is not a timing), and its final test accuracy and train
+    loss over the own run's (geometric means over seeds, CI over the independent trials of each side)."""
+    own, rows = _quality_finals(results), []
+    mode = of_run(IMDB, results.profile, results.overrides_of(IMDB)).get("fp_mode", DEFAULT)  # the own run's
+    # without a profile's plan there are no ids to select a condition by
+    others = [c for c in stored_conditions(results, IMDB) if c.named or c.fp_mode != mode] if results.profile else []
+    for c in others if len(own) else ():
+        for arm, mine in _quality_finals(c.select(results, IMDB)).groupby("arm"):
+            base = own[own.arm == arm]
+            if base.empty:
+                continue
+            ratios = {m: trial_ratio_ci(mine[column], base[column]) for m, column in QUALITY_RATIOS.items()}
+            cis = {f"{m}_{k}": r[k] for m, r in ratios.items() for k in ("ratio", "ci_low", "ci_high")}
+            rows.append({**asdict(c), "arm": arm, **_seed_spread(mine, "acc"), **_seed_spread(base, "own"), **cis})
+    return pd.DataFrame(rows)
 
 
 # -- DeepAR: the per-batch cost on every condition --------------------------------------------------------------------
 def deepar_ratios(results: Results, condition: Condition) -> pd.DataFrame:
     """Per dataset: MXNet / PyTorch per-batch cost of one condition's coverage trials (``deepar_coverage.cost_rows``),
     with its CI over them (``deepar.ratio_table`` on ``c_batch``), and the dataset's window."""
-    rows = deepar_coverage.cost_rows(results.with_overrides(DEEPAR, condition.overrides() or None))
+    rows = deepar_coverage.cost_rows(condition.select(results, DEEPAR))
     if rows.empty:
         return pd.DataFrame()
     ratios = deepar_analysis.ratio_table(rows, metric="c_batch")
@@ -246,9 +293,9 @@ def fp_probe_table(results: Results) -> pd.DataFrame:
 
 def facts(results: Results) -> dict:
     """Everything the per-CPU pages show, computed once: the conditions, the IMDB setting per condition with its
-    MXNet / PyTorch ratios as quantities, the subnormal mode's effect, the IMDB machines of one CPU model
-    (``imdb.machine_adjustment``), DeepAR's per-batch ratio per CPU, and what each framework's threads did with
-    subnormals. (The CPU's pooled effect on B is a row of B's factor table: ``deepar_conditions``.)"""
+    MXNet / PyTorch ratios as quantities, the subnormal mode's effect, training quality per condition, the IMDB
+    machines of one CPU model (``imdb.machine_adjustment``), DeepAR's per-batch ratio per CPU, and what each
+    framework's threads did with subnormals. (The CPU's pooled effect on B is a row of B's factor table.)"""
     has = {study: results.profile in get_study(study).profiles for study in (IMDB, DEEPAR, VGG16)}  # some lack it
     imdb = imdb_table(results) if has[IMDB] else pd.DataFrame()
     deepar = deepar_cpu_table(results) if has[DEEPAR] else pd.DataFrame()
@@ -259,6 +306,7 @@ def facts(results: Results) -> dict:
         "imdb_ratios": imdb_ratio_quantities(imdb) if not imdb.empty else [],
         "imdb_machines": imdb_analysis.machine_adjustment(results) if has[IMDB] else {},
         "fp_effect": imdb_fp_effect(results),
+        "quality": imdb_quality_table(results) if has[IMDB] else pd.DataFrame(),
         "deepar": deepar,
         "probes": fp_probe_table(results),
         "gemm": gemm_by_cpu(results),

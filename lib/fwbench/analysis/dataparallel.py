@@ -15,11 +15,12 @@ import pandas as pd
 from scipy.stats import gmean
 
 from ..dataparallel import parameter_count
+from ..machines import cpu_model_of
 from ..published.overview import MIN_GPUS, VGG16_8GPU_TRAIN_S
 from ..quantity import Quantity
 from ..stats import trial_ratio_ci
 from ..studies import get_study
-from . import Results, arm_order
+from . import Results, arm_order, cpu_models
 
 STUDY = "dataparallel"
 SYNC_PREFIX = "sync_s.n"
@@ -45,6 +46,7 @@ def per_trial(results: Results) -> pd.DataFrame:
             "framework": study.framework_of(first["config.arm"]),
             "world_size": world,
             "threads": int(first["config.threads"]),
+            "cpu": cpu_models.Condition(cpu_model_of(first.get("provenance.cpu_id"))).cpu_name,
             "per_rank_batch": batch,
             "n_parameters": parameter_count(int(first["config.hidden"])),
             "repeat": int(first["config.repeat"]),
@@ -147,6 +149,7 @@ def section_facts(results: Results) -> dict:
         "labels": get_study(STUDY).labels(),
         "arms": arm_table(frame),
         "threads": int(frame.threads.iloc[0]),
+        "cpus": sorted(set(frame.cpu)),
         "worlds": worlds,
         "arm_names": arms,
         "sync": sync,

@@ -299,7 +299,8 @@ def factor_table(
         for name, other in (other_cpus or {}).items():
             key = f"post_machine_{slugs[name]}"
             inferred("post_machine_cpu", name, prediction.comparison(other), key=key, cpu_model=name)
-    if (chosen := post["chosen"] if post else None) is not None and archive["ratio"] > 0:
+    chosen = post["chosen"] if post else None
+    if chosen is not None and archive["ratio"] > 0:
         fit, condition = post["fits"].set_index("key").loc[chosen], post["conditions"][chosen]
         given = int(prediction.against_chart(post["tables"][chosen], prediction.chart()).measured.sum())
         estimate = prediction.archive_estimate(post["tables"][chosen])

@@ -196,7 +196,7 @@ def prediction_conditions(results: Results) -> list[tuple[PredictionCondition, p
     model the coverage part's first (its own rows are the coverage rows), then each k of the post_conditions part."""
     out = []
     for c in (c for c in stored_conditions(results, STUDY) if c.fp_mode == DEFAULT):
-        chosen = results.with_overrides(STUDY, {**(results.overrides_of(STUDY) or {}), **c.overrides()} or None)
+        chosen = c.select(results, STUDY)
         coverage = cost_rows(chosen)
         if coverage.empty:
             continue

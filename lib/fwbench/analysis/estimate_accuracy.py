@@ -131,9 +131,3 @@ def _check_row(study: str, group: str, part: pd.DataFrame) -> list:
     per_trial = (clean.predicted_s - clean.measured_s) / clean.measured_s
     median = float(per_trial.median()) if len(per_trial) else math.nan
     return [study, group, len(part), len(clean), busy, predicted, measured, error, median]
-
-
-def check_facts(frame: pd.DataFrame) -> dict:
-    """What the check's page shows (template ``estimate_accuracy``: errors in %, times in minutes):
-    ``check_prediction``'s rows."""
-    return {"check": frame}

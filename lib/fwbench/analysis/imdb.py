@@ -283,8 +283,8 @@ ABSENT = {
 
 def absent_facts(kind: str, results: Results) -> dict:
     """Where a table of ``kind`` (``ABSENT``) has no rows (template ``imdb_absent``): ``what`` it would show and
-    whether the profile ``planned`` such trials (then the run is incomplete; else nothing is missing)."""
+    whether the ``profile`` ``planned`` such trials (then the run is incomplete; else nothing is missing)."""
     what, wanted = ABSENT[kind]
     study = get_study(STUDY)
     plan = study.grid(study.resolve(results.profile, results.overrides_of(STUDY)))
-    return {"what": what, "planned": any(wanted(c) for c in plan)}
+    return {"what": what, "planned": any(wanted(c) for c in plan), "profile": results.profile}

@@ -65,10 +65,12 @@ def gemm_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 def thread_check(results: Results) -> pd.DataFrame:
     """Whether each framework's thread setting held: per GEMM arm and thread count set, the CPUs its timed matrix
-    products kept busy (``cpus_busy``: the trial process's CPU time over wall time), median and largest over its
-    trials (matrix sizes), per CPU model (``cpu``). A framework busier than its setting would win by the extra cores."""
+    products kept busy (``cpus_busy``: process CPU time over wall time), median and largest over its trials, per CPU
+    model (``cpu``), of every GEMM trial of the profile. A framework busier than its setting wins by extra cores."""
     cols = ["arm", "framework", "threads", "n_trials", "cpus_busy", "cpus_busy_max", "cpu"]
-    long = results.values("gemm")
+    long = results.every_row().values("gemm")  # every CPU model's, the pieces run for a CPU too, none superseded
+    long = long[long.profile == results.profile] if results.profile is not None and "profile" in long else long
+    long = long[~long.trial_id.isin(results.stale().query("superseded").trial_id)]
     if long.empty or not (long.metric == "cpus_busy").any():
         return pd.DataFrame(columns=cols)
     long = long[long.metric == "cpus_busy"]

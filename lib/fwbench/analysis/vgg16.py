@@ -137,11 +137,7 @@ def compiled_table(frame: pd.DataFrame, compile_times: pd.DataFrame | None = Non
                 if not (len(c) and len(e)):
                     continue
                 r = trial_ratio_ci(e, c)
-                match = (
-                    times[(times.arm == arm) & np.logical_and.reduce([times[k] == v for k, v in zip(SETTING, key)])]
-                    if len(times)
-                    else times
-                )
+                match = times[(times.arm == arm) & np.logical_and.reduce([times[k] == v for k, v in zip(SETTING, key)])]
                 comp = float(match.compile_s.median()) if len(match) else np.nan
                 gain = np.median(e) - np.median(c)
                 rows.append(

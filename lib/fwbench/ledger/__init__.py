@@ -20,29 +20,11 @@ from ..analysis import Results, cpu_models
 from ..errors import FwbenchError
 from ..pages import render_markdown
 from . import render
-from .data import IMDB_PARTS, Data, load
+from .data import Data, load
 from .judge import judge as judge_claim
-from .render import COLUMNS, conditions, host_text, rules_facts
-from .rules import (
-    BELOW_SCALE,
-    CONTEXT,
-    CONTRADICTED,
-    INCONCLUSIVE,
-    INSUFFICIENT,
-    NOT_MEASURED,
-    NOT_TESTABLE,
-    PRECEDENCE,
-    REPRODUCED,
-    TOL,
-    VERDICTS,
-    Part,
-    combine,
-    fastest_is,
-    verdict_above,
-    verdict_at_most,
-    verdict_in_band,
-)
-from .sources import CLAIMS, SOURCES
+from .render import COLUMNS, rules_facts
+from .rules import BELOW_SCALE, NOT_TESTABLE, PRECEDENCE, TOL, VERDICTS, Part
+from .sources import CLAIMS
 
 # the study whose rows a claim's conditions describe
 STUDY_OF = {c.id: c.study for c in CLAIMS}
@@ -67,7 +49,9 @@ def build_by_condition(results: Results) -> pd.DataFrame:
     tables = []
     for study in CONDITION_STUDIES:
         for c in cpu_models.stored_conditions(results, study):
-            chosen = results.with_overrides(study, c.overrides() or None)
+            chosen = results
+            for other in CONDITION_STUDIES:  # a claim's context on another study (C3's LSTM) is of the same condition
+                chosen = c.select(chosen, other)
             table = build(chosen)
             table = table[table.claim_id.map(STUDY_OF).eq(study)].assign(cpu=c.cpu, fp_mode=c.fp_mode)
             for claim in (claim for claim in CLAIMS if claim.part and claim.study == study):
@@ -90,29 +74,15 @@ __all__ = [
     "BELOW_SCALE",
     "CLAIMS",
     "COLUMNS",
-    "CONTEXT",
-    "CONTRADICTED",
     "Data",
-    "IMDB_PARTS",
-    "INCONCLUSIVE",
-    "INSUFFICIENT",
-    "NOT_MEASURED",
     "NOT_TESTABLE",
     "PRECEDENCE",
-    "REPRODUCED",
-    "SOURCES",
     "STUDY_OF",
     "TOL",
     "VERDICTS",
     "build",
-    "combine",
-    "conditions",
-    "fastest_is",
+    "build_by_condition",
     "judged_parts",
-    "host_text",
     "load",
     "rules_facts",
-    "verdict_above",
-    "verdict_at_most",
-    "verdict_in_band",
 ]

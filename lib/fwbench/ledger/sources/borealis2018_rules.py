@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-from ..data import Data, blocks, reference, settings, times
+from ...pages import render_markdown
+from ..data import Data, blocks, reference, times
 from ..rules import NOT_TESTABLE, Part, ratio_part
 
 STUDY = "imdb"  # the study every A claim is judged on (A10 also reads the onnx study)
@@ -27,18 +28,13 @@ def gpu_claim(d: Data) -> list[Part]:
     """The part of a GPU-utilisation claim (A2, A3) on rows that do not record it; none where they do."""
     if not d.imdb.empty and GPU_UTIL_METRIC in d.imdb and d.imdb[GPU_UTIL_METRIC].notna().any():
         return []
-    t, cpu = d.timed(), ""
+    t, cpu = d.timed(), None
     if not t.empty and "proc_cpu_pct" in t:  # at a setting every arm ran (the extra arms': largest batch, 0 workers)
         b, w = t.batch_size.max(), t.num_workers.min()
-        med = t[t.batch_size.eq(b) & t.num_workers.eq(w)].groupby("arm")["proc_cpu_pct"].median()
-        cpu = f"; for context, process CPU % on this CPU-only run (median; batch {b}, {w} workers): " + ", ".join(
-            f"{a} {v:.0f} %" for a, v in med.items()
-        )
-    gpu = d.device == "cuda"
-    ran = "the store's GPU trials do not record it" if gpu else f"every IMDB trial in the store ran on CPU{cpu}"
-    return [
-        Part("GPU", verdict=NOT_TESTABLE, reason=f"needs GPU utilisation ({GPU_UTIL_METRIC}) from GPU trials; {ran}")
-    ]
+        medians = t[t.batch_size.eq(b) & t.num_workers.eq(w)].groupby("arm")["proc_cpu_pct"].median()
+        cpu = {"batch": b, "workers": w, "medians": medians}
+    reason = render_markdown("ledger_gpu_reason", metric=GPU_UTIL_METRIC, gpu=d.device == "cuda", cpu=cpu)
+    return [Part("GPU", verdict=NOT_TESTABLE, reason=reason)]
 
 
 def speedup(d: Data, arm: str, batch: int, w_from: int, w_to: int, on=None) -> tuple[np.ndarray, np.ndarray]:
@@ -47,8 +43,11 @@ def speedup(d: Data, arm: str, batch: int, w_from: int, w_to: int, on=None) -> t
 
 def held_out(d: Data) -> tuple[list, list, str]:
     """ "Best setting" claims: the first repeat block chooses the setting, the others judge it (no selection
-    bias). With one block only, both use it (the claim's floor then says "below scale")."""
-    b = blocks(d)
+    bias). With one block only, both use it (the claim's floor then says "below scale"); with one setting swept
+    there is nothing to choose, and every block judges it (as a per-setting claim reads the same trials)."""
+    b, t = blocks(d), d.timed()
+    if not t.empty and t.groupby(["batch_size", "num_workers"]).ngroups < 2:
+        return b, b, f"the one setting swept: no best chosen, judged on blocks {b}"
     choose, judge = b[:1], (b[1:] or b[:1])
     return choose, judge, f"best chosen on block {choose}, judged on blocks {judge}"
 
@@ -72,8 +71,6 @@ def best_setting_ratio(d: Data, num: str, den: str, metric: str, rule) -> Part |
     bn, bd = best_setting(d, num, choose, metric), best_setting(d, den, choose, metric)
     if bn is None or bd is None:
         return None
-    if max(len(settings(d, num)), len(settings(d, den))) < 2:  # nothing to choose from (the floor says so)
-        how = "the one setting swept: no best chosen"
     return ratio_part(
         f"{num} at batch {bn[0]}/{bn[1]} workers vs {den} at batch {bd[0]}/{bd[1]} workers ({how})",
         f"epoch time {num} / {den}",
