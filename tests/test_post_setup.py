@@ -79,7 +79,7 @@ def test_the_environment_lists_every_cpu_model_with_the_first_screens_counts(pap
     assert f"the {sum(m['n'] for m in models)} finished trials of profile {PROFILE}" in row
     assert "AMD EPYC (" not in env
     # every OS the first screen's trials recorded (superseded ones out), each with its count (the machines were not one)
-    done = answer.finished_trials(paper)
+    done = paper.finished(drop="stale")
     assert sum(m["n"] for m in models) == len(done)
     for os_name, n in done["provenance.os"].value_counts().items():
         assert f"{os_name} ({n} trials)" in env or done["provenance.os"].nunique() == 1
@@ -90,7 +90,7 @@ def test_the_environment_lists_every_cpu_model_with_the_first_screens_counts(pap
 def test_a_setup_line_names_each_models_own_settings_and_fp_mode_and_the_gluonts_version(paper):
     """A model whose trials covered less than the part names its own values, and a part of two fp modes each
     model's trials per mode; each DeepAR line the gluonts version its trials' provenance records."""
-    done = answer.finished_trials(paper)
+    done = paper.finished(drop="stale")
     lines = setup_lines(paper)
     main = next(line for line in lines if line.startswith("IMDB LSTM (study A;"))
     intel = done[

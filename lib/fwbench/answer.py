@@ -122,15 +122,6 @@ class Answer:
         return claim_quantity(rows.iloc[0]) if len(rows) else None
 
 
-def finished_trials(results: Results) -> pd.DataFrame:
-    """The finished current trials (``stale``) of the profile, of every study (every profile's for None, as
-    ``ledger.build`` reads): a stale trial, one a rerun of its config replaced too, is no result."""
-    t = results.every_row().trials()
-    t = t[~t.trial_id.isin(results.stale().trial_id)] if not t.empty else t
-    t = t[t.status == "done"] if not t.empty else t
-    return t if results.profile is None or "profile" not in t else t[t.profile == results.profile]
-
-
 def hardware(trials: pd.DataFrame) -> dict:
     """What the finished ``trials`` ran on, where they ran whatever their configs name: ``models``, the profile's own
     run's first (most trials naming no CPU), then by trials, each ``{"name", "n", "parts"}`` with ``parts`` the
@@ -217,7 +208,7 @@ def compute(results: Results) -> Answer:
 def _compute(results: Results) -> Answer:
     table = ledger.build(results)
     d = ledger.load(results)
-    done = finished_trials(results)  # the one count of trials every page states
+    done = results.finished(drop="stale")  # the one count of trials every page states
     trials = Quantity("trials.done", float(len(done)), n="trials", digits=6)
     a = Answer(profile=results.profile or "all", hardware=hardware(done), trials=trials, ledger=table)
     a.parts = ledger.judged_parts(d)

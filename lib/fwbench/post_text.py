@@ -38,7 +38,7 @@ def setup(results: Results) -> list[str]:
     config key's values where every trial has one (``fp_mode`` absent: the libraries' default; the gluonts version
     from provenance), the trials per CPU model as ``answer.hardware`` counts them, each with its keys' values where
     they differ from the part's and its trials per fp mode."""
-    done = answer.finished_trials(results)  # the trials the first screen counts
+    done = results.finished(drop="stale")  # the trials the first screen counts
     rank = {m["name"]: k for k, m in enumerate(answer.compute(results).hardware["models"])}  # the most trials first
     done = done.assign(cpu=cpu_names(done), part=done.get("config.part", pd.Series("", done.index)).fillna(""))
     done["config.fp_mode"] = done.get("config.fp_mode", pd.Series(None, done.index, object)).fillna("default")
@@ -83,7 +83,7 @@ def environment(results: Results, metas: list[dict]) -> dict:
     the first screen counts them (``answer.hardware``); each OS, Python, NumPy, host, git SHA and gluonts version
     those trials record, with how many trials recorded it (the machines were not one); the store's superseded."""
     trials = results.every_row().trials()
-    done, ours = (trials[trials.status == "done"] if not trials.empty else trials), answer.finished_trials(results)
+    done, ours = (trials[trials.status == "done"] if not trials.empty else trials), results.finished(drop="stale")
     starts = [m["start_time"] for m in metas if m["start_time"]]
     keys = {"os": "provenance.os", "python": "provenance.python", "numpy": "provenance.numpy_version", "host": "host"}
     keys |= {"sha": "provenance.git_sha", "gluonts": "provenance.gluonts_version"}

@@ -80,6 +80,18 @@ class Results:
         every = self.every_row()
         return every.frame("stale", lambda: stale_trials(every.trials()))
 
+    def finished(self, study: str | None = None, drop: str | None = "superseded") -> pd.DataFrame:
+        """The profile's finished trials (every profile's without one) of ``study`` (None: every study), any plan, part
+        or CPU model, less those a rerun of the same config replaced (``drop`` "stale": every stale one; None: none)."""
+        every = self.every_row()
+        t = every.trials(study)
+        if t.empty:
+            return t
+        stale = every.stale()
+        dropped = stale.trial_id if drop == "stale" else stale.trial_id[stale.superseded.astype(bool)] if drop else ()
+        t = t[(t.status == "done") & ~t.trial_id.isin(set(dropped))]
+        return t if self.profile is None or "profile" not in t else t[t.profile == self.profile]
+
     def has(self, study: str) -> bool:
         """Whether the study defines the profile (a study without it contributes no rows)."""
         return self.profile is None or self.profile in get_study(study).profiles

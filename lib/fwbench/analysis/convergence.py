@@ -120,7 +120,7 @@ def load_deepar(results: Results, max_datasets: int | None = DEEPAR_MAX_DATASETS
 
 # ---------------------------------------------------------------------------------------------------- facts
 def _final_by_arm(frame: pd.DataFrame, setting: str, metric: str, over_seeds="median") -> dict:
-    sel = frame[(frame.setting == setting) & (frame.epoch == frame.epochs - 1)]
+    sel = imdb_analysis.final_epochs(frame[frame.setting == setting])
     return sel.groupby("arm")[metric].agg(over_seeds).to_dict()
 
 
@@ -169,7 +169,7 @@ def final_loss_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Final-epoch train/test loss and test accuracy per setting and arm: median and range over seeds."""
     if frame.empty:
         return pd.DataFrame()
-    last = frame[frame.epoch == frame.epochs - 1]
+    last = imdb_analysis.final_epochs(frame)
     train_s = frame.groupby("trial_id")["train_time_s"].sum()  # each trial's whole training pass
     rows = []
     for (setting, arm), g in last.groupby(["setting", "arm"]):
@@ -192,8 +192,7 @@ def accuracy_bar_table(frame: pd.DataFrame) -> pd.DataFrame:
     as A8's scale floor reads it: an arm's level, not its unluckiest seed) and the seeds that ended below it."""
     if frame.empty or "part" not in frame:
         return pd.DataFrame()
-    q = frame[frame.part == "quality"]
-    last = q[q.epoch == q.epochs - 1]
+    last = imdb_analysis.final_epochs(frame[frame.part == "quality"])
     rows = [
         {
             "arm": arm,

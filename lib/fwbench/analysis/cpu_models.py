@@ -64,10 +64,7 @@ class Condition:
 def _unnamed_models(results: Results, study: str) -> tuple[list[Condition], list[Condition]]:
     """The conditions with finished trials of ``study`` (of the profile when it has one): the unnamed trials' per
     fp mode and CPU model, the model that ran most of a mode's trials first, and the named ones by CPU and mode."""
-    trials = results.every_row().trials(study)
-    done = trials[trials.status == "done"] if not trials.empty else trials
-    if results.profile is not None and "profile" in done:
-        done = done[done.profile == results.profile]
+    done = results.finished(study)
     if done.empty:
         return [], []
     named = done["config.cpu"] if "config.cpu" in done else pd.Series(None, index=done.index)
@@ -192,8 +189,7 @@ def imdb_ratio_quantities(table: pd.DataFrame) -> list[tuple[Condition, Quantity
 # -- IMDB training quality on every condition: an accuracy, but flushing subnormals changes the arithmetic ----------
 def _quality_finals(results: Results) -> pd.DataFrame:
     """The last epoch of each training-quality trial of ``results``' plan (one row per trial)."""
-    frame = imdb_analysis.part(imdb_analysis.load_sweep(results), "quality")
-    return frame[frame.epoch == frame.epochs - 1] if not frame.empty else frame
+    return imdb_analysis.final_epochs(imdb_analysis.part(imdb_analysis.load_sweep(results), "quality"))
 
 
 QUALITY_RATIOS = {"acc": "test_acc", "loss": "train_loss"}  # a condition's over the own run's, per arm

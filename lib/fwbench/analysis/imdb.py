@@ -104,6 +104,11 @@ def part(frame: pd.DataFrame, *names: str) -> pd.DataFrame:
     return frame[frame.part.isin(names)] if not frame.empty else frame
 
 
+def final_epochs(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each trial's last epoch (one row per trial) of ``load_sweep``'s rows: the final loss and accuracy."""
+    return frame[frame.epoch == frame.epochs - 1] if not frame.empty else frame
+
+
 def failures(results: Results) -> pd.DataFrame:
     trials = results.trials(STUDY)
     if trials.empty:

@@ -69,8 +69,7 @@ def thread_check(results: Results) -> pd.DataFrame:
     model (``cpu``), of every GEMM trial of the profile. A framework busier than its setting wins by extra cores."""
     cols = ["arm", "framework", "threads", "n_trials", "cpus_busy", "cpus_busy_max", "cpu"]
     long = results.every_row().values("gemm")  # every CPU model's, the pieces run for a CPU too, none superseded
-    long = long[long.profile == results.profile] if results.profile is not None and "profile" in long else long
-    long = long[~long.trial_id.isin(results.stale().query("superseded").trial_id)]
+    long = long[long.trial_id.isin(results.finished("gemm").trial_id)] if not long.empty else long
     if long.empty or not (long.metric == "cpus_busy").any():
         return pd.DataFrame(columns=cols)
     long = long[long.metric == "cpus_busy"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..analysis.convergence import ACCURACY_BAR
+from ..analysis.imdb import final_epochs
 from ..data.imdb import REVIEWS_PER_SPLIT
 from .data import Data, blocks
 
@@ -112,7 +113,7 @@ def imdb_quality(f: pd.DataFrame, arms: tuple[str, str], batch: int, workers: in
     if f.empty:
         return None
     reviews = int(f.n_train.min())
-    last = f[f.epoch == f.epochs - 1]
+    last = final_epochs(f)
     acc = last.groupby("arm").test_acc.median() if "test_acc" in last else pd.Series(dtype=float)
     low = ", ".join(f"{a} {v:.3f}" for a, v in sorted(acc.items()) if not v >= ACCURACY_BAR)
     return _lacks(

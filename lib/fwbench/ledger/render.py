@@ -116,10 +116,7 @@ def _counts(d: Data, study: str, read: pd.DataFrame) -> dict:
     """The ``read`` trials' parts and count, the profile's finished trials of those parts per CPU model (``finished``:
     the rows a claim is judged on are one CPU model's and condition's, or an accuracy's) but the ``superseded``."""
     parts = sorted(set(_column(read, "config.part")))
-    every = _done(d.every_row().trials(study))
-    every = every[_column(every, "profile").eq(d.profile)] if d.profile is not None and not every.empty else every
-    every = every[_column(every, "config.part").isin(parts)]
-    kept = every[~every.trial_id.isin(d.stale().query("superseded").trial_id)]  # the superseded are named apart
+    every, kept = (t[_column(t, "config.part").isin(parts)] for t in (d.finished(study, None), d.finished(study)))
     finished = {"finished": cpu_names(kept).value_counts().to_dict(), "superseded": len(every) - len(kept)}
     return {"parts": [p for p in parts if p], "trials": len(read)} | finished
 
