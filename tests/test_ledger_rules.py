@@ -166,9 +166,10 @@ def test_imdb_timing_below_its_floor_is_below_scale_and_at_scale_a_verdict(tmp_p
     assert small.reason.startswith("below the scale floor: needs") and need in small.reason
     assert not math.isnan(small.estimate)  # the measurement is still shown
     assert small.measurement.startswith("below its scale floor, needs ") and need in small.measurement
+    assert " -> " not in small.measurement  # no part verdict beside a claim that is not judged
     at_scale = ledger(plant_a1(new(tmp_path, "scale"))).loc["A1"]
     assert at_scale.verdict == rules.REPRODUCED and "below the scale floor" not in at_scale.reason
-    assert "scale floor" not in at_scale.measurement
+    assert "scale floor" not in at_scale.measurement and " -> " in at_scale.measurement
 
 
 def test_an_analogue_below_its_floor_says_so_in_its_measurement(tmp_path):

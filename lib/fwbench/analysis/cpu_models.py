@@ -16,7 +16,7 @@ from ..conditions import of_run, study_overrides
 from ..floatmode import DEFAULT, FLUSH
 from ..machines import CPU, MACHINE, NOT_RECORDED, cpu_model_of
 from ..quantity import Quantity
-from ..stats import trial_ratio_ci
+from ..stats import log_contrast_ci, trial_ratio_ci
 from ..studies import get_study
 from . import Results, deepar_coverage, inference
 from . import deepar as deepar_analysis
@@ -203,19 +203,22 @@ def _seed_spread(finals: pd.DataFrame, prefix: str) -> dict:
 
 def imdb_quality_table(results: Results) -> pd.DataFrame:
     """Per condition other than the profile's own run (a piece run for a CPU or fp mode, e.g. flushed on an Intel
-    Xeon) with training-quality trials, per arm: its seeds' final test accuracy (lowest, highest) beside the own
-    run's seed spread (every CPU model it pools: an accuracy is not a timing), and its final test accuracy and train
-    loss over the own run's (geometric means over seeds, CI over the independent trials of each side)."""
+    Xeon) with training-quality trials, per arm, over the seeds both ran (the same seed: the same initial weights
+    and batches): the condition's final test accuracy (lowest, highest) beside the own run's (every CPU model it
+    pools: an accuracy is not a timing), and its final test accuracy and train loss over the own run's, paired by
+    seed (the geometric mean of the seeds' ratios, with a t-interval over the seeds: each seed a fresh trial a side)."""
     own, rows = _quality_finals(results), []
     mode = of_run(IMDB, results.profile, results.overrides_of(IMDB)).get("fp_mode", DEFAULT)  # the own run's
     # without a profile's plan there are no ids to select a condition by
     others = [c for c in stored_conditions(results, IMDB) if c.named or c.fp_mode != mode] if results.profile else []
     for c in others if len(own) else ():
         for arm, mine in _quality_finals(c.select(results, IMDB)).groupby("arm"):
-            base = own[own.arm == arm]
-            if base.empty:
+            columns = list(QUALITY_RATIOS.values())
+            mine, base = (f[f.arm == arm].groupby("seed")[columns].median() for f in (mine, own))
+            mine, base = mine[mine.index.isin(base.index)], base[base.index.isin(mine.index)]
+            if mine.empty:
                 continue
-            ratios = {m: trial_ratio_ci(mine[column], base[column]) for m, column in QUALITY_RATIOS.items()}
+            ratios = {m: log_contrast_ci([(1, mine[col] / base[col])]) for m, col in QUALITY_RATIOS.items()}
             cis = {f"{m}_{k}": r[k] for m, r in ratios.items() for k in ("ratio", "ci_low", "ci_high")}
             rows.append({**asdict(c), "arm": arm, **_seed_spread(mine, "acc"), **_seed_spread(base, "own"), **cis})
     return pd.DataFrame(rows)
