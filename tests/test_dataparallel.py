@@ -203,6 +203,21 @@ def test_smoke_runs_both_arms_at_both_world_sizes(smoke_store):
     assert len(torch_steps) == len(mxnet_steps) == 2  # one value per trial (2 repeats): what C2's CI is over
 
 
+def test_trials_of_another_cpu_model_are_never_pooled(tmp_path):
+    """A comparison stays within one CPU model: the data-parallel rows are the model's that ran most of them."""
+    from fwbench.analysis import dataparallel
+    from fwbench.planning import plan
+
+    store, planned = ResultsStore(tmp_path / "s.sqlite"), plan("dataparallel", "smoke")
+    for i, t in enumerate(planned):
+        cpu = "GenuineIntel/6/207/1" if i == 0 else "AuthenticAMD/25/17/1"
+        rows = [(s, "step_s", 0.1) for s in range(3)] + [(0, "loss", 1.0), (0, "cpus_busy_max", 1.0)]
+        store.record(trial_id=t.trial_id, study="dataparallel", status="done", config=t.config, summary={},
+                     provenance={"host": "planted", "cpu_id": cpu}, measurements=rows, profile="smoke")  # fmt: skip
+    frame = dataparallel.per_trial(Results(store, "smoke"))
+    assert set(frame.cpu) == {"AMD EPYC 25/17"} and len(frame) == len(planned) - 1
+
+
 def test_c2_is_a_labelled_analogue_with_cis(smoke_store):
     from fwbench.ledger import data as ledger_data
     from fwbench.ledger.judge import judge

@@ -8,6 +8,7 @@ the trials over that client.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -72,8 +73,6 @@ def connect(address: str, security=None):
             f"{address} is a TLS address; pass --tls-ca-file, --tls-cert and --tls-key (or set "
             "FWBENCH_TLS_CA_FILE, FWBENCH_TLS_CERT, FWBENCH_TLS_KEY)"
         )
-    import logging
-
     from distributed import Client
 
     # A refused connection is retried by distributed until the timeout: quiet its log lines about that.

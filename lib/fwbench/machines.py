@@ -22,6 +22,7 @@ within machines, so an interval over the adjusted trials is not widened by machi
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -127,8 +128,6 @@ def centre_by_machine(frame: pd.DataFrame, setting: list[str]) -> tuple[pd.DataF
 def adjust_records(records: list, arms_by_setting: dict) -> list:
     """The adaptive rule's per-trial records (``studies.adaptive.TrialRecord``) with each done value divided by
     its (setting, machine) factor, as ``centre_by_machine`` does for ``analysis.imdb``; NaN in an incomplete cell."""
-    from dataclasses import replace
-
     cells: dict = {}
     for r in records:
         if r.status == "done" and not math.isnan(r.value):

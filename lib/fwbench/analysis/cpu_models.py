@@ -202,11 +202,10 @@ def _seed_spread(finals: pd.DataFrame, prefix: str) -> dict:
 
 
 def imdb_quality_table(results: Results) -> pd.DataFrame:
-    """Per condition other than the profile's own run (a piece run for a CPU or fp mode, e.g. flushed on an Intel
-    Xeon) with training-quality trials, per arm, over the seeds both ran (the same seed: the same initial weights
-    and batches): the condition's final test accuracy (lowest, highest) beside the own run's (every CPU model it
-    pools: an accuracy is not a timing), and its final test accuracy and train loss over the own run's, paired by
-    seed (the geometric mean of the seeds' ratios, with a t-interval over the seeds: each seed a fresh trial a side)."""
+    """Per condition other than the profile's own run (a piece run for a CPU or fp mode) with training-quality trials,
+    per arm, over the seeds both ran (a seed fixes the initial weights and batches): the condition's final test
+    accuracy (lowest, highest) beside the own run's (which may pool CPU models: an accuracy is not a timing), and its
+    final accuracy and train loss over the own run's, paired by seed (t-interval over the seeds' log ratios)."""
     own, rows = _quality_finals(results), []
     mode = of_run(IMDB, results.profile, results.overrides_of(IMDB)).get("fp_mode", DEFAULT)  # the own run's
     # without a profile's plan there are no ids to select a condition by

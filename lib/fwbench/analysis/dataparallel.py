@@ -15,7 +15,7 @@ import pandas as pd
 from scipy.stats import gmean
 
 from ..dataparallel import parameter_count
-from ..machines import cpu_model_of
+from ..machines import cpu_model_of, one_cpu_model
 from ..published.overview import MIN_GPUS, VGG16_8GPU_TRAIN_S
 from ..quantity import Quantity
 from ..stats import trial_ratio_ci
@@ -27,9 +27,9 @@ SYNC_PREFIX = "sync_s.n"
 
 
 def per_trial(results: Results) -> pd.DataFrame:
-    """One row per finished trial: arm, framework, world size, repeat, ``median_step_s``, ``samples_per_s``,
-    ``cpus_busy_max`` (one worker's CPUs during the timed steps), ``group_cpu_s`` (all processes), ``final_loss``,
-    ``busy`` (other load flagged while it ran) and ``sync_s.n<size>`` (median seconds of the timed syncs)."""
+    """One row per finished trial of the CPU model that ran most: arm, framework, world size, repeat, ``median_step_s``,
+    ``samples_per_s``, ``cpus_busy_max`` (one worker's CPUs during the timed steps), ``group_cpu_s`` (all processes),
+    ``final_loss``, ``busy`` (other load flagged while it ran) and ``sync_s.n<size>`` (median s of the timed syncs)."""
     long = results.values(STUDY)
     if long.empty:
         return pd.DataFrame()
@@ -59,7 +59,7 @@ def per_trial(results: Results) -> pd.DataFrame:
         }
         sync = m[m.metric.str.startswith(SYNC_PREFIX)]
         rows.append(row | sync.groupby("metric").value.median().to_dict())
-    frame = pd.DataFrame(rows)
+    frame = one_cpu_model(pd.DataFrame(rows).assign(part=STUDY))[0].drop(columns="part")
     order = {a: i for i, a in enumerate(arm_order(STUDY, frame.arm))}
     return frame.sort_values(["world_size", "arm", "repeat"], key=lambda c: c.map(order) if c.name == "arm" else c)
 

@@ -13,6 +13,7 @@ facts, never from typed per-dataset numbers: the data source (original / rebuilt
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
@@ -70,8 +71,6 @@ def _data_source(dataset: str, kinds: pd.Series) -> str:
 
 
 def _gluonts_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return f"gluonts {version('gluonts')}"
     except PackageNotFoundError:
