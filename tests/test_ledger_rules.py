@@ -154,7 +154,7 @@ def test_vgg16_rows_of_two_devices_are_not_pooled(tmp_path):
     "below,need",
     [
         ({"n_train": 512, "batches": (256,)}, "epochs of >= 20 batches (this run: 2)"),
-        ({"blocks": (0, 1)}, ">= 3 trials per arm and setting (this run: 2)"),
+        ({"blocks": (0, 1)}, ">= 3 trials per arm and setting (this run: 2, mxnet-imperative at batch 64 / 0 workers)"),
         ({"epochs": 2}, ">= 2 timed epochs (this run: 1)"),
     ],
 )
@@ -174,7 +174,7 @@ def test_imdb_timing_below_its_floor_is_below_scale_and_at_scale_a_verdict(tmp_p
 
 def test_an_analogue_below_its_floor_says_so_in_its_measurement(tmp_path):
     """The post shows a row's measurement, not its reason: an analogue below its floor says there what it lacks."""
-    need = ">= 3 trials per arm and setting (this run: 2)"
+    need = ">= 3 trials per arm and setting (this run: 2, mxnet-imperative at batch 64 / 0 workers)"
     small = ledger(plant_a1(new(tmp_path, "small"), device="cpu", blocks=(0, 1))).loc["A1"]
     assert small.verdict == L.NOT_TESTABLE and small.below_floor == need
     assert small.measurement.startswith(f"below its scale floor, needs {need}; on this CPU (analogue, not judged): ")

@@ -66,11 +66,12 @@ def imdb_timing(d: Data) -> str | None:
     )
     batches = int((per_trial.n_train // per_trial.batch).min())
     timed = int((per_trial.epochs - 1).min())
-    trials = _trials_per_setting(f, ["arm", "batch_size", "num_workers"])
+    counts = f.groupby(["arm", "batch_size", "num_workers"]).trial_id.nunique()  # the thinnest setting is named
+    trials, thin = int(counts.min()), "{} at batch {} / {} workers".format(*counts.idxmin())
     return _lacks(
         (batches < MIN_BATCHES, f"epochs of >= {MIN_BATCHES} batches (this run: {batches})"),
         (timed < MIN_TIMED_EPOCHS, f">= {MIN_TIMED_EPOCHS} timed epochs (this run: {timed})"),
-        (trials < MIN_TRIALS, f">= {MIN_TRIALS} trials per arm and setting (this run: {trials})"),
+        (trials < MIN_TRIALS, f">= {MIN_TRIALS} trials per arm and setting (this run: {trials}, {thin})"),
     )
 
 
