@@ -87,9 +87,9 @@ def test_an_empty_store_gives_an_answer_without_numbers(tmp_path):
     assert "0</span> finished trials" in prose.answer_text(a)
 
 
-def test_the_limits_name_the_cpu_and_the_ratio_on_every_other_condition():
-    """One CPU model: the limit names it. Two: the setting's ratio on each, as quantities (so the consistency check
-    reads them), with the reason in one clause."""
+def test_the_limits_name_the_cpu_and_the_ratio_where_another_condition_differs():
+    """One CPU model: the limit names it. More: the setting's ratio on each condition whose interval excludes the
+    headline's, as quantities (so the consistency check reads them), the others counted, the reason in one clause."""
     from fwbench.analysis.cpu_models import Condition
 
     amd, intel, intel_flush = (
@@ -114,8 +114,10 @@ def test_the_limits_name_the_cpu_and_the_ratio_on_every_other_condition():
         }
     )
     assert text.startswith("The speed lines are timed on an AMD EPYC 25/17 CPU (the parts the first line names")
-    assert all(q.markup() in text for _, q in ratios)
-    assert "on an Intel Xeon 6/207 with the libraries' defaults" in text and "with subnormals flushed" in text
+    # the default Intel ratio's interval excludes the AMD one: named with its value; the flushed one overlaps: counted
+    assert ratios[0][1].markup() in text and ratios[1][1].markup() in text and ratios[2][1].markup() not in text
+    assert "on an Intel Xeon 6/207 with the libraries' defaults" in text and "with subnormals flushed" not in text
+    assert "the interval there overlaps those of 1 other condition." in text
 
 
 def test_the_first_line_names_every_cpu_model_with_its_trials_and_parts():

@@ -185,17 +185,21 @@ def _limits(a: Answer, d: ledger.Data) -> dict:
 def cpu_limit(cpus: dict) -> dict:
     """Which CPU the timings are of (``base``: the IMDB unnamed trials' condition; None when unknown), whether every
     timed study's unnamed trials ran mostly on that model (``every_study``), the IMDB ``setting``'s MXNet / PyTorch
-    ratio there (``here``) and on every other CPU model measured (``others``: condition and quantity)."""
+    ratio there (``here``), and on the other CPU models' conditions whose interval excludes it (``others``:
+    condition and quantity; ``n_within``: how many others overlap it or have no interval). Decision: the first screen
+    names a condition's ratio only where it differs beyond the intervals; the results' per-CPU table has them all."""
     ratios = cpus.get("imdb_ratios") or []
     firsts = [next((c for c in cs if not c.named), None) for cs in cpus.get("conditions", {}).values() if cs]
     base = next((c for c in cpus.get("conditions", {}).get(cpu_models.IMDB, []) if not c.named), None)
     if base is None:
-        return {"base": None, "here": None, "others": [], "setting": None, "every_study": False}
+        return {"base": None, "here": None, "others": [], "n_within": 0, "setting": None, "every_study": False}
     here = next((q for c, q in ratios if c.cpu == base.cpu and c.fp_mode == base.fp_mode), None)
     others = [(c, q) for c, q in ratios if c.cpu != base.cpu]
-    every_study = all(c is not None and c.cpu == base.cpu for c in firsts)
-    setting = cpus.get("imdb_setting")
-    return {"base": base, "here": here, "others": others, "setting": setting, "every_study": every_study}
+    low, high = (here.ci_low, here.ci_high) if here is not None else (math.nan, math.nan)
+    apart = [(c, q) for c, q in others if q.ci_low > high or q.ci_high < low]  # False where either has no interval
+    every = all(c is not None and c.cpu == base.cpu for c in firsts)
+    setting, within = cpus.get("imdb_setting"), len(others) - len(apart)
+    return {"base": base, "here": here, "others": apart, "n_within": within, "setting": setting, "every_study": every}
 
 
 def compute(results: Results) -> Answer:

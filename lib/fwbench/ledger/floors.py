@@ -48,10 +48,6 @@ DEEPAR = (
 LATENCY = f">= {MIN_TRIALS} independent trials per arm and setting"
 
 
-def _trials_per_setting(frame: pd.DataFrame, keys: list[str]) -> int:
-    return int(frame.groupby(keys).trial_id.nunique().min()) if not frame.empty else 0
-
-
 def _lacks(*checks: tuple[bool, str]) -> str | None:
     """What the run lacks of a floor, in one line: the text of each check it fails; None when it meets them all."""
     return "; ".join(text for failed, text in checks if failed) or None
@@ -157,5 +153,5 @@ def latency_trials(d: Data) -> str | None:
     f = d.vgg16
     if f.empty:
         return None
-    n = _trials_per_setting(f, ["arm", "batch_size", "image_size", "onednn"])
+    n = int(f.groupby(["arm", "batch_size", "image_size", "onednn"]).trial_id.nunique().min())
     return None if n >= MIN_TRIALS else f">= {MIN_TRIALS} independent trials per arm and setting (this run: {n})"
