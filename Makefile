@@ -14,6 +14,8 @@ NOTEBOOKS   := $(sort $(wildcard notebooks/*.ipynb))
 EXECUTED    := build/executed
 REPORTS     := reports
 TIMEOUT     ?= 14400
+# make test: pytest-xdist workers (tests/conftest.py groups the tests that share an expensive fixture); 0 runs serially
+TEST_WORKERS ?= 2
 # make lab: where JupyterLab listens (loopback by default; LAB_IP=0.0.0.0 to reach it from another machine)
 LAB_PORT    ?= 8888
 LAB_IP      ?= 127.0.0.1
@@ -23,6 +25,10 @@ ifneq ($(wildcard ../shared/data),)
 export FWBENCH_DATA_DIR ?= $(abspath ../shared/data)
 endif
 export MPLBACKEND := agg
+# uv writes every installed module's bytecode (.pyc), as pip does by default: where PYTHONDONTWRITEBYTECODE is set
+# (containers, CI) Python would otherwise compile torch, gluonts and Lightning afresh in every trial process, 10-25 s
+# of start-up each on a slow CPU; no timed region imports a module (docs/benchmarks.md)
+export UV_COMPILE_BYTECODE := 1
 
 # the committed paper run: the post's first screen is shot from it (docs/first-screen.png)
 PAPER_STORE := results/paper/paper-run.sqlite
@@ -31,7 +37,7 @@ PAPER_STORE := results/paper/paper-run.sqlite
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
-	@echo "  variables: PROFILE=smoke|quick|paper|full (default quick; readme: paper when stored), SCHEDULER=tcp://HOST:8786 (Dask), LAB_PORT, LAB_IP, FWBENCH_DATA_DIR, FWBENCH_RESULTS"
+	@echo "  variables: PROFILE=smoke|quick|paper|full (default quick; readme: paper when stored), SCHEDULER=tcp://HOST:8786 (Dask), TEST_WORKERS, LAB_PORT, LAB_IP, FWBENCH_DATA_DIR, FWBENCH_RESULTS"
 
 $(STAMP): requirements.lock constraints.txt pyproject.toml
 	# with uv (pip where uv cannot be had); numpy is pinned by the constraints file so no package can lift it to
@@ -79,9 +85,9 @@ lint: $(STAMP) ## ruff: lint and format check of lib/, tests/ and tools/ (config
 	$(BIN)/ruff check lib tests tools
 	$(BIN)/ruff format --check lib tests tools
 
-test: $(STAMP) browser lint ## lint, then the test suite (notebooks included, smoke profile)
+test: $(STAMP) browser lint ## lint, then the test suite (notebooks included, smoke profile) on TEST_WORKERS workers
 	$(BIN)/fwbench envs --build --profile smoke
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 kernels: $(STAMP) ## which math kernels each framework dispatches for DeepAR on this CPU -> results/paper/kernels-CPU.csv
 	$(BIN)/python tools/kernel_dispatch.py -o results/paper/kernels-$$($(BIN)/python -c "from fwbench.provenance import this_cpu; print(this_cpu().replace('/', '-'))").csv
@@ -105,8 +111,11 @@ readme: $(STAMP) ## regenerate the generated blocks of README.md and docs/*.md f
 export: $(STAMP) ## tables measurements/trials/environments as CSV and Parquet -> results/
 	$(BIN)/fwbench export --format csv --format parquet -o results
 
-publish: $(STAMP) ## the profile's results as small text files to commit: results/$(PROFILE)/ (tables, ledger, pins)
-	$(BIN)/fwbench export --profile $(PROFILE) --format csv -o results/$(PROFILE)
+publish: $(STAMP) ## the profile's results as small text files to commit: results/$(PROFILE)/ (trials table, ledger, pins)
+	@# measurements.csv and environments.csv (2 MB each for the paper run) are derived from the committed store, so
+	@# only the site carries them (reports/data/); trials.csv, the one a reader opens on the forge, is kept
+	$(BIN)/fwbench export --profile $(PROFILE) --format csv -o build/tables-$(PROFILE)
+	cp build/tables-$(PROFILE)/trials.csv results/$(PROFILE)/trials.csv
 	$(BIN)/fwbench ledger --profile $(PROFILE) -o results/$(PROFILE)/ledger.csv
 	$(BIN)/fwbench ledger --profile $(PROFILE) --by-cpu -o results/$(PROFILE)/ledger_by_cpu.csv
 	$(BIN)/python -m fwbench.analysis.deepar_prediction --profile $(PROFILE) -o results/$(PROFILE)/deepar_post_comparison.csv

@@ -3,21 +3,30 @@
 dir. It is the one smoke store of the suite: the notebook and site tests read what it produced, and so do the
 tests that only read a smoke sweep's rows (VGG16, GEMM, ONNX, data-parallel, the concurrency test's reference)
 instead of running the same sweep again. Tests about running (the runner, resume, the cluster) still run their
-own."""
+own. The committed paper store is read once too (``paper_results``), and its post built once (``paper_post``).
+
+``make test`` runs the suite on two pytest-xdist workers (``-n 2``); a session fixture is built once per worker
+that uses it, so the scheduler (``SharedFixtureScheduling``) sends every module of one shared fixture to one worker
+and the other modules whole to whichever worker is free. Most of the suite's time is single-threaded (imports,
+subprocess start-up, rendering), so two workers use both cores."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+PAPER_STORE = REPO / "results" / "paper" / "paper-run.sqlite"  # the committed paper run
 # Same order as the Makefile: by file name (the ledger, 05, reads the store after every notebook that makes trials).
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 TOOLS = REPO / "tools"  # the repository's scripts (not the package fwbench, which never imports them)
@@ -64,6 +73,32 @@ def pytest_terminal_summary(terminalreporter):
 def pytest_configure(config):
     os.environ.setdefault("FWBENCH_DATA_DIR", str(SHARED_DATA))
     os.environ.setdefault("MPLBACKEND", "agg")
+
+
+# The session fixtures worth building once, by group: a test module that names one of them runs on that group's worker.
+SHARED_GROUPS = {"smoke": ("smoke_env", "smoke_notebooks", "smoke_site"), "paper": ("paper_results", "paper_post")}
+
+
+@functools.cache
+def shared_group(module: str) -> str:
+    """The worker group of a test module (``tests/test_x.py``): the first shared group whose fixtures its text
+    names, else the module itself (its module fixtures then run once). Read from the text because the scheduler
+    runs in the controller, which collects no tests; a module defining a fixture on top of a shared one names it."""
+    text = (REPO / module).read_text(encoding="utf-8") if (REPO / module).is_file() else ""
+    return next((g for g, names in SHARED_GROUPS.items() if any(re.search(rf"\b{n}\b", text) for n in names)), module)
+
+
+class SharedFixtureScheduling(LoadScopeScheduling):
+    """pytest-xdist's scope scheduling with a module's shared group as its scope: every test of a group runs on one
+    worker, in one go. (xdist's own ``--dist loadgroup`` marks do not reach its scheduler under pytest 9, whose
+    node ids it can no longer suffix.)"""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return shared_group(nodeid.split("::", 1)[0])
+
+
+def pytest_xdist_make_scheduler(config, log):
+    return SharedFixtureScheduling(config, log)
 
 
 @pytest.fixture
@@ -148,3 +183,25 @@ def smoke_site(smoke_notebooks) -> SmokeRun:
     if proc.returncode != 0:
         pytest.fail(f"fwbench.report failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
     return smoke_notebooks
+
+
+@pytest.fixture(scope="session")
+def paper_results():
+    """The committed paper store, read once for the session (``open_read`` leaves no trace beside it). The frames
+    are shared: a test that changes one copies it first. fwbench is imported here, not at the top: its study
+    registry reads FWBENCH_STUDIES (set above) when first imported."""
+    from fwbench.analysis import Results
+    from fwbench.store import ResultsStore
+
+    if not PAPER_STORE.exists():
+        pytest.skip("no committed paper store")
+    return Results(ResultsStore.open_read(PAPER_STORE), "paper")
+
+
+@pytest.fixture(scope="session")
+def paper_post(paper_results, tmp_path_factory) -> Path:
+    """The paper post (index.html) as ``make publish PROFILE=paper`` builds it, without notebook pages."""
+    from fwbench import report
+
+    out = tmp_path_factory.mktemp("paper-post")
+    return report.build(out / "no-notebooks", out / "site", "paper", figures=out / "no-figures", results=paper_results)

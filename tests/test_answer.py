@@ -21,10 +21,8 @@ PAPER_STORE = REPO / "results" / "paper" / "paper-run.sqlite"
 
 
 @pytest.fixture(scope="module")
-def paper_answer():
-    if not PAPER_STORE.exists():
-        pytest.skip("no committed paper store")
-    return answer.compute(Results(ResultsStore.open_read(PAPER_STORE), "paper"))
+def paper_answer(paper_results):
+    return answer.compute(paper_results)
 
 
 @pytest.mark.parametrize(("low", "high", "expected"), [(1.1, 1.3, "den"), (0.7, 0.9, "num"), (0.9, 1.1, "neither")])

@@ -14,9 +14,7 @@ from pathlib import Path
 import pytest
 
 from fwbench import answer, consistency, generated_blocks, prose, readme, report
-from fwbench.analysis import Results
 from fwbench.quantity import Quantity
-from fwbench.store import ResultsStore
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER_STORE = REPO / "results" / "paper" / "paper-run.sqlite"
@@ -128,19 +126,16 @@ def test_the_command_line_exits_1_on_a_disagreement(tmp_path, capsys):
 
 # -- the paper store: README, docs, the post and the notebooks' closing text agree ----------------------------------
 @pytest.fixture(scope="module")
-def paper_pages(tmp_path_factory):
+def paper_pages(paper_results, paper_post, tmp_path_factory):
     """Every page rendered from the committed paper store: the README's answer and the details block as `make
-    readme` writes them, the post (index.html, without notebook pages) and each notebook's closing text."""
-    if not PAPER_STORE.exists():
-        pytest.skip("no committed paper store")
+    readme` writes them, the post (index.html, without notebook pages) and each notebook's closing text, all from
+    one results object, as `make readme` reads it."""
     out = tmp_path_factory.mktemp("paper-pages")
-    store = ResultsStore.open_read(PAPER_STORE)
-    results = Results(store, "paper")  # one results object for every page, as `make readme` reads it
-    (out / "README.md").write_text(readme.render(results), encoding="utf-8")
-    (out / "results.md").write_text(readme.details(results), encoding="utf-8")
-    (out / "methods.md").write_text(readme.BLOCKS["options"](results), encoding="utf-8")
-    report.build(out / "no-notebooks", out / "site", "paper", store=store, figures=out / "no-figures")
-    found = answer.compute(results)
+    (out / "README.md").write_text(readme.render(paper_results), encoding="utf-8")
+    (out / "results.md").write_text(readme.details(paper_results), encoding="utf-8")
+    (out / "methods.md").write_text(readme.BLOCKS["options"](paper_results), encoding="utf-8")
+    shutil.copytree(paper_post.parent, out / "site")
+    found = answer.compute(paper_results)
     for study in STUDIES:
         (out / f"notebook-{study}.md").write_text(prose.answer_study(found, study), encoding="utf-8")
     (out / "notebook-ledger.md").write_text(prose.answer_ledger(found), encoding="utf-8")

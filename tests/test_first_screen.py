@@ -6,28 +6,15 @@ Built from the committed paper store (``fwbench.report`` renders index.html with
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from conftest import load_tool
-
-from fwbench import report
-from fwbench.store import ResultsStore
+from conftest import REPO, load_tool
 
 first_screen = load_tool("first_screen")
 
-REPO = Path(__file__).resolve().parents[1]
-PAPER_STORE = REPO / "results" / "paper" / "paper-run.sqlite"
 
-
-@pytest.fixture(scope="module")
-def paper_post(tmp_path_factory):
-    if not PAPER_STORE.exists():
-        pytest.skip("no committed paper store")
+@pytest.fixture(autouse=True)
+def chromium():
     first_screen.chromium_binary()  # fails with the install hint when chromium is missing
-    out = tmp_path_factory.mktemp("paper-post")
-    store = ResultsStore.open_read(PAPER_STORE)
-    return report.build(out / "no-notebooks", out / "site", "paper", store=store, figures=out / "no-figures")
 
 
 def test_the_paper_post_states_answer_hardware_and_limits_on_its_first_screen(paper_post, tmp_path):

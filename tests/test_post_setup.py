@@ -6,7 +6,6 @@ template's words, not a docstring read at build time."""
 from __future__ import annotations
 
 import re
-import shutil
 from html import unescape
 
 import pytest
@@ -14,19 +13,15 @@ from test_site_build import PAPER_STORE, PROFILE, section, site, texts  # noqa: 
 
 from fwbench import answer, post_text
 from fwbench.analysis import Results
-from fwbench.store import ResultsStore
 from fwbench.studies import imdb as imdb_study
 
 # a part's trials on a CPU model: "96 trials: 72 on X, 24 on Y" or "3 trials on X"
 COUNTED = re.compile(r"(\d+) (?:trials? )?on ((?:AMD EPYC|Intel Xeon) \d+/\d+)")
 
 
-@pytest.fixture(scope="module")
-def paper(tmp_path_factory):
-    if not PAPER_STORE.exists():
-        pytest.skip("no committed paper store")
-    copy = shutil.copy2(PAPER_STORE, tmp_path_factory.mktemp("paper") / PAPER_STORE.name)
-    return Results(ResultsStore.open_read(copy), PROFILE)
+@pytest.fixture
+def paper(paper_results):
+    return paper_results
 
 
 def setup_lines(results: Results) -> list[str]:

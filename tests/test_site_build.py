@@ -1,18 +1,16 @@
-"""The post built from the committed paper store (copied first: the test never opens the committed file for
-writing) without notebooks or a browser (the slow browser test is test_site.py): only the arms that ran, links
-that resolve inside the site, a glossary linked from the first use of each term, and one confidence level per
-table, stated in its header."""
+"""The post built from the committed paper store (``paper_post``: read once, never written) without notebooks or a
+browser (the slow browser test is test_site.py): only the arms that ran, links that resolve inside the site, a
+glossary linked from the first use of each term, and one confidence level per table, stated in its header."""
 
 from __future__ import annotations
 
 import re
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-from fwbench import glossary, ledger, prose, readme, report, site_files
+from fwbench import glossary, ledger, prose, readme, site_files
 from fwbench.analysis import Results
 from fwbench.paths import REPO_ROOT
 from fwbench.store import ResultsStore
@@ -22,14 +20,10 @@ PAPER_STORE = REPO_ROOT / "results" / "paper" / "paper-run.sqlite"
 PROFILE = "paper"
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    if not PAPER_STORE.exists():
-        pytest.skip("no committed paper store")
-    root = tmp_path_factory.mktemp("site")
-    store = ResultsStore.open_read(shutil.copy2(PAPER_STORE, root / PAPER_STORE.name))
-    index = report.build(root / "no-notebooks", root / "site", PROFILE, store, figures=root / "no-figures")
-    return store, index, index.read_text(encoding="utf-8")
+@pytest.fixture
+def site(paper_results, paper_post):
+    """The committed store (read-only), the post's index.html and its text."""
+    return paper_results.store, paper_post, paper_post.read_text(encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
@@ -206,14 +200,14 @@ def test_link_first_uses_touches_text_only():
 
 
 # ---------------------------------------------------------------------------------------------------- CI levels
-def test_one_confidence_level_per_table_stated_in_its_header(site):
-    store, _, page = site
+def test_one_confidence_level_per_table_stated_in_its_header(site, paper_results):
+    _, _, page = site
     ledger_table = re.search(r'<table class="ledger".*?</table>', page, re.S).group(0)
     assert prose.ledger_ci("level") in re.search(r"<thead>.*?</thead>", ledger_table, re.S).group(0)
-    table = ledger.build(Results(store, PROFILE))
+    table = ledger.build(paper_results)
     assert (table.ci_level > 0.95).any(), "the plant has no multi-part claim: the test would prove nothing"
     assert not mixed_levels(page), mixed_levels(page)
-    text = readme.details(Results(store, PROFILE))
+    text = readme.details(paper_results)
     header = next(line for line in text.splitlines() if line.startswith("| claim |"))
     assert prose.ledger_ci("level") in header and not mixed_levels(markdown_tables(text))
     styled = prose.ledger_styled(table).to_html()

@@ -181,13 +181,13 @@ def build(
     executed: Path,
     out: Path,
     profile: str | None = None,
-    store: ResultsStore | None = None,
     figures: Path | None = None,
+    results: Results | None = None,  # the store read for ``profile`` (default: results_path()'s, read here)
 ) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     metas = [notebook_meta(p) for p in sorted(Path(executed).glob("*.ipynb"))] if Path(executed).is_dir() else []
     profile = profile_of(metas, profile)
-    results = Results(store or ResultsStore.open_read(results_path()), None if profile == "all" else profile)
+    results = results or Results(ResultsStore.open_read(results_path()), None if profile == "all" else profile)
     pages = []
     for meta in metas:
         page = render_notebook(meta, out, profile)
