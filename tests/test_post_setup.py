@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 from html import unescape
 
-import pytest
-from test_site_build import PAPER_STORE, PROFILE, section, site, texts  # noqa: F401 (site: the built post)
+from test_site_build import PROFILE, section, site, texts  # noqa: F401 (site: the built post)
 
 from fwbench import answer, post_text
 from fwbench.analysis import Results
@@ -19,18 +18,13 @@ from fwbench.studies import imdb as imdb_study
 COUNTED = re.compile(r"(\d+) (?:trials? )?on ((?:AMD EPYC|Intel Xeon) \d+/\d+)")
 
 
-@pytest.fixture
-def paper(paper_results):
-    return paper_results
-
-
 def setup_lines(results: Results) -> list[str]:
     return post_text.setup(results)
 
 
-def test_a_setup_line_per_part_with_its_trials_on_each_cpu_model_as_the_first_screen_counts(paper):
-    hardware = answer.compute(paper).hardware
-    lines = setup_lines(paper)
+def test_a_setup_line_per_part_with_its_trials_on_each_cpu_model_as_the_first_screen_counts(paper_results):
+    hardware = answer.compute(paper_results).hardware
+    lines = setup_lines(paper_results)
     parts = {(study, part) for m in hardware["models"] for study, part, _, _ in m["parts"]}
     assert len(lines) == len(parts) > 2
     assert lines[0].startswith("IMDB LSTM (study A;") and any(line.startswith("GluonTS DeepAR") for line in lines)
@@ -56,25 +50,25 @@ def items(page: str) -> list[str]:
     return [unescape(re.sub(r"<[^>]+>", "", item)) for item in re.findall(r"<li>(.*?)</li>", page, re.S)]
 
 
-def test_every_setup_line_names_its_study_part_and_cpu_and_the_timing_line_the_imdb_rows(paper, site):  # noqa: F811
+def test_every_setup_line_names_its_study_part_and_cpu_and_the_timing_line_the_imdb_rows(paper_results, site):  # noqa: F811
     setup = section(site[2], "setup")
     lines = items(setup.split("Where the sources are silent")[0])
     timing = [line for line in lines if line.startswith("Timing:")]
-    assert lines[: len(lines) - len(timing)] == setup_lines(paper)
-    base = answer.compute(paper).limits["cpu"]["base"].cpu_name  # the model the IMDB timings are of
+    assert lines[: len(lines) - len(timing)] == setup_lines(paper_results)
+    base = answer.compute(paper_results).limits["cpu"]["base"].cpu_name  # the model the IMDB timings are of
     assert all(line.startswith("Timing: IMDB ") and f"CPU {base} (" in line for line in timing)
     assert "AMD EPYC (" not in setup  # a CPU is named by its model, never by the vendor's brand alone
 
 
-def test_the_environment_lists_every_cpu_model_with_the_first_screens_counts(paper, site):  # noqa: F811
+def test_the_environment_lists_every_cpu_model_with_the_first_screens_counts(paper_results, site):  # noqa: F811
     env = section(site[2], "environment")
     row = next(text for text, _ in texts(env) if text.startswith(("AMD EPYC", "Intel Xeon")))
-    models = answer.compute(paper).hardware["models"]
+    models = answer.compute(paper_results).hardware["models"]
     assert len(models) > 1 and all(f"{m['name']} ({m['n']} trials)" in row for m in models)
     assert f"the {sum(m['n'] for m in models)} finished trials of profile {PROFILE}" in row
     assert "AMD EPYC (" not in env
     # every OS the first screen's trials recorded (superseded ones out), each with its count (the machines were not one)
-    done = paper.finished(drop="stale")
+    done = paper_results.finished(drop="stale")
     assert sum(m["n"] for m in models) == len(done)
     for os_name, n in done["provenance.os"].value_counts().items():
         assert f"{os_name} ({n} trials)" in env or done["provenance.os"].nunique() == 1
@@ -82,11 +76,11 @@ def test_the_environment_lists_every_cpu_model_with_the_first_screens_counts(pap
         assert f" {version}" in row and "gluonts " in row
 
 
-def test_a_setup_line_names_each_models_own_settings_and_fp_mode_and_the_gluonts_version(paper):
+def test_a_setup_line_names_each_models_own_settings_and_fp_mode_and_the_gluonts_version(paper_results):
     """A model whose trials covered less than the part names its own values, and a part of two fp modes each
     model's trials per mode; each DeepAR line the gluonts version its trials' provenance records."""
-    done = paper.finished(drop="stale")
-    lines = setup_lines(paper)
+    done = paper_results.finished(drop="stale")
+    lines = setup_lines(paper_results)
     main = next(line for line in lines if line.startswith("IMDB LSTM (study A;"))
     intel = done[
         done.study.eq("imdb") & done["config.part"].eq("main") & done["provenance.cpu_id"].str.contains("Intel")

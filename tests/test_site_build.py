@@ -12,11 +12,9 @@ import pytest
 
 from fwbench import glossary, ledger, prose, readme, site_files
 from fwbench.analysis import Results
-from fwbench.paths import REPO_ROOT
 from fwbench.store import ResultsStore
 from fwbench.studies import all_studies, arm_table
 
-PAPER_STORE = REPO_ROOT / "results" / "paper" / "paper-run.sqlite"
 PROFILE = "paper"
 
 
