@@ -85,6 +85,24 @@ def test_an_empty_store_gives_an_answer_without_numbers(tmp_path):
     assert "0</span> finished trials" in prose.answer_text(a)
 
 
+def test_where_pytorch_is_the_fastest_arm_the_best_settings_stay_and_no_ratio_is_drawn(tmp_path):
+    """Which arm is fastest is a measurement: where it is PyTorch's reference arm, the study's close still lists
+    every arm at its best setting and says the reference arm is fastest; the answer claims no faster arm."""
+    from test_ledger import MX, PT, add_imdb
+
+    store = ResultsStore(tmp_path / "s.sqlite")
+    for block in range(3):
+        for arm, seconds in ((PT, 10.0), (MX, 15.0)):
+            add_imdb(store, arm, 32, 0, seconds, block=block, device="cpu")
+    a = answer.compute(Results(store))
+    assert a.favour["arm"] == PT and a.favour["quantity"] is None
+    assert {r["arm"] for r in a.favour["table"]} == {PT, MX}
+    text = prose.answer_study(a, "imdb")
+    assert f"- `{MX}`: batch 32" in text and f"PyTorch's reference arm, `{PT}`, is the fastest" in text
+    assert "fastest IMDB arm" not in prose.answer_text(a)
+    assert not any("fastest arm" in r["label"] for r in answer_plot.rows(a))
+
+
 def test_the_limits_name_the_cpu_and_the_ratio_where_another_condition_differs():
     """One CPU model: the limit names it. More: the setting's ratio on each condition whose interval excludes the
     headline's, as quantities (so the consistency check reads them), the others counted, the reason in one clause."""

@@ -142,16 +142,15 @@ def hardware(trials: pd.DataFrame) -> dict:
 
 
 def _favour(d: ledger.Data) -> dict | None:
-    """The fastest IMDB arm against PyTorch's reference arm, each at its best setting (A7's selection)."""
+    """Every IMDB arm at its best setting (A7's selection, ``table``) and the fastest (``arm``) against PyTorch's
+    reference arm (``quantity``, ``label``: None where the reference arm is itself the fastest, or unmeasured)."""
     rows = best_settings_table(d, EPOCH)
     if not rows:
         return None
     fastest = min(rows, key=lambda r: r["geomean"])
-    if fastest["arm"] == PT:
-        return None
-    part = best_setting_ratio(d, fastest["arm"], PT, EPOCH, verdict_above)
+    part = best_setting_ratio(d, fastest["arm"], PT, EPOCH, verdict_above) if fastest["arm"] != PT else None
     if part is None or math.isnan(part.estimate):
-        return None
+        return {"arm": fastest["arm"], "quantity": None, "label": None, "table": rows}
     q = Quantity("imdb.fastest_arm_vs_pytorch", part.estimate, part.ci_low, part.ci_high, part.confidence, part.n)
     return {"arm": fastest["arm"], "quantity": q, "label": part.label, "table": rows}
 

@@ -69,7 +69,7 @@ answer_cpu_limit = _section("answer_cpu_limit", lambda cpus: {"cpu": answer.cpu_
 def answer_study(a: answer.Answer, study: str) -> str:
     """What a study's notebook closes with: the ledger's claims on its rows (for IMDB, the best settings and the
     accuracy first), quoted from the answer, never recomputed."""
-    return render_markdown("answer_study", a=a, study=study, claims=answer.claims(a, study))
+    return render_markdown("answer_study", a=a, study=study, pt=answer.PT, claims=answer.claims(a, study))
 
 
 def answer_ledger(a: answer.Answer) -> str:
