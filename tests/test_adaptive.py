@@ -76,7 +76,7 @@ TOY = register(
         options={
             "settings": opt.list_of(opt.string, ["tight", "noisy", "solo"]),
             "repeats": opt.int_range(1, 100),
-            "adaptive": adaptive.adaptive_option,
+            "adaptive": opt.adaptive_option,
         },
         grid=_grid,
         run_trial=_trial,
@@ -196,7 +196,7 @@ FUTILE = {**RULE, "futility": True}
 
 
 def test_futility_is_the_default():
-    assert adaptive.spec_of({"adaptive": {k: RULE[k] for k in adaptive.KEYS}}).futility is True
+    assert adaptive.spec_of({"adaptive": {k: RULE[k] for k in opt.ADAPTIVE_KEYS}}).futility is True
     assert adaptive.spec_of({"adaptive": RULE}).futility is False
 
 
@@ -331,8 +331,8 @@ def test_bad_adaptive_values_are_one_clear_error(value, message, tmp_store, caps
 
 
 def test_good_adaptive_values_pass_and_repeats_with_adaptive_is_refused():
-    assert adaptive.adaptive_option("adaptive", False) is False
-    assert adaptive.adaptive_option("adaptive", {"min_blocks": 2, "max_blocks": 2, "target": 1e-3})["target"] == 1e-3
+    assert opt.adaptive_option("adaptive", False) is False
+    assert opt.adaptive_option("adaptive", {"min_blocks": 2, "max_blocks": 2, "target": 1e-3})["target"] == 1e-3
     with pytest.raises(FwbenchError, match="repeats and adaptive both set"):
         plan("adaptive-toy", "adaptive", {"repeats": 4})
     assert len(plan("adaptive-toy", "adaptive", {"repeats": 4, "adaptive": False})) == 20

@@ -16,6 +16,7 @@ import pandas as pd
 from ..errors import FwbenchError
 from ..planning import plan
 from ..studies import adaptive, get_study
+from ..studies import options as opt
 
 COLUMNS = (
     "setting arms blocks_run planned_blocks state widest_half_width stop_reason block_to_run cpu_s skipped_trials "
@@ -36,7 +37,7 @@ def adaptive_report(store, study: str, profile: str, overrides: dict | None = No
     if spec is None:
         raise FwbenchError(
             f"{study}/{profile} does not use adaptive repeats (its adaptive option is False); "
-            f"e.g. --set adaptive={adaptive.EXAMPLE}"
+            f"e.g. --set adaptive={opt.ADAPTIVE_EXAMPLE}"
         )
     planned = plan(study, profile, overrides)
     records = adaptive.observe_store(store, s, planned)

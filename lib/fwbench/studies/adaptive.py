@@ -31,15 +31,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..errors import FwbenchError
 from ..machines import adjust_records, machine_of
 from ..stats import CONFIDENCE, half_width, half_width_at, log_variance, trial_ratio_ci
 from .blocks import _setting_key
+from .options import adaptive_option
 
-MAX_BLOCKS_LIMIT = 100
-EXAMPLE = "{'min_blocks': 3, 'max_blocks': 10, 'target': 0.03}"
-KEYS = ("min_blocks", "max_blocks", "target")
-OPTIONAL_KEYS = ("futility",)
 BLOCK_VARYING = ("seed",)  # config fields that change with the block (imdb: seed = BASE_SEED + repeat)
 
 
@@ -55,41 +51,6 @@ class AdaptiveSpec:
             f"adaptive repeats: {self.min_blocks} to {self.max_blocks} blocks, target CI half-width "
             f"+-{100 * self.target:.1f} %" + (", futile settings stop at the minimum" if self.futility else "")
         )
-
-
-def _int_at_least(name: str, value, minimum: int, maximum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        raise FwbenchError(
-            f"{name} must be an integer >= {minimum} and <= {maximum}, got {value!r}; e.g. adaptive={EXAMPLE}"
-        )
-    return value
-
-
-def adaptive_option(name: str, value) -> dict | bool:
-    """Validator of the ``adaptive`` option (module docstring): ``min_blocks`` >= 2, ``target`` in (0, 1)."""
-    if value is False:
-        return False
-    if not isinstance(value, dict):
-        raise FwbenchError(f"{name} must be False or a dict like {EXAMPLE}, got {value!r}")
-    missing, unknown = sorted(set(KEYS) - set(value)), sorted(set(value) - set(KEYS) - set(OPTIONAL_KEYS))
-    if missing or unknown:
-        raise FwbenchError(
-            f"{name} needs exactly the keys min_blocks, max_blocks, target, and optionally futility "
-            f"(missing {missing}, unknown {unknown}); e.g. {name}={EXAMPLE}"
-        )
-    low = _int_at_least(f"{name}.min_blocks", value["min_blocks"], 2, MAX_BLOCKS_LIMIT)
-    high = _int_at_least(f"{name}.max_blocks", value["max_blocks"], low, MAX_BLOCKS_LIMIT)
-    target = value["target"]
-    if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1:
-        raise FwbenchError(
-            f"{name}.target must be a number in (0, 1) (the CI half-width on the ratio, 0.03 = +-3 %), got {target!r}"
-        )
-    out = {"min_blocks": low, "max_blocks": high, "target": float(target)}
-    if "futility" in value:
-        if not isinstance(value["futility"], bool):
-            raise FwbenchError(f"{name}.futility must be True or False, got {value['futility']!r}")
-        out["futility"] = value["futility"]
-    return out
 
 
 def spec_of(options: dict) -> AdaptiveSpec | None:

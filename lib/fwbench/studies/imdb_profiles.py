@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from ..devices import device_option
 from ..sentiment import INITS
-from . import adaptive
 from . import options as opt
 from .imdb_trial import DEFAULT_LIFETIME, LIFETIMES
 from .registry import Arm
@@ -162,7 +161,7 @@ OPTIONS = {
     "onednn_part": opt.part_spec(batch_size=_BATCH, epochs=_EPOCHS, n_train=_N_TRAIN),
     "init": opt.choice(INITS),
     "clip_norm": opt.optional(opt.positive_float),
-    "adaptive": adaptive.adaptive_option,
+    "adaptive": opt.adaptive_option,
     "batches_per_epoch": opt.optional(opt.int_range(1, 25000)),
     "quality_part": opt.part_spec(
         batch_size=_BATCH,

@@ -123,3 +123,44 @@ def resolve(study: str, profiles: dict, validators: dict, profile: str, override
             raise FwbenchError(f"unknown option {name!r} for {study}; known: {', '.join(sorted(validators))}")
         options[name] = validators[name](name, value)
     return options
+
+
+# the adaptive repeats option, apart from its rule (fwbench.studies.adaptive), whose statistics no trial imports
+MAX_ADAPTIVE_BLOCKS = 100
+ADAPTIVE_EXAMPLE = "{'min_blocks': 3, 'max_blocks': 10, 'target': 0.03}"
+ADAPTIVE_KEYS = ("min_blocks", "max_blocks", "target")
+
+
+def _int_at_least(name: str, value, minimum: int, maximum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise FwbenchError(
+            f"{name} must be an integer >= {minimum} and <= {maximum}, got {value!r}; e.g. adaptive={ADAPTIVE_EXAMPLE}"
+        )
+    return value
+
+
+def adaptive_option(name: str, value) -> dict | bool:
+    """The ``adaptive`` option (its rule: ``fwbench.studies.adaptive``): ``min_blocks`` >= 2, ``target`` in (0, 1)."""
+    if value is False:
+        return False
+    if not isinstance(value, dict):
+        raise FwbenchError(f"{name} must be False or a dict like {ADAPTIVE_EXAMPLE}, got {value!r}")
+    missing, unknown = sorted(set(ADAPTIVE_KEYS) - value.keys()), sorted(value.keys() - {*ADAPTIVE_KEYS, "futility"})
+    if missing or unknown:
+        raise FwbenchError(
+            f"{name} needs exactly the keys min_blocks, max_blocks, target, and optionally futility "
+            f"(missing {missing}, unknown {unknown}); e.g. {name}={ADAPTIVE_EXAMPLE}"
+        )
+    low = _int_at_least(f"{name}.min_blocks", value["min_blocks"], 2, MAX_ADAPTIVE_BLOCKS)
+    high = _int_at_least(f"{name}.max_blocks", value["max_blocks"], low, MAX_ADAPTIVE_BLOCKS)
+    target = value["target"]
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1:
+        raise FwbenchError(
+            f"{name}.target must be a number in (0, 1) (the CI half-width on the ratio, 0.03 = +-3 %), got {target!r}"
+        )
+    out = {"min_blocks": low, "max_blocks": high, "target": float(target)}
+    if "futility" in value:
+        if not isinstance(value["futility"], bool):
+            raise FwbenchError(f"{name}.futility must be True or False, got {value['futility']!r}")
+        out["futility"] = value["futility"]
+    return out

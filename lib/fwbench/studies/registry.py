@@ -164,9 +164,7 @@ class Study:
 
     def _plan_adaptive(self, options: dict, overrides: dict) -> None:
         """Adaptive repeats: the grid is planned at the cap (``max_blocks`` blocks); the runner runs fewer."""
-        from .adaptive import adaptive_option  # here, where a plan is made: not in a trial process (get_study)
-
-        options["adaptive"] = adaptive_option("adaptive", options["adaptive"])  # profile values checked too
+        options["adaptive"] = opt.adaptive_option("adaptive", options["adaptive"])  # profile values checked too
         if not self.adaptive_pairs:
             raise FwbenchError(
                 f"study {self.name!r} declares no adaptive_pairs, so it cannot run adaptive repeats; set adaptive=False"

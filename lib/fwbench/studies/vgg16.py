@@ -19,7 +19,6 @@ from __future__ import annotations
 from ..devices import check_device_available, device_option
 from ..errors import FwbenchError
 from . import options as opt
-from .adaptive import adaptive_option
 from .blocks import distinct, interleave
 from .registry import Arm, Study, register
 from .vgg16_trial import describe, run_trial
@@ -124,7 +123,7 @@ OPTIONS = {
     "blocks": opt.int_range(1, 100),
     "compiled": _arm_part,
     "beside": _arm_part,
-    "adaptive": adaptive_option,
+    "adaptive": opt.adaptive_option,
 }
 
 SEED = 0
