@@ -73,6 +73,10 @@ def pytest_terminal_summary(terminalreporter):
 def pytest_configure(config):
     os.environ.setdefault("FWBENCH_DATA_DIR", str(SHARED_DATA))
     os.environ.setdefault("MPLBACKEND", "agg")
+    # Two workers on two cores each start 2-thread trials: OpenMP threads that spin while they wait then take the
+    # cores the other worker's trial needs (two smoke sweeps side by side: 157 s spinning, 106 s sleeping, on the
+    # AMD EPYC 25/1). The tests time nothing; a trial records the setting (provenance thread_env).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 # The session fixtures worth building once, by group: a test module that names one of them runs on that group's worker.

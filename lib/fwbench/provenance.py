@@ -24,6 +24,7 @@ THREAD_ENV_VARS = (
     "OPENBLAS_CORETYPE",
     "OPENBLAS_L2_SIZE",
     "KMP_AFFINITY",
+    "OMP_WAIT_POLICY",  # set by the test suite (threads sleep, not spin, while waiting); the study leaves it unset
 )
 
 
