@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special
 
 CONFIDENCE = 0.95  # of every interval: the verdicts', the figures' and the adaptive stopping rule's
 BOOTSTRAP_MIN = 10
@@ -65,6 +65,8 @@ def trial_ratio_ci(numerator, denominator, confidence: float = CONFIDENCE, seed:
 
 def _percentile_bootstrap(data, statistic, paired: bool, n_resamples: int, confidence: float, seed: int):
     """(low, high) of scipy's percentile bootstrap of ``statistic`` over ``data``, seeded."""
+    from scipy import stats  # here: scipy.stats takes a second to import, in every process that reads this leaf
+
     res = stats.bootstrap(
         data,
         statistic,
@@ -161,7 +163,7 @@ def half_width(ci_low: float, ci_high: float) -> float:
 
 def t_quantile(dof: float, confidence: float = CONFIDENCE) -> float:
     """The two-sided Student-t critical value for ``confidence`` (e.g. 2.78 at 95 % with 4 degrees of freedom)."""
-    return float(stats.t.ppf(0.5 + confidence / 2, dof))
+    return float(special.stdtrit(dof, 0.5 + confidence / 2))  # scipy.stats.t.ppf
 
 
 def half_width_at(var_a: float, var_b: float, n: int, confidence: float = CONFIDENCE) -> float:

@@ -1,6 +1,5 @@
 """Validation of profile overrides (CLI flags and papermill-injected notebook parameters): every check raises
-``FwbenchError`` with one line naming the option, what was given, and what is accepted, before any trial starts.
-"""
+``FwbenchError`` with one line naming the option, what was given, and what is accepted, before any trial starts."""
 
 from __future__ import annotations
 
