@@ -309,8 +309,8 @@ def test_report_of_a_fixed_profile_is_an_error(store):
     "value, message",
     [
         (True, "adaptive must be False or a dict like"),
-        ({"min_blocks": 1, "max_blocks": 3, "target": 0.03}, "adaptive.min_blocks must be an integer >= 2"),
-        ({"min_blocks": 3, "max_blocks": 2, "target": 0.03}, "adaptive.max_blocks must be an integer >= 3"),
+        ({"min_blocks": 1, "max_blocks": 3, "target": 0.03}, "adaptive.min_blocks must be >= 2"),
+        ({"min_blocks": 3, "max_blocks": 2, "target": 0.03}, "adaptive.max_blocks must be >= 3"),
         ({"min_blocks": 3, "max_blocks": 4, "target": 1.5}, r"adaptive.target must be a number in \(0, 1\)"),
         ({"min_blocks": 3, "max_blocks": 4, "target": 0}, r"adaptive.target must be a number in \(0, 1\)"),
         ({"min_blocks": 3.0, "max_blocks": 4, "target": 0.03}, "adaptive.min_blocks must be an integer"),

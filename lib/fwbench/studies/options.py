@@ -130,14 +130,6 @@ ADAPTIVE_EXAMPLE = "{'min_blocks': 3, 'max_blocks': 10, 'target': 0.03}"
 ADAPTIVE_KEYS = ("min_blocks", "max_blocks", "target")
 
 
-def _int_at_least(name: str, value, minimum: int, maximum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        raise FwbenchError(
-            f"{name} must be an integer >= {minimum} and <= {maximum}, got {value!r}; e.g. adaptive={ADAPTIVE_EXAMPLE}"
-        )
-    return value
-
-
 def adaptive_option(name: str, value) -> dict | bool:
     """The ``adaptive`` option (its rule: ``fwbench.studies.adaptive``): ``min_blocks`` >= 2, ``target`` in (0, 1)."""
     if value is False:
@@ -150,8 +142,8 @@ def adaptive_option(name: str, value) -> dict | bool:
             f"{name} needs exactly the keys min_blocks, max_blocks, target, and optionally futility "
             f"(missing {missing}, unknown {unknown}); e.g. {name}={ADAPTIVE_EXAMPLE}"
         )
-    low = _int_at_least(f"{name}.min_blocks", value["min_blocks"], 2, MAX_ADAPTIVE_BLOCKS)
-    high = _int_at_least(f"{name}.max_blocks", value["max_blocks"], low, MAX_ADAPTIVE_BLOCKS)
+    low = int_range(2, MAX_ADAPTIVE_BLOCKS)(f"{name}.min_blocks", value["min_blocks"])
+    high = int_range(low, MAX_ADAPTIVE_BLOCKS)(f"{name}.max_blocks", value["max_blocks"])
     target = value["target"]
     if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1:
         raise FwbenchError(
