@@ -97,7 +97,7 @@ from fwbench.sampling import ProcessTreeSampler
 from fwbench.studies import get_study
 
 be = get_study("imdb").arm(sys.argv[1]).load_backend()
-persistent, burn_s, n = sys.argv[2] == "persistent", float(sys.argv[3]), int(sys.argv[4])
+burn_s, n = float(sys.argv[2]), int(sys.argv[3])
 if be.FRAMEWORK == "torch":
     from torch.utils.data import TensorDataset as Dataset
     to_numpy = lambda t: t.numpy()
@@ -117,38 +117,41 @@ me = psutil.Process()
 live = lambda: sorted(c.pid for c in me.children() if c.status() != psutil.STATUS_ZOMBIE)
 x = np.zeros((n, 5), dtype=np.int64)
 x[:, 0] = np.arange(n)  # the first token names the sample
-sampler = ProcessTreeSampler(interval=0.05).start()
-loader = be.make_loader(x, np.arange(n) % 2, batch_size=4, num_workers=1, shuffle=True, seed=3,
-                        persistent=persistent)
-out = {"before": live(), "epochs": []}
-for epoch in range(3):
-    pids, order = set(), []
-    a = sampler.snapshot()
-    for xb, yb in loader:
-        pids |= set(live())
-        order += to_numpy(xb)[:, 0].astype(int).tolist()
-    b = sampler.snapshot()
-    out["epochs"].append({"during": sorted(pids), "after": live(), "order": order,
-                          "worker_cpu_s": sampler.worker_cpu_seconds(a, b), "reaped_cpu_s": b.reaped - a.reaped})
-sampler.stop()
-print(json.dumps(out))
+found = {}
+for lifetime in ("per-epoch", "persistent"):  # per-epoch first: its workers are gone before the next loader
+    sampler = ProcessTreeSampler(interval=0.05).start()
+    loader = be.make_loader(x, np.arange(n) % 2, batch_size=4, num_workers=1, shuffle=True, seed=3,
+                            persistent=lifetime == "persistent")
+    out = found[lifetime] = {"before": live(), "epochs": []}
+    for epoch in range(3):
+        pids, order = set(), []
+        a = sampler.snapshot()
+        for xb, yb in loader:
+            pids |= set(live())
+            order += to_numpy(xb)[:, 0].astype(int).tolist()
+        b = sampler.snapshot()
+        out["epochs"].append({"during": sorted(pids), "after": live(), "order": order,
+                              "worker_cpu_s": sampler.worker_cpu_seconds(a, b), "reaped_cpu_s": b.reaped - a.reaped})
+    sampler.stop()
+print(json.dumps(found))
 """
 
 
 @pytest.fixture(scope="module")
 def probes():
+    """One process per framework (its import is most of the cost), driving both lifetimes in turn."""
     out = {}
     for arm in ARMS:
-        for lifetime in ("per-epoch", "persistent"):
-            proc = subprocess.run(
-                [sys.executable, "-c", PROBE, arm, lifetime, str(BURN_S), str(N)],
-                capture_output=True,
-                text=True,
-                timeout=600,
-                env={**os.environ, "OMP_NUM_THREADS": "1"},
-            )
-            assert proc.returncode == 0, proc.stderr[-3000:]
-            out[arm, lifetime] = json.loads(proc.stdout.strip().splitlines()[-1])
+        proc = subprocess.run(
+            [sys.executable, "-c", PROBE, arm, str(BURN_S), str(N)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        for lifetime, found in json.loads(proc.stdout.strip().splitlines()[-1]).items():
+            out[arm, lifetime] = found
     return out
 
 

@@ -285,13 +285,14 @@ def _complete_paper_run(store) -> None:
     for s in all_studies():  # every study the paper profile runs (one declaration adds one)
         if "paper" not in s.profiles:
             continue
+        code_version = s.code_version()
         for t in required_trials(s):
             store.record(
                 trial_id=t.trial_id,
                 study=s.name,
                 status="done",
                 config=t.config,
-                provenance={"code_version": s.code_version()},
+                provenance={"code_version": code_version},
                 summary={},
                 measurements=[],
                 profile="paper",

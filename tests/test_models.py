@@ -28,9 +28,22 @@ trainer = be.make_trainer(model, 1e-3)
 loss, seen = be.train_one_epoch(model, trainer, loader)
 be.synchronize()
 test_loss, acc = be.evaluate(model, loader)
-print(json.dumps({"params": be.count_parameters(model), "loss": loss, "seen": seen, "acc": acc,
-                  "emb_absmax": float(abs(emb).max()), "framework": be.FRAMEWORK,
-                  "frameworks": sorted(m for m in ("torch", "mxnet") if m in sys.modules)}))
+out = {"params": be.count_parameters(model), "loss": loss, "seen": seen, "acc": acc,
+       "emb_absmax": float(abs(emb).max()), "framework": be.FRAMEWORK}
+
+def one_step(init, clip):  # a tiny model: the loss before and after one step at a huge learning rate
+    model = be.build_model(50, 8, 6, 2, init=init, seed=3)
+    x = np.random.RandomState(0).randint(0, 50, size=(4, 20))
+    loader = be.make_loader(x, np.array([0, 1, 0, 1]), batch_size=4, num_workers=0, shuffle=False, seed=0)
+    before, _ = be.evaluate(model, loader)
+    be.train_one_epoch(model, be.make_trainer(model, 0.5, clip), loader)
+    after, _ = be.evaluate(model, loader)
+    return {"loss_before": before, "loss_after": after}
+
+settings = (("keras", None), ("uniform", None), ("keras", 1e-12))
+out["step"] = {f"{init} {clip}": one_step(init, clip) for init, clip in settings}
+out["frameworks"] = sorted(m for m in ("torch", "mxnet") if m in sys.modules)
+print(json.dumps(out))
 """
 STUDY = get_study("imdb")
 ARMS = (STUDY.reference_arm("torch"), STUDY.reference_arm("mxnet"))
@@ -38,14 +51,15 @@ ARMS = (STUDY.reference_arm("torch"), STUDY.reference_arm("mxnet"))
 
 @pytest.fixture(scope="module")
 def probes():
-    env_threads = {"OMP_NUM_THREADS": "2"}
+    """One process per framework (its import is most of the cost): the study's model for one epoch, then the
+    tiny model's first step under each init and clip setting."""
     out = {}
     for arm in ARMS:
         proc = subprocess.run(
             [sys.executable, "-c", PROBE, arm],
             capture_output=True,
             text=True,
-            env={**os.environ, **env_threads},
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
             timeout=300,
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
@@ -259,37 +273,9 @@ def test_mxnet_lstm_backward_needs_both_switches_off():
     assert proc.returncode != 0 and "in_data.size() == num_inputs" in proc.stderr
 
 
-INIT_PROBE = """
-import json, sys, numpy as np
-from fwbench.studies import get_study
-be = get_study("imdb").arm(sys.argv[1]).load_backend()
-init, clip = sys.argv[2], (None if sys.argv[3] == "none" else float(sys.argv[3]))
-model = be.build_model(50, 8, 6, 2, init=init, seed=3)
-x = np.random.RandomState(0).randint(0, 50, size=(4, 20))
-loader = be.make_loader(x, np.array([0, 1, 0, 1]), batch_size=4, num_workers=0, shuffle=False, seed=0)
-before, _ = be.evaluate(model, loader)
-trainer = be.make_trainer(model, 0.5, clip)
-be.train_one_epoch(model, trainer, loader)
-after, _ = be.evaluate(model, loader)
-print(json.dumps({"loss_before": before, "loss_after": after}))
-"""
-
-
-def _init_probe(arm: str, init: str, clip: str) -> dict:
-    proc = subprocess.run(
-        [sys.executable, "-c", INIT_PROBE, arm, init, clip],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def test_keras_init_gives_both_frameworks_the_same_weights_and_uniform_does_not():
-    keras = [_init_probe(arm, "keras", "none")["loss_before"] for arm in ARMS]
-    uniform = [_init_probe(arm, "uniform", "none")["loss_before"] for arm in ARMS]
+def test_keras_init_gives_both_frameworks_the_same_weights_and_uniform_does_not(probes):
+    keras = [probes[arm]["step"]["keras None"]["loss_before"] for arm in ARMS]
+    uniform = [probes[arm]["step"]["uniform None"]["loss_before"] for arm in ARMS]
     assert keras[0] == pytest.approx(keras[1], rel=1e-5)  # the same arrays, so the same initial loss
     assert uniform[0] != pytest.approx(uniform[1], rel=1e-5)  # the same distribution, other draws
 
@@ -306,11 +292,10 @@ def test_keras_init_opens_the_forget_gate_and_draws_from_the_seed():
 
 
 @pytest.mark.parametrize("arm", ARMS)
-def test_gradient_clipping_limits_the_step_in_both_frameworks(arm):
+def test_gradient_clipping_limits_the_step_in_both_frameworks(probes, arm):
     """A huge learning rate moves the loss far; a tiny clip norm keeps the step (Adam's first step is about lr
     per weight whatever the norm, so compare against an update with clipping that leaves the loss near)."""
-    free = _init_probe(arm, "keras", "none")
-    clipped = _init_probe(arm, "keras", "1e-12")
+    free, clipped = probes[arm]["step"]["keras None"], probes[arm]["step"]["keras 1e-12"]
     assert abs(free["loss_after"] - free["loss_before"]) > 0.05
     # Adam normalises the step: a clipped gradient still moves each weight by about lr, unless it is zeroed
     # to below eps; at clip 1e-12 the normalised gradient g/(sqrt(v)+eps) is ~1e-12/1e-8, so nothing moves

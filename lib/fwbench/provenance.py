@@ -155,9 +155,10 @@ class MachineLoad:
         self.psutil = psutil
         self.proc = psutil.Process()
         self.sys0 = psutil.cpu_times()
-        self.own0 = self._own()
+        self.own0 = self.own_cpu_s()
 
-    def _own(self) -> float:
+    def own_cpu_s(self) -> float:
+        """CPU seconds of this process and its children so far (reaped or live): the trial's own work."""
         t = self.proc.cpu_times()
         total = t.user + t.system + t.children_user + t.children_system
         for child in self.proc.children(recursive=True):  # live workers (not reaped yet)
@@ -175,7 +176,7 @@ class MachineLoad:
         steal = getattr(sys1, "steal", 0.0) - getattr(self.sys0, "steal", 0.0)
         wall_cpu = total or 1e-9  # CPU-seconds the machine had (all CPUs)
         busy = max(total - idle - steal, 0.0)
-        own = max(self._own() - self.own0, 0.0)
+        own = max(self.own_cpu_s() - self.own0, 0.0)
         other = max(busy - own, 0.0) / wall_cpu
         out = {"steal_frac": steal / wall_cpu, "other_busy_frac": other, "machine_busy_frac": busy / wall_cpu}
         reasons = []
