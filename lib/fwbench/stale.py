@@ -9,11 +9,12 @@ import json
 import pandas as pd
 
 from .errors import FwbenchError
-from .studies import get_study
+from .studies import get_study, study_names
 
 
-def stale_reason(study_name: str, config: dict, code_version) -> str | None:
-    """Why a stored trial is not used by this checkout (None when it is current)."""
+def stale_reason(study_name: str, config: dict, code_version, current: str | None = None) -> str | None:
+    """Why a stored trial is not used by this checkout (None when it is current). ``current`` is the study's code
+    fingerprint where the caller judges many rows against it (computing it reads every fingerprinted source)."""
     try:
         study = get_study(study_name)
     except FwbenchError:
@@ -23,7 +24,7 @@ def stale_reason(study_name: str, config: dict, code_version) -> str | None:
         return f"arm {arm!r} is not in the arm table (renamed or removed)"
     if not isinstance(code_version, str):
         return "measured before code versions were recorded"
-    if code_version != study.code_version():
+    if code_version != (current or study.code_version()):
         return "measured with other trial code"
     return None
 
@@ -35,13 +36,16 @@ def stale_trials(trials: pd.DataFrame) -> pd.DataFrame:
     if trials.empty:  # an empty store's frame has no columns to group by
         return pd.DataFrame(rows, columns=["study", "trial_id", "reason", "superseded"])
     for study_name, group in trials.groupby("study"):
+        current = get_study(study_name).code_version() if study_name in study_names(hidden=True) else None
         found = []  # (trial id, config key, reason: None when current)
-        for _, row in group.iterrows():
-            config = row[config_cols].dropna().rename(lambda c: c[len("config.") :]).to_dict()  # NaN: not set
-            reason = stale_reason(study_name, config, row.get("provenance.code_version"))
-            found.append((row.trial_id, json.dumps(config, sort_keys=True, default=str), reason))
-        current = {key for _, key, reason in found if reason is None}
-        rows += [(study_name, i, reason, key in current) for i, key, reason in found if reason]
+        versions = group.get("provenance.code_version", pd.Series(None, index=group.index))
+        for trial_id, cells, code_version in zip(group.trial_id, group[config_cols].to_dict("records"), versions):
+            # NaN where the trial's config lacks the key (v != v), as dropna would drop it
+            config = {c[len("config.") :]: v for c, v in cells.items() if v is not None and v == v}
+            reason = stale_reason(study_name, config, code_version, current)
+            found.append((trial_id, json.dumps(config, sort_keys=True, default=str), reason))
+        current_keys = {key for _, key, reason in found if reason is None}
+        rows += [(study_name, i, reason, key in current_keys) for i, key, reason in found if reason]
     return pd.DataFrame(rows, columns=["study", "trial_id", "reason", "superseded"])
 
 

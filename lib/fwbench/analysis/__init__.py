@@ -61,14 +61,17 @@ class Results:
         if (overrides or None) == self.overrides_of(study):
             return self
         key = ("with_overrides", study, repr(sorted((overrides or {}).items())))
-        return self.frame(key, lambda: Results(self.store, self.profile, {**self.overrides, study: overrides}))
+        return self.frame(key, lambda: self._view({**self.overrides, study: overrides}))
 
     def whole_profile(self) -> Results:
         """The same store and profile without overrides (a notebook's parameters narrow its tables; the ledger and
         the answer judge the whole profile); ``self`` where every override is None."""
         if not any(v is not None for o in self.overrides.values() for v in (o or {}).values()):
             return self
-        return self.frame("whole_profile", lambda: Results(self.store, self.profile))
+        return self.frame("whole_profile", lambda: self._view({}))
+
+    def _view(self, overrides: dict) -> Results:  # shares every_row: the rows are read and judged stale once
+        return Results(self.store, self.profile, overrides, {"every_row": self.every_row()})
 
     def every_row(self) -> Results:
         """The same store without a profile: every stored row (the GEMM peak, a fallback to any profile)."""
