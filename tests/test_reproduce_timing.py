@@ -328,3 +328,22 @@ def test_the_self_measurement_is_a_tool_not_part_of_fwbench():
             if any(n.split(".")[0] == "tools" or n.split(".")[0] in tools for n in names):
                 importers.append(str(path.relative_to(ROOT)))
     assert not importers, f"fwbench imports a tool: {importers}"
+
+
+def test_the_test_timeline_sums_each_workers_tests_by_module(tmp_path):
+    """tools/pytest_timeline.py: a worker's span runs from its first start to its last end; its modules' times sum
+    each test's start-to-end (a test left without an end, as in a killed run, counts nothing)."""
+    timeline = load_tool("pytest_timeline")
+    rows = [
+        ("start", 100.0, "tests/test_a.py::x"),
+        ("end", 103.5, "tests/test_a.py::x"),
+        ("start", 104.0, "tests/test_b.py::y[1]"),
+        ("end", 110.0, "tests/test_b.py::y[1]"),
+        ("start", 110.0, "tests/test_a.py::z"),
+        ("end", 111.0, "tests/test_a.py::z"),
+        ("start", 111.0, "tests/test_c.py::killed"),
+    ]
+    (tmp_path / "gw0.tsv").write_text("".join(f"{k}\t{t:.2f}\t{n}\n" for k, t, n in rows))
+    lines = timeline.summary(tmp_path)
+    assert lines[0] == "gw0: span 11 s, tests summed 10 s"
+    assert [line.split() for line in lines[1:]] == [["6.0", "s", "tests/test_b.py"], ["4.5", "s", "tests/test_a.py"]]
