@@ -239,3 +239,18 @@ def test_provenance_tells_machines_apart():
     assert len(info["boot_id"]) == 36 and info["boot_id"] == host_info()["boot_id"]
     vendor, family, model, stepping = info["cpu_id"].split("/")
     assert vendor and family.isdigit() and model.isdigit()
+
+
+def test_a_run_that_names_no_cpu_leaves_the_piece_parts_alone():
+    """A part measured as pieces per CPU model (DeepAR's post_conditions) runs only where the run names its CPU
+    (``--set cpu=this``) or asks for the part: ``make reproduce PROFILE=paper`` on the complete committed store ran
+    its unnamed trials, none of which the page reads."""
+    from fwbench.runner import named_cpu_pieces
+    from fwbench.studies import get_study
+
+    study, trials = get_study("deepar"), plan("deepar", "paper")
+    take, left = named_cpu_pieces(study, trials, {"cpu": None}, None)
+    assert left == sum(t.config.get("part") == "post_conditions" for t in trials) > 0
+    assert len(take) + left == len(trials) and not any(t.config.get("part") == "post_conditions" for t in take)
+    assert named_cpu_pieces(study, trials, {"cpu": "AuthenticAMD/25/1"}, None) == (trials, 0)
+    assert named_cpu_pieces(study, trials, {"cpu": None}, ["post_conditions"]) == (trials, 0)

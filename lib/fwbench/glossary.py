@@ -82,9 +82,7 @@ def _doc_links(markdown: str, repo_url: str | None, commit: str | None) -> str:
     def swap(m: re.Match) -> str:
         text, page, anchor = m.group(1), m.group(2), m.group(3) or ""
         path = (Path("docs") / page).as_posix() if not page.startswith("../") else page[3:]
-        if repo_url and commit:
-            return f"[{text}]({repo_url}/blob/{commit}/{path}{anchor})"
-        return f"{text} (`{path}`)"
+        return f"[{text}]({repo_url}/blob/{commit}/{path}{anchor})" if repo_url and commit else f"{text} (`{path}`)"
 
     return _DOC_LINK.sub(swap, markdown)
 

@@ -57,9 +57,7 @@ def _cpuinfo_fields() -> dict[str, str]:
 def cpu_key(cpu_id_value) -> str | None:
     """The CPU model a comparison stays within: vendor/family/model of a recorded ``cpu_id`` (its stepping
     dropped: steppings of one model share their kernels); None when not recorded."""
-    if not isinstance(cpu_id_value, str) or not cpu_id_value:
-        return None
-    return "/".join(cpu_id_value.split("/")[:3])
+    return "/".join(cpu_id_value.split("/")[:3]) if isinstance(cpu_id_value, str) and cpu_id_value else None
 
 
 def this_cpu() -> str | None:

@@ -95,6 +95,16 @@ def runs_at_once(trials: list, at_once: int) -> tuple[list, dict[int, int]]:
     return take, left
 
 
+def named_cpu_pieces(study, trials: list, condition: dict, parts: list | None) -> tuple[list, int]:
+    """(the trials this run takes, how many it leaves): a part the study measures as pieces per CPU model
+    (``Study.piece_parts``) runs only in a run that names its CPU (``--set cpu=this``) or asks for the part; a
+    run of the whole plan, e.g. ``make reproduce PROFILE=paper`` on a complete store, leaves it alone."""
+    if parts or condition.get("cpu") is not None:
+        return trials, 0
+    take = [t for t in trials if t.config.get("part") not in study.piece_parts]
+    return take, len(trials) - len(take)
+
+
 def run_sweep(
     study_name: str,
     profile: str,
@@ -135,13 +145,13 @@ def run_sweep(
         if unknown:
             raise FwbenchError(f"no part {', '.join(unknown)} in this plan; its parts: {', '.join(sorted(known))}")
         trials = [t for t in trials if t.config.get("part", "main") in parts]
+    trials, pieces = named_cpu_pieces(study, trials, condition, parts)
+    if pieces:
+        print(f"{pieces} trial(s) of {'/'.join(study.piece_parts)} left for a run with --set cpu=this", file=sys.stderr)
     trials, deferred = runs_at_once(trials, (trials_per_host or 1) if scheduler is not None else 1)
     for k, n in sorted(deferred.items()):
-        where = (
-            "a run without --scheduler"
-            if k == 1
-            else f"a Dask run with --trials-per-host {k} (a local Dask worker: dask worker SCHEDULER --nthreads {k})"
-        )
+        worker = f" (a local Dask worker: dask worker SCHEDULER --nthreads {k})"
+        where = "a run without --scheduler" if k == 1 else f"a Dask run with --trials-per-host {k}{worker}"
         print(f"{n} trial(s) of {k} run(s) at once left for {where}", file=sys.stderr)
     if scheduler is not None:
         from .cluster import DaskExecutor

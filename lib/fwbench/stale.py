@@ -24,9 +24,7 @@ def stale_reason(study_name: str, config: dict, code_version, current: str | Non
         return f"arm {arm!r} is not in the arm table (renamed or removed)"
     if not isinstance(code_version, str):
         return "measured before code versions were recorded"
-    if code_version != (current or study.code_version()):
-        return "measured with other trial code"
-    return None
+    return "measured with other trial code" if code_version != (current or study.code_version()) else None
 
 
 def stale_trials(trials: pd.DataFrame) -> pd.DataFrame:

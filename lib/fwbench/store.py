@@ -355,6 +355,4 @@ class ResultsStore:
         """Tidy long table: one row per raw value, with its trial's flattened config and provenance (of
         ``study`` and ``trial_ids`` when given; only that study's values are read)."""
         trials, m = self.snapshot(study, trial_ids)
-        if trials.empty:
-            return trials
-        return trials.merge(m, on="trial_id", how="inner")
+        return trials if trials.empty else trials.merge(m, on="trial_id", how="inner")

@@ -36,9 +36,7 @@ def parts_table(results: Results) -> pd.DataFrame:
 
 
 def _inside(x: float, low: float, high: float) -> float:
-    if any(math.isnan(v) for v in (x, low, high)):
-        return math.nan
-    return float(low <= x <= high)
+    return math.nan if any(math.isnan(v) for v in (x, low, high)) else float(low <= x <= high)
 
 
 def compare(results_a: Results, results_b: Results) -> tuple[pd.DataFrame, dict]:
