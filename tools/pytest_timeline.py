@@ -25,10 +25,18 @@ def timeline_dir() -> Path:
 
 
 _out = None
+_relay = False  # xdist's controller: it sees every worker's tests again as reports, so it writes nothing
+
+
+def pytest_configure(config):
+    global _relay
+    _relay = not hasattr(config, "workerinput") and bool(config.getoption("numprocesses", None))
 
 
 def _write(kind: str, nodeid: str) -> None:
     global _out
+    if _relay:
+        return
     if _out is None:
         folder = timeline_dir()
         folder.mkdir(parents=True, exist_ok=True)
