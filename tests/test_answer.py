@@ -11,6 +11,7 @@ import pytest
 
 from fwbench import answer, prose
 from fwbench.analysis import Results
+from fwbench.pages import render_markdown
 from fwbench.plots import answer as answer_plot
 from fwbench.quantity import Quantity
 from fwbench.store import ResultsStore
@@ -23,6 +24,11 @@ PAPER_STORE = REPO / "results" / "paper" / "paper-run.sqlite"
 @pytest.fixture(scope="module")
 def paper_answer(paper_results):
     return answer.compute(paper_results)
+
+
+def cpu_limit_text(cpus: dict) -> str:
+    """The limits' CPU sentence as the answer includes it (template ``answer_cpu_limit``)."""
+    return render_markdown("answer_cpu_limit", cpu=answer.cpu_limit(cpus))
 
 
 @pytest.mark.parametrize(("low", "high", "expected"), [(1.1, 1.3, "den"), (0.7, 0.9, "num"), (0.9, 1.1, "neither")])
@@ -103,6 +109,24 @@ def test_where_pytorch_is_the_fastest_arm_the_best_settings_stay_and_no_ratio_is
     assert not any("fastest arm" in r["label"] for r in answer_plot.rows(a))
 
 
+def test_an_arm_that_ran_one_setting_is_not_said_to_be_at_its_best(tmp_path):
+    """A "best setting" is chosen among settings: an extra arm timed at one setting is named at that setting."""
+    from test_ledger import MX, PT, add_imdb
+
+    store = ResultsStore(tmp_path / "s.sqlite")
+    for block in range(4):
+        for arm, batch, seconds in ((PT, 32, 10.0), (PT, 128, 12.0), (MX, 32, 15.0), ("mxnet-hybrid-full", 128, 6.0)):
+            add_imdb(store, arm, batch, 0, seconds, block=block, device="cpu")
+    a = answer.compute(Results(store))
+    assert a.favour["arm"] == "mxnet-hybrid-full" and a.favour["quantity"].value < 1
+    settings = {r["arm"]: r["settings"] for r in a.favour["table"]}
+    assert settings == {PT: 2, MX: 1, "mxnet-hybrid-full": 1}
+    line = next(line for line in prose.answer_text(a).splitlines() if "fastest IMDB arm" in line)
+    assert "mxnet-hybrid-full at batch 128/0 workers, the one setting it ran" in line
+    assert f"vs {PT} at batch 32/0 workers, its best setting" in line and "each at its best" not in line
+    assert "batch 128, 0 workers (the one setting it ran)" in prose.answer_study(a, "imdb")
+
+
 def test_the_limits_name_the_cpu_and_the_ratio_where_another_condition_differs():
     """One CPU model: the limit names it. More: the setting's ratio on each condition whose interval excludes the
     headline's, as quantities (so the consistency check reads them), the others counted, the reason in one clause."""
@@ -114,7 +138,7 @@ def test_the_limits_name_the_cpu_and_the_ratio_where_another_condition_differs()
         Condition("GenuineIntel/6/207", "flush", named=True),
     )
     one = {"conditions": {"imdb": [amd]}, "imdb_ratios": [(amd, Quantity("imdb.cpu.a", 1.4, 1.3, 1.5))]}
-    assert prose.answer_cpu_limit(one) == (
+    assert cpu_limit_text(one) == (
         "The speed lines are timed on an AMD EPYC 25/17 CPU; other CPUs can move the ratios."
     )
     ratios = [
@@ -122,7 +146,7 @@ def test_the_limits_name_the_cpu_and_the_ratio_where_another_condition_differs()
         (intel, Quantity("imdb.cpu.b", 1.9, 1.7, 2.1)),
         (intel_flush, Quantity("imdb.cpu.c", 1.3, 1.2, 1.4)),
     ]
-    text = prose.answer_cpu_limit(
+    text = cpu_limit_text(
         {
             "conditions": {"imdb": [amd, intel, intel_flush]},
             "imdb_ratios": ratios,
@@ -175,3 +199,12 @@ def test_the_trial_count_leaves_out_the_trials_a_rerun_replaced(paper_answer):
     assert stale.superseded.any()
     assert paper_answer.trials.value == len(done) - len(stale)
     assert sum(m["n"] for m in paper_answer.hardware["models"]) == paper_answer.trials.value
+
+
+def test_the_limits_name_the_threads_and_trials_at_once_the_speed_lines_ran_under(paper_answer):
+    """As each speed line's trials recorded them (config and provenance), one value each or nothing is said."""
+    assert paper_answer.cpus["speed_run"] == {"threads": [2], "at_once": [1]}
+    assert "25/17 CPU, 2 threads a trial, one trial at a time" in prose.answer_text(paper_answer)
+    mixed = {**paper_answer.cpus, "speed_run": {"threads": [1, 2], "at_once": [1]}}
+    text = cpu_limit_text(mixed)
+    assert "threads a trial" not in text and "AMD EPYC 25/17 CPU" in text

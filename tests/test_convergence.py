@@ -100,7 +100,7 @@ def test_plots_draw_a_band_per_arm():
     fig = plots.imdb_loss_figure(planted())
     ax = fig.axes[0]
     assert len(ax.lines) == 2 and len(ax.collections) == 4  # per arm: median line, min-max and IQR bands
-    labels, colours = IMDB.labels(), IMDB.colours()
+    labels, colours = IMDB.labels(), {a.name: a.colour for a in IMDB.arms}
     expected = [wrap(f"{labels[arm]} (n=3)", 40) for arm in (PT, MX)]  # arm-table order and labels, n: 3 trials
     assert [line.get_label() for line in ax.lines] == expected
     assert [line.get_color() for line in ax.lines] == [colours[PT], colours[MX]]

@@ -95,6 +95,38 @@ def test_the_factor_table_reads_each_effect_against_the_gap():
     assert "apart" not in text
 
 
+def test_a_pooled_effect_shows_how_far_its_datasets_lie_apart():
+    """8 threads slow MXNet 6x on one dataset and 4x on the other (PyTorch 2x on both): the row's effect is their
+    geometric mean, and the page gives each dataset's alone beside it (the CI holds the trials' noise only)."""
+    rows = planted()
+    eight_mx_tourism = (rows.threads == 8) & (rows.arm == MX) & (rows.dataset == "tourism_monthly")
+    rows.loc[eight_mx_tourism, "c_batch"] *= 4.0 / 5.0
+    rows.loc[(rows.threads == 8) & (rows.arm == MX) & (rows.dataset == "m1_yearly"), "c_batch"] *= 6.0 / 5.0
+    factors, total = conditions.factor_table(pd.DataFrame(), pd.DataFrame(), rows, baseline=2)
+    eight = factors.set_index("key").loc["threads_8"]
+    assert eight.effect == pytest.approx(6**0.5) and eight.dataset_effects == pytest.approx([2.0, 3.0])
+    assert factors.set_index("key").loc["threads_1", "dataset_effects"] == pytest.approx([1.5 / 1.8] * 2)
+    text = render_markdown("deepar_factors", **conditions.factor_facts(factors, {"ratio": 1.8, "gap": 2.5}))
+    row = next(line for line in text.splitlines() if line.startswith("| 8 threads"))
+    assert "; its datasets 2 to 3 |" in row and "not how the datasets differ" in text
+
+
+def test_a_part_run_on_another_boot_than_the_main_part_says_so():
+    """The versions part against the main part, the same seeds: on the same boot the row says nothing of boots; on
+    another boot it says the effect holds the boots' difference too (one boot's speed is not the other's)."""
+    from fwbench.machines import MACHINE
+
+    rows = [{"part": part, "env": env, "dataset": "m1_yearly", "seed": 42 + k, "arm": arm, "train_time_s": t * n}
+            for part, env in (("main", "main"), ("versions", "gluonts-0.13")) for arm, t in ((MX, 20.0), (PT, 10.0))
+            for k, n in enumerate(NOISE)]  # fmt: skip
+    for boots, said in ((("a", "a"), False), (("a", "b"), True)):
+        trials = pd.DataFrame(rows)
+        trials[MACHINE] = trials.part.map(dict(zip(("main", "versions"), boots)))
+        factors, _ = conditions.factor_table(trials, pd.DataFrame(), pd.DataFrame(), baseline=2)
+        source = factors.set_index("key").loc["versions", "source"]
+        assert source.startswith("versions part against the main part") and ("another boot" in source) == said
+
+
 def test_no_contention_trials_says_so():
     empty = conditions.contention_facts(conditions.conditions_table(pd.DataFrame(), 2))
     assert "No contention trials" in render_markdown("deepar_contention", **empty)
@@ -219,7 +251,12 @@ def test_a_row_whose_other_framework_lies_apart_still_counts_in_every_other_rows
 def test_the_post_machine_set_beside_the_top_factor_is_on_that_factors_cpu():
     """The top factor measured on one CPU is set beside the chart's implied costs over that CPU's per-batch costs
     (another pattern or the same is judged like with like), each named with its CPU."""
-    row = dict.fromkeys(conditions.FACTOR_COLUMNS, math.nan) | {"limited_to": "", "n": "", "source": "a part"}
+    row = dict.fromkeys(conditions.FACTOR_COLUMNS, math.nan) | {
+        "limited_to": "",
+        "n": "",
+        "source": "a part",
+        "dataset_effects": [],
+    }
     table = pd.DataFrame([
         row | {"key": "at_once_x2", "factor": "2 runs at once", "cpu": "Intel X", "kind": "measured", "effect": 0.05,
                "mxnet_slowdown": 1.0, "pytorch_slowdown": 20.0},

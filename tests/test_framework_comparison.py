@@ -8,11 +8,12 @@ import re
 import pytest
 from test_ledger import MX, PT, _record, _template, add_imdb, add_other
 
-from fwbench import prose
+from fwbench import consistency, prose
 from fwbench.analysis import Results, framework_comparison, imdb_jax
 from fwbench.analysis import imdb as imdb_analysis
 from fwbench.analysis.convergence import accuracy_bar_table
 from fwbench.analysis.vgg16 import vgg16_latencies
+from fwbench.planning import plan
 from fwbench.store import ResultsStore
 
 JAX = "jax-jit"
@@ -20,8 +21,8 @@ BLOCKS = (0, 1, 2)
 TIMES = {PT: 1.0, MX: 1.5, JAX: 0.8}  # seconds per epoch; JAX / MXNet = 0.533, JAX / PyTorch = 0.8
 
 
-def plant_beside(store, machine="boot-b", cpu_id=None):
-    for arm, t in TIMES.items():
+def plant_beside(store, machine="boot-b", cpu_id=None, times=TIMES, config_extra=None):
+    for arm, t in times.items():
         for batch in (32, 128):
             for block in BLOCKS:
                 add_imdb(
@@ -36,6 +37,7 @@ def plant_beside(store, machine="boot-b", cpu_id=None):
                     beside=True,
                     provenance={"boot_id": machine, **({"cpu_id": cpu_id} if cpu_id else {})},
                     summary={},
+                    config_extra=config_extra,
                 )
 
 
@@ -192,6 +194,39 @@ def test_each_row_names_the_cpu_of_its_trials_and_gemm_is_the_beside_rows_cpu_wh
     rows = {(r["kind"], r["key"]): r for r in framework_comparison.facts(Results(store))["rows"]}
     gemm = rows[("gemm_peak", 2)]
     assert gemm["cpus"] == ["AMD EPYC 25/1"] and not gemm["other_cpu"] and gemm["values"]["torch"] < 60
+
+
+def test_a_cpu_model_measured_in_pieces_gets_its_own_rows_named_by_cpu_and_fp_mode(tmp_path):
+    """The profile's own beside trials (an AMD) keep their rows; a named Intel piece adds its own, read on its
+    flushed trials where both fp modes ran (the unflushed ones, MXNet 10x slower, in no row), its ratios under
+    their own names and conditions, each row naming its CPU and mode."""
+    beside = {"arms": [JAX, PT, MX], "batch_sizes": [128], "workers": [0], "blocks": 3}
+    grid = {"repeats": 3, "batch_sizes": [128], "workers": [0], "extra_arms": [], "beside_part": beside}
+    intel = "GenuineIntel/6/207"
+    pieces = [({}, "AuthenticAMD/25/1/1", TIMES)]  # (overrides, cpu_id, seconds per arm)
+    pieces += [
+        ({"cpu": intel, "fp_mode": mode}, f"{intel}/1", {**TIMES, MX: s}) for mode, s in (("flush", 3), ("default", 10))
+    ]
+    store = ResultsStore(tmp_path / "s.sqlite")
+    for named, cpu_id, seconds in pieces:
+        for t in plan("imdb", "smoke", {**grid, **named}):
+            c = t.config
+            if c["part"] == "beside":
+                rows = [(e, "train_time_s", seconds[c["arm"]] * (1 + 0.01 * c["repeat"])) for e in range(c["epochs"])]
+                provenance = {"host": "planted", "cpu_id": cpu_id, "boot_id": cpu_id, "framework": "torch"}
+                store.record(trial_id=t.trial_id, study="imdb", status="done", config=c, provenance=provenance,
+                             summary={}, measurements=rows, profile="smoke")  # fmt: skip
+    results = Results(store, "smoke", {"imdb": grid})
+    ratios = [r for r in framework_comparison.facts(results)["rows"] if r["kind"] == "imdb_ratio"]
+    assert [r["cpus"] for r in ratios] == [["AMD EPYC 25/1"], ["Intel Xeon 6/207"]]
+    amd, on_intel = ratios[0]["values"]["torch"], ratios[1]["values"]["torch"]
+    assert amd.value == pytest.approx(TIMES[PT] / TIMES[MX], rel=0.02) and not amd.conditions
+    assert on_intel.value == pytest.approx(TIMES[PT] / 3.0, rel=0.02) and ratios[1]["fp_mode"] == "flush"
+    assert on_intel.label == amd.name != on_intel.name
+    assert on_intel.conditions == {"cpu": "Intel Xeon 6/207", "fp_mode": "flush"}
+    md = prose.framework_comparison_section(results)
+    assert "| Intel Xeon 6/207, subnormals flushed |" in md
+    assert not consistency.unnamed_conditions(consistency.mentions(md, "section.md"))
 
 
 def test_code_lines_leave_out_blank_lines_comments_and_docstrings(tmp_path):

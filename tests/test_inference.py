@@ -261,7 +261,6 @@ def test_bad_options_are_one_line_errors(study, overrides, message):
 
 
 def test_cuda_grid_drops_the_onednn_switch_and_needs_a_gpu():
-    from fwbench.planning import preflight
     from fwbench.studies import vgg16
 
     configs = vgg16.grid(vgg16.STUDY.resolve("smoke", {"device": "cuda"}))
@@ -269,7 +268,7 @@ def test_cuda_grid_drops_the_onednn_switch_and_needs_a_gpu():
     if _has_nvidia_gpu():
         pytest.skip("an NVIDIA GPU is present: the missing-GPU error cannot be shown here")
     with pytest.raises(FwbenchError, match="needs an NVIDIA GPU"):
-        preflight("vgg16", "smoke", {"device": "cuda"})
+        vgg16.STUDY.preflight(vgg16.STUDY.resolve("smoke", {"device": "cuda"}))
 
 
 def _has_nvidia_gpu() -> bool:

@@ -96,6 +96,7 @@ def add_imdb(
     provenance=None,
     onednn=True,
     beside=False,
+    config_extra=None,
 ):
     """One IMDB trial (repeat block ``block``, seed 42 + block): ``epoch_s`` per epoch with jitter (the first
     epoch 1.4x: warm-up), or exactly ``epoch_times``; ``timed=False`` records no measurements (a trial that ran
@@ -114,6 +115,7 @@ def add_imdb(
         "device": device,
         "onednn": onednn,
         **({"beside": True} if beside else {}),
+        **(config_extra or {}),
     }
     rows = []
     for e in range(epochs if timed else 0):
@@ -292,7 +294,7 @@ def results(store, profile="all") -> Results:
 def verdicts(store, profile="all") -> dict:
     table = L.build(results(store, profile))
     assert list(table.columns) == L.COLUMNS
-    assert set(table.verdict) <= set(L.VERDICTS)
+    assert set(table.verdict) <= set(L.PRECEDENCE)
     return dict(zip(table.claim_id, table.verdict))
 
 
@@ -483,20 +485,22 @@ def test_a_profile_a_study_lacks_gives_no_rows_of_it(store_pair):
     assert table.loc["A1", "verdict"] == rules.NOT_MEASURED and table.loc["C1", "verdict"] == rules.NOT_MEASURED
 
 
+def host_text(trials):
+    """How the ledger's conditions word the host (template ``ledger_host``)."""
+    return render_markdown("ledger_host", host=ledger_render.host_facts(trials))
+
+
 def test_host_text_names_cpu_cores_and_versions(store_pair):
     trials = store_pair[0].trials("imdb")
     facts = ledger_render.host_facts(trials)
     n = int((trials.status == "done").sum())
     assert facts == {"cpus": {"Planted CPU": n}, "cores": [2], "versions": {"mxnet": "0", "torch": "0"}}
-    assert ledger_render.host_text(trials) == "CPU Planted CPU (2 cores); mxnet 0, torch 0"
+    assert host_text(trials) == "CPU Planted CPU (2 cores); mxnet 0, torch 0"
     # a recorded cpu_id names the model as the first screen does; several models each with their trials
     ids = ["AuthenticAMD/25/17/1" if i % 2 else "GenuineIntel/6/207/2" for i in range(len(trials))]
-    text = ledger_render.host_text(trials.assign(**{"provenance.cpu_id": ids}))
+    text = host_text(trials.assign(**{"provenance.cpu_id": ids}))
     assert text.startswith("CPUs AMD EPYC 25/17 (") and "Intel Xeon 6/207 (" in text and "2 cores each" in text
-    assert (
-        ledger_render.host_facts(trials.iloc[:0]) is None
-        and ledger_render.host_text(trials.iloc[:0]) == "no finished trials"
-    )
+    assert ledger_render.host_facts(trials.iloc[:0]) is None and host_text(trials.iloc[:0]) == "no finished trials"
 
 
 def test_conditions_name_every_value_of_the_studys_trials(store_pair, tmp_path):
@@ -505,7 +509,7 @@ def test_conditions_name_every_value_of_the_studys_trials(store_pair, tmp_path):
     done = d.study_trials("vgg16").query("status == 'done'")
     assert facts["measured"] and facts["batch_size"] == sorted(set(done["config.batch_size"]))
     words = ledger_render.conditions(d, "vgg16")
-    assert words.startswith(f"VGG16 main part, profile all: {ledger_render.host_text(done)}; VGG16 random weights")
+    assert words.startswith(f"VGG16 main part, profile all: {host_text(done)}; VGG16 random weights")
     assert f"batch {facts['batch_size']}, " in words and words.endswith(f"; {len(done)} trials")
     empty = L.load(results(ResultsStore(tmp_path / "empty.sqlite")))
     assert [ledger_render.conditions(empty, s) for s in ("imdb", "deepar", "onnx")] == [

@@ -498,7 +498,7 @@ def test_imdb_ratio_table_and_figure_are_over_trials_not_epochs(tmp_path):
 
     store, medians = _trial_store(tmp_path, "fig", 3, 30)
     frame = L.load(results(store)).imdb
-    row = imdb_analysis.ratio_table(frame, MX, (PT,)).iloc[0]
+    row = imdb_analysis.ratio_table(frame).iloc[0]
     expected = trial_ratio_ci(medians[MX], medians[PT])
     assert (row.n_num, row.n_den) == (3, 3)
     assert (row.ratio, row.ci_low, row.ci_high) == pytest.approx(

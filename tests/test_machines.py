@@ -173,7 +173,8 @@ def test_the_pages_say_which_times_are_machine_adjusted_and_which_blocks_were_le
 
     def fastest_list(machines) -> str:
         row = dict(arm=PT, batch_size=128, num_workers=0, geomean=10.0, fastest=9.9, slowest=10.1, n=2, how="h")
-        favour = {"table": [row], "quantity": Quantity("imdb.fastest_arm_vs_pytorch", 1.0)}
+        row["settings"] = 2
+        favour = {"arm": PT, "table": [row], "quantity": Quantity("imdb.fastest_arm_vs_pytorch", 1.0)}
         a = SimpleNamespace(favour=favour, cpus={"imdb_machines": machines}, accuracy=[])
         return render_markdown("answer_study", a=a, study="imdb", claims=[]).split("\n\n")[0]
 

@@ -125,7 +125,7 @@ def test_site_files_are_complete_and_offline(smoke_site):
     assert pages == sorted(p.stem for p in smoke_site.executed.glob("*.ipynb")), "one page per notebook"
     table = pd.read_csv(site / "ledger.csv")
     assert list(table.claim_id) == [c.id for c in ledger.CLAIMS]
-    assert set(table.verdict) <= set(ledger.VERDICTS)
+    assert set(table.verdict) <= set(ledger.PRECEDENCE)
     assert list(site.glob("figures/*.png")), "the post shows no figure"
     for page in site.glob("*.html"):
         text = page.read_text()
@@ -155,7 +155,7 @@ def test_site_loads_in_a_browser(smoke_site, chromium):
     post = found[index.as_uri()]
     assert post["images"] >= 1
     assert post["ledger_rows"] == len(ledger.CLAIMS)
-    assert set(post["verdict_cells"]) <= set(ledger.VERDICTS)
+    assert set(post["verdict_cells"]) <= set(ledger.PRECEDENCE)
     # a notebook that saves figures shows them on its page (inline base64 images that decode)
     for executed in smoke_site.executed.glob("*.ipynb"):
         code = "".join(c.source for c in nbformat.read(executed, as_version=4).cells if c.cell_type == "code")

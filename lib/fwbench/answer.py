@@ -32,6 +32,7 @@ from .studies import get_study
 
 FULL_HYBRID_ARM = "mxnet-hybrid-full"  # the arm the 2018 post could not build (claim A9)
 GPU_VERDICT = ledger.NOT_TESTABLE
+SPEED_RUN = {"threads": "config.threads", "at_once": "provenance.trials_sharing_host"}  # what each trial recorded
 
 
 @dataclass(frozen=True)
@@ -187,18 +188,26 @@ def cpu_limit(cpus: dict) -> dict:
     ratio there (``here``), and on the other CPU models' conditions whose interval excludes it (``others``:
     condition and quantity; ``n_within``: how many others overlap it or have no interval). Decision: the first screen
     names a condition's ratio only where it differs beyond the intervals; the results' per-CPU table has them all."""
-    ratios = cpus.get("imdb_ratios") or []
+    ratios, run = cpus.get("imdb_ratios") or [], cpus.get("speed_run", {})
     firsts = [next((c for c in cs if not c.named), None) for cs in cpus.get("conditions", {}).values() if cs]
     base = next((c for c in cpus.get("conditions", {}).get(cpu_models.IMDB, []) if not c.named), None)
     if base is None:
-        return {"base": None, "here": None, "others": [], "n_within": 0, "setting": None, "every_study": False}
+        return dict(base=None, here=None, others=[], n_within=0, setting=None, every_study=False, run=run)
     here = next((q for c, q in ratios if c.cpu == base.cpu and c.fp_mode == base.fp_mode), None)
     others = [(c, q) for c, q in ratios if c.cpu != base.cpu]
     low, high = (here.ci_low, here.ci_high) if here is not None else (math.nan, math.nan)
     apart = [(c, q) for c, q in others if q.ci_low > high or q.ci_high < low]  # False where either has no interval
     every = all(c is not None and c.cpu == base.cpu for c in firsts)
     setting, within = cpus.get("imdb_setting"), len(others) - len(apart)
-    return {"base": base, "here": here, "others": apart, "n_within": within, "setting": setting, "every_study": every}
+    return dict(base=base, here=here, others=apart, n_within=within, setting=setting, every_study=every, run=run)
+
+
+def speed_run(done: pd.DataFrame, d: ledger.Data) -> dict:
+    """The threads a trial and the trials sharing the host that the speed lines' trials (IMDB timed, DeepAR coverage,
+    VGG16) recorded, each as the sorted values found."""
+    ids = set().union(*(set(f.trial_id) for f in (d.imdb, d.deepar_coverage, d.vgg16) if "trial_id" in f))
+    t = done[done.trial_id.isin(ids)]
+    return {k: sorted({int(v) for v in t[c].dropna()}) if c in t else [] for k, c in SPEED_RUN.items()}
 
 
 def compute(results: Results) -> Answer:
@@ -242,11 +251,12 @@ def _compute(results: Results) -> Answer:
                 "high": Quantity("deepar.mase_vs_paper.max", float(table_mase.ratio.max())),
                 "n": int(table_mase.dataset.nunique()),
                 "median": deepar.median_mase(d.deepar),
-                "wins": deepar.mase_wins(deepar.accuracy_table(d.deepar)),
+                "wins": deepar.mase_wins(d.deepar),
             }
     if not d.deepar_coverage.empty:
         a.gap = deepar_conditions.load(results)
     a.cpus = cpu_models.facts(results) if results.profile is not None else {}
+    a.cpus["speed_run"] = speed_run(done, d)
     a.limits = _limits(a, d)
     return a
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import monash
-from ..machines import CPU, NOT_RECORDED, cpu_model_of, one_cpu_model
+from ..machines import CPU, MACHINE, NOT_RECORDED, cpu_model_of, machine_of, one_cpu_model
 from ..planning import plan
 from ..published.deepar2024 import TOTAL_TRAIN_S, post_ratio
 from ..quantity import Quantity
@@ -83,8 +83,9 @@ def _trials(long: pd.DataFrame, parts: tuple[str, ...] | None) -> pd.DataFrame:
     if long.empty:
         return pd.DataFrame()
     long[CPU] = long["provenance.cpu_id"].map(cpu_model_of) if "provenance.cpu_id" in long else NOT_RECORDED
+    long[MACHINE] = long["provenance.boot_id"].map(machine_of) if "provenance.boot_id" in long else NOT_RECORDED
     keys = {"trial_id": "trial_id", **{f"config.{k}": k for k in CONFIG_KEYS}}
-    keys.update({"provenance.dataset_kind": "dataset_kind", "host": "host", CPU: CPU})
+    keys.update({"provenance.dataset_kind": "dataset_kind", "host": "host", CPU: CPU, MACHINE: MACHINE})
     wide = long.pivot_table(index=list(keys), columns="metric", values="value").reset_index().rename(columns=keys)
     wide.columns.name = None
     if "predict_time_s" not in wide:  # only coverage trials (training only) selected
@@ -152,15 +153,13 @@ def _ratio_ci(g: pd.DataFrame, numerator: str, denominator: str, metric: str) ->
     return trial_ratio_ci(a, b) if a.size and b.size else None
 
 
-def ratio_table(
-    trials: pd.DataFrame, numerator: str | None = None, denominator: str | None = None, metric: str = "train_time_s"
-) -> pd.DataFrame:
-    """numerator / denominator of ``metric`` per dataset (default: MXNet / PyTorch), the geometric-mean ratio over
-    seeds with its CI (>1: the numerator is slower; NaN CI with one seed)."""
+def ratio_table(trials: pd.DataFrame, metric: str = "train_time_s") -> pd.DataFrame:
+    """MXNet / PyTorch of ``metric`` per dataset, the geometric-mean ratio over seeds with its CI (>1: MXNet is
+    slower; NaN CI with one seed)."""
     mx, pt = reference_arms()
     rows = []
     for dataset, g in trials.groupby("dataset") if not trials.empty else ():
-        if r := _ratio_ci(g, numerator or mx, denominator or pt, metric):
+        if r := _ratio_ci(g, mx, pt, metric):
             rows.append({"dataset": dataset, **r})
     out = pd.DataFrame(rows, columns=RATIO_COLUMNS)
     return out.sort_values("ratio", ascending=False).reset_index(drop=True)
@@ -225,14 +224,20 @@ def median_mase(trials: pd.DataFrame) -> dict[str, Quantity]:
     return {arm: Quantity(f"deepar.median_mase.{arm}", float(m[arm].median()), n=f"{len(m)} datasets") for arm in arms}
 
 
-def mase_wins(acc: pd.DataFrame) -> dict:
+def mase_wins(trials: pd.DataFrame) -> dict:
     """On how many datasets each reference arm had the lower MASE (``accuracy_table``: each dataset's median over
-    seeds), over the datasets both have: ``{"n": datasets, "lower": {arm: count}}``; empty without both arms' MASE."""
+    seeds), over the datasets both have: ``{"n", "lower": {arm: count}, "apart": {arm: count}, "seeds"}``; ``apart``: on
+    how many every seed of the arm lies below every seed of the other (the seeds' spread does not cover the gap),
+    ``seeds``: the seeds a dataset ran. Empty without both arms' MASE."""
     mx, pt = reference_arms()
+    acc = accuracy_table(trials)
     if acc.empty or ("MASE", pt) not in acc or ("MASE", mx) not in acc:
         return {}
     m = acc["MASE"][[mx, pt]].dropna()
-    return {"n": int(len(m)), "lower": {mx: int((m[mx] < m[pt]).sum()), pt: int((m[pt] < m[mx]).sum())}}
+    span = trials[trials.arm.isin([mx, pt])].groupby(["dataset", "arm"]).MASE.agg(["min", "max"]).unstack("arm")
+    apart = {a: int((span["max"][a] < span["min"][b]).reindex(m.index).sum()) for a, b in ((mx, pt), (pt, mx))}
+    lower = {mx: int((m[mx] < m[pt]).sum()), pt: int((m[pt] < m[mx]).sum())}
+    return {"n": int(len(m)), "lower": lower, "apart": apart, "seeds": int(trials.seed.nunique())}
 
 
 def headline(trials: pd.DataFrame) -> dict:
@@ -257,10 +262,10 @@ def headline(trials: pd.DataFrame) -> dict:
         slower, one_seed = int((ratios.ratio > 1).sum()), bool(ratios.ci_low.isna().all())
         out |= dict(n_mxnet_slower=slower, n_ratio=len(ratios), one_seed=one_seed)
     out["window_rho"] = window_trend(window_ratio_table(trials))
-    acc = accuracy_table(trials)
-    wins = mase_wins(acc)
+    acc, wins = accuracy_table(trials), mase_wins(trials)
     if wins:
         out |= dict(mase_torch_better=wins["lower"][pt], mase_n=wins["n"], mase_median=median_mase(trials))
+        out |= dict(mase_apart=wins["apart"], mase_seeds=wins["seeds"])
         dropped = acc["n_series_dropped"].max(axis=1).dropna()
         out["n_series_dropped"] = {d: int(v) for d, v in dropped.items() if v > 0}
     out["n_stopped_early"] = int(trials.stopped_early.sum())

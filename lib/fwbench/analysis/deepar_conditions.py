@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..machines import CPU
+from ..machines import CPU, MACHINE, NOT_RECORDED
 from ..pages import render_markdown
 from ..published.deepar2024 import CLAIMED_SPEEDUP, post_ratio
 from ..quantity import Quantity
@@ -136,7 +136,7 @@ CONDITION_COLUMNS = ["dataset", "window", "threads", "background_load", "conditi
                      "burner_cpu_frac"]  # fmt: skip
 FACTOR_COLUMNS = ["key", "factor", "cpu", "source", "kind", "n", "mxnet_slowdown", "pytorch_slowdown", "effect",
                   "effect_low", "effect_high", "gap_share", "limited_to", "mxnet_spread", "pytorch_spread",
-                  "trials_at_once", "datasets_measured"]  # fmt: skip
+                  "trials_at_once", "datasets_measured", "dataset_effects"]  # fmt: skip
 
 
 def _by_arm(g: pd.DataFrame, column: str = "c_batch") -> dict[str, np.ndarray]:
@@ -177,7 +177,7 @@ def _pooled(cond: pd.DataFrame, base: pd.DataFrame, confidence: float, column: s
     """Per framework the slowdown of the ``cond`` rows against the ``base`` rows of the same dataset, and the effect
     on the ratio, each dataset weighted alike (the mean of their log effects), over the ``datasets`` where both
     reference arms ran on both sides; None where none did; ``spread``: per framework, a dataset's slowest / fastest
-    ``cond`` trial, the largest over the datasets."""
+    ``cond`` trial, the largest over the datasets; ``by_dataset``: each dataset's effect alone, sorted."""
     mx, pt = reference_arms()
     per_dataset = {
         d: (_by_arm(c, column), _by_arm(base[base.dataset == d], column)) for d, c in cond.groupby("dataset")
@@ -193,6 +193,7 @@ def _pooled(cond: pd.DataFrame, base: pd.DataFrame, confidence: float, column: s
     return {"n_datasets": len(per_dataset), "datasets": sorted(per_dataset), **slowdowns,
             "n_trials": [int(sum(min(len(s[mx]), len(s[pt])) for s in side)) for side in zip(*pairs)],
             "spread": tuple(max(float(c[arm].max() / c[arm].min()) for c, _ in pairs) for arm in (mx, pt)),
+            "by_dataset": sorted(log_contrast_ci(_contrast(c, b), confidence)["ratio"] for c, b in pairs),
             "effect": log_contrast_ci([t for c, b in pairs for t in _contrast(c, b, w)], confidence)}  # fmt: skip
 
 
@@ -239,7 +240,7 @@ def factor_table(
         share = math.log(effect) / math.log(gap) if effect > 0 and gap > 0 and gap != 1 else math.nan
         limited, spread = " ".join(words.get("limited_to", ())), words.get("spread", (math.nan, math.nan))
         values = [key or what, factor, cpu, source, kind, n, mxnet, pytorch, effect, low, high, share, limited, *spread,
-                  words.get("k", 1), " ".join(words.get("ran", ()))]  # fmt: skip
+                  words.get("k", 1), " ".join(words.get("ran", ())), words.get("by_dataset", [])]  # fmt: skip
         rows.append(dict(zip(FACTOR_COLUMNS, values)))
 
     def measured(what, cpu, pooled, **words):
@@ -248,7 +249,8 @@ def factor_table(
             n = f"{a}{f' and {b} trials per framework' if a - b else ' trials a side'}, {d} dataset(s)"
             slowdowns = pooled["mxnet_slowdown"]["ratio"], pooled["pytorch_slowdown"]["ratio"]
             add(what, cpu, "measured", *slowdowns, e["ratio"], n, e["ci_low"], e["ci_high"],
-                n_datasets=pooled["n_datasets"], spread=pooled["spread"], ran=pooled["datasets"], **words)  # fmt: skip
+                n_datasets=pooled["n_datasets"], spread=pooled["spread"], ran=pooled["datasets"],
+                by_dataset=pooled["by_dataset"], **words)  # fmt: skip
 
     def inferred(what, cpu, table, **words):
         s = prediction.against_chart_summary(prediction.against_chart(table, prediction.chart()))
@@ -260,7 +262,9 @@ def factor_table(
     if not trials.empty and "part" in trials:
         envs = ", ".join(sorted(set(trials.loc[trials.part == "versions", "env"].dropna())))
         for part, what in (("versions", "versions"), ("onednn", "onednn_off")):
-            measured(what, cpu_names(trials[trials.part == part]), _pooled_parts(trials, part, confidence), envs=envs)
+            boots = [set(trials.loc[trials.part == p, MACHINE]) for p in (part, "main")]  # another boot: its speed too
+            measured(what, cpu_names(trials[trials.part == part]), _pooled_parts(trials, part, confidence), envs=envs,
+                     other_boot=not boots[0] & boots[1] and NOT_RECORDED not in boots[0] | boots[1])  # fmt: skip
     for (threads, load), cond in contention.groupby(["threads", "background_load"]) if not contention.empty else ():
         if (threads, load) != (baseline, BASELINE_LOAD):
             base = contention[(contention.threads == baseline) & (contention.background_load == BASELINE_LOAD)]

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..floatmode import DEFAULT, FLUSH
 from ..frameworks import all_frameworks, get_framework
 from ..machines import cpu_model_of
 from ..quantity import Quantity
@@ -31,7 +32,7 @@ from ..studies import get_study
 from . import Results, imdb_jax
 from . import imdb as imdb_analysis
 from .convergence import accuracy_bar_table
-from .cpu_models import Condition
+from .cpu_models import Condition, stored_conditions
 from .inference import gemm_peak, gemm_results
 from .vgg16 import vgg16_compile_times, vgg16_latencies
 
@@ -114,22 +115,69 @@ def cpu_names(models) -> list[str]:
     return [Condition(m).cpu_name for m in models]
 
 
-def _ratio(name: str, r: dict) -> Quantity:
-    return Quantity(name, r["ratio"], r["ci_low"], r["ci_high"], n=f"{r['n_num']} + {r['n_den']} trials")
+def other_cpu_views(results: Results) -> list[tuple[dict[str, Condition], Results]]:
+    """Per CPU model whose IMDB pieces are named after it (``cpu_models``), the condition chosen for each of the
+    IMDB, VGG16 and GEMM studies it ran and the view of them: subnormals flushed where that mode ran (unflushed,
+    single Intel LSTM trials slow several-fold in every framework, so the flushed ones are the frameworks' speed)."""
+    views = []
+    for cpu in sorted({c.cpu for c in stored_conditions(results, "imdb") if c.named}):
+        view, chosen = results, {}
+        for study in ("imdb", "vgg16", "gemm"):
+            modes = {c.fp_mode for c in stored_conditions(results, study) if c.named and c.cpu == cpu}
+            if modes:
+                chosen[study] = Condition(cpu, FLUSH if FLUSH in modes else DEFAULT, named=True)
+                view = chosen[study].select(view, study)
+        views.append((chosen, view))
+    return views
 
 
 def facts(results: Results) -> dict:
     """Everything the section shows (template ``framework_comparison``): the frameworks in column order with their
     labels, the one being left (``leaving``) and ``rows`` in the section's order, each ``{"kind", "key",
-    "values": {framework: value}, "cpus"}`` (``cpus``: the CPU models of its trials by name). Kinds (key): per
-    batch size ``imdb_epoch`` (s per 25k reviews) and ``vgg_latency`` (ms); ``imdb_ratio`` and ``vgg_ratio``
-    (``Quantity``, pooled over the batch sizes); ``imdb_wait`` (s); ``imdb_accuracy`` (``{"accuracy", "seeds"}``);
-    ``vgg_compile`` (s; ``eager``: the frameworks that compile nothing); ``gemm_peak`` (threads; GFLOP/s, with
-    ``other_cpu``); ``code_lines`` (the backend package). A framework missing from ``values`` was not measured."""
-    rows: list[dict] = []
+    "values": {framework: value}, "cpus", "fp_mode"}`` (``cpus``: the CPU models of its trials by name): the
+    timings of the profile's own view (the beside parts' unnamed trials), then those of each CPU model measured in
+    pieces (``other_cpu_views``; a model whose view has no beside trials is left out), then accuracy and code. Kinds
+    (key): per batch size ``imdb_epoch`` (s per 25k reviews) and ``vgg_latency`` (ms); ``imdb_ratio`` and
+    ``vgg_ratio`` (``Quantity``, pooled over the batch sizes); ``imdb_wait`` (s); ``imdb_accuracy``
+    (``{"accuracy", "seeds"}``); ``vgg_compile`` (s; ``eager``: the frameworks that compile nothing);
+    ``gemm_peak`` (threads; GFLOP/s, with ``other_cpu``); ``code_lines`` (the backend package). A framework missing
+    from ``values`` was not measured."""
+    rows = timing_rows(results)
+    for chosen, view in other_cpu_views(results):
+        more, shown = timing_rows(view, chosen), {cpu for r in rows for cpu in r["cpus"]}
+        if {"imdb_ratio", "vgg_ratio"} & {r["kind"] for r in more} and chosen["imdb"].cpu_name not in shown:
+            rows += more
+    imdb = imdb_analysis.load_sweep(results)
+    accuracy = accuracy_bar_table(imdb) if not imdb.empty else pd.DataFrame()
+    if len(accuracy):
+        arms = _imdb_rows(accuracy)
+        accuracies = {fw: {"accuracy": float(r["test_acc_median"]), "seeds": int(r["seeds"])} for fw, r in arms.items()}
+        quality = cpu_models_of(results, "imdb", imdb_analysis.part(imdb, "quality").trial_id)
+        rows.append(
+            {"kind": "imdb_accuracy", "key": None, "values": accuracies, "cpus": cpu_names(quality), "fp_mode": None}
+        )
+    for package, group in backend_lines().groupby("package", sort=False):
+        values = {r.framework: int(r.lines) for r in group.itertuples()}
+        rows.append({"kind": "code_lines", "key": package, "values": values, "cpus": [], "fp_mode": None})
+    names = frameworks()
+    return {
+        "profile": results.profile,
+        "frameworks": names,
+        "labels": {fw: get_framework(fw).label for fw in names},
+        "leaving": LEAVING,
+        "rows": rows,
+    }
 
-    def add(kind: str, values: dict, key=None, cpus=(), **more) -> None:
-        rows.append({"kind": kind, "key": key, "values": values, "cpus": cpu_names(cpus), **more})
+
+def timing_rows(results: Results, chosen: dict[str, Condition] | None = None) -> list[dict]:
+    """The timing rows of ``facts`` from ``results``' view (``chosen``: per study the CPU piece it selects, named in
+    the ratios' quantities and the rows' ``fp_mode``; None: the profile's own trials)."""
+    rows: list[dict] = []
+    chosen = chosen or {}
+
+    def add(kind: str, study: str, values: dict, key=None, cpus=(), **more) -> None:
+        fp_mode = chosen[study].fp_mode if study in chosen else None
+        rows.append({"kind": kind, "key": key, "values": values, "cpus": cpu_names(cpus), "fp_mode": fp_mode, **more})
 
     def timings(study: str, kind: str, per_batch: str, frame: pd.DataFrame, value: str, setting: list[str], cpus):
         """Per batch size each framework's ``value`` (``framework``: the one a trial stands for), the geometric mean
@@ -140,13 +188,16 @@ def facts(results: Results) -> dict:
                 for fw in frameworks()
                 if (group.framework == fw).any()
             }
-            add(f"{kind}_{per_batch}", means, key=int(batch), cpus=cpu_models_of(results, study, group.trial_id))
-        ratios = {
-            fw: _ratio(f"leaving.{study}_{per_batch}.{fw}", _pooled_over_settings(frame, setting, value, fw))
-            for fw in frameworks()
-            if fw != LEAVING and (frame.framework == fw).any()
-        }
-        add(f"{kind}_ratio", ratios, cpus=cpus)
+            add(f"{kind}_{per_batch}", study, means, int(batch), cpus=cpu_models_of(results, study, group.trial_id))
+        label, c = f"leaving.{study}_{per_batch}", chosen.get(study)
+        name = f"leaving.{c.key}.{study}_{per_batch}" if c else label
+        conditions = {"cpu": c.cpu_name, "fp_mode": c.fp_mode} if c else {}
+        ratios = {}
+        for fw in (fw for fw in frameworks() if fw != LEAVING and (frame.framework == fw).any()):
+            r = _pooled_over_settings(frame, setting, value, fw)
+            ratios[fw] = Quantity(f"{name}.{fw}", r["ratio"], r["ci_low"], r["ci_high"], n=f"{r['n_num']} + "
+                                  f"{r['n_den']} trials", label=f"{label}.{fw}", conditions=conditions)  # fmt: skip
+        add(f"{kind}_ratio", study, ratios, cpus=cpus)
 
     imdb = imdb_analysis.load_sweep(results)
     beside = imdb_analysis.timed_epochs(imdb_analysis.part(imdb, imdb_jax.BESIDE))
@@ -156,13 +207,7 @@ def facts(results: Results) -> dict:
         beside = beside.assign(framework=beside.arm.map(stands_for))
         timings("imdb", "imdb", "epoch", beside, "epoch_25k_s", imdb_jax.SETTING, beside_cpus)
         waits = _imdb_rows(imdb_jax.prepare_table(imdb))
-        add("imdb_wait", {fw: float(r["prepare_s_median"]) for fw, r in waits.items()}, cpus=beside_cpus)
-    accuracy = accuracy_bar_table(imdb) if not imdb.empty else pd.DataFrame()
-    if len(accuracy):
-        arms = _imdb_rows(accuracy)
-        accuracies = {fw: {"accuracy": float(r["test_acc_median"]), "seeds": int(r["seeds"])} for fw, r in arms.items()}
-        quality = imdb_analysis.part(imdb, "quality").trial_id
-        add("imdb_accuracy", accuracies, cpus=cpu_models_of(results, "imdb", quality))
+        add("imdb_wait", "imdb", {fw: float(r["prepare_s_median"]) for fw, r in waits.items()}, cpus=beside_cpus)
     vgg = vgg16_latencies(results, beside=True)
     vgg_cpus = cpu_models_of(results, "vgg16", vgg.trial_id) if not vgg.empty else []
     if not vgg.empty:
@@ -171,7 +216,7 @@ def facts(results: Results) -> dict:
         if len(compiles):  # an eager arm compiles nothing: 0, not "not measured"
             compiled = {fw: float(g.compile_s.median()) for fw, g in compiles.groupby("framework")}
             eager = sorted(set(vgg.framework) - set(compiled))
-            add("vgg_compile", {**{fw: 0.0 for fw in eager}, **compiled}, eager=eager, cpus=vgg_cpus)
+            add("vgg_compile", "vgg16", {**{fw: 0.0 for fw in eager}, **compiled}, eager=eager, cpus=vgg_cpus)
     # a peak is a CPU's: the beside rows' model where it has GEMM trials, else the one most of them ran on
     beside_models = set(beside_cpus) | set(vgg_cpus)
     gemm_cpu = next(iter(beside_models)) if len(beside_models) == 1 else None
@@ -184,15 +229,5 @@ def facts(results: Results) -> dict:
     if len(peak):
         gemm = gemm_results(results, None if other_cpu else gemm_cpu)
         values = {r.framework: float(r.gflops) for r in peak.itertuples()}
-        add("gemm_peak", values, key=GEMM_THREADS, cpus=sorted(set(gemm.cpu)), other_cpu=other_cpu)
-    lines = backend_lines()
-    for package, group in lines.groupby("package", sort=False):
-        add("code_lines", {r.framework: int(r.lines) for r in group.itertuples()}, key=package)
-    names = frameworks()
-    return {
-        "profile": results.profile,
-        "frameworks": names,
-        "labels": {fw: get_framework(fw).label for fw in names},
-        "leaving": LEAVING,
-        "rows": rows,
-    }
+        add("gemm_peak", "gemm", values, GEMM_THREADS, cpus=sorted(set(gemm.cpu)), other_cpu=other_cpu)
+    return rows

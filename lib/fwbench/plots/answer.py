@@ -30,7 +30,7 @@ def rows(a: Answer) -> list[dict]:
         claimed = 1 / w.claimed if inverse else w.claimed
         out.append(_row(f"{w.title} (claim {w.claim})", s["quantity"], claimed, inverse))
     if a.favour and a.favour["quantity"]:
-        label = f"IMDB LSTM, fastest arm ({a.favour['arm']}) vs PyTorch, each at its best setting"
+        label = f"IMDB LSTM, fastest arm ({a.favour['arm']}) vs PyTorch at its best setting"
         out.append(_row(label, a.favour["quantity"], None))
     return out
 

@@ -83,7 +83,7 @@ def best_setting_ratio(d: Data, num: str, den: str, metric: str, rule) -> Part |
 def best_settings_table(d: Data, metric: str) -> list[dict]:
     """Every arm at its best setting (``best_setting`` on the choosing blocks): the setting, and the geometric mean
     (the estimator of ``best_setting_ratio``), fastest and slowest of the per-trial values (``times``) on the
-    judging blocks, with the number of trials."""
+    judging blocks, with the number of trials and of the settings it ran (one: nothing was chosen)."""
     choose, judge, how = held_out(d)
     rows = []
     for arm in sorted(set(d.timed().arm)) if not d.timed().empty else []:
@@ -103,6 +103,7 @@ def best_settings_table(d: Data, metric: str) -> list[dict]:
                 "slowest": float(values.max()),
                 "n": len(values),
                 "how": how,
+                "settings": d.timed()[d.timed().arm == arm].groupby(["batch_size", "num_workers"]).ngroups,
             }
         )
     return rows
