@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from pathlib import Path
 
@@ -34,6 +33,7 @@ import pandas as pd
 
 from . import stale
 from .errors import FwbenchError
+from .quantity import missing
 from .store import ResultsStore, canonical_json
 from .studies import get_study
 
@@ -92,13 +92,9 @@ def framework_of(trial_row) -> str:
     return _from_arm_table(trial_row, "framework", "provenance.framework")
 
 
-def _present(value) -> bool:
-    return value is not None and not (isinstance(value, float) and math.isnan(value))
-
-
 def environment_of(provenance: dict) -> dict:
     """The environment fields of one trial's provenance (``PER_TRIAL_KEYS`` and empty values left out)."""
-    return {k: v for k, v in provenance.items() if k not in PER_TRIAL_KEYS and _present(v)}
+    return {k: v for k, v in provenance.items() if k not in PER_TRIAL_KEYS and not missing(v)}
 
 
 def environment_id(environment: dict) -> str:
@@ -118,9 +114,9 @@ def _one_type_per_column(frame: pd.DataFrame) -> pd.DataFrame:
             frame[col] = frame[col].astype("Int64")
     for col in frame.select_dtypes(include="object").columns:
         values = frame[col].map(_cell)
-        kinds = {type(v) for v in values if _present(v)}
+        kinds = {type(v) for v in values if not missing(v)}
         if len(kinds) > 1:
-            values = values.map(lambda v: str(v) if _present(v) else None)
+            values = values.map(lambda v: str(v) if not missing(v) else None)
         frame[col] = values
     return frame
 

@@ -10,25 +10,20 @@ a CPU model), never a reader's input.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from .quantity import Quantity, significant
+from .quantity import Quantity, missing, significant
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
 def num(value, digits: int = 3) -> str:
     """``value`` to ``digits`` significant digits, as ``Quantity`` writes its values; ``-`` for NaN or None."""
-    if _missing(value):
+    if missing(value):
         return "-"
     return significant(value, digits) if isinstance(value, (int, float)) else str(value)
 
@@ -40,7 +35,7 @@ def table(frame: pd.DataFrame, columns: dict[str, str], formats: dict[str, str |
 
     def cell(column: str, value) -> str:
         fmt = formats.get(column)
-        if _missing(value):
+        if missing(value):
             return "-"
         if callable(fmt):
             return str(fmt(value))
@@ -57,17 +52,17 @@ def table(frame: pd.DataFrame, columns: dict[str, str], formats: dict[str, str |
 
 def fixed(value, digits: int = 2) -> str:
     """``value`` with ``digits`` decimals; ``-`` for NaN or None."""
-    return "-" if _missing(value) else f"{value:.{digits}f}"
+    return "-" if missing(value) else f"{value:.{digits}f}"
 
 
 def pct(value) -> str:
     """A share as a whole percentage ('12 %'); ``-`` for NaN or None."""
-    return "-" if _missing(value) else f"{100 * value:.0f} %"
+    return "-" if missing(value) else f"{100 * value:.0f} %"
 
 
 def span(low, high, digits: int = 2) -> str:
     """An interval 'low-high'; 'no CI' when it has no bounds."""
-    return "no CI" if _missing(low) else f"{low:.{digits}f}-{high:.{digits}f}"
+    return "no CI" if missing(low) else f"{low:.{digits}f}-{high:.{digits}f}"
 
 
 def yes_no(value) -> str:

@@ -84,13 +84,6 @@ def plan(study_name: str, profile: str, overrides: dict | None = None) -> list[P
     return planned_trials(*resolve(study_name, profile, overrides), conditions.of_run(study_name, profile, overrides))
 
 
-def preflight(study_name: str, profile: str, overrides: dict | None = None) -> list[PlannedTrial]:
-    """``plan`` plus the study's ``preflight(options)`` check (data present and readable)."""
-    study, options = resolve(study_name, profile, overrides)
-    study.preflight(options)
-    return planned_trials(study, options, conditions.of_run(study_name, profile, overrides))
-
-
 class Preflight:
     """The study's ``preflight(options)``, run at most once, when the first trial is about to be handed to the
     executor; a sweep with nothing to run never calls it. ``elsewhere(study, options)``, when given, runs the same

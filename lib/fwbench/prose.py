@@ -62,10 +62,6 @@ def answer_text(a: answer.Answer, heading: str | None = "## The answer") -> str:
     )
 
 
-# which CPU the timings are of, and the IMDB setting's ratio on every other CPU measured
-answer_cpu_limit = _section("answer_cpu_limit", lambda cpus: {"cpu": answer.cpu_limit(cpus)})
-
-
 def answer_study(a: answer.Answer, study: str) -> str:
     """What a study's notebook closes with: the ledger's claims on its rows (for IMDB, the best settings and the
     accuracy first), quoted from the answer, never recomputed."""
@@ -168,15 +164,6 @@ def ledger_verdicts(table: pd.DataFrame, order=None, summary: bool = False) -> s
 
 # the ledger's one interval level: ``level``, a column ``header`` or the tables' ``note``
 ledger_ci = _section("ledger_ci", lambda part="note": {"part": part})
-
-
-def ledger_styled(table: pd.DataFrame):
-    """The ledger as the notebook shows it (``ledger_render.SHOWN``, 3 significant digits), its intervals' one
-    level in the headers of the estimate and CI columns and the level's note as its caption."""
-    level = ledger_ci("level")
-    names = {"estimate": ledger_ci("header"), "ci_low": f"{level}: low", "ci_high": f"{level}: high"}
-    shown = table[ledger_render.SHOWN].rename(columns=names)
-    return shown.style.format(precision=3, na_rep="-").hide(axis="index").set_caption(ledger_ci())
 
 
 # two runs' ledgers side by side (``ledger.stability.compare``'s summary): ``fwbench ledger --compare``

@@ -80,19 +80,20 @@ def boot_id() -> str | None:
         return None
 
 
+def git_output(*args: str) -> str | None:
+    """``git ARGS`` run in the checkout fwbench runs from: its output, None outside a checkout or where it fails."""
+    try:
+        out = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
 @functools.lru_cache(maxsize=1)
 def git_state() -> dict:
     """Git SHA and dirty flag of the checkout fwbench runs from (None outside a checkout)."""
-
-    def git(*args: str) -> str | None:
-        try:
-            out = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return out.stdout.strip() if out.returncode == 0 else None
-
-    sha = git("rev-parse", "HEAD")
-    dirty = git("status", "--porcelain", "--untracked-files=no")
+    sha = git_output("rev-parse", "HEAD")
+    dirty = git_output("status", "--porcelain", "--untracked-files=no")
     return {"git_sha": sha, "git_dirty": None if dirty is None else bool(dirty)}
 
 

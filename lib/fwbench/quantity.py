@@ -97,11 +97,14 @@ class Quantity:
         return f"<span {inner}>{html.escape(self.text(inverse, ci), quote=False)}</span>"
 
 
+def missing(value) -> bool:
+    """None or NaN: a value not measured."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def from_row(
     name: str, estimate: float, ci_low: float, ci_high: float, confidence: float | None, n: str = ""
 ) -> Quantity:
     """A quantity from a table row's estimate columns (a ledger row, a ratio table's row)."""
-    level = (
-        CONFIDENCE if confidence is None or (isinstance(confidence, float) and math.isnan(confidence)) else confidence
-    )
+    level = CONFIDENCE if missing(confidence) else confidence
     return Quantity(name, float(estimate), float(ci_low), float(ci_high), float(level), str(n or ""))

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import tomllib
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from .export import write_tables
 from .paths import REPO_ROOT
+from .provenance import git_output
 from .store import ResultsStore
 
 DATA = "data"  # the site's folder for the files below
@@ -48,16 +48,6 @@ def clean_url(url: str | None) -> str | None:
     return urlunsplit((parts.scheme, host, path, "", ""))
 
 
-def _git_remote(root: Path) -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "remote", "get-url", "origin"], cwd=root, capture_output=True, text=True, timeout=10
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
 def _pyproject_url(root: Path) -> str | None:
     try:
         urls = tomllib.loads((root / "pyproject.toml").read_text()).get("project", {}).get("urls", {})
@@ -66,12 +56,12 @@ def _pyproject_url(root: Path) -> str | None:
     return next((urls[k] for k in URL_KEYS if urls.get(k)), None)
 
 
-def repository(git: dict, root: Path = REPO_ROOT) -> dict:
+def repository(git: dict) -> dict:
     """``{"url", "commit", "dirty", "source"}``: the repository's address (None when none is known, see the
     module's doc) and the commit the post is built at."""
-    url, source = clean_url(_git_remote(root)), "git remote origin"
+    url, source = clean_url(git_output("remote", "get-url", "origin")), "git remote origin"
     if not url:
-        url, source = clean_url(_pyproject_url(root)), "pyproject.toml [project.urls]"
+        url, source = clean_url(_pyproject_url(REPO_ROOT)), "pyproject.toml [project.urls]"
     return {"url": url, "commit": git.get("git_sha"), "dirty": git.get("git_dirty"), "source": source if url else None}
 
 

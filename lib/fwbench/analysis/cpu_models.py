@@ -116,16 +116,15 @@ def _parts(values: pd.Series) -> list[str]:
     return [p for p in SETTING_PARTS if p in found]
 
 
-def imdb_table(results: Results, conditions: list[Condition] | None = None) -> pd.DataFrame:
+def imdb_table(results: Results) -> pd.DataFrame:
     """One row per condition x part x arm at ``IMDB_SETTING``: the CPU model actually recorded, trials, the epoch
     time (25k reviews, s: the geometric mean over trials, the ratio's estimator), the fastest and slowest trial (and
     its seed), the machines (boots) its trials ran on, and the ratio to PyTorch's reference arm of the same part with
-    its CI (over trials of that condition). By default every condition: the stored ones and the unnamed trials'
-    other CPU models."""
+    its CI (over trials of that condition). Every condition: the stored ones and the unnamed trials' other CPU
+    models."""
     _, torch_arms = imdb_analysis.post_comparison()
     base = torch_arms[0]
-    if conditions is None:
-        conditions = stored_conditions(results, IMDB) + minority_conditions(results, IMDB)
+    conditions = stored_conditions(results, IMDB) + minority_conditions(results, IMDB)
     rows = []
     for c in conditions:
         values = imdb_trials(results, c)

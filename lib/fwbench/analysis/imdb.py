@@ -149,14 +149,10 @@ def epoch_time_table(frame: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(SETTING).reset_index(drop=True)
 
 
-def ratio_table(
-    frame: pd.DataFrame, numerator: str | None = None, denominators: tuple[str, ...] | None = None
-) -> pd.DataFrame:
-    """Epoch-time ratio numerator / denominator (>1: the numerator is slower) per batch size x workers, with a
-    CI over independent trials (each the median of its timed epochs). Defaults: ``post_comparison()``."""
-    mx_ref, torch_arms = post_comparison()
-    numerator = numerator or mx_ref
-    denominators = denominators or torch_arms
+def ratio_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Epoch-time ratio of ``post_comparison()``'s MXNet arm over each PyTorch arm (>1: MXNet is slower) per batch
+    size x workers, with a CI over independent trials (each the median of its timed epochs)."""
+    numerator, denominators = post_comparison()
     timed = timed_epochs(part(frame, *TIMED_PARTS))
     rows = []
     if timed.empty:

@@ -88,13 +88,12 @@ def known_causes(row: dict) -> list[str]:
     return render_markdown("mase_causes", **row, **facts, protocol=(PROTOCOL_EPOCHS, PROTOCOL_BATCHES)).split("\n")
 
 
-def mase_vs_reference(trials: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per (dataset, arm, epochs x batches) in both the trials and the reference (``load_reference()``
-    unless given); see the module docstring for the columns' meaning."""
+def mase_vs_reference(trials: pd.DataFrame) -> pd.DataFrame:
+    """One row per (dataset, arm, epochs x batches) in both the trials and the reference (``load_reference()``); see
+    the module docstring for the columns' meaning."""
     if trials is None or trials.empty:
         return pd.DataFrame(columns=COLUMNS)
-    reference = load_reference() if reference is None else reference
-    paper = reference.set_index("dataset")
+    paper = load_reference().set_index("dataset")
     sub = trials[trials.dataset.isin(paper.index) & trials.MASE.notna()]
     if sub.empty:
         return pd.DataFrame(columns=COLUMNS)

@@ -23,7 +23,7 @@ from . import render
 from .data import Data, load
 from .judge import judge as judge_claim
 from .render import COLUMNS, rules_facts
-from .rules import BELOW_SCALE, NOT_TESTABLE, PRECEDENCE, TOL, VERDICTS, Part
+from .rules import BELOW_SCALE, NOT_TESTABLE, PRECEDENCE, TOL, Part
 from .sources import CLAIMS
 
 # the study whose rows a claim's conditions describe
@@ -79,7 +79,6 @@ __all__ = [
     "PRECEDENCE",
     "STUDY_OF",
     "TOL",
-    "VERDICTS",
     "build",
     "build_by_condition",
     "judged_parts",

@@ -43,7 +43,6 @@ COLUMNS = [
     "min_detectable",
     "ci_level",
 ]
-SHOWN = ["claim_id", "claim", "verdict", "estimate", "ci_low", "ci_high", "n", "our_hardware", "measurement", "reason"]
 
 
 # ---------------------------------------------------------------------------------------------------- host
@@ -84,11 +83,6 @@ def host_facts(trials: pd.DataFrame) -> dict | None:
         return None
     cpus, cores = cpu_names(t).value_counts().sort_index().to_dict(), _column(t, "provenance.cpu_count", None)
     return {"cpus": cpus, "cores": sorted({int(c) for c in cores.dropna()}), "versions": framework_versions(t)}
-
-
-def host_text(trials: pd.DataFrame) -> str:
-    """``host_facts`` in words (template ``ledger_host``): how the ledger describes the host."""
-    return render_markdown("ledger_host", host=host_facts(trials))
 
 
 def _values(t: pd.DataFrame, col: str) -> list:

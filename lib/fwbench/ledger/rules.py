@@ -67,7 +67,6 @@ BELOW_SCALE = "below scale"
 CONTEXT = "context"  # a part shown next to the judged ones, never judged (excluded from ``combine``)
 # A multi-part claim takes the first of these among its parts' verdicts.
 PRECEDENCE = (CONTRADICTED, NOT_TESTABLE, BELOW_SCALE, NOT_MEASURED, INSUFFICIENT, INCONCLUSIVE, REPRODUCED)
-VERDICTS = PRECEDENCE
 NO_CI = "fewer than 2 trials on a side: no CI"
 
 

@@ -100,7 +100,6 @@ class TrialRecord:
 class BlockDecision:
     run: bool
     reason: str
-    widest: float = math.nan  # widest CI half-width over the blocks before this one (NaN: not known)
 
 
 def _finite(value) -> float:
@@ -269,19 +268,18 @@ def decide(study, planned, records: list[TrialRecord], spec: AdaptiveSpec) -> di
             projected = projected_half_width(pairs, seen, k, cap) if project else math.nan
             if not math.isnan(width) and width <= spec.target:
                 decision = BlockDecision(
-                    False, f"resolved: widest half-width {percent(width)} <= {target} after {k} blocks", width
+                    False, f"resolved: widest half-width {percent(width)} <= {target} after {k} blocks"
                 )
             elif projected > spec.target:  # NaN (no projection) is never above it
                 decision = BlockDecision(
                     False,
                     f"futile: pair {label} CI half-width {percent(width)} after {k} blocks would still be about "
                     f"{percent(projected)} > {target} at the cap of {cap} blocks",
-                    width,
                 )
             elif k in planned_blocks and k < spec.max_blocks:
-                decision = BlockDecision(True, why, width)
+                decision = BlockDecision(True, why)
             else:
-                decision = BlockDecision(False, f"cap reached ({len(planned_blocks)} block(s) planned): {why}", width)
+                decision = BlockDecision(False, f"cap reached ({len(planned_blocks)} block(s) planned): {why}")
             decisions[k] = decision
             if not decision.run:
                 stopped = decision

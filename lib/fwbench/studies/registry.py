@@ -149,9 +149,6 @@ class Study:
     def labels(self) -> dict:
         return {a.name: a.label for a in self.arms}
 
-    def colours(self) -> dict:
-        return {a.name: a.colour for a in self.arms}
-
     # -- options and plan ---------------------------------------------------------------------------------
     def resolve(self, profile: str, overrides: dict | None = None) -> dict:
         """The profile's options with ``overrides``; the run's condition (``fwbench.conditions``: cpu, fp_mode)
