@@ -1,8 +1,6 @@
 """One quantity, one value: read every named number (``fwbench.quantity`` spans) back from the rendered pages and
 report each name that carries more than one value, interval or text, and each label shown under other conditions
-that its page does not name.
-
-    python -m fwbench.consistency reports/ README.md docs/
+that its page does not name. The tests check the committed pages; ``tools/check_pages.py`` checks any.
 
 Per name, the stored values (value, interval, level) must agree on every page to ``REL_TOL``, and per name and
 form (as stored or inverse, with or without its interval) so must the text shown.
@@ -19,12 +17,10 @@ differs by far more, since the text shown rounds to 3 significant digits.
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
 import math
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -151,24 +147,3 @@ def unnamed_conditions(found: list[Mention]) -> list[str]:
             on, what = ", ".join(sorted({Path(m.page).name for m in ms})), "; ".join(sorted(set(unnamed)))
             problems.append(f"{label} on {on}: {', '.join(differing)} differ and are not named ({what})")
     return problems
-
-
-def summary(found: list[Mention]) -> str:
-    names = {m.name for m in found}
-    return f"{len(found)} mention(s) of {len(names)} quantity(ies) on {len({m.page for m in found})} page(s)"
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fwbench.consistency", description=__doc__.split("\n\n")[0])
-    parser.add_argument("paths", nargs="+", help="site folders and Markdown pages")
-    args = parser.parse_args(argv)
-    found = collect([Path(p) for p in args.paths])
-    problems = disagreements(found)
-    print(summary(found))
-    for line in problems:
-        print(f"DISAGREE {line}")
-    return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
