@@ -19,6 +19,7 @@ MX, PT = study.STUDY.reference_arm("mxnet"), study.STUDY.reference_arm("torch")
 BASE = {MX: 0.020, PT: 0.010}
 SLOW = {(1, 0): {MX: 1.5, PT: 1.8}, (2, 0): {MX: 1.0, PT: 1.0}, (8, 0): {MX: 5.0, PT: 2.0}, (2, 1): {MX: 1.8, PT: 1.2}}
 NOISE = (1.0, 1.03, 0.97)  # three independent trials, the same spread in every group
+TOGETHER = {2: (1.03, 1.03, 0.97), 4: (1.0, 1.0, 1.0)}  # three seeds run k at once: a group's trials move together
 
 
 def planted(datasets=(("m1_yearly", 8), ("tourism_monthly", 39))) -> pd.DataFrame:
@@ -164,7 +165,7 @@ def _runs_at_once_factors(slow: dict, noise: dict | None = None, base_seeds: int
         return pd.DataFrame([{"dataset": d, "arm": arm, "seed": 42 + i, "epochs": 3, "c_batch": BASE[arm] * s * n,
                               "omp_max_threads": 1.0 if arm == MX else 2.0}
                              for arm in (MX, PT) for d, s in zip(mine[3 - len(slow[k][arm]):], slow[k][arm])
-                             for i, n in enumerate((noise or {}).get((k, arm), NOISE))])  # fmt: skip
+                             for i, n in enumerate((noise or {}).get((k, arm), TOGETHER.get(k, NOISE)))])  # fmt: skip
 
     base = rows(1).assign(epochs=4).query(f"seed < {42 + base_seeds}")
     measured = [(PredictionCondition(cpu, k, 0), base, rows(k)) for k in (1, 2, 4)]
@@ -194,6 +195,20 @@ def test_runs_at_once_rows_a_reader_compares_are_over_the_same_datasets():
     assert "slow it less here" not in text  # 4 at once slows PyTorch as much as 2 at once on those datasets
 
 
+def test_oversubscription_that_slows_opposite_frameworks_more_is_set_side_by_side():
+    """Planted: 8 threads in one run slow MXNet 5x, PyTorch 2x (the contention part); runs at once slow PyTorch 4x,
+    MXNet 1-2x. The page says the two point opposite ways; where runs at once slowed MXNet more too, it says nothing."""
+    contention, _ = conditions.factor_table(pd.DataFrame(), pd.DataFrame(), planted(), baseline=2)
+    for slow_mx, said in ((1, True), (5, False)):
+        slow = {1: {MX: (1, 1, 1), PT: (1, 1, 1)}, 2: {MX: (slow_mx,) * 3, PT: (4, 4, 4)}, 4: {MX: (2, 2), PT: (4, 4)}}
+        factors = pd.concat([contention, _runs_at_once_factors(slow)], ignore_index=True)
+        text = render_markdown("deepar_factors", **conditions.factor_facts(factors, {"ratio": 1.8, "gap": 2.5}))
+        assert ("Oversubscribing the cores points two ways here" in text) == said
+        if said:
+            assert "(4 threads (oversubscribed 2x)" not in text and "8 threads (oversubscribed 4x))" in text
+            assert "default threads (on the Intel Xeon 6/207) slow PyTorch far more" in text
+
+
 def test_more_runs_at_once_slowing_a_framework_less_on_the_same_datasets_is_said_with_both_numbers():
     """Planted PyTorch slowdowns on the two datasets 4 at once ran: 8x at 2 at once, 4x at 4 at once; the note names
     both, over the same datasets (not the 2-at-once row over three); MXNet, slowed more by 4, is not named."""
@@ -214,7 +229,8 @@ def test_a_row_whose_sides_ran_different_trial_counts_names_both():
     factors = _runs_at_once_factors(slow, base_seeds=2).set_index("key")
     default = factors.loc[factors.index.str.startswith("default_threads_")].iloc[0]
     assert default.n == "9 and 6 trials per framework, 3 dataset(s)"
-    assert factors.loc[factors.index.str.startswith("at_once_"), "n"].str.contains("trials a side").all()
+    at_once = factors.loc[factors.index.str.startswith("at_once_"), "n"]
+    assert at_once.str.match(r"\d groups of [24] run at once and [69] trials alone per framework").all()
 
 
 def test_runs_at_once_rows_name_each_frameworks_threads_and_trials_that_lie_apart():
@@ -283,3 +299,18 @@ def test_each_row_names_the_parts_its_trials_belong_to():
     assert one == ["1 thread", "contention part (not the threads part), 3 x 50 trials"]
     eight = render_markdown("deepar_factor", what="threads", threads=8, load=0, baseline=2).split("\n")
     assert eight[1] == "contention part, 3 x 50 trials"
+
+
+def test_trials_run_at_once_count_as_one_unit_of_the_interval():
+    """Seeds 42-45 run two at once (42 with 43, 44 with 45): each pair's times move together, so the interval's
+    units are the pairs (their geometric mean), two per dataset and framework, and it is wider than one over four
+    trials treated as independent would be."""
+    times = {42: 1.0, 43: 1.0, 44: 4.0, 45: 4.0}
+    rows = pd.DataFrame([{"dataset": "d", "arm": arm, "seed": s, "c_batch": t * (2 if arm == MX else 1)}
+                         for arm in (MX, PT) for s, t in times.items()])  # fmt: skip
+    groups = conditions.runs_together(rows, 2).sort_values(["arm", "c_batch"])
+    assert groups.c_batch.tolist() == pytest.approx([2.0, 8.0, 1.0, 4.0]) and len(groups) == 4
+    alone = rows.assign(c_batch=rows.c_batch / 2)
+    as_groups, as_trials = (conditions._pooled(r, alone, 0.95)["effect"] for r in (groups, rows))
+    assert as_groups["ratio"] == pytest.approx(as_trials["ratio"])
+    assert as_groups["ci_high"] / as_groups["ci_low"] > as_trials["ci_high"] / as_trials["ci_low"]

@@ -189,7 +189,7 @@ def test_each_row_names_the_cpu_of_its_trials_and_gemm_is_the_beside_rows_cpu_wh
     assert rows[("imdb_ratio", None)]["cpus"] == rows[("imdb_epoch", 32)]["cpus"] == ["AMD EPYC 25/1"]
     assert rows[("gemm_peak", 2)]["cpus"] == ["AMD EPYC 25/17"] and rows[("gemm_peak", 2)]["other_cpu"]
     md = prose.framework_comparison_section(Results(store))
-    assert "| AMD EPYC 25/17 (no GEMM trial ran on the beside rows' CPU) |" in md
+    assert "| AMD EPYC 25/17 (no GEMM trial ran on the beside rows' CPU), the libraries' default fp mode |" in md
     plant_gemm(store, "AuthenticAMD/25/1/1", 50.0, 256)
     rows = {(r["kind"], r["key"]): r for r in framework_comparison.facts(Results(store))["rows"]}
     gemm = rows[("gemm_peak", 2)]
@@ -226,6 +226,7 @@ def test_a_cpu_model_measured_in_pieces_gets_its_own_rows_named_by_cpu_and_fp_mo
     assert on_intel.conditions == {"cpu": "Intel Xeon 6/207", "fp_mode": "flush"}
     md = prose.framework_comparison_section(results)
     assert "| Intel Xeon 6/207, subnormals flushed |" in md
+    assert "| AMD EPYC 25/1, subnormals flushed |" in md  # the smoke profile's own IMDB trials flush
     assert not consistency.unnamed_conditions(consistency.mentions(md, "section.md"))
 
 

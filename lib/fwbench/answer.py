@@ -203,8 +203,7 @@ def cpu_limit(cpus: dict) -> dict:
 
 
 def speed_run(done: pd.DataFrame, d: ledger.Data) -> dict:
-    """The threads a trial and the trials sharing the host that the speed lines' trials (IMDB timed, DeepAR coverage,
-    VGG16) recorded, each as the sorted values found."""
+    """The threads a trial and trials sharing the host the speed lines' trials recorded (each: the values found)."""
     ids = set().union(*(set(f.trial_id) for f in (d.imdb, d.deepar_coverage, d.vgg16) if "trial_id" in f))
     t = done[done.trial_id.isin(ids)]
     return {k: sorted({int(v) for v in t[c].dropna()}) if c in t else [] for k, c in SPEED_RUN.items()}

@@ -16,7 +16,7 @@ from .studies import all_studies
 
 def render_paper_estimate(store: ResultsStore | None = None) -> str:
     """The ``paper`` profile's wall time on one machine, per study and in total (template ``estimate_paper``), from
-    the CPU model most of its trials ran on; each other stored model in a row of its own."""
+    the CPU model most of its trials naming no CPU ran on; each other stored model in a row of its own."""
     store = store or ResultsStore.open_read(results_path())
     rows, parts, others = [], [], []
     for study in (s.name for s in all_studies() if "paper" in s.profiles):

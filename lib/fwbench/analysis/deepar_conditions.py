@@ -197,6 +197,14 @@ def _pooled(cond: pd.DataFrame, base: pd.DataFrame, confidence: float, column: s
             "effect": log_contrast_ci([t for c, b in pairs for t in _contrast(c, b, w)], confidence)}  # fmt: skip
 
 
+def runs_together(rows: pd.DataFrame, k: int) -> pd.DataFrame:
+    """One row per group of ``k`` trials run at once (seeds k at a time: ``studies.deepar.post_condition_configs``)
+    at their geometric mean cost: trials sharing the cores move together, so the groups are the interval's units."""
+    group = rows.groupby(["dataset", "arm"]).seed.rank(method="dense").sub(1).floordiv(k).rename("group")
+    logs = rows.assign(c_batch=np.log(rows.c_batch)).groupby(["dataset", "arm", group]).c_batch.mean()
+    return np.exp(logs).reset_index()
+
+
 def _pooled_parts(trials: pd.DataFrame, part: str, confidence: float) -> dict | None:
     """``_pooled`` for a part of whole trials (training seconds) against the main part's of the same seeds."""
     mine, main = trials[trials.part == part], trials[trials.part == "main"]
@@ -246,7 +254,10 @@ def factor_table(
     def measured(what, cpu, pooled, **words):
         if pooled:
             e, (a, b), d = pooled["effect"], pooled["n_trials"], pooled["n_datasets"]  # a: this side's, b: the base's
-            n = f"{a}{f' and {b} trials per framework' if a - b else ' trials a side'}, {d} dataset(s)"
+            k = words.get("k", 1)  # k > 1: a's are groups of k that ran at once (``runs_together``)
+            side = f"{a} groups of {k} run at once and {b} trials alone" if k > 1 else f"{a} and {b} trials"
+            alike = k == 1 and a == b
+            n = f"{f'{a} trials a side' if alike else f'{side} per framework'}, {d} dataset(s)"
             slowdowns = pooled["mxnet_slowdown"]["ratio"], pooled["pytorch_slowdown"]["ratio"]
             add(what, cpu, "measured", *slowdowns, e["ratio"], n, e["ci_low"], e["ci_high"],
                 n_datasets=pooled["n_datasets"], spread=pooled["spread"], ran=pooled["datasets"],
@@ -283,7 +294,10 @@ def factor_table(
         every = sorted(set.intersection(*(set(own.dataset) for *_, own in crowded))) if crowded else []
         for k, _, own in crowded:
             for limited in (False, True) if set(every) < set(own.dataset) else (False,):
-                mine = _pooled(own[own.dataset.isin(every)] if limited else own, alone, confidence)
+                ran = own[own.dataset.isin(every)] if limited else own
+                mine = _pooled(runs_together(ran, k.trials_at_once), alone, confidence)
+                if mine:  # how far apart the trials themselves lie, not their groups
+                    mine["spread"] = _pooled(ran, alone, confidence)["spread"]
                 named = mine["datasets"] if mine and pooled and mine["datasets"] != pooled["datasets"] else []
                 key = f"at_once_{k.key}" + (f".on_{'+'.join(every)}" if limited else "")
                 measured("at_once", k.cpu_name, mine, key=key, k=k.trials_at_once, datasets=named, threads=omp[k],

@@ -39,6 +39,7 @@ from .vgg16 import vgg16_compile_times, vgg16_latencies
 LEAVING = get_framework("mxnet").name  # the framework the reader leaves: the first column, every ratio's reference
 BACKEND_PACKAGES = ("sentiment", "vision", "forecast", "frameworks")
 GEMM_THREADS = 2
+STUDIES = ("imdb", "vgg16", "gemm")  # the timed rows' studies
 LIB = Path(__file__).resolve().parents[1]
 
 
@@ -116,13 +117,12 @@ def cpu_names(models) -> list[str]:
 
 
 def other_cpu_views(results: Results) -> list[tuple[dict[str, Condition], Results]]:
-    """Per CPU model whose IMDB pieces are named after it (``cpu_models``), the condition chosen for each of the
-    IMDB, VGG16 and GEMM studies it ran and the view of them: subnormals flushed where that mode ran (unflushed,
-    single Intel LSTM trials slow several-fold in every framework, so the flushed ones are the frameworks' speed)."""
+    """Per CPU model with named IMDB pieces, the condition chosen for each of ``STUDIES`` it ran and the view of them:
+    subnormals flushed where that mode ran (unflushed, single Intel LSTM trials slow several-fold in any framework)."""
     views = []
     for cpu in sorted({c.cpu for c in stored_conditions(results, "imdb") if c.named}):
         view, chosen = results, {}
-        for study in ("imdb", "vgg16", "gemm"):
+        for study in STUDIES:
             modes = {c.fp_mode for c in stored_conditions(results, study) if c.named and c.cpu == cpu}
             if modes:
                 chosen[study] = Condition(cpu, FLUSH if FLUSH in modes else DEFAULT, named=True)
@@ -133,16 +133,18 @@ def other_cpu_views(results: Results) -> list[tuple[dict[str, Condition], Result
 
 def facts(results: Results) -> dict:
     """Everything the section shows (template ``framework_comparison``): the frameworks in column order with their
-    labels, the one being left (``leaving``) and ``rows`` in the section's order, each ``{"kind", "key",
-    "values": {framework: value}, "cpus", "fp_mode"}`` (``cpus``: the CPU models of its trials by name): the
-    timings of the profile's own view (the beside parts' unnamed trials), then those of each CPU model measured in
-    pieces (``other_cpu_views``; a model whose view has no beside trials is left out), then accuracy and code. Kinds
+    labels, the one being left (``leaving``) and ``rows``: each ``{"kind", "key", "values": {framework: value},
+    "cpus", "fp_mode"}``, the profile's own timings, then each CPU model's pieces (``other_cpu_views``), then
+    accuracy and code. Kinds
     (key): per batch size ``imdb_epoch`` (s per 25k reviews) and ``vgg_latency`` (ms); ``imdb_ratio`` and
     ``vgg_ratio`` (``Quantity``, pooled over the batch sizes); ``imdb_wait`` (s); ``imdb_accuracy``
     (``{"accuracy", "seeds"}``); ``vgg_compile`` (s; ``eager``: the frameworks that compile nothing);
     ``gemm_peak`` (threads; GFLOP/s, with ``other_cpu``); ``code_lines`` (the backend package). A framework missing
     from ``values`` was not measured."""
     rows = timing_rows(results)
+    own = {s: {c.fp_mode for c in stored_conditions(results, s) if not c.named} for s in STUDIES}
+    for r in rows:  # the profile's own trials: their fp mode, where they ran one
+        r["fp_mode"] = next(iter(own[r["study"]])) if len(own[r["study"]]) == 1 else None
     for chosen, view in other_cpu_views(results):
         more, shown = timing_rows(view, chosen), {cpu for r in rows for cpu in r["cpus"]}
         if {"imdb_ratio", "vgg_ratio"} & {r["kind"] for r in more} and chosen["imdb"].cpu_name not in shown:
@@ -152,10 +154,8 @@ def facts(results: Results) -> dict:
     if len(accuracy):
         arms = _imdb_rows(accuracy)
         accuracies = {fw: {"accuracy": float(r["test_acc_median"]), "seeds": int(r["seeds"])} for fw, r in arms.items()}
-        quality = cpu_models_of(results, "imdb", imdb_analysis.part(imdb, "quality").trial_id)
-        rows.append(
-            {"kind": "imdb_accuracy", "key": None, "values": accuracies, "cpus": cpu_names(quality), "fp_mode": None}
-        )
+        quality = cpu_names(cpu_models_of(results, "imdb", imdb_analysis.part(imdb, "quality").trial_id))
+        rows.append({"kind": "imdb_accuracy", "key": None, "values": accuracies, "cpus": quality, "fp_mode": None})
     for package, group in backend_lines().groupby("package", sort=False):
         values = {r.framework: int(r.lines) for r in group.itertuples()}
         rows.append({"kind": "code_lines", "key": package, "values": values, "cpus": [], "fp_mode": None})
@@ -177,7 +177,8 @@ def timing_rows(results: Results, chosen: dict[str, Condition] | None = None) ->
 
     def add(kind: str, study: str, values: dict, key=None, cpus=(), **more) -> None:
         fp_mode = chosen[study].fp_mode if study in chosen else None
-        rows.append({"kind": kind, "key": key, "values": values, "cpus": cpu_names(cpus), "fp_mode": fp_mode, **more})
+        rows.append({"kind": kind, "key": key, "values": values, "cpus": cpu_names(cpus), "fp_mode": fp_mode,
+                     "study": study, **more})  # fmt: skip
 
     def timings(study: str, kind: str, per_batch: str, frame: pd.DataFrame, value: str, setting: list[str], cpus):
         """Per batch size each framework's ``value`` (``framework``: the one a trial stands for), the geometric mean

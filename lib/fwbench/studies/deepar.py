@@ -93,7 +93,7 @@ POST_CONDITIONS_PART = {
     "seeds": [42, 43, 44, 45],
     "epochs": 3,
     "trials_at_once": [1, 2, 4],
-    # runs at once above 2 train these only: with default threads PyTorch took 5-27x its time alone at 2 at once
+    # runs at once above 2 train these only: with default threads PyTorch took 10-56x its time alone at 2 at once
     # (its OpenMP pool spins on an oversubscribed host), so 4 at once on every dataset would take hours
     "crowded_datasets": ["m1_yearly", "tourism_monthly"],
 }
