@@ -182,6 +182,18 @@ def test_an_analogue_below_its_floor_says_so_in_its_measurement(tmp_path):
     assert at_scale.below_floor == "" and "scale floor" not in at_scale.measurement
 
 
+def test_a_claims_floor_counts_its_own_arms_only(tmp_path):
+    """An extra arm with 2 trials at a setting A1 does not read leaves A1 at scale; A1's own arms short of trials do
+    not, and the floor names them."""
+    store = plant_a1(new(tmp_path), device="cpu")
+    add_blocks(store, "mxnet-hybrid-full", 512, 0, 1.0, blocks=(0, 1), device="cpu")
+    assert ledger(store).loc["A1", "below_floor"] == ""
+    thin = plant_a1(new(tmp_path, "thin"), device="cpu", batches=(64,))
+    add_blocks(thin, PT, 512, 0, 1.0, blocks=(0, 1), device="cpu")
+    add_blocks(thin, MX, 512, 0, 1.0, blocks=(0, 1), device="cpu")
+    assert "(this run: 2, mxnet-imperative at batch 512 / 0 workers)" in ledger(thin).loc["A1", "below_floor"]
+
+
 def test_c2s_one_worker_sync_is_context_and_out_of_its_bonferroni_k():
     """One worker's all-reduce has nothing to reduce: its sync is each framework's fixed cost, shown as context;
     the step times and the 2-worker sync are C2's judged parts."""

@@ -53,8 +53,8 @@ def _lacks(*checks: tuple[bool, str]) -> str | None:
     return "; ".join(text for failed, text in checks if failed) or None
 
 
-def imdb_timing(d: Data) -> str | None:
-    f = d.imdb
+def imdb_timing(d: Data, arms: tuple[str, ...] = ()) -> str | None:
+    f = d.imdb[d.imdb.arm.isin(arms)] if arms and not d.imdb.empty else d.imdb  # a claim's own arms, where named
     if f.empty:
         return None  # nothing measured: the claim says "not measured yet" itself
     per_trial = f.groupby("trial_id").agg(
@@ -78,7 +78,7 @@ def imdb_heldout(evaluate, *arms: str):
     checks say what is missing) and two settings swept (with one there is no best to choose)."""
 
     def check(d: Data) -> str | None:
-        timing = imdb_timing(d)
+        timing = imdb_timing(d, arms)
         f = d.imdb[d.imdb.arm.isin(arms)] if not d.imdb.empty else d.imdb
         if f.empty:
             return timing

@@ -7,6 +7,8 @@ rule helpers are in ``borealis2018_rules``, the model claims' evaluators (A8-A10
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ...published.borealis2018 import (
@@ -189,7 +191,7 @@ CLAIMS = [
         f"about({TORCH_SPEEDUP_0_WORKERS:.2f}) per batch size at 0 workers: epoch-time ratio {MX} / "
         f"{PT} in {band_text(_A1)}",
         eval_a1,
-        floor=floors.imdb_timing,
+        floor=partial(floors.imdb_timing, arms=(MX, PT)),
         scale=floors.IMDB_TIMING,
     ),
     _claim(
@@ -222,7 +224,7 @@ CLAIMS = [
         f"within({SPARSE_SPEEDUP[0]:.2f}, {SPARSE_SPEEDUP[1]:.2f}) per batch size at 0 workers: epoch time "
         f"{PT} / {SPARSE_ARM} in {band_text(_A5)}",
         eval_a5,
-        floor=floors.imdb_timing,
+        floor=partial(floors.imdb_timing, arms=(PT, SPARSE_ARM)),
         scale=floors.IMDB_TIMING,
     ),
     _claim(
