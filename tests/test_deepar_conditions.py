@@ -310,6 +310,8 @@ def test_trials_run_at_once_count_as_one_unit_of_the_interval():
                          for arm in (MX, PT) for s, t in times.items()])  # fmt: skip
     groups = conditions.runs_together(rows, 2).sort_values(["arm", "c_batch"])
     assert groups.c_batch.tolist() == pytest.approx([2.0, 8.0, 1.0, 4.0]) and len(groups) == 4
+    failed = conditions.runs_together(rows[rows.seed != 43], 2)  # 42 ran beside a failed 43: 44 stays with 45
+    assert sorted(failed[failed.arm == PT].c_batch) == pytest.approx([1.0, 4.0])
     alone = rows.assign(c_batch=rows.c_batch / 2)
     as_groups, as_trials = (conditions._pooled(r, alone, 0.95)["effect"] for r in (groups, rows))
     assert as_groups["ratio"] == pytest.approx(as_trials["ratio"])
