@@ -227,7 +227,7 @@ def test_analysis_recovers_a_planted_ratio(tmp_store):
     text = prose.deepar_headline(trials, "smoke")
     assert "MXNet trained slower on 1 of 1 dataset(s)" in text and "95 % CI" in text
     assert "PyTorch had the lower MASE on 1 of 1" in text
-    wins = analysis.mase_wins(trials)  # the count the answer quotes too
+    wins = analysis.mase_wins(trials, acc)  # the count the answer quotes too
     assert wins == {"n": 1, "lower": {MX: 0, PT: 1}, "apart": wins["apart"], "seeds": 5}
     mase = trials.groupby("arm").MASE
     assert wins["apart"] == {MX: 0, PT: int(mase.max()[PT] < mase.min()[MX])}

@@ -250,7 +250,7 @@ def _compute(results: Results) -> Answer:
                 "high": Quantity("deepar.mase_vs_paper.max", float(table_mase.ratio.max())),
                 "n": int(table_mase.dataset.nunique()),
                 "median": deepar.median_mase(d.deepar),
-                "wins": deepar.mase_wins(d.deepar),
+                "wins": deepar.mase_wins(d.deepar, deepar.accuracy_table(d.deepar)),
             }
     if not d.deepar_coverage.empty:
         a.gap = deepar_conditions.load(results)

@@ -224,13 +224,12 @@ def median_mase(trials: pd.DataFrame) -> dict[str, Quantity]:
     return {arm: Quantity(f"deepar.median_mase.{arm}", float(m[arm].median()), n=f"{len(m)} datasets") for arm in arms}
 
 
-def mase_wins(trials: pd.DataFrame) -> dict:
+def mase_wins(trials: pd.DataFrame, acc: pd.DataFrame) -> dict:
     """On how many datasets each reference arm had the lower MASE (``accuracy_table``: each dataset's median over
     seeds), over the datasets both have: ``{"n", "lower": {arm: count}, "apart": {arm: count}, "seeds"}``; ``apart``: on
     how many every seed of the arm lies below every seed of the other (the seeds' spread does not cover the gap),
-    ``seeds``: the seeds a dataset ran. Empty without both arms' MASE."""
+    ``seeds``: the seeds a dataset ran; ``acc``: ``accuracy_table(trials)``. Empty without both arms' MASE."""
     mx, pt = reference_arms()
-    acc = accuracy_table(trials)
     if acc.empty or ("MASE", pt) not in acc or ("MASE", mx) not in acc:
         return {}
     m = acc["MASE"][[mx, pt]].dropna()
@@ -262,7 +261,8 @@ def headline(trials: pd.DataFrame) -> dict:
         slower, one_seed = int((ratios.ratio > 1).sum()), bool(ratios.ci_low.isna().all())
         out |= dict(n_mxnet_slower=slower, n_ratio=len(ratios), one_seed=one_seed)
     out["window_rho"] = window_trend(window_ratio_table(trials))
-    acc, wins = accuracy_table(trials), mase_wins(trials)
+    acc = accuracy_table(trials)
+    wins = mase_wins(trials, acc)
     if wins:
         out |= dict(mase_torch_better=wins["lower"][pt], mase_n=wins["n"], mase_median=median_mase(trials))
         out |= dict(mase_apart=wins["apart"], mase_seeds=wins["seeds"])

@@ -116,14 +116,14 @@ def cpu_names(models) -> list[str]:
     return [Condition(m).cpu_name for m in models]
 
 
-def other_cpu_views(results: Results) -> list[tuple[dict[str, Condition], Results]]:
+def other_cpu_views(results: Results, stored: dict[str, list[Condition]]) -> list[tuple[dict[str, Condition], Results]]:
     """Per CPU model with named IMDB pieces, the condition chosen for each of ``STUDIES`` it ran and the view of them:
     subnormals flushed where that mode ran (unflushed, single Intel LSTM trials slow several-fold in any framework)."""
     views = []
-    for cpu in sorted({c.cpu for c in stored_conditions(results, "imdb") if c.named}):
+    for cpu in sorted({c.cpu for c in stored["imdb"] if c.named}):
         view, chosen = results, {}
         for study in STUDIES:
-            modes = {c.fp_mode for c in stored_conditions(results, study) if c.named and c.cpu == cpu}
+            modes = {c.fp_mode for c in stored[study] if c.named and c.cpu == cpu}
             if modes:
                 chosen[study] = Condition(cpu, FLUSH if FLUSH in modes else DEFAULT, named=True)
                 view = chosen[study].select(view, study)
@@ -141,11 +141,11 @@ def facts(results: Results) -> dict:
     (``{"accuracy", "seeds"}``); ``vgg_compile`` (s; ``eager``: the frameworks that compile nothing);
     ``gemm_peak`` (threads; GFLOP/s, with ``other_cpu``); ``code_lines`` (the backend package). A framework missing
     from ``values`` was not measured."""
-    rows = timing_rows(results)
-    own = {s: {c.fp_mode for c in stored_conditions(results, s) if not c.named} for s in STUDIES}
+    rows, stored = timing_rows(results), {s: stored_conditions(results, s) for s in STUDIES}  # read once
+    own = {s: {c.fp_mode for c in stored[s] if not c.named} for s in STUDIES}
     for r in rows:  # the profile's own trials: their fp mode, where they ran one
         r["fp_mode"] = next(iter(own[r["study"]])) if len(own[r["study"]]) == 1 else None
-    for chosen, view in other_cpu_views(results):
+    for chosen, view in other_cpu_views(results, stored):
         more, shown = timing_rows(view, chosen), {cpu for r in rows for cpu in r["cpus"]}
         if {"imdb_ratio", "vgg_ratio"} & {r["kind"] for r in more} and chosen["imdb"].cpu_name not in shown:
             rows += more
