@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -266,6 +267,24 @@ def test_report_counts_blocks_cpu_spent_and_saved(store, monkeypatch):
     assert (solo.blocks_run, solo.state, solo.cpu_s, solo.saved_cpu_s) == (2, "minimum only", 4.0, 6.0)
     text = prose.adaptive_table(report.reset_index())
     assert "| toy tight | toy-a, toy-b | 2 | 5 | resolved |" in text and "saved 24 s" in text
+
+
+def test_the_widest_half_width_is_the_one_the_rule_read_where_a_trial_ran_on_another_machine(store, monkeypatch):
+    """A trial rerun alone on another machine leaves its (setting, machine) cell incomplete: the rule reads the
+    machine-adjusted values without it, and the report's widest half-width must be that same number (its stop
+    reason's), not one over the raw values."""
+    sweep(store, monkeypatch=monkeypatch)
+    observe = adaptive.observe_store
+
+    def one_moved(*args):
+        records = observe(*args)
+        i = next(i for i, r in enumerate(records) if r.block == 1 and r.arm == "toy-a" and "noisy" in r.setting)
+        records[i] = replace(records[i], machine="another boot", value=records[i].value * 1.5)
+        return records
+
+    monkeypatch.setattr(adaptive, "observe_store", one_moved)
+    noisy = adaptive_report(store, "adaptive-toy", "adaptive").set_index("setting").loc["toy noisy"]
+    assert "CI half-width" in noisy.stop_reason and adaptive.percent(noisy.widest_half_width) in noisy.stop_reason
 
 
 def test_report_saves_nothing_while_a_block_is_pending_and_reads_timestamps(store, monkeypatch):

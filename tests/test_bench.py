@@ -10,6 +10,7 @@ import importlib.util
 import inspect
 import math
 import os
+import re
 import textwrap
 from pathlib import Path
 
@@ -260,10 +261,16 @@ def test_the_readme_reports_the_paired_benchmark_from_the_store(tmp_path):
         {"arm": "mxnet-imperative", "processes": 4},
         {"process_ratio": [1.05, 1.07, 0.97, 0.99], "harness_first": [0.0, 0.0, 1.0, 1.0]},
     )
-    line, stratified = sorted(bench.bench_lines(store), key=lambda text: "mxnet" in text)
-    assert line.startswith("- harness overhead, torch-eager, IMDB epoch time vs a bare training loop, both in each")
-    assert "+0.5 % (95 % CI -1." in line and line.endswith("4 processes")
-    assert stratified.startswith("- harness overhead, mxnet-imperative") and "+1.9 % (95 % CI" in stratified
+    bench._record(
+        store, "harness_overhead_paired", {"arm": "torch-eager", "processes": 2}, {"process_ratio": [1.2, 1.2]}
+    )
+    lines = bench.bench_lines(store)  # every run, oldest first per arm, each led by when and at which commit
+    stratified, line, again = lines
+    assert re.match(
+        r"- \d{4}-\d\d-\d\d \d\d:\d\d, commit \S+: harness overhead, torch-eager, IMDB epoch time vs a bare", line
+    )
+    assert "+0.5 % (95 % CI -1." in line and line.endswith("4 processes") and "+20.0 %" in again
+    assert ": harness overhead, mxnet-imperative" in stratified and "+1.9 % (95 % CI" in stratified
     assert stratified.endswith("stratified by loop order (the loop run second is 4.0 % slower)")
     assert bench.order_effect_words(-0.009) == "0.9 % faster"
 
@@ -287,7 +294,7 @@ def test_pages_refresh_only_the_bench_block_from_the_store(tmp_path, monkeypatch
     monkeypatch.setattr(bench, "README", page)
     assert bench.main(["--pages"]) == 0
     text = page.read_text()
-    assert "kept" in text and "old" not in text and "- harness overhead, torch-eager" in text
+    assert "kept" in text and "old" not in text and ": harness overhead, torch-eager" in text
     with pytest.raises(SystemExit):
         bench.main(["--pages", "harness"])  # --pages measures nothing
 

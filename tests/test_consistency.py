@@ -1,7 +1,7 @@
 """One quantity, one value: every page that states a shared number quotes it from one computation.
 
 The pages are rendered from a store (the committed paper store here; the smoke site in test_site), the named
-numbers read back from them (``fwbench.consistency``), and each name must carry one value, one interval and one
+numbers read back from them (``tools/check_pages.py``), and each name must carry one value, one interval and one
 text per form. A planted disagreement (a page that computed its own value) must be caught.
 """
 
@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from conftest import load_tool
 
-from fwbench import answer, consistency, generated_blocks, prose, readme, report
+from fwbench import answer, generated_blocks, prose, readme, report
 from fwbench.quantity import Quantity
 
 REPO = Path(__file__).resolve().parents[1]
+consistency = load_tool("check_pages")
 PAPER_STORE = REPO / "results" / "paper" / "paper-run.sqlite"
 STUDIES = ("imdb", "deepar", "vgg16", "onnx")
 
@@ -121,10 +122,10 @@ def test_the_command_line_exits_1_on_a_disagreement(tmp_path, capsys):
     a, b = Quantity("q", 1.0), Quantity("q", 2.0)
     _page(tmp_path, "a.html", a.markup())
     _page(tmp_path, "b.html", b.markup())
-    assert load_tool("check_pages").main([str(tmp_path)]) == 1
+    assert consistency.main([str(tmp_path)]) == 1
     assert "DISAGREE q" in capsys.readouterr().out
     (tmp_path / "b.html").unlink()
-    assert load_tool("check_pages").main([str(tmp_path)]) == 0
+    assert consistency.main([str(tmp_path)]) == 0
 
 
 # -- the paper store: README, docs, the post and the notebooks' closing text agree ----------------------------------

@@ -239,6 +239,18 @@ def test_analysis_recovers_a_planted_ratio(tmp_store):
     assert analysis.load_trials(Results(store, "smoke", {"deepar": {"seeds": [42]}})).seed.tolist() == [42, 42]
 
 
+def test_mase_ratio_pairs_by_dataset():
+    """Each arm's median over datasets may come from different datasets; the ratio pairs them. Here MXNet is 2x
+    worse on one dataset and 2x better on another (a paired ratio of 1), while its median MASE lies below PyTorch's."""
+    rows = [("a", MX, 2.0), ("a", PT, 1.0), ("b", MX, 4.0), ("b", PT, 8.0), ("c", MX, 6.0), ("c", PT, 6.0)]
+    trials = pd.DataFrame([{"dataset": d, "arm": a, "seed": 42, "MASE": v, "sMAPE": v, "mean_wQL": v,
+                            "n_series_dropped": 0} for d, a, v in rows])  # fmt: skip
+    q = analysis.mase_ratio(trials)
+    assert math.isclose(q.value, 1.0) and q.n == "3 datasets"
+    assert trials[trials.arm == MX].MASE.median() < trials[trials.arm == PT].MASE.median()
+    assert analysis.mase_ratio(trials[trials.arm == MX]) is None
+
+
 def test_one_seed_gives_a_nan_ci_and_says_so(tmp_store):
     store = ResultsStore(tmp_store)
     _plant(store, {}, slow=2.0)

@@ -34,3 +34,18 @@ def test_the_paper_estimate_of_each_variant_part_is_near_what_its_trials_took():
         assert len(ids) == 4 and all(i in took and i in est.per_trial for i in ids)
         estimated, stored = sum(est.per_trial[i] for i in ids), sum(took[i] for i in ids)
         assert estimated == pytest.approx(stored, rel=0.25), part
+
+
+def test_a_study_whose_steps_have_no_epochs_is_estimated_per_trial():
+    """ONNX's steps: one trial has epochs, two have none; the per-epoch cost comes from the one that has them, and a
+    planned trial without epochs takes the median trial (never NaN, which printed as "nan min")."""
+    import pandas as pd
+
+    from fwbench.estimate import _generic_predictor
+
+    trials = pd.DataFrame(
+        {"trial_id": ["a", "b", "c"], "provenance.trial_wall_s": [8.0, 2.0, 1.0], "config.epochs": [2, None, None]}
+    )
+    predict = _generic_predictor(trials)
+    assert predict({"epochs": 3}, "new") == 12.0 and predict({"epochs": None}, "new") == 2.0
+    assert predict({}, "b") == 2.0

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import load_tool
 from test_ledger import MX, PT, _record, _template, add_imdb, add_other
 
-from fwbench import consistency, prose
+from fwbench import prose
 from fwbench.analysis import Results, framework_comparison, imdb_jax
 from fwbench.analysis import imdb as imdb_analysis
 from fwbench.analysis.convergence import accuracy_bar_table
@@ -227,7 +228,8 @@ def test_a_cpu_model_measured_in_pieces_gets_its_own_rows_named_by_cpu_and_fp_mo
     md = prose.framework_comparison_section(results)
     assert "| Intel Xeon 6/207, subnormals flushed |" in md
     assert "| AMD EPYC 25/1, subnormals flushed |" in md  # the smoke profile's own IMDB trials flush
-    assert not consistency.unnamed_conditions(consistency.mentions(md, "section.md"))
+    check = load_tool("check_pages")
+    assert not check.unnamed_conditions(check.mentions(md, "section.md"))
 
 
 def test_code_lines_leave_out_blank_lines_comments_and_docstrings(tmp_path):

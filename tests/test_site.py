@@ -188,8 +188,7 @@ def test_headless_progress_is_one_line_per_trial(smoke_site):
 
 def test_every_page_of_the_smoke_site_states_one_value_per_quantity(smoke_site):
     """The post and the notebook pages (nbconvert keeps the quantity spans of the Markdown outputs) agree."""
-    from fwbench import consistency
-
+    consistency = load_tool("check_pages")
     site = smoke_site.root / "reports"
     found = consistency.collect([site])
     assert consistency.disagreements(found) == []

@@ -568,15 +568,18 @@ def measure(what: str = "all") -> int:
 
 
 def bench_lines(store: ResultsStore) -> list[str]:
-    """The latest row of each benchmark (and arm) in ``store``, one Markdown list item each."""
+    """Every stored run of each benchmark (and arm) in ``store``, oldest first, one Markdown list item each, led by
+    when it ran and at which commit: a run that disagrees with a later one stays on the page beside it."""
     trials = store.trials("bench")
     if trials.empty:
         return ["- no benchmark rows yet (`make bench`)"]
     keys = ["config.benchmark"] + (["config.arm"] if "config.arm" in trials else [])
-    latest = trials.sort_values("ended_at").groupby(keys, dropna=False).tail(1)
+    runs = trials.sort_values(keys + ["started_at"], kind="stable")
     m = store.measurements("bench")
     lines = []
-    for _, row in latest.iterrows():
+    for _, row in runs.iterrows():
+        sha = row.get("provenance.git_sha")
+        when = f"{str(row.started_at)[:16].replace('T', ' ')}, commit {sha[:7] if isinstance(sha, str) else '?'}"
         values = m[m.trial_id == row.trial_id]
 
         def metric(name, values=values):
@@ -584,7 +587,7 @@ def bench_lines(store: ResultsStore) -> list[str]:
 
         if row["config.benchmark"] == "data_prep":
             lines.append(
-                f"- IMDB preparation: encoding all 50k reviews from the archive took "
+                f"- {when}: IMDB preparation: encoding all 50k reviews from the archive took "
                 f"{metric('cold_s').median():.1f} s cold (goal <= 30 s); the cached load "
                 f"{metric('cached_s').median():.2f} s (median of {len(metric('cached_s'))}; goal <= 1 s)"
             )
@@ -598,7 +601,7 @@ def bench_lines(store: ResultsStore) -> list[str]:
                 else "one DeepAR fit vs calling the GluonTS estimator directly"
             )
             lines.append(
-                f"- harness overhead, {row['config.arm']}, {what}: "
+                f"- {when}: harness overhead, {row['config.arm']}, {what}: "
                 f"{100 * (r['ratio'] - 1):+.1f} % (95 % CI {100 * (r['ci_low'] - 1):+.1f} to "
                 f"{100 * (r['ci_high'] - 1):+.1f} %; goal <= 2 %), {r['n_num']} vs {r['n_den']} "
                 + ("fresh processes" if imdb else "fits")
@@ -607,7 +610,7 @@ def bench_lines(store: ResultsStore) -> list[str]:
             ratios, first = list(metric("process_ratio")), [bool(f) for f in metric("harness_first")]
             r = order_balanced_ci(ratios, first) if len(first) == len(ratios) else log_ratio_ci(ratios)
             lines.append(
-                f"- harness overhead, {row['config.arm']}, IMDB epoch time vs a bare training loop, both "
+                f"- {when}: harness overhead, {row['config.arm']}, IMDB epoch time vs a bare training loop, both "
                 f"in each fresh process: {100 * (r['ratio'] - 1):+.1f} % (95 % CI "
                 f"{100 * (r['ci_low'] - 1):+.1f} to {100 * (r['ci_high'] - 1):+.1f} %; goal <= 2 %), "
                 f"{r['n']} processes"

@@ -4,7 +4,7 @@
 here), the best-setting comparison of the fastest IMDB arm (claim A7's held-out selection), the IMDB test accuracy,
 the DeepAR MASE against the Monash paper's, the hardware and versions and the trial count. ``prose.answer_text``
 words them for the README's front page, the top of the post and the notebooks' closing cells, so a number cannot
-differ between them; every shared number is a ``fwbench.quantity`` span, which ``fwbench.consistency`` reads back.
+differ between them; every shared number is a ``fwbench.quantity`` span, which ``tools/check_pages.py`` reads back.
 
 Which framework "is faster" is read off the interval, not the point estimate: above 1 with the whole interval
 above 1, below with the whole interval below; an interval that holds 1 is "no clear difference".
@@ -158,11 +158,9 @@ def _favour(d: ledger.Data) -> dict | None:
 
 def _limits(a: Answer, d: ledger.Data) -> dict:
     """The facts of the few limits a reader must weigh before the numbers (template ``answer``), from the store:
-    the claims judged on a GPU, the IMDB timing epochs' size, DeepAR's coverage and the CPU (``cpu_limit``)."""
+    the IMDB timing epochs' size, DeepAR's coverage and the CPU (``cpu_limit``)."""
     imdb, coverage, main = d.imdb, d.deepar_coverage, d.deepar
     return {
-        "n_gpu_claims": int((a.ledger.verdict == GPU_VERDICT).sum()),
-        "n_claims": len(a.ledger),
         "imdb_n_train": (int(imdb.n_train.min()), int(imdb.n_train.max())) if not imdb.empty else None,
         "coverage": (
             {
@@ -249,7 +247,7 @@ def _compute(results: Results) -> Answer:
                 "low": Quantity("deepar.mase_vs_paper.min", float(table_mase.ratio.min())),
                 "high": Quantity("deepar.mase_vs_paper.max", float(table_mase.ratio.max())),
                 "n": int(table_mase.dataset.nunique()),
-                "median": deepar.median_mase(d.deepar),
+                "ratio": deepar.mase_ratio(d.deepar),
                 "wins": deepar.mase_wins(d.deepar, deepar.accuracy_table(d.deepar)),
             }
     if not d.deepar_coverage.empty:

@@ -243,14 +243,14 @@ def _n_series(dataset: str, default: float) -> float:
 
 def _generic_predictor(trials):
     walls = {tid: float(w) for tid, w in zip(trials.trial_id, trials["provenance.trial_wall_s"])}
-    epochs_col = "config.epochs" if "config.epochs" in trials else None
-    per_epoch = statistics.median(trials["provenance.trial_wall_s"] / trials[epochs_col]) if epochs_col else None
-    per_trial = statistics.median(walls.values())
+    # per epoch only over the trials that have epochs (a study may give some steps none: ONNX's export)
+    per_epoch = (trials["provenance.trial_wall_s"] / trials.get("config.epochs", math.nan)).dropna()
+    per_epoch, per_trial = (statistics.median(per_epoch) if len(per_epoch) else None), statistics.median(walls.values())
 
     def predict(config, tid):
         if tid in walls:
             return walls[tid]
-        return per_epoch * config["epochs"] if per_epoch is not None and "epochs" in config else per_trial
+        return per_epoch * config["epochs"] if per_epoch is not None and config.get("epochs") else per_trial
 
     return predict
 

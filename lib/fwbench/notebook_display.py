@@ -3,7 +3,7 @@
 ``Markdown(text)`` is a drop-in for ``IPython.display.Markdown`` in the notebooks: it offers the text both as
 Markdown (JupyterLab) and as HTML converted here. nbconvert, which renders the post's notebook pages, prefers the
 HTML; its own rendering of a Markdown output splits an inline ``<span>`` from its text, which would cut every
-``fwbench.quantity`` span off the number it carries (``fwbench.consistency`` would then read empty spans).
+``fwbench.quantity`` span off the number it carries (``tools/check_pages.py`` would then read empty spans).
 """
 
 from __future__ import annotations

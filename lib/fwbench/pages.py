@@ -1,6 +1,6 @@
 """Words in templates: a page's Markdown rendered from facts (frames, numbers, ``Quantity`` objects) by a Jinja
 template in ``templates/`` (``NAME.md.j2``), through one function, ``render_markdown``, with the filters below (``q``
-is ``Quantity.markup``: the span ``fwbench.consistency`` reads back).
+is ``Quantity.markup``: the span ``tools/check_pages.py`` reads back).
 
 Decision: Markdown is not HTML-escaped (``autoescape`` off): the templates write Markdown and the spans are
 trusted markup made by ``Quantity``; a value from a frame is a number or a name of this study (an arm, a dataset,

@@ -3,7 +3,7 @@
 Every number the pages and the ledger share is a ``Quantity`` with a stable ``name`` (``"claim.B"``,
 ``"imdb.accuracy.torch-eager"``, ...). Pages never format such a number themselves: ``markup`` wraps its text in a
 ``<span class="q" data-q=NAME data-v=VALUE ...>`` carrying the exact value, interval and level, plain inline HTML
-that reads the same in the post, a notebook's output and GitHub's README; ``fwbench.consistency`` reads the spans
+that reads the same in the post, a notebook's output and GitHub's README; ``tools/check_pages.py`` reads the spans
 back from every page and fails when one name carries two values.
 
 Shown the other way round (``inverse=True``: 1 / value, the interval flipped), the span says so and still carries

@@ -14,6 +14,7 @@ import math
 import pandas as pd
 
 from ..errors import FwbenchError
+from ..machines import adjust_records
 from ..planning import plan
 from ..studies import adaptive, get_study
 from ..studies import options as opt
@@ -46,6 +47,8 @@ def adaptive_report(store, study: str, profile: str, overrides: dict | None = No
     settings: dict[str, list] = {}
     for t in planned:
         settings.setdefault(adaptive.setting_key(s, t.config), []).append(t)
+    # the widest half-width from the values the rule reads (machine-adjusted), so it matches the stop reason's
+    adjusted = adjust_records(records, {k: {t.config[s.arm_field] for t in ts} for k, ts in settings.items()})
     rows = []
     for key, trials in settings.items():
         mine = [stored[t.trial_id] for t in trials if t.trial_id in stored]
@@ -69,7 +72,7 @@ def adaptive_report(store, study: str, profile: str, overrides: dict | None = No
                 "blocks_run": len({r.block for r in mine}),
                 "planned_blocks": len({adaptive.block_of(s, t.config) for t in trials}),
                 "state": "running" if to_run else _state(reason),
-                "widest_half_width": _final_width(s, trials, records, key),
+                "widest_half_width": _final_width(s, trials, adjusted, key),
                 "stop_reason": reason,
                 "block_to_run": to_run,
                 "cpu_s": float(sum(r.seconds for r in mine if not math.isnan(r.seconds))),
@@ -81,7 +84,8 @@ def adaptive_report(store, study: str, profile: str, overrides: dict | None = No
 
 
 def _final_width(study, trials, records, key: str) -> float:
-    """The widest CI half-width over every stored block of the setting (NaN: no interval yet)."""
+    """The widest CI half-width over every stored block of the setting, from ``records`` as the rule reads them
+    (NaN: no interval yet)."""
     pairs = adaptive.pairs_in(study, {t.config[study.arm_field] for t in trials})
     values: dict = {}
     for r in records:

@@ -388,8 +388,8 @@ def _load(results: Results) -> dict:
     # each CPU's coverage rows read once: the unnamed condition's is B's base, a named CPU's a factor of its own
     measured = prediction.prediction_conditions(results)
     bases = [(c, cov) for c, cov, own in measured if own is cov]
-    coverage = next((cov for c, cov in bases if not c.named), None)
-    coverage = cost_rows(results) if coverage is None else coverage
+    base = next((c for c, cov in bases if not c.named), None)
+    coverage = cost_rows(results) if base is None else next(cov for c, cov in bases if c is base)
     other_cpus = {c.cpu_name: cov for c, cov in bases if c.named}
     post = prediction.predictions(results, measured=measured)
     factors, total = factor_table(
@@ -397,7 +397,9 @@ def _load(results: Results) -> dict:
     )
     conditions = conditions_table(contention, baseline)
     post["unranked"]["closing"] = factor_facts(factors, total)["closing"]  # the answer names it beside the ranking
-    return dict(rows=contention, conditions=conditions, factors=factors, total=total, baseline=baseline, post=post)
+    spread = prediction.dataset_range(post["tables"][base.key]) if base is not None else None  # B's datasets
+    return dict(rows=contention, conditions=conditions, factors=factors, total=total, baseline=baseline, post=post,
+                spread=spread)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

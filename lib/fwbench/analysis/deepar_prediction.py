@@ -323,6 +323,16 @@ def archive_estimate(table: pd.DataFrame) -> dict:
     return {"ratio": ratio, "n_datasets": len(usable), "n_modelled": int((~usable.measured).sum())}
 
 
+def dataset_range(table: pd.DataFrame) -> dict | None:
+    """The lowest and highest predicted MXNet / PyTorch of one condition's ``comparison`` over the datasets its own
+    trials measured (the spread behind B's total): ``{"min"|"max": (dataset, Quantity)}``; None when none is."""
+    rows = table[table.measured].dropna(subset=["predicted_post_ratio"]).set_index("dataset").predicted_post_ratio
+    if rows.empty:
+        return None
+    ends = {"min": rows.idxmin(), "max": rows.idxmax()}
+    return {end: (ds, Quantity(f"deepar.coverage.dataset_ratio.{end}", float(rows[ds]))) for end, ds in ends.items()}
+
+
 def chart_facts(merged: pd.DataFrame) -> dict:
     """The prediction beside the chart (template ``deepar_chart``): the merged rows and their summary."""
     return {"merged": merged, "s": against_chart_summary(merged)}

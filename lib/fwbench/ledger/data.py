@@ -31,7 +31,8 @@ class Claim:
     ``evaluate(data) -> [Part]``, the hardware its numbers depend on (``gpu``: timings measured on a GPU; ``cpu``;
     ``none``: training quality, whether something works) and ``floor(data) -> None or what is missing`` (below it
     the verdict is "below scale"). ``part``: the study part whose trials the estimate comes from, when not the
-    judged grid; ``tests``: how many judged parts it declares (its Bonferroni k also where fewer are measured)."""
+    judged grid; ``tests``: how many judged parts it declares (its Bonferroni k also where fewer are measured);
+    ``scope``: what its verdict asserts where that is narrower than the claim's words (shown beside the verdict)."""
 
     id: str
     text: str
@@ -46,6 +47,7 @@ class Claim:
     scale: str = ""  # the floor in words
     part: str = ""
     tests: int = 1
+    scope: str = ""
 
     def __post_init__(self):
         if self.hardware not in HARDWARE:

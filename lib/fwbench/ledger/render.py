@@ -25,6 +25,7 @@ COLUMNS = [
     "source_conditions",
     "rule",
     "verdict",
+    "verdict_scope",
     "quantity",
     "setting",
     "estimate",
@@ -166,6 +167,7 @@ def row(claim: Claim, d: Data) -> dict:
         "source_conditions": claim.source_conditions,
         "rule": claim.rule,
         "verdict": verdict,
+        "verdict_scope": claim.scope,
         "quantity": deciding.quantity,
         "setting": deciding.label if deciding.measured else "",  # where the estimate was measured (batch, part, ...)
         "estimate": deciding.estimate,
