@@ -47,7 +47,7 @@ function inspect(doc, url) {
   }
   return {title: doc.title, images: imgs.length, broken: imgs.filter(i => !(i.complete && i.width > 0)),
           ledger_rows: doc.querySelectorAll('table.ledger tbody tr').length,
-          verdict_cells: Array.from(doc.querySelectorAll('table.ledger td.verdict')).map(td => td.textContent.trim()),
+          verdict_cells: Array.from(doc.querySelectorAll('table.ledger td .verdict')).map(v => v.textContent.trim()),
           links: links, text_length: doc.body ? doc.body.innerText.length : 0};
 }
 function next() {
