@@ -128,6 +128,22 @@ def test_a_part_run_on_another_boot_than_the_main_part_says_so():
         assert source.startswith("versions part against the main part") and ("another boot" in source) == said
 
 
+def test_the_threads_part_is_a_factor_row_of_its_own_beside_the_contention_parts():
+    """The threads part (1 thread, the main part's seeds, the full protocol) is read against the main part as its own
+    row, so the two 1-thread measurements sit side by side, each naming its part."""
+    from fwbench.machines import MACHINE
+
+    rows = [{"part": part, "env": "main", "dataset": "m1_yearly", "seed": 42 + k, "arm": arm, "threads": threads,
+             "train_time_s": t * (1.2 if part == "threads" and arm == MX else 1.0) * n, MACHINE: "a"}
+            for part, threads in (("main", 2), ("threads", 1)) for arm, t in ((MX, 20.0), (PT, 10.0))
+            for k, n in enumerate(NOISE)]  # fmt: skip
+    factors, _ = conditions.factor_table(pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame(), baseline=2)
+    row = factors.set_index("key").loc["threads_part"]
+    assert row.effect == pytest.approx(1.2) and row.mxnet_slowdown == pytest.approx(1.2)
+    assert row.factor.startswith("1 thread a run in both frameworks (the threads part")
+    assert row.source.startswith("threads part against the main part")
+
+
 def test_no_contention_trials_says_so():
     empty = conditions.contention_facts(conditions.conditions_table(pd.DataFrame(), 2))
     assert "No contention trials" in render_markdown("deepar_contention", **empty)

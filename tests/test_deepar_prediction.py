@@ -74,6 +74,15 @@ def test_the_prediction_covers_the_posts_list_and_models_only_what_was_not_measu
     assert (table.predicted_post_ratio == table.predicted_post_mxnet_s / table.predicted_post_pytorch_s).all()
     estimate = post.archive_estimate(table)
     assert estimate["n_datasets"] == 41 and estimate["n_modelled"] == 38
+    staged = table.loc[table.measured, "window"]
+    modelled = table.loc[~table.measured, "window"]
+    assert estimate["staged"] == (staged.min(), staged.max())  # the window line extrapolated beyond them
+    assert estimate["n_beyond"] == ((modelled < staged.min()) | (modelled > staged.max())).sum() > 0
+    spread = post.dataset_range(table)  # over the measured datasets only, each end with its dataset
+    measured = table[table.measured].set_index("dataset").predicted_post_ratio
+    assert spread["min"] == (measured.idxmin(), spread["min"][1]) and spread["min"][1].value == measured.min()
+    assert spread["max"][0] == measured.idxmax() and spread["max"][1].value == measured.max()
+    assert post.dataset_range(table[~table.measured]) is None
 
 
 def test_against_the_chart_says_which_framework_differs():

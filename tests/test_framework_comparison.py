@@ -215,19 +215,22 @@ def test_a_cpu_model_measured_in_pieces_gets_its_own_rows_named_by_cpu_and_fp_mo
             if c["part"] == "beside":
                 rows = [(e, "train_time_s", seconds[c["arm"]] * (1 + 0.01 * c["repeat"])) for e in range(c["epochs"])]
                 provenance = {"host": "planted", "cpu_id": cpu_id, "boot_id": cpu_id, "framework": "torch"}
+                early = named.get("fp_mode") == "flush" and c["arm"] == JAX and c["repeat"] == 0  # a day before
                 store.record(trial_id=t.trial_id, study="imdb", status="done", config=c, provenance=provenance,
-                             summary={}, measurements=rows, profile="smoke")  # fmt: skip
+                             summary={}, measurements=rows, profile="smoke",
+                             started_at=f"2026-01-0{1 if early else 2}T00:00:00+00:00")  # fmt: skip
     results = Results(store, "smoke", {"imdb": grid})
     ratios = [r for r in framework_comparison.facts(results)["rows"] if r["kind"] == "imdb_ratio"]
     assert [r["cpus"] for r in ratios] == [["AMD EPYC 25/1"], ["Intel Xeon 6/207"]]
     amd, on_intel = ratios[0]["values"]["torch"], ratios[1]["values"]["torch"]
-    assert amd.value == pytest.approx(TIMES[PT] / TIMES[MX], rel=0.02) and not amd.conditions
+    assert amd.value == pytest.approx(TIMES[PT] / TIMES[MX], rel=0.02) and amd.conditions == {"part": "beside"}
     assert on_intel.value == pytest.approx(TIMES[PT] / 3.0, rel=0.02) and ratios[1]["fp_mode"] == "flush"
     assert on_intel.label == amd.name != on_intel.name
-    assert on_intel.conditions == {"cpu": "Intel Xeon 6/207", "fp_mode": "flush"}
+    assert on_intel.conditions == {"part": "beside", "cpu": "Intel Xeon 6/207", "fp_mode": "flush"}
     md = prose.framework_comparison_section(results)
-    assert "| Intel Xeon 6/207, subnormals flushed |" in md
-    assert "| AMD EPYC 25/1, subnormals flushed |" in md  # the smoke profile's own IMDB trials flush
+    # the Intel piece's first block: its JAX trial ran a day before the others, so not back to back
+    assert "| Intel Xeon 6/207, beside part (batch 128: a block's trials not back to back), subnormals flushed |" in md
+    assert "| AMD EPYC 25/1, beside part, subnormals flushed |" in md  # the smoke profile's own IMDB trials flush
     check = load_tool("check_pages")
     assert not check.unnamed_conditions(check.mentions(md, "section.md"))
 

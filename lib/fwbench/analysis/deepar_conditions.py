@@ -272,9 +272,11 @@ def factor_table(
 
     if not trials.empty and "part" in trials:
         envs = ", ".join(sorted(set(trials.loc[trials.part == "versions", "env"].dropna())))
-        for part, what in (("versions", "versions"), ("onednn", "onednn_off")):
+        for part, what in (("versions", "versions"), ("onednn", "onednn_off"), ("threads", "threads_part")):
             boots = [set(trials.loc[trials.part == p, MACHINE]) for p in (part, "main")]  # another boot: its speed too
-            measured(what, cpu_names(trials[trials.part == part]), _pooled_parts(trials, part, confidence), envs=envs,
+            mine = trials[trials.part == part]
+            measured(what, cpu_names(mine), _pooled_parts(trials, part, confidence), envs=envs,
+                     threads=int(mine.threads.min()) if len(mine) and "threads" in mine else None,
                      other_boot=not boots[0] & boots[1] and NOT_RECORDED not in boots[0] | boots[1])  # fmt: skip
     for (threads, load), cond in contention.groupby(["threads", "background_load"]) if not contention.empty else ():
         if (threads, load) != (baseline, BASELINE_LOAD):
@@ -307,12 +309,9 @@ def factor_table(
         table = prediction.comparison(coverage)
         archive = prediction.archive_estimate(table)
         if archive["n_modelled"] and total["ratio"] > 0:
-            staged = table.loc[table.measured, "window"]
-            modelled = table.loc[~table.measured, "window"]
-            beyond = int(((modelled < staged.min()) | (modelled > staged.max())).sum())
             add("unstaged_datasets", cpu_names(coverage), "modelled", math.nan, math.nan,
                 archive["ratio"] / total["ratio"], f"{archive['n_datasets']} datasets",
-                n_modelled=archive["n_modelled"], beyond=beyond, staged=(staged.min(), staged.max()))  # fmt: skip
+                n_modelled=archive["n_modelled"], beyond=archive["n_beyond"], staged=archive["staged"])  # fmt: skip
         inferred("post_machine", cpu_names(coverage), table)
         for name, other in (other_cpus or {}).items():
             key = f"post_machine_{slugs[name]}"

@@ -316,11 +316,16 @@ def against_chart_summary(merged: pd.DataFrame) -> dict:
 
 
 def archive_estimate(table: pd.DataFrame) -> dict:
-    """The whole list's predicted MXNet / PyTorch total (measured and modelled rows of ``comparison``)."""
+    """The whole list's predicted MXNet / PyTorch total (measured and modelled rows of ``comparison``), and how many
+    modelled rows lie beyond the measured windows (``n_beyond``: the window line extrapolated, ``staged``: the
+    measured windows' range)."""
     usable = table.dropna(subset=["predicted_post_mxnet_s", "predicted_post_pytorch_s"])
     mxnet, pytorch = usable.predicted_post_mxnet_s.sum(), usable.predicted_post_pytorch_s.sum()
     ratio = float(mxnet / pytorch) if len(usable) else math.nan
-    return {"ratio": ratio, "n_datasets": len(usable), "n_modelled": int((~usable.measured).sum())}
+    staged, modelled = table.loc[table.measured, "window"], usable.loc[~usable.measured, "window"]
+    beyond = int(((modelled < staged.min()) | (modelled > staged.max())).sum()) if len(staged) else len(modelled)
+    return {"ratio": ratio, "n_datasets": len(usable), "n_modelled": int((~usable.measured).sum()),
+            "n_beyond": beyond, "staged": (staged.min(), staged.max()) if len(staged) else None}  # fmt: skip
 
 
 def dataset_range(table: pd.DataFrame) -> dict | None:

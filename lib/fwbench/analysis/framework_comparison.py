@@ -25,7 +25,7 @@ import pandas as pd
 
 from ..floatmode import DEFAULT, FLUSH
 from ..frameworks import all_frameworks, get_framework
-from ..machines import cpu_model_of
+from ..machines import MACHINE, cpu_model_of
 from ..quantity import Quantity
 from ..stats import trial_medians, trial_ratio_ci
 from ..studies import get_study
@@ -169,6 +169,9 @@ def facts(results: Results) -> dict:
     }
 
 
+APART = pd.Timedelta(hours=1)  # a beside block's three trials take minutes: more apart, they were not back to back
+
+
 def timing_rows(results: Results, chosen: dict[str, Condition] | None = None) -> list[dict]:
     """The timing rows of ``facts`` from ``results``' view (``chosen``: per study the CPU piece it selects, named in
     the ratios' quantities and the rows' ``fp_mode``; None: the profile's own trials)."""
@@ -192,7 +195,7 @@ def timing_rows(results: Results, chosen: dict[str, Condition] | None = None) ->
             add(f"{kind}_{per_batch}", study, means, int(batch), cpus=cpu_models_of(results, study, group.trial_id))
         label, c = f"leaving.{study}_{per_batch}", chosen.get(study)
         name = f"leaving.{c.key}.{study}_{per_batch}" if c else label
-        conditions = {"cpu": c.cpu_name, "fp_mode": c.fp_mode} if c else {}
+        conditions = {"part": "beside", **({"cpu": c.cpu_name, "fp_mode": c.fp_mode} if c else {})}
         ratios = {}
         for fw in (fw for fw in frameworks() if fw != LEAVING and (frame.framework == fw).any()):
             r = _pooled_over_settings(frame, setting, value, fw)
@@ -207,6 +210,13 @@ def timing_rows(results: Results, chosen: dict[str, Condition] | None = None) ->
         stands_for = {arm_of("imdb", fw): fw for fw in frameworks()}
         beside = beside.assign(framework=beside.arm.map(stands_for))
         timings("imdb", "imdb", "epoch", beside, "epoch_25k_s", imdb_jax.SETTING, beside_cpus)
+        # a block (a seed) whose trials started hours apart or on two boots: not timed back to back
+        started = pd.to_datetime(results.trials("imdb").set_index("trial_id").started_at, utc=True, format="ISO8601")
+        blocks = beside.assign(started=beside.trial_id.map(started)).groupby(["batch_size", "seed"])
+        apart = (blocks.started.max() - blocks.started.min()) > APART
+        split = sorted({int(b) for b, _ in apart[apart | (blocks[MACHINE].nunique() > 1)].index})
+        for r in rows:
+            r["split"] = split if r["kind"] == "imdb_ratio" else [r["key"]] if r["key"] in split else []
         waits = _imdb_rows(imdb_jax.prepare_table(imdb))
         add("imdb_wait", "imdb", {fw: float(r["prepare_s_median"]) for fw, r in waits.items()}, cpus=beside_cpus)
     vgg = vgg16_latencies(results, beside=True)

@@ -267,6 +267,7 @@ CLAIMS = [
         eval_a9,
         hardware="none",
         scale="one finished trial of the arm",
+        scope="in this run's MXNet, not the post's 1.0.0",
     ),
     _claim(
         "A10",
@@ -277,5 +278,6 @@ CLAIMS = [
         hardware="none",
         study=ONNX_STUDY,
         scale="one finished import step",
+        scope="with this run's versions, not the post's (PyTorch 0.3, MXNet 1.0.0)",
     ),
 ]

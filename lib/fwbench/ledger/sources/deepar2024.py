@@ -79,7 +79,7 @@ def coverage_parts(d: Data) -> list[Part]:
         out.append(
             Part(
                 f"the post's whole list, {archive['n_datasets']} datasets ({archive['n_modelled']} not staged here: "
-                "modelled by the window line)",
+                f"modelled by the window line, {archive['n_beyond']} beyond its measured windows)",
                 "estimated total train time (context: partly modelled, not judged), MXNet / PyTorch",
                 archive["ratio"],
                 verdict=CONTEXT,
