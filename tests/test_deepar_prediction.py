@@ -111,7 +111,8 @@ def test_the_chart_is_read_from_the_reference_folder():
 def test_the_best_fit_names_a_near_tie_and_its_conditions():
     """The best fit and a runner-up within 5 % of its RMS log error: both named; further off, no runner-up."""
     n = len(monash.names(in_2024_post=True))
-    table = pd.DataFrame({"predicted_post_mxnet_s": [2.0] * n, "predicted_post_pytorch_s": 1.0, "measured": True})
+    table = pd.DataFrame({"predicted_post_mxnet_s": [2.0] * n, "predicted_post_pytorch_s": 1.0, "measured": True,
+                          "window": 8})  # fmt: skip
     intel, amd = "GenuineIntel/6/207", "AuthenticAMD/25/17"
     conditions = {"a": post.PredictionCondition(intel), "b": post.PredictionCondition(amd),
                   "c": post.PredictionCondition(amd, 2, 0)}  # fmt: skip
@@ -145,7 +146,8 @@ def test_the_words_say_what_was_ranked_and_name_the_contention_condition_nearest
     from fwbench.quantity import Quantity
 
     n = len(monash.names(in_2024_post=True))
-    table = pd.DataFrame({"predicted_post_mxnet_s": [2.0] * n, "predicted_post_pytorch_s": 1.0, "measured": True})
+    table = pd.DataFrame({"predicted_post_mxnet_s": [2.0] * n, "predicted_post_pytorch_s": 1.0, "measured": True,
+                          "window": 8})  # fmt: skip
     fits = pd.DataFrame({"key": ["a"], "n": 21, "rms_log_error": [0.77], "n_within_25": 1, "median_error": 1.9,
                          "chosen": [True], "archive_ratio": [2.69], "n_measured": 27, "reproduces": False,
                          "threads": ["2"], "mxnet_omp_threads": 1.0, "pytorch_omp_threads": 2.0})  # fmt: skip
