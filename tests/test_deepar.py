@@ -763,8 +763,9 @@ def test_coverage_costs_come_from_the_later_epochs_and_predict_the_main_part(tmp
             values = [(-1, "train_time_s", sum(epochs) + 1.0)] + [(i, "epoch_time_s", e) for i, e in enumerate(epochs)]
         else:
             values = [(-1, "train_time_s", 201.0 if c["seed"] == 42 else 250.0), (-1, "predict_time_s", 1.0)]
-        store.record(trial_id=t.trial_id, study="deepar", status="done", config=c, provenance=provenance,
-                     summary={}, measurements=values, profile="smoke")  # fmt: skip
+        boot = "b" if c["part"] != "coverage" and c["seed"] == 43 else "a"  # seed 43's protocol trial: another boot
+        store.record(trial_id=t.trial_id, study="deepar", status="done", config=c, summary={}, measurements=values,
+                     provenance={**provenance, "boot_id": boot}, profile="smoke")  # fmt: skip
     rows = coverage_analysis.cost_rows(Results(store, "smoke", {"deepar": overrides}))
     assert len(rows) == 2 and rows.c_batch.tolist() == pytest.approx([0.04, 0.04])  # the median ignores 2.2 s
     assert rows.warmup.tolist() == pytest.approx([2.0, 2.0]) and rows.fit_fixed.tolist() == pytest.approx([1.0, 1.0])
@@ -772,7 +773,8 @@ def test_coverage_costs_come_from_the_later_epochs_and_predict_the_main_part(tmp
     assert check.seed.tolist() == [42, 43] and check.predicted_train_s.tolist() == pytest.approx([203.0, 203.0])
     assert check.error.tolist() == pytest.approx([203 / 201 - 1, 203 / 250 - 1])
     text = render_markdown("deepar_coverage_check", summary_only=False, **coverage_analysis.check_facts(check))
-    assert "1 of 2 protocol trials predicted within 10 % (largest error 18.8 %)" in text
+    assert check.other_boot.tolist() == [False, True]
+    assert "1 of 2 protocol trials predicted within 10 % (largest error 18.8 %); 1 of them ran on another boot" in text
     costs = coverage_analysis.cost_facts(coverage_analysis.cost_table(rows))
     assert "| m1_yearly | 8 | 40.0 | - | - | 2, 0 |" in render_markdown("deepar_costs", **costs)
     assert analysis.load_trials(Results(store, "smoke", {"deepar": overrides})).part.unique().tolist() == [

@@ -238,6 +238,12 @@ def factor_table(
     chain from B to the post and share nothing, so their shares add up to the whole gap: the datasets not staged
     here (the coverage part's whole-list prediction over B), the chosen condition (its whole-list prediction over
     the coverage part's, both on the same 41 datasets with the same window-line fill-in) and the residual."""
+    # each CPU's coverage comparison as ``predictions`` built it (computed once), else built here
+    built = {id(own): post["tables"][c.key] for c, cov, own in measured_conditions or [] if own is cov} if post else {}
+
+    def comparison(rows: pd.DataFrame) -> pd.DataFrame:
+        return built[id(rows)] if id(rows) in built else prediction.comparison(rows)
+
     total = {"ratio": math.nan, "n_datasets": 0}
     total = prediction.weighted_total(coverage, confidence) if not coverage.empty else total
     gap = post_ratio() / total["ratio"] if total["ratio"] > 0 else math.nan
@@ -306,7 +312,7 @@ def factor_table(
                          limited_to=every if limited else [])  # fmt: skip
     archive = {"ratio": math.nan}
     if not coverage.empty:
-        table = prediction.comparison(coverage)
+        table = comparison(coverage)
         archive = prediction.archive_estimate(table)
         if archive["n_modelled"] and total["ratio"] > 0:
             add("unstaged_datasets", cpu_names(coverage), "modelled", math.nan, math.nan,
@@ -315,7 +321,7 @@ def factor_table(
         inferred("post_machine", cpu_names(coverage), table)
         for name, other in (other_cpus or {}).items():
             key = f"post_machine_{slugs[name]}"
-            inferred("post_machine_cpu", name, prediction.comparison(other), key=key, cpu_model=name)
+            inferred("post_machine_cpu", name, comparison(other), key=key, cpu_model=name)
     chosen = post["chosen"] if post else None
     if chosen is not None and archive["ratio"] > 0:
         fit, condition = post["fits"].set_index("key").loc[chosen], post["conditions"][chosen]
