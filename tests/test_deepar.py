@@ -245,10 +245,10 @@ def test_mase_ratio_pairs_by_dataset():
     rows = [("a", MX, 2.0), ("a", PT, 1.0), ("b", MX, 4.0), ("b", PT, 8.0), ("c", MX, 6.0), ("c", PT, 6.0)]
     trials = pd.DataFrame([{"dataset": d, "arm": a, "seed": 42, "MASE": v, "sMAPE": v, "mean_wQL": v,
                             "n_series_dropped": 0} for d, a, v in rows])  # fmt: skip
-    q = analysis.mase_ratio(trials)
+    q = analysis.mase_ratio(analysis.accuracy_table(trials))
     assert math.isclose(q.value, 1.0) and q.n == "3 datasets"
     assert trials[trials.arm == MX].MASE.median() < trials[trials.arm == PT].MASE.median()
-    assert analysis.mase_ratio(trials[trials.arm == MX]) is None
+    assert analysis.mase_ratio(analysis.accuracy_table(trials[trials.arm == MX])) is None
 
 
 def test_one_seed_gives_a_nan_ci_and_says_so(tmp_store):

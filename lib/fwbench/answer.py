@@ -241,14 +241,14 @@ def _compute(results: Results) -> Answer:
         a.accuracy_run = dict(run, bar=convergence.ACCURACY_BAR, seeds=sorted({int(s) for s in acc.seeds}),
                               **convergence.quality_conditions(d.imdb_quality, acc.arm))  # fmt: skip
     if not d.deepar.empty:
-        table_mase = mase_reference.mase_vs_reference(d.deepar)
+        table_mase, acc_deepar = mase_reference.mase_vs_reference(d.deepar), deepar.accuracy_table(d.deepar)
         if len(table_mase):
             a.mase = {
                 "low": Quantity("deepar.mase_vs_paper.min", float(table_mase.ratio.min())),
                 "high": Quantity("deepar.mase_vs_paper.max", float(table_mase.ratio.max())),
                 "n": int(table_mase.dataset.nunique()),
-                "ratio": deepar.mase_ratio(d.deepar),
-                "wins": deepar.mase_wins(d.deepar, deepar.accuracy_table(d.deepar)),
+                "ratio": deepar.mase_ratio(acc_deepar),
+                "wins": deepar.mase_wins(d.deepar, acc_deepar),
             }
     if not d.deepar_coverage.empty:
         a.gap = deepar_conditions.load(results)

@@ -213,11 +213,11 @@ def window_trend(table: pd.DataFrame, column: str = "train_ratio") -> float:
     return float(table[column].corr(table.window.astype(float), method="spearman"))
 
 
-def mase_ratio(trials: pd.DataFrame) -> Quantity | None:
-    """MASE MXNet / PyTorch paired by dataset (``accuracy_table``: each dataset's median over seeds), the geometric
-    mean over the datasets both reference arms have: the one summary that compares like with like (a median per arm
-    may come from different datasets). No interval: the datasets are not replications of one condition."""
-    acc, (mx, pt) = accuracy_table(trials), reference_arms()
+def mase_ratio(acc: pd.DataFrame) -> Quantity | None:
+    """MASE MXNet / PyTorch paired by dataset (``acc``: ``accuracy_table``, each dataset's median over seeds), the
+    geometric mean over the datasets both reference arms have: the one summary that compares like with like (a median
+    per arm may come from different datasets). No interval: the datasets are not replications of one condition."""
+    mx, pt = reference_arms()
     m = acc["MASE"][[mx, pt]].dropna() if {("MASE", mx), ("MASE", pt)} <= set(acc.columns) else pd.DataFrame()
     m = m[(m > 0).all(axis=1)]
     if m.empty:
@@ -266,7 +266,7 @@ def headline(trials: pd.DataFrame) -> dict:
     acc = accuracy_table(trials)
     wins = mase_wins(trials, acc)
     if wins:
-        out |= dict(mase_torch_better=wins["lower"][pt], mase_n=wins["n"], mase_ratio=mase_ratio(trials))
+        out |= dict(mase_torch_better=wins["lower"][pt], mase_n=wins["n"], mase_ratio=mase_ratio(acc))
         out |= dict(mase_apart=wins["apart"], mase_seeds=wins["seeds"])
         dropped = acc["n_series_dropped"].max(axis=1).dropna()
         out["n_series_dropped"] = {d: int(v) for d, v in dropped.items() if v > 0}

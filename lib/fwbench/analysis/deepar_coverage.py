@@ -17,7 +17,7 @@ from .deepar import STUDY, load_trials, reference_arms, unrolled_window
 COVERAGE = "coverage"
 COST_COLUMNS = ["trial_id", "dataset", "arm", "seed", "window", "epochs", "num_batches_per_epoch", "c_batch",
                 "warmup", "fit_fixed", "train_time_s", "threads", "background_load", "cpus_busy",
-                "burner_cpu_frac", "c_batch_worst", "cpu", "trials_at_once", "trials_sharing_host",
+                "burner_cpu_frac", "c_batch_worst", "cpu", MACHINE, "trials_at_once", "trials_sharing_host",
                 "omp_max_threads"]  # fmt: skip
 DEFAULT_THREADS = 0  # ``threads`` of a trial with no thread setting (the libraries chose: ``omp_max_threads``)
 TOLERANCE = 0.10  # the issue's bar: the coverage cost predicts a protocol trial's training time within 10 %
@@ -71,6 +71,7 @@ def _cost_rows(long: pd.DataFrame, part: str) -> pd.DataFrame:
                 "burner_cpu_frac": float(whole.get("burner_cpu_frac", 0.0)),
                 "c_batch_worst": float(epochs[1:].max()) / nb,  # the slowest later epoch: a stall shows here
                 "cpu": cpu_model_of(first.get("provenance.cpu_id")),
+                MACHINE: machine_of(first.get("provenance.boot_id")),
                 "trials_at_once": int(or_zero(first.get("config.trials_at_once")) or 1),
                 "trials_sharing_host": int(or_zero(first.get("provenance.trials_sharing_host")) or 1),
                 "omp_max_threads": float(whole.get("omp_max_threads", np.nan)),
@@ -122,13 +123,11 @@ def check_against_main(results: Results) -> pd.DataFrame:
     cost, main = cost_table(rows), load_trials(results)
     if cost.empty or main.empty:
         return pd.DataFrame(columns=cols)
-    boots = results.trials(STUDY).set_index("trial_id")["provenance.boot_id"].map(machine_of)
-    main = main.assign(other_boot=~main[MACHINE].isin(set(boots.reindex(rows.trial_id)))) if MACHINE in main else main
+    main = main.assign(other_boot=~main[MACHINE].isin(set(rows[MACHINE])))
     t = main.merge(cost.drop(columns="window"), on=["dataset", "arm"])
     t = t.astype({"seed": int, "window": int, "epochs": int, "num_batches_per_epoch": int})
     t["predicted_train_s"] = protocol_train_s(t, t.epochs, t.num_batches_per_epoch)
     t = t.assign(measured_train_s=t.train_time_s, error=t.predicted_train_s / t.train_time_s - 1.0)
-    t = t if "other_boot" in t else t.assign(other_boot=False)
     return t[cols].sort_values(["window", "dataset", "arm", "seed"], kind="stable").reset_index(drop=True)
 
 
@@ -136,7 +135,7 @@ def check_facts(check: pd.DataFrame) -> dict:
     """The check (template ``deepar_coverage_check``), how many fall within ``TOLERANCE`` and the largest error."""
     within = int((check.error.abs() <= TOLERANCE).sum()) if len(check) else 0
     largest = float(check.error.abs().max()) if len(check) else float("nan")
-    other_boot = int(check.other_boot.sum()) if len(check) and "other_boot" in check else 0
+    other_boot = int(check.other_boot.sum()) if len(check) else 0
     return {"check": check, "within": within, "largest": largest, "tolerance": TOLERANCE, "other_boot": other_boot}
 
 
