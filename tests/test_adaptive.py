@@ -495,19 +495,23 @@ def test_the_check_refuses_what_is_not_a_prediction(tmp_path, tmp_store, capsys)
 
 
 # -- rerunning trials a busy machine disturbed ----------------------------------------------------------------------
-def test_rerun_busy_replaces_only_the_trials_flagged_busy(store, monkeypatch):
+def test_rerun_busy_replaces_the_busy_trials_groups_and_nothing_else(store, monkeypatch):
+    """The busy trial is rerun with its group's other arm (same setting and block, back to back); other rows stay."""
     sweep(store, profile="fixed", executor=BusyInProcess(), monkeypatch=monkeypatch)
     busy_id = _busy_id(store)
+    before = store.trials("adaptive-toy").set_index("trial_id")
+    group = before[(before["config.setting"] == "tight") & (before["config.repeat"] == 0)].index
+    assert len(group) == 2 and busy_id in group
     _, again = sweep(store, profile="fixed", monkeypatch=monkeypatch)
     assert again.ran == []  # a plain resume keeps the busy row
     executor = InProcess()
     monkeypatch.setattr(runner, "LocalExecutor", lambda **kwargs: executor)
     summary = run_sweep("adaptive-toy", "fixed", None, store=store, progress="none", rerun_busy=True)
-    assert executor.ran == [busy_id] and summary.done == 1
+    assert sorted(executor.ran) == sorted(group) and summary.done == 2
     t = store.trials("adaptive-toy").set_index("trial_id")
     assert "provenance.busy_machine" not in t and t.loc[busy_id, "provenance.trial_wall_s"] == 2.0  # the clean rerun
     assert len(t) == 15  # replaced, not added
-    assert runner.busy_trials(store, "adaptive-toy", list(t.index)) == set()
+    assert (t.drop(group).ended_at == before.drop(group).ended_at).all()  # the other groups' rows untouched
 
 
 def test_a_stop_file_stops_at_a_block_boundary_and_the_rerun_resumes(store, tmp_path, monkeypatch):

@@ -182,7 +182,7 @@ def _run(trials, study_name, profile, store, progress, executor: Executor, spec,
     """Run the trials not done yet (and with ``rerun_busy`` the done ones flagged busy): all at once, or with an
     adaptive ``spec`` block by block. ``preflight`` (a callable) runs before the first trial is handed over."""
     status = store.status_of(t.trial_id for t in trials)
-    busy = busy_trials(store, study_name, [t.trial_id for t in trials]) if rerun_busy else set()
+    busy = busy_trials(store, get_study(study_name), trials) if rerun_busy else set()
     todo = [t for t in trials if status.get(t.trial_id) != "done" or t.trial_id in busy]
     executor.require_environments(todo)  # missing or stale where it would run: one line before any trial
     summary = SweepSummary(
@@ -192,7 +192,8 @@ def _run(trials, study_name, profile, store, progress, executor: Executor, spec,
     t0 = time.perf_counter()
     bar.start(f"{study_name}/{profile}", total=len(trials), already=summary.skipped)
     if busy:
-        _note(bar, f"rerunning {len(busy)} finished trial(s) flagged busy_machine (their rows will be replaced)")
+        _note(bar, f"rerunning {len(busy)} finished trial(s): those flagged busy_machine and their groups' others "
+              "(their rows will be replaced)")
     reasons: dict[str, str] = {}  # trial id -> why its block runs (adaptive only)
 
     def record(trial: PlannedTrial, outcome: dict, placement: dict) -> None:
@@ -221,22 +222,32 @@ def _run(trials, study_name, profile, store, progress, executor: Executor, spec,
     return summary
 
 
+def group_of(study, config: dict) -> tuple:
+    """A trial's group: its setting and repeat block (the arms compared with each other). An arm's own environment
+    (JAX's ``env``) names the arm, not the setting; a part's (the versions part's) stays in the key."""
+    if config.get("env") == study.arm_of(config).env:
+        config = {k: v for k, v in config.items() if k not in ("env", "env_lock")}
+    return adaptive.setting_key(study, config), adaptive.block_of(study, config)
+
+
 def group_complete(study, trials, trial: PlannedTrial, store) -> bool:
     """Has every planned trial of ``trial``'s setting and repeat block a stored outcome?"""
-    key = (adaptive.setting_key(study, trial.config), adaptive.block_of(study, trial.config))
-    group = [
-        t.trial_id for t in trials if (adaptive.setting_key(study, t.config), adaptive.block_of(study, t.config)) == key
-    ]
+    group = [t.trial_id for t in trials if group_of(study, t.config) == group_of(study, trial.config)]
     status = store.status_of(group)
     return all(status.get(i) is not None for i in group)
 
 
-def busy_trials(store, study_name: str, ids: list[str]) -> set[str]:
-    """The done trials among ``ids`` whose provenance flags ``busy_machine``."""
-    t = store.trials(study_name, set(ids))
+def busy_trials(store, study, trials) -> set[str]:
+    """The done trials of ``trials`` whose provenance flags ``busy_machine``, with every other trial of their group
+    (setting and repeat block): the arms compared with each other are rerun together, back to back on one machine,
+    rather than one arm days later on another boot beside partners that stay."""
+    t = store.trials(study.name, {x.trial_id for x in trials})
     if t.empty or "provenance.busy_machine" not in t:
         return set()
-    return set(t.loc[(t.status == "done") & t["provenance.busy_machine"].eq(True), "trial_id"])
+    flagged = set(t.loc[(t.status == "done") & t["provenance.busy_machine"].eq(True), "trial_id"])
+    key = {x.trial_id: group_of(study, x.config) for x in trials}
+    busy_groups = {key[i] for i in flagged}
+    return {i for i, k in key.items() if k in busy_groups}
 
 
 def _adaptive_blocks(study, trials, todo_ids: set, spec, store, reasons: dict, bar, summary: SweepSummary):
