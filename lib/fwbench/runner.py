@@ -192,8 +192,11 @@ def _run(trials, study_name, profile, store, progress, executor: Executor, spec,
     t0 = time.perf_counter()
     bar.start(f"{study_name}/{profile}", total=len(trials), already=summary.skipped)
     if busy:
-        _note(bar, f"rerunning {len(busy)} finished trial(s): those flagged busy_machine and their groups' others "
-              "(their rows will be replaced)")
+        _note(
+            bar,
+            f"rerunning {len(busy)} finished trial(s): those flagged busy_machine and their groups' others "
+            "(their rows will be replaced)",
+        )
     reasons: dict[str, str] = {}  # trial id -> why its block runs (adaptive only)
 
     def record(trial: PlannedTrial, outcome: dict, placement: dict) -> None:
