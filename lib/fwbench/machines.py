@@ -32,6 +32,7 @@ from .provenance import cpu_key
 MACHINE = "machine"
 CPU = "cpu"
 NOT_RECORDED = "not recorded"
+VENDOR_NAMES = {"AuthenticAMD": "AMD EPYC", "GenuineIntel": "Intel Xeon"}
 SCALED, INVERSE = ("train_time_s", "epoch_25k_s"), ("samples_per_s",)  # epoch columns: times, and rates
 
 
@@ -42,6 +43,13 @@ def machine_of(boot_id) -> str:
 def cpu_model_of(cpu_id) -> str:
     """The CPU model (``provenance.cpu_key``) of a recorded ``provenance.cpu_id``; ``not recorded`` before it was."""
     return cpu_key(cpu_id) or NOT_RECORDED
+
+
+def cpu_name(model: str) -> str:
+    """'Intel Xeon 6/207' for 'GenuineIntel/6/207': the vendor's server line and the family/model that tell its
+    generations apart."""
+    vendor, _, rest = model.partition("/")
+    return f"{VENDOR_NAMES.get(vendor, vendor)} {rest}".strip()
 
 
 def one_cpu_model(frame: pd.DataFrame, part: str = "part", exempt: tuple[str, ...] = ()) -> tuple[pd.DataFrame, dict]:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..conditions import of_run, study_overrides
 from ..floatmode import DEFAULT, FLUSH
-from ..machines import CPU, MACHINE, NOT_RECORDED, cpu_model_of
+from ..machines import CPU, MACHINE, NOT_RECORDED, cpu_model_of, cpu_name
 from ..quantity import Quantity
 from ..stats import log_contrast_ci, trial_ratio_ci
 from ..studies import get_study
@@ -26,7 +26,6 @@ IMDB, DEEPAR, VGG16, GEMM = "imdb", "deepar", "vgg16", "gemm"
 # the IMDB setting every CPU piece times (a setting of the paper grid: batch 128, 0 loader workers)
 IMDB_SETTING = {"batch_size": 128, "num_workers": 0}
 SETTING_PARTS = ("main", "beside")  # the parts that time it: the main grid, and the beside part with JAX's arm
-VENDOR_NAMES = {"AuthenticAMD": "AMD EPYC", "GenuineIntel": "Intel Xeon"}
 
 
 @dataclass(frozen=True)
@@ -50,9 +49,7 @@ class Condition:
 
     @property
     def cpu_name(self) -> str:
-        """'Intel Xeon 6/207': the vendor's server line and the family/model that tell its generations apart."""
-        vendor, _, rest = self.cpu.partition("/")
-        return f"{VENDOR_NAMES.get(vendor, vendor)} {rest}".strip()
+        return cpu_name(self.cpu)  # machines.cpu_name: 'Intel Xeon 6/207'
 
     @property
     def key(self) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import monash
-from ..machines import CPU, MACHINE, NOT_RECORDED, cpu_model_of, machine_of, one_cpu_model
+from ..machines import CPU, MACHINE, NOT_RECORDED, cpu_model_of, cpu_name, machine_of, one_cpu_model
 from ..planning import plan
 from ..published.deepar2024 import TOTAL_TRAIN_S, post_ratio
 from ..quantity import Quantity
@@ -276,12 +276,16 @@ def headline(trials: pd.DataFrame) -> dict:
 
 def headline_facts(trials: pd.DataFrame, profile: str) -> dict:
     """What the DeepAR headline paragraph shows (template ``deepar_headline``): ``headline``'s numbers, the post's
-    totals, the trials that stopped early, the epochs and batches the trials ran, the series left out of MASE."""
+    totals, the trials that stopped early, the epochs and batches the trials ran, the series left out of MASE, the CPU
+    models and threads the trials ran on and with."""
     (mx, pt), h = reference_arms(), headline(trials)
     ran = {k: sorted(set(trials[k].astype(int))) if len(trials) else [] for k in ("epochs", "num_batches_per_epoch")}
+    cpus = sorted({cpu_name(c) for c in trials[CPU]}) if CPU in trials else []
+    threads = sorted({int(t) for t in trials.threads.dropna()}) if "threads" in trials else []
     return {"h": h, "profile": profile, "post": TOTAL_TRAIN_S, "mx": mx, "pt": pt, "early": stopped_early(trials),
             "epochs": ran["epochs"], "batches": ran["num_batches_per_epoch"],
-            "dropped": sorted(h.get("n_series_dropped", {}).items()), "early_only": False}  # fmt: skip
+            "dropped": sorted(h.get("n_series_dropped", {}).items()), "early_only": False, "cpus": cpus,
+            "threads": threads}  # fmt: skip
 
 
 # -- where the time goes (the gap profile) ---------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..analysis.cpu_models import Condition
-from ..machines import NOT_RECORDED, cpu_model_of
+from ..machines import NOT_RECORDED, cpu_model_of, cpu_name
 from ..pages import render_markdown
 from ..stats import BOOTSTRAP_MIN
 from .data import HARDWARE, Claim, Data
@@ -109,11 +109,13 @@ PART_ROWS = {"quality": "imdb_quality", "coverage": "deepar_coverage"}  # a ``Cl
 
 def _counts(d: Data, study: str, read: pd.DataFrame) -> dict:
     """The ``read`` trials' parts and count, the profile's finished trials of those parts per CPU model (``finished``:
-    the rows a claim is judged on are one CPU model's and condition's, or an accuracy's) but the ``superseded``."""
+    the rows a claim is judged on are one CPU model's and condition's, or an accuracy's) but the ``superseded``, and
+    how many of ``read`` are flagged busy (``busy``: timed while other processes or the hypervisor took CPU)."""
     parts = sorted(set(_column(read, "config.part")))
     every, kept = (t[_column(t, "config.part").isin(parts)] for t in (d.finished(study, None), d.finished(study)))
     finished = {"finished": cpu_names(kept).value_counts().to_dict(), "superseded": len(every) - len(kept)}
-    return {"parts": [p for p in parts if p], "trials": len(read)} | finished
+    busy = int(_column(read, "provenance.busy_machine", False).eq(True).sum())
+    return {"parts": [p for p in parts if p], "trials": len(read), "busy": busy} | finished
 
 
 def conditions_facts(d: Data, study: str, part: str = "") -> dict:
@@ -160,6 +162,8 @@ def row(claim: Claim, d: Data) -> dict:
     reasons = [j["reason"]] + [
         p.reason for p in parts if p.reason and (p.verdict in (verdict, NOT_TESTABLE, NOT_MEASURED))
     ]
+    ours = conditions_facts(d, claim.study, claim.part)
+    models = [cpu_name(m) for m in ours["cpus"] if m != NOT_RECORDED]  # a CPU run's hardware is its CPU models
     return {
         "claim_id": claim.id,
         "claim": claim.text,
@@ -174,10 +178,12 @@ def row(claim: Claim, d: Data) -> dict:
         "ci_low": deciding.ci_low,
         "ci_high": deciding.ci_high,
         "measurement": render_markdown("ledger_measurement", **j),
-        "our_conditions": conditions(d, claim.study, claim.part),
+        "our_conditions": render_markdown("ledger_conditions", **ours),
         "reason": "; ".join(dict.fromkeys(r for r in reasons if r)),
         "source_hardware": claim.source_hardware or HARDWARE[claim.hardware],
-        "our_hardware": j["our_hardware"],
+        "our_hardware": f"{j['our_hardware']} ({', '.join(models)})"
+        if models and j["our_hardware"] == "CPU"
+        else j["our_hardware"],
         "scale": claim.scale,
         "below_floor": j["below_floor"],
         "n": deciding.n,

@@ -132,8 +132,9 @@ def versions_parts(d: Data) -> list[Part]:
     for env, trials in frame.groupby("env", sort=True):
         r = total_ratio(trials)
         if r is not None:
-            label = f"the same datasets x seeds in environment {env} (the post's library versions: "
-            out.append(_pairs_part(f"{label}{_versions_text(d, trials)})", quantity, r, CONTEXT))
+            label = f"the same datasets x seeds in environment {env} (the post's GluonTS, "
+            out.append(_pairs_part(f"{label}{_versions_text(d, trials)}, with this run's PyTorch and MXNet)", quantity,
+                                   r, CONTEXT))  # fmt: skip
     return out
 
 
