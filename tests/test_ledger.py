@@ -511,6 +511,10 @@ def test_conditions_name_every_value_of_the_studys_trials(store_pair, tmp_path):
     words = ledger_render.conditions(d, "vgg16")
     assert words.startswith(f"VGG16 main part, profile all: {host_text(done)}; VGG16 random weights")
     assert f"batch {facts['batch_size']}, " in words and words.endswith(f"; {len(done)} trials")
+    assert facts["busy"] == 0  # trials timed while the machine was busy are counted where a claim names them
+    busy = render_markdown("ledger_conditions", **{**facts, "busy": 1})
+    flagged = "1 of them flagged busy (other processes or the hypervisor took CPU while timed)"
+    assert busy.endswith(f"; {len(done)} trials; {flagged}")
     empty = L.load(results(ResultsStore(tmp_path / "empty.sqlite")))
     assert [ledger_render.conditions(empty, s) for s in ("imdb", "deepar", "onnx")] == [
         "no IMDB trials",

@@ -171,15 +171,19 @@ def test_the_pages_say_which_times_are_machine_adjusted_and_which_blocks_were_le
     facts = imdb_analysis.machine_adjustment(Results(store))
     assert facts == {"adjusted": True, "dropped": {(PT, 128, 0): [3]}}
 
-    def fastest_list(machines) -> str:
+    def fastest_list(machines, limits=None) -> str:
         row = dict(arm=PT, batch_size=128, num_workers=0, geomean=10.0, fastest=9.9, slowest=10.1, n=2, how="h")
         row["settings"] = 2
         favour = {"arm": PT, "table": [row], "quantity": Quantity("imdb.fastest_arm_vs_pytorch", 1.0)}
-        a = SimpleNamespace(favour=favour, cpus={"imdb_machines": machines}, accuracy=[])
+        a = SimpleNamespace(favour=favour, cpus={"imdb_machines": machines}, accuracy=[], limits=limits or {})
         return render_markdown("answer_study", a=a, study="imdb", claims=[]).split("\n\n")[0]
 
     text = fastest_list(facts)
     assert "machine-adjusted" in text and "(2 trials from 9.9 to 10.1 s; block 3's trial left out" in text
+    assert "fastest setting (h)" in text  # no CPU known: none named
+    base = SimpleNamespace(cpu_name="AMD EPYC 25/17", fp_mode="flush")  # the speed lines' CPU names the timings'
+    named = fastest_list(facts, {"cpu": {"base": base}})
+    assert "fastest setting on the AMD EPYC 25/17, subnormals flushed (h)" in named
     one = ResultsStore(tmp_path / "one.sqlite")
     for arm, seconds in ((PT, 10.0), (MX, 15.0)):
         add_imdb(one, arm, 128, 0, seconds, **on("a"))
