@@ -513,7 +513,7 @@ def test_conditions_name_every_value_of_the_studys_trials(store_pair, tmp_path):
     assert f"batch {facts['batch_size']}, " in words and words.endswith(f"; {len(done)} trials")
     assert facts["busy"] == 0  # trials timed while the machine was busy are counted where a claim names them
     busy = render_markdown("ledger_conditions", **{**facts, "busy": 1})
-    flagged = "1 of them flagged busy (other processes or the hypervisor took CPU while timed)"
+    flagged = f"1 of the {len(done)} trials read flagged busy (other processes or the hypervisor took CPU while timed)"
     assert busy.endswith(f"; {len(done)} trials; {flagged}")
     empty = L.load(results(ResultsStore(tmp_path / "empty.sqlite")))
     assert [ledger_render.conditions(empty, s) for s in ("imdb", "deepar", "onnx")] == [
