@@ -402,9 +402,10 @@ def _load(results: Results) -> dict:
     )
     conditions = conditions_table(contention, baseline)
     post["unranked"]["closing"] = factor_facts(factors, total)["closing"]  # the answer names it beside the ranking
-    spread = prediction.dataset_range(post["tables"][base.key]) if base is not None else None  # B's datasets
+    table = post["tables"][base.key] if base is not None else None  # B's base: the coverage part's comparison
+    spread = prediction.dataset_range(table) if table is not None else None  # B's datasets
     return dict(rows=contention, conditions=conditions, factors=factors, total=total, baseline=baseline, post=post,
-                spread=spread)  # fmt: skip
+                spread=spread, base_table=table)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
