@@ -508,7 +508,7 @@ def test_conditions_name_every_value_of_the_studys_trials(store_pair, tmp_path):
     facts = ledger_render.conditions_facts(d, "vgg16")
     done = d.study_trials("vgg16").query("status == 'done'")
     assert facts["measured"] and facts["batch_size"] == sorted(set(done["config.batch_size"]))
-    words = ledger_render.conditions(d, "vgg16")
+    words = render_markdown("ledger_conditions", **facts)
     assert words.startswith(f"VGG16 main part, profile all: {host_text(done)}; VGG16 random weights")
     assert f"batch {facts['batch_size']}, " in words and words.endswith(f"; {len(done)} trials")
     assert facts["busy"] == 0  # trials timed while the machine was busy are counted where a claim names them
@@ -516,7 +516,9 @@ def test_conditions_name_every_value_of_the_studys_trials(store_pair, tmp_path):
     flagged = f"1 of the {len(done)} trials read flagged busy (other processes or the hypervisor took CPU while timed)"
     assert busy.endswith(f"; {len(done)} trials; {flagged}")
     empty = L.load(results(ResultsStore(tmp_path / "empty.sqlite")))
-    assert [ledger_render.conditions(empty, s) for s in ("imdb", "deepar", "onnx")] == [
+    studies = ("imdb", "deepar", "onnx")
+    in_words = [render_markdown("ledger_conditions", **ledger_render.conditions_facts(empty, s)) for s in studies]
+    assert in_words == [
         "no IMDB trials",
         "no DeepAR trials",
         "no ONNX trials",

@@ -49,7 +49,6 @@ def _deepar_paragraph(results: Results) -> str:
     if not coverage.empty:  # B over the post's datasets: how far the short trials are trusted, the post's machine
         check = deepar_coverage.check_against_main(results)
         table = deepar_conditions.load(results)["base_table"]  # the comparison the post and the answer read
-        table = deepar_prediction.comparison(coverage) if table is None else table
         merged = deepar_prediction.against_chart(table, deepar_prediction.chart())
         text += "\n\n" + render_markdown(
             "deepar_over_posts",

@@ -235,7 +235,8 @@ def group_of(study, config: dict) -> tuple:
 
 def group_complete(study, trials, trial: PlannedTrial, store) -> bool:
     """Has every planned trial of ``trial``'s setting and repeat block a stored outcome?"""
-    group = [t.trial_id for t in trials if group_of(study, t.config) == group_of(study, trial.config)]
+    key = group_of(study, trial.config)
+    group = [t.trial_id for t in trials if group_of(study, t.config) == key]
     status = store.status_of(group)
     return all(status.get(i) is not None for i in group)
 

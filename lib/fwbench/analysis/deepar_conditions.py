@@ -402,7 +402,9 @@ def _load(results: Results) -> dict:
     )
     conditions = conditions_table(contention, baseline)
     post["unranked"]["closing"] = factor_facts(factors, total)["closing"]  # the answer names it beside the ranking
-    table = post["tables"][base.key] if base is not None else None  # B's base: the coverage part's comparison
+    # B's base: the coverage part's comparison, as ``predictions`` built it where it has the condition
+    table = prediction.comparison(coverage) if base is None and not coverage.empty else None
+    table = post["tables"][base.key] if base is not None else table
     spread = prediction.dataset_range(table) if table is not None else None  # B's datasets
     return dict(rows=contention, conditions=conditions, factors=factors, total=total, baseline=baseline, post=post,
                 spread=spread, base_table=table)  # fmt: skip

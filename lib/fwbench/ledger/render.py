@@ -142,11 +142,6 @@ def conditions_facts(d: Data, study: str, part: str = "") -> dict:
     return facts | {option: _values(values, prefix + option) for option in CONDITION_VALUES[part or study]}
 
 
-def conditions(d: Data, study: str = "imdb", part: str = "") -> str:
-    """``conditions_facts`` in words (template ``ledger_conditions``)."""
-    return render_markdown("ledger_conditions", **conditions_facts(d, study, part))
-
-
 # ---------------------------------------------------------------------------------------------------- rows
 def row(claim: Claim, d: Data) -> dict:
     """The ledger row of a claim (``judge``): the verdict, the deciding part's estimate, every part in words (as a
